@@ -1,0 +1,216 @@
+"""Connections: ``connect()`` and the settings every session of a connection shares."""
+
+from __future__ import annotations
+
+import itertools
+import random
+from collections.abc import Callable
+from types import TracebackType
+from typing import TYPE_CHECKING
+
+import attrs
+
+from minibroker._driver import Broker
+from minibroker.clock import Clock
+from minibroker.errors import ConnectionClosed, InvalidConfiguration, UnsupportedOperation
+from minibroker.message import Destination
+from minibroker.redelivery import RedeliveryPolicy, RedeliveryPolicyMap, RetryPolicy
+from minibroker.transport.base import BrokerLink
+from minibroker.transport.memory import MemoryLink
+
+from ._ack_mode import AckMode
+from ._session import Session
+
+if TYPE_CHECKING:
+    from ._consumer import Consumer
+    from ._message import ReceivedMessage
+
+__all__ = ["Connection", "ListenerError", "PrefetchPolicy", "connect"]
+
+_connection_numbers = itertools.count(1)
+
+
+@attrs.frozen(slots=True)
+class PrefetchPolicy:
+    """Default prefetch per kind of consumer (ActiveMQ ``ActiveMQPrefetchPolicy``)."""
+
+    queue: int = 1000
+    queue_browser: int = 500
+    topic: int = 32767
+    durable_topic: int = 100
+
+    @classmethod
+    def all(cls, value: int) -> PrefetchPolicy:
+        """Every kind set to ``value`` (ActiveMQ ``jms.prefetchPolicy.all``)."""
+        return cls(value, value, value, value)
+
+
+@attrs.frozen(slots=True)
+class ListenerError:
+    """An exception a message listener raised, kept for the test to inspect (and for the pytest plugin's report)."""
+
+    consumer: Consumer
+    message: ReceivedMessage
+    error: BaseException
+
+
+class Connection:
+    """A connection to a broker. Create with ``await connect(...)``; use as ``async with``."""
+
+    def __init__(
+        self,
+        link: BrokerLink,
+        *,
+        client_id: str | None,
+        redelivery_policy: RetryPolicy | RedeliveryPolicyMap | None,
+        prefetch: PrefetchPolicy,
+        non_blocking_redelivery: bool,
+        message_priority_supported: bool,
+        rng: random.Random,
+        start: bool,
+    ) -> None:
+        self._link = link
+        self.clock: Clock = link.clock
+        self.client_id = client_id
+        self.connection_id = f"minibroker-{next(_connection_numbers)}"
+        self.redelivery_policy = redelivery_policy or RedeliveryPolicy()
+        self.prefetch_policy = prefetch
+        self.non_blocking_redelivery = non_blocking_redelivery
+        self.message_priority_supported = message_priority_supported
+        self.random = rng
+        self.started = start
+        self.sessions: list[Session] = []
+        self.listener_errors: list[ListenerError] = []
+        self.exception_listener: Callable[[BaseException], None] | None = None
+        self._listener_running = 0
+        self._closed = False
+        self._session_ids = itertools.count(1)
+        link.set_closed_handler(self._on_link_closed)
+
+    def __repr__(self) -> str:
+        return f"<Connection {self.connection_id} sessions={len(self.sessions)}{' closed' if self._closed else ''}>"
+
+    # -- settings ---------------------------------------------------------------------------------------------------
+
+    def prefetch_for(self, destination: Destination) -> int:
+        return self.prefetch_policy.topic if destination.is_topic else self.prefetch_policy.queue
+
+    def redelivery_policy_for(self, destination: Destination) -> RetryPolicy:
+        policy = self.redelivery_policy
+        if isinstance(policy, RedeliveryPolicyMap):
+            return policy.get(str(destination))
+        return policy
+
+    # -- lifecycle --------------------------------------------------------------------------------------------------
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise ConnectionClosed("The connection is closed")
+
+    async def start(self) -> None:
+        """Start delivery to listeners and browsers (connections from ``connect()`` start unless told otherwise)."""
+        self._check_open()
+        self.started = True
+        for session in self.sessions:
+            session._wake_dispatcher()
+
+    async def stop(self) -> None:
+        self.started = False
+
+    async def create_session(self, ack_mode: AckMode | int = AckMode.AUTO_ACKNOWLEDGE) -> Session:
+        """A new session in ``ack_mode`` (an :class:`AckMode` or its JMS integer value)."""
+        self._check_open()
+        try:
+            mode = AckMode(ack_mode)
+        except ValueError:
+            raise InvalidConfiguration(f"invalid acknowledge mode: {ack_mode!r}", ack_mode=ack_mode) from None
+        session = Session(self, next(self._session_ids), mode)
+        self.sessions.append(session)
+        return session
+
+    def _forget(self, session: Session) -> None:
+        if session in self.sessions:
+            self.sessions.remove(session)
+
+    def _link_begin(self) -> int:
+        return self._link.begin()
+
+    async def close(self) -> None:
+        """Close every session (unacked messages go back to the broker), then the connection."""
+        if self._closed:
+            return
+        sessions = list(self.sessions)
+        last = -1
+        for session in sessions:
+            for consumer in session.consumers:
+                last = max(last, consumer.last_delivered_seq)
+            session._abandon()
+        self._closed = True
+        await self._link.close(last)
+
+    def _on_link_closed(self, error: BaseException | None) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        for session in list(self.sessions):
+            session._abandon()
+        if error is not None and self.exception_listener is not None:
+            self.exception_listener(error)
+
+    def _report_listener_error(self, consumer: Consumer, message: ReceivedMessage, error: BaseException) -> None:
+        self.listener_errors.append(ListenerError(consumer, message, error))
+
+    async def __aenter__(self) -> Connection:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.close()
+
+
+async def connect(
+    target: Broker | str,
+    *,
+    client_id: str | None = None,
+    redelivery_policy: RetryPolicy | RedeliveryPolicyMap | None = None,
+    prefetch: int | PrefetchPolicy | None = None,
+    non_blocking_redelivery: bool = False,
+    message_priority_supported: bool = False,
+    seed: int | None = 0,
+    start: bool = True,
+) -> Connection:
+    """Connect to an in-process :class:`~minibroker.Broker` (no sockets) or to a broker URL.
+
+    ``redelivery_policy`` applies to every consumer (or per destination, with a :class:`RedeliveryPolicyMap`);
+    ``prefetch`` sets the default prefetch of every consumer; ``seed`` seeds the random source of collision
+    avoidance so runs replay (None: fresh randomness).
+    """
+    link: BrokerLink
+    if isinstance(target, Broker):
+        link = MemoryLink(target)
+    elif isinstance(target, str):
+        raise UnsupportedOperation(f"no transport for {target!r} yet; pass an in-process Broker", url=target)
+    else:
+        raise TypeError(f"connect() takes a Broker or a URL, not {type(target).__name__}")
+    if prefetch is None:
+        prefetch_policy = PrefetchPolicy()
+    elif isinstance(prefetch, PrefetchPolicy):
+        prefetch_policy = prefetch
+    else:
+        prefetch_policy = PrefetchPolicy.all(prefetch)
+    await link.open(client_id)
+    return Connection(
+        link,
+        client_id=client_id,
+        redelivery_policy=redelivery_policy,
+        prefetch=prefetch_policy,
+        non_blocking_redelivery=non_blocking_redelivery,
+        message_priority_supported=message_priority_supported,
+        rng=random.Random(seed),
+        start=start,
+    )

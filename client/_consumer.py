@@ -1,0 +1,451 @@
+"""The client-side consumer: its buffer of prefetched messages, what it has delivered, and how it acks.
+
+This is where ActiveMQ's acknowledge modes live (``ActiveMQMessageConsumer``): acks are built here from what the
+application has been given, and local redelivery (rollback, recover, a listener that raises) happens here too, with
+the redelivery policy's delay taken on the connection's clock.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections import deque
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import TYPE_CHECKING
+
+from minibroker._core.commands import AckType, MessageAck
+from minibroker._core.effects import Dispatch
+from minibroker.clock import TimerHandle
+from minibroker.errors import ConsumerClosed, InvalidConfiguration
+from minibroker.message import Destination
+from minibroker.redelivery import RedeliveryPolicy, RetryPolicy
+
+from ._ack_mode import AckMode
+from ._message import ReceivedMessage
+
+if TYPE_CHECKING:
+    from ._session import Session
+
+__all__ = ["Consumer", "MessageListener"]
+
+MessageListener = Callable[[ReceivedMessage], Awaitable[None] | None]
+
+ZERO_PREFETCH_LISTENER = (
+    "Illegal prefetch size of zero. This setting is not supported for asynchronous consumers please set a value of "
+    "at least 1"
+)
+_NULL = None  # a null dispatch in the buffer: the broker's "nothing for your pull"
+
+
+class Consumer:
+    """Receives messages from one destination. Use ``receive()``, ``async for``, or ``set_listener()``."""
+
+    def __init__(
+        self,
+        session: Session,
+        destination: Destination,
+        prefetch: int,
+        redelivery_policy: RetryPolicy,
+        selector: str | None,
+    ) -> None:
+        self.session = session
+        self.destination = destination
+        self.prefetch = prefetch
+        self.selector = selector
+        self.redelivery_policy = redelivery_policy
+        self.consumer_id = 0
+        self._buffer: deque[ReceivedMessage | None] = deque()
+        self._running = True
+        self._delivered: list[ReceivedMessage] = []
+        self._delivered_counter = 0
+        self._additional_window = 0
+        self._pending_ack: MessageAck | None = None
+        self.last_delivered_seq = -1
+        self._listener: MessageListener | None = None
+        self._waiter: asyncio.Future[None] | None = None
+        self._closed = False
+        self._close_deferred = False
+        self._redelivery_timers: list[TimerHandle] = []
+        self._in_transaction = False
+        conn = session.connection
+        self._priority_buffer = conn.message_priority_supported
+        self._non_blocking = conn.non_blocking_redelivery
+        mode = session.ack_mode
+        self._transacted = mode is AckMode.SESSION_TRANSACTED
+        topic = destination.is_topic
+        #: ActiveMQ's "ack-each": AUTO, or DUPS_OK on a queue
+        self._ack_each = mode is AckMode.AUTO_ACKNOWLEDGE or (mode is AckMode.DUPS_OK_ACKNOWLEDGE and not topic)
+        #: "ack-batch": DUPS_OK on a topic
+        self._ack_batch = mode is AckMode.DUPS_OK_ACKNOWLEDGE and topic
+        self._client_ack = mode is AckMode.CLIENT_ACKNOWLEDGE
+        self._individual_ack = mode is AckMode.INDIVIDUAL_ACKNOWLEDGE
+
+    def __repr__(self) -> str:
+        return f"<Consumer {self.consumer_id} on {self.destination} prefetch={self.prefetch}>"
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    @property
+    def listener(self) -> MessageListener | None:
+        return self._listener
+
+    # -- dispatches from the broker ---------------------------------------------------------------------------------
+
+    def _on_dispatch(self, dispatch: Dispatch) -> None:
+        if self._closed:
+            return
+        if dispatch.message is None:
+            self._buffer.append(_NULL)
+        else:
+            msg = ReceivedMessage(dispatch, self)
+            if self._priority_buffer and self._buffer:
+                self._insert_by_priority(msg)
+            else:
+                self._buffer.append(msg)
+        self._wake()
+
+    def _insert_by_priority(self, msg: ReceivedMessage) -> None:
+        """Client-side reordering (``messagePrioritySupported``): higher priority first, FIFO within a priority."""
+        buffer = self._buffer
+        for i, other in enumerate(buffer):
+            if other is not None and other.priority < msg.priority:
+                buffer.insert(i, msg)
+                return
+        buffer.append(msg)
+
+    def _wake(self) -> None:
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+        if self._listener is not None:
+            self.session._wake_dispatcher()
+
+    def _has_deliverable(self) -> bool:
+        return self._running and bool(self._buffer)
+
+    # -- synchronous receive ----------------------------------------------------------------------------------------
+
+    async def receive(self, timeout: float | None = None) -> ReceivedMessage | None:
+        """The next message, or None when ``timeout`` seconds pass first. ``timeout=0``: don't wait; None: forever.
+
+        In AUTO and DUPS_OK modes the message is acked before this returns.
+        """
+        self._check_open()
+        self.session._check_no_listener()
+        clock = self.session.connection.clock
+        deadline = None if timeout is None or timeout <= 0 else clock.now() + timeout
+        pull = self.prefetch == 0
+        while True:
+            if pull:
+                self._send_pull(timeout, deadline)
+                item = await self._dequeue(None, wait=True)
+            else:
+                item = await self._dequeue(deadline, wait=timeout != 0)
+            if item is None:
+                return None
+            if item.message.is_expired(clock.now()):
+                self._before_consumed(item)
+                self._after_consumed(item, expired=True)
+                continue
+            if self._redelivery_exceeded(item):
+                self._poison_ack(
+                    item,
+                    f"Dispatch[{item.redelivery_counter}] to {self.consumer_id} exceeds redelivery policy limit:"
+                    f"{self._policy_text()}",
+                )
+                continue
+            self._before_consumed(item)
+            self._after_consumed(item)
+            return item
+
+    def receive_nowait(self) -> Awaitable[ReceivedMessage | None]:
+        """``receive(timeout=0)``: a message that is already here, or None (prefetch 0: asks the broker first)."""
+        return self.receive(0)
+
+    def _send_pull(self, timeout: float | None, deadline: float | None) -> None:
+        if self._buffer:
+            return
+        if timeout is None:
+            wire = 0.0
+        elif timeout == 0:
+            wire = -1.0
+        else:
+            assert deadline is not None
+            wire = max(deadline - self.session.connection.clock.now(), 0.0)
+            if wire == 0:
+                wire = -1.0
+        self.session.connection._link.pull(self.consumer_id, wire)
+
+    async def _dequeue(self, deadline: float | None, *, wait: bool) -> ReceivedMessage | None:
+        """Take the next message from the buffer, waiting until ``deadline`` (None: forever) if allowed."""
+        clock = self.session.connection.clock
+        while True:
+            if self._closed:
+                return None
+            if self._running and self._buffer:
+                return self._buffer.popleft()
+            if not wait or (deadline is not None and clock.now() >= deadline):
+                return None
+            loop = asyncio.get_running_loop()
+            waiter: asyncio.Future[None] = loop.create_future()
+            self._waiter = waiter
+            timer = None
+            if deadline is not None:
+                timer = clock.call_at(deadline, _resolver(waiter))
+            try:
+                await waiter
+            finally:
+                self._waiter = None
+                if timer is not None:
+                    timer.cancel()
+
+    def __aiter__(self) -> AsyncIterator[ReceivedMessage]:
+        return self._iterate()
+
+    async def _iterate(self) -> AsyncIterator[ReceivedMessage]:
+        while not self._closed:
+            msg = await self.receive()
+            if msg is None:
+                return
+            yield msg
+
+    # -- delivery bookkeeping (ActiveMQ before/afterMessageIsConsumed) -----------------------------------------------
+
+    def _before_consumed(self, msg: ReceivedMessage) -> None:
+        self.last_delivered_seq = msg.seq
+        self.session._note_delivered(msg.seq)
+        if not self._ack_batch:
+            self._delivered.append(msg)
+        if self._transacted:
+            self._ack_later(msg, AckType.DELIVERED)
+
+    def _after_consumed(self, msg: ReceivedMessage, expired: bool = False) -> None:
+        if self._closed:
+            return
+        if expired:
+            self._send_ack(MessageAck(self.consumer_id, AckType.EXPIRED, msg.message_id, msg.message_id, 1))
+            if msg in self._delivered:
+                self._delivered.remove(msg)
+            return
+        if self._transacted:
+            return
+        if self._ack_each:
+            delivered = self._delivered
+            if delivered:
+                ack = MessageAck(self.consumer_id, AckType.STANDARD, delivered[-1].message_id,
+                                 delivered[0].message_id, len(delivered))
+                delivered.clear()
+                self._send_ack(ack)
+        elif self._ack_batch:
+            self._ack_later(msg, AckType.STANDARD)
+        elif msg in self._delivered:
+            self._ack_later(msg, AckType.DELIVERED)
+
+    def _ack_later(self, msg: ReceivedMessage, ack_type: AckType) -> None:
+        """Tell the broker about deliveries in batches, so it can widen the prefetch window (``ackLater``)."""
+        txn = None
+        if self._transacted:
+            txn = self.session._transaction_for(self)
+        self._delivered_counter += 1
+        old = self._pending_ack
+        if old is None:
+            first = msg.message_id
+        elif old.ack_type == ack_type:
+            first = old.first_message_id or old.last_message_id
+        else:
+            first = msg.message_id
+            if old.ack_type != AckType.DELIVERED:
+                self._send_ack(old)
+        pending = MessageAck(self.consumer_id, ack_type, msg.message_id, first, self._delivered_counter, txn)
+        self._pending_ack = pending
+        if 0.5 * self.prefetch <= self._delivered_counter - self._additional_window:
+            self._pending_ack = None
+            self._delivered_counter = 0
+            self._additional_window = 0
+            self._send_ack(pending)
+
+    def _send_ack(self, ack: MessageAck) -> None:
+        self.session.connection._link.ack(ack)
+
+    def _acknowledge_delivered(self) -> None:
+        """Ack everything delivered so far with one STANDARD range ack (CLIENT acknowledge, transaction end)."""
+        delivered = self._delivered
+        if not delivered:
+            return
+        txn = self.session._transaction_for(self) if self._transacted else None
+        ack = MessageAck(self.consumer_id, AckType.STANDARD, delivered[-1].message_id, delivered[0].message_id,
+                         len(delivered), txn)
+        self._pending_ack = None
+        self._send_ack(ack)
+        self._delivered_counter = max(0, self._delivered_counter - len(delivered))
+        self._additional_window = max(0, self._additional_window - len(delivered))
+        if not self._transacted:
+            delivered.clear()
+
+    async def _acknowledge_message(self, msg: ReceivedMessage) -> None:
+        if self._closed:
+            raise ConsumerClosed("The Consumer is closed", consumer_id=self.consumer_id)
+        if self._client_ack:
+            self.session._acknowledge_all()
+        elif self._individual_ack and msg in self._delivered:
+            self._send_ack(MessageAck(self.consumer_id, AckType.INDIVIDUAL, msg.message_id, msg.message_id, 1))
+            self._delivered.remove(msg)
+
+    # -- redelivery -------------------------------------------------------------------------------------------------
+
+    def _policy_text(self) -> str:
+        policy = self.redelivery_policy
+        if isinstance(policy, RedeliveryPolicy):
+            return policy.activemq_string()
+        return repr(policy)
+
+    def _redelivery_exceeded(self, msg: ReceivedMessage) -> bool:
+        """The transacted pre-dispatch check: a message already past the limit never reaches the application."""
+        policy = self.redelivery_policy
+        return (
+            self._transacted
+            and getattr(policy, "pre_dispatch_check", True)
+            and policy.exceeded(msg.redelivery_counter)
+            and "redeliveryDelay" not in msg.message.properties
+        )
+
+    def _poison_ack(self, msg: ReceivedMessage, cause: str) -> None:
+        self._send_ack(MessageAck(self.consumer_id, AckType.POISON, msg.message_id, msg.message_id, 1,
+                                  poison_cause=f"java.lang.Throwable: {cause}"))
+
+    def _after_commit(self) -> None:
+        self._delivered.clear()
+
+    def _rollback(self) -> None:
+        """Give back what was delivered: local redelivery after the policy's delay, or the DLQ when exhausted."""
+        delivered = self._delivered
+        if not delivered:
+            return
+        if self._closed:  # the broker already took the messages back when the consumer was removed
+            delivered.clear()
+            return
+        for msg in delivered:
+            msg.redelivery_counter += 1
+        last = delivered[-1]
+        counter = last.redelivery_counter
+        policy = self.redelivery_policy
+        size = len(delivered)
+        if policy.exceeded(counter):
+            cause = last.rollback_cause
+            cause_text = "null" if cause is None else f"{type(cause).__name__}: {cause}"
+            self._send_ack(MessageAck(
+                self.consumer_id, AckType.POISON, last.message_id, delivered[0].message_id, size,
+                poison_cause=(f"java.lang.Throwable: Delivery[{counter}] exceeds redelivery policy limit:"
+                              f"{self._policy_text()}, cause:{cause_text}"),
+            ))
+            self._additional_window = max(0, self._additional_window - size)
+            self._delivered_counter -= size
+            delivered.clear()
+            return
+        delay = policy.delay_for(counter, self.session.connection.random)
+        if counter > 0:
+            self._send_ack(MessageAck(self.consumer_id, AckType.REDELIVERED, last.message_id,
+                                      delivered[0].message_id, size))
+        pending = list(delivered)
+        self._delivered_counter -= size
+        delivered.clear()
+        clock = self.session.connection.clock
+        if self._non_blocking:
+            def redispatch_later() -> None:
+                if not self._closed:
+                    self._buffer.extend(pending)
+                    self._wake()
+
+            self._redelivery_timers.append(clock.call_at(clock.now() + delay, redispatch_later))
+            return
+        self._running = False
+
+        def redispatch() -> None:
+            if not self._closed:
+                self._buffer.extendleft(reversed(pending))
+                self._running = True
+                self._wake()
+
+        if delay > 0:
+            self._redelivery_timers.append(clock.call_at(clock.now() + delay, redispatch))
+        else:
+            redispatch()
+
+    # -- listeners --------------------------------------------------------------------------------------------------
+
+    def set_listener(self, listener: MessageListener | None) -> None:
+        """Deliver messages to ``listener`` (a function or coroutine function) instead of ``receive()``."""
+        self._check_open()
+        if listener is not None and self.prefetch == 0:
+            raise InvalidConfiguration(ZERO_PREFETCH_LISTENER, prefetch=0)
+        self._listener = listener
+        self.session._listeners_changed()
+
+    async def _deliver_to_listener(self, msg: ReceivedMessage) -> None:
+        listener = self._listener
+        assert listener is not None
+        if self._redelivery_exceeded(msg):
+            self._poison_ack(msg, f"Dispatch[{msg.redelivery_counter}] to {self.consumer_id} exceeds redelivery "
+                                  f"policy limit:{self._policy_text()}")
+            return
+        self._before_consumed(msg)
+        expired = msg.message.is_expired(self.session.connection.clock.now())
+        try:
+            if not expired:
+                result = listener(msg)
+                if inspect.isawaitable(result):
+                    await result
+        except Exception as exc:  # the listener's failure is the message's rollback cause, as in ActiveMQ
+            msg.rollback_cause = exc
+            self.session.connection._report_listener_error(self, msg, exc)
+            if self._ack_each or self._ack_batch or self._individual_ack:
+                self._rollback()
+            else:
+                self._after_consumed(msg)
+            return
+        self._after_consumed(msg, expired=expired)
+
+    # -- closing ----------------------------------------------------------------------------------------------------
+
+    def _check_open(self) -> None:
+        if self._closed or self._close_deferred:
+            raise ConsumerClosed("The Consumer is closed", consumer_id=self.consumer_id)
+
+    async def close(self) -> None:
+        """Close; inside a transaction with delivered messages the close waits for commit or rollback."""
+        if self._closed or self._close_deferred:
+            return
+        if self._transacted and self._delivered and self.session._in_transaction():
+            self._close_deferred = True
+            self.session._defer_close(self)
+            return
+        self._dispose()
+        await self.session.connection._link.remove_consumer(self.consumer_id, self.last_delivered_seq)
+
+    def _dispose(self) -> None:
+        """Stop locally: forget buffered messages (the broker redelivers them), wake waiters, stop timers."""
+        if self._closed:
+            return
+        self._closed = True
+        for timer in self._redelivery_timers:
+            timer.cancel()
+        self._redelivery_timers.clear()
+        if not self._transacted:
+            self._delivered.clear()
+        self._buffer.clear()
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+        self.session._forget(self)
+
+
+def _resolver(waiter: asyncio.Future[None]) -> Callable[[], None]:
+    """A timer callback that wakes ``waiter`` unless something else already did."""
+
+    def resolve() -> None:
+        if not waiter.done():
+            waiter.set_result(None)
+
+    return resolve

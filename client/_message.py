@@ -1,0 +1,150 @@
+"""A message as the application receives it: the broker's message plus this delivery's state."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from minibroker._core.effects import Dispatch
+from minibroker.message import Destination, Message, PropertyValue
+
+if TYPE_CHECKING:
+    from ._consumer import Consumer
+
+__all__ = ["ReceivedMessage"]
+
+
+class ReceivedMessage:
+    """What ``receive()`` returns and listeners get.
+
+    The headers mirror JMS: ``redelivered`` is True once the message has been delivered before,
+    ``delivery_count`` is JMSXDeliveryCount (``redelivery_counter + 1``).
+    """
+
+    __slots__ = ("_consumer", "_properties", "group_first", "message", "redelivery_counter", "rollback_cause", "seq")
+
+    def __init__(self, dispatch: Dispatch, consumer: Consumer) -> None:
+        assert dispatch.message is not None
+        self.message: Message = dispatch.message
+        self.seq = dispatch.seq
+        self.redelivery_counter = dispatch.redelivery_counter
+        self.group_first = dispatch.group_first
+        self._consumer = consumer
+        self._properties: dict[str, PropertyValue] | None = None
+        self.rollback_cause: BaseException | None = None
+
+    # -- content ----------------------------------------------------------------------------------------------------
+
+    @property
+    def body(self) -> str | bytes:
+        return self.message.body
+
+    @property
+    def text(self) -> str:
+        """The body as text (bytes are decoded as UTF-8)."""
+        body = self.message.body
+        return body if isinstance(body, str) else body.decode("utf-8")
+
+    @property
+    def properties(self) -> dict[str, PropertyValue]:
+        """Application properties with their types, plus JMSXGroupFirstForConsumer where the broker set it."""
+        if self._properties is None:
+            props = dict(self.message.properties)
+            if self.message.group_id is not None:
+                props["JMSXGroupID"] = self.message.group_id
+                if self.group_first:
+                    props["JMSXGroupFirstForConsumer"] = True
+            self._properties = props
+        return self._properties
+
+    def get_property(self, name: str, default: PropertyValue = None) -> PropertyValue:
+        return self.properties.get(name, default)
+
+    # -- headers ----------------------------------------------------------------------------------------------------
+
+    @property
+    def message_id(self) -> str:
+        return self.message.message_id
+
+    @property
+    def destination(self) -> Destination:
+        return self.message.destination
+
+    @property
+    def redelivered(self) -> bool:
+        return self.redelivery_counter > 0
+
+    @property
+    def delivery_count(self) -> int:
+        return self.redelivery_counter + 1
+
+    @property
+    def priority(self) -> int:
+        return self.message.priority
+
+    @property
+    def persistent(self) -> bool:
+        return self.message.persistent
+
+    @property
+    def timestamp(self) -> float:
+        return self.message.timestamp
+
+    @property
+    def expiration(self) -> float:
+        return self.message.expiration
+
+    @property
+    def correlation_id(self) -> str | None:
+        return self.message.correlation_id
+
+    @property
+    def reply_to(self) -> Destination | None:
+        return self.message.reply_to
+
+    @property
+    def type(self) -> str | None:
+        return self.message.type
+
+    @property
+    def group_id(self) -> str | None:
+        return self.message.group_id
+
+    @property
+    def group_seq(self) -> int:
+        return self.message.group_seq
+
+    @property
+    def original_destination(self) -> Destination | None:
+        """Where a dead-lettered message was when it failed."""
+        return self.message.original_destination
+
+    @property
+    def headers(self) -> Mapping[str, object]:
+        """The JMS headers by their JMS names, for logging and assertions."""
+        m = self.message
+        return {
+            "JMSMessageID": m.message_id,
+            "JMSDestination": str(m.destination),
+            "JMSDeliveryMode": 2 if m.persistent else 1,
+            "JMSPriority": m.priority,
+            "JMSTimestamp": int(round(m.timestamp * 1000)),
+            "JMSExpiration": int(round(m.expiration * 1000)),
+            "JMSCorrelationID": m.correlation_id,
+            "JMSReplyTo": None if m.reply_to is None else str(m.reply_to),
+            "JMSType": m.type,
+            "JMSRedelivered": self.redelivered,
+            "JMSXDeliveryCount": self.delivery_count,
+        }
+
+    # -- acknowledgement --------------------------------------------------------------------------------------------
+
+    async def acknowledge(self) -> None:
+        """CLIENT mode: ack everything delivered on the session; INDIVIDUAL: this message; other modes: nothing."""
+        await self._consumer._acknowledge_message(self)
+
+    def __repr__(self) -> str:
+        body = self.message.body
+        shown = body if len(body) <= 40 else f"{body[:37]!r}..."
+        return (f"<ReceivedMessage {self.message.message_id} {self.message.destination} body={shown!r} "
+                f"redelivery_counter={self.redelivery_counter}>")

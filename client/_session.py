@@ -1,0 +1,310 @@
+"""A session: one unit of ordered work, with an acknowledge mode and (when transacted) one open transaction.
+
+A session is meant to be used by one task at a time, as a JMS session is used by one thread. Listeners of a
+session's consumers run one after another on the session's own dispatcher task, never concurrently.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from minibroker._core.commands import ConsumerInfo
+from minibroker.errors import IllegalStateError, SessionClosed, TransactionRolledBack
+from minibroker.message import Destination, Message
+from minibroker.redelivery import RetryPolicy
+
+from ._ack_mode import AckMode
+from ._consumer import Consumer
+from ._producer import Producer
+
+if TYPE_CHECKING:
+    from ._connection import Connection
+
+__all__ = ["QueueBrowser", "Session"]
+
+LISTENER_SET = "Cannot synchronously receive a message when a MessageListener is set"
+
+
+class Session:
+    def __init__(self, connection: Connection, session_id: int, ack_mode: AckMode) -> None:
+        self.connection = connection
+        self.session_id = session_id
+        self.ack_mode = ack_mode
+        self.consumers: list[Consumer] = []
+        self.producers: list[Producer] = []
+        self._closed = False
+        self._transaction_id: int | None = None
+        self._tx_consumers: list[Consumer] = []
+        self._deferred_closes: list[Consumer] = []
+        self._dispatcher: asyncio.Task[None] | None = None
+        self._dispatcher_wakeup: asyncio.Event | None = None
+        self._producer_seq = 0
+        self.last_delivered_seq = -1
+
+    def __repr__(self) -> str:
+        return f"<Session {self.session_id} {self.ack_mode.name}>"
+
+    @property
+    def transacted(self) -> bool:
+        return self.ack_mode is AckMode.SESSION_TRANSACTED
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise SessionClosed("The Session is closed", session_id=self.session_id)
+        self.connection._check_open()
+
+    # -- producers and consumers ------------------------------------------------------------------------------------
+
+    async def create_producer(self, destination: str | Destination | None = None) -> Producer:
+        """A producer for ``destination`` ("orders" or "queue://orders" is a queue, "topic://x" a topic), or for
+        any destination when None (then each send names one)."""
+        self._check_open()
+        self._producer_seq += 1
+        dest = None if destination is None else Destination.parse(destination)
+        producer = Producer(self, self._producer_seq, dest)
+        self.producers.append(producer)
+        return producer
+
+    async def create_consumer(
+        self,
+        destination: str | Destination,
+        *,
+        prefetch: int | None = None,
+        selector: str | None = None,
+        priority: int = 0,
+        exclusive: bool = False,
+        no_local: bool = False,
+        redelivery_policy: RetryPolicy | None = None,
+    ) -> Consumer:
+        """A consumer. ``prefetch`` defaults to the connection's prefetch policy (queue 1000, topic 32767);
+        0 means pull: each ``receive()`` asks the broker for one message."""
+        self._check_open()
+        dest = Destination.parse(destination)
+        conn = self.connection
+        if prefetch is None:
+            prefetch = conn.prefetch_for(dest)
+        if prefetch < 0:
+            raise ValueError(f"prefetch must be >= 0, not {prefetch}")
+        prefetch = min(prefetch, 32767)
+        policy = redelivery_policy or conn.redelivery_policy_for(dest)
+        consumer = Consumer(self, dest, prefetch, policy, selector)
+        info = ConsumerInfo(dest, prefetch, selector, priority, exclusive, False, no_local, self.session_id)
+        self.consumers.append(consumer)
+        try:
+            consumer.consumer_id = await conn._link.add_consumer(info, consumer._on_dispatch)
+        except BaseException:
+            self.consumers.remove(consumer)
+            raise
+        return consumer
+
+    async def create_browser(self, queue: str | Destination) -> QueueBrowser:
+        """A queue browser: sees queued and in-flight messages without consuming them."""
+        self._check_open()
+        dest = Destination.parse(queue)
+        if not dest.is_queue:
+            raise IllegalStateError(f"only queues can be browsed, not {dest}")
+        return QueueBrowser(self, dest)
+
+    def _forget(self, consumer: Consumer) -> None:
+        if consumer in self.consumers:
+            self.consumers.remove(consumer)
+        if consumer in self._deferred_closes:
+            self._deferred_closes.remove(consumer)
+
+    def _note_delivered(self, seq: int) -> None:
+        if seq > self.last_delivered_seq:
+            self.last_delivered_seq = seq
+
+    # -- acknowledgement --------------------------------------------------------------------------------------------
+
+    def _acknowledge_all(self) -> None:
+        """CLIENT mode: each consumer of the session acks everything it has delivered."""
+        for consumer in list(self.consumers):
+            consumer._acknowledge_delivered()
+
+    async def acknowledge(self) -> None:
+        """Ack everything delivered on this session (CLIENT mode); a no-op in other modes."""
+        self._check_open()
+        if self.ack_mode is AckMode.CLIENT_ACKNOWLEDGE:
+            self._acknowledge_all()
+
+    async def recover(self) -> None:
+        """Redeliver every delivered, unacked message of the session (after the redelivery delay)."""
+        self._check_open()
+        if self.transacted:
+            raise IllegalStateError("This session is transacted", session_id=self.session_id)
+        for consumer in list(self.consumers):
+            consumer._rollback()
+
+    # -- transactions -----------------------------------------------------------------------------------------------
+
+    def _in_transaction(self) -> bool:
+        return self._transaction_id is not None
+
+    def _transaction_for(self, consumer: Consumer | None = None) -> int:
+        """The open transaction, begun on first use; ``consumer`` joins it (ActiveMQ ``registerSync``)."""
+        if self._transaction_id is None:
+            self._transaction_id = self.connection._link_begin()
+        if consumer is not None and consumer not in self._tx_consumers:
+            self._tx_consumers.append(consumer)
+        return self._transaction_id
+
+    def _defer_close(self, consumer: Consumer) -> None:
+        self._deferred_closes.append(consumer)
+
+    async def _run_deferred_closes(self) -> None:
+        for consumer in list(self._deferred_closes):
+            self._deferred_closes.remove(consumer)
+            consumer._close_deferred = False
+            await consumer.close()
+
+    async def commit(self) -> None:
+        """Make the transaction's sends visible and its receives consumed."""
+        self._check_open()
+        if not self.transacted:
+            raise IllegalStateError("Not a transacted session", session_id=self.session_id)
+        txn = self._transaction_id
+        if txn is not None:
+            consumers = list(self._tx_consumers)
+            for consumer in consumers:
+                consumer._acknowledge_delivered()
+            self._transaction_id = None
+            self._tx_consumers.clear()
+            try:
+                await self.connection._link.commit(txn)
+            except TransactionRolledBack:
+                for consumer in consumers:
+                    consumer._rollback()
+                raise
+            for consumer in consumers:
+                consumer._after_commit()
+        await self._run_deferred_closes()
+
+    async def rollback(self) -> None:
+        """Discard the transaction's sends and redeliver its receives (after the redelivery delay)."""
+        self._check_open()
+        if not self.transacted:
+            raise IllegalStateError("Not a transacted session", session_id=self.session_id)
+        await self._rollback_transaction()
+        await self._run_deferred_closes()
+
+    async def _rollback_transaction(self) -> None:
+        txn = self._transaction_id
+        if txn is None:
+            return
+        consumers = list(self._tx_consumers)
+        for consumer in consumers:
+            if not consumer.closed:
+                consumer._acknowledge_delivered()
+        self._transaction_id = None
+        self._tx_consumers.clear()
+        await self.connection._link.rollback(txn)
+        for consumer in consumers:
+            consumer._rollback()
+
+    # -- listeners --------------------------------------------------------------------------------------------------
+
+    def _check_no_listener(self) -> None:
+        if any(c.listener is not None for c in self.consumers):
+            raise IllegalStateError(LISTENER_SET, session_id=self.session_id)
+
+    def _listeners_changed(self) -> None:
+        if any(c.listener is not None for c in self.consumers) and self._dispatcher is None:
+            self._dispatcher_wakeup = asyncio.Event()
+            self._dispatcher = asyncio.get_running_loop().create_task(
+                self._dispatch_loop(), name=f"minibroker-session-{self.session_id}-listeners"
+            )
+        self._wake_dispatcher()
+
+    def _wake_dispatcher(self) -> None:
+        if self._dispatcher_wakeup is not None:
+            self._dispatcher_wakeup.set()
+
+    async def _dispatch_loop(self) -> None:
+        """Run listeners one message at a time, as ActiveMQ's session thread does."""
+        wakeup = self._dispatcher_wakeup
+        assert wakeup is not None
+        conn = self.connection
+        while not self._closed:
+            progressed = False
+            if conn.started:
+                for consumer in list(self.consumers):
+                    if consumer.listener is None or consumer.closed:
+                        continue
+                    while consumer._has_deliverable() and consumer.listener is not None and not consumer.closed:
+                        item = consumer._buffer.popleft()
+                        if item is None:
+                            continue
+                        conn._listener_running += 1
+                        try:
+                            await consumer._deliver_to_listener(item)
+                        finally:
+                            conn._listener_running -= 1
+                        progressed = True
+            if not progressed:
+                wakeup.clear()
+                await wakeup.wait()
+
+    # -- closing ----------------------------------------------------------------------------------------------------
+
+    async def close(self) -> None:
+        """Close the consumers (their unacked messages go back to the broker), then roll back an open transaction."""
+        if self._closed:
+            return
+        consumers = list(self.consumers)
+        for consumer in consumers:
+            consumer._dispose()
+        last = max((c.last_delivered_seq for c in consumers), default=-1)
+        for consumer in consumers:
+            await self.connection._link.remove_consumer(consumer.consumer_id, last)
+        await self._rollback_transaction()
+        await self._shutdown()
+
+    async def _shutdown(self) -> None:
+        task = self._abandon()
+        if task is not None and task is not asyncio.current_task():
+            await asyncio.wait([task])
+
+    def _abandon(self) -> asyncio.Task[None] | None:
+        """Stop locally without telling the broker (the connection does, or the transport is gone)."""
+        for consumer in list(self.consumers):
+            consumer._dispose()
+        self._transaction_id = None
+        self._tx_consumers.clear()
+        self._deferred_closes.clear()
+        self._closed = True
+        self.connection._forget(self)
+        task, self._dispatcher = self._dispatcher, None
+        if task is not None and task is not asyncio.current_task():
+            task.cancel()
+        return task
+
+    async def __aenter__(self) -> Session:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+
+class QueueBrowser:
+    """Looks at a queue without consuming: queued and in-flight messages (only acked ones are hidden)."""
+
+    def __init__(self, session: Session, queue: Destination) -> None:
+        self.session = session
+        self.queue = queue
+
+    async def messages(self) -> Sequence[Message]:
+        """A snapshot, oldest first; empty when the connection is not started (as in ActiveMQ)."""
+        self.session._check_open()
+        if not self.session.connection.started:
+            return []
+        return await self.session.connection._link.browse(self.queue.name)
+
+    async def close(self) -> None:
+        return None

@@ -1,0 +1,1 @@
+"""The pure, sans-IO broker core: no asyncio, no wall clock, no sockets."""

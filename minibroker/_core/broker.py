@@ -1,0 +1,613 @@
+"""The broker core: every state change of the broker, as plain synchronous methods.
+
+Rules of this module (as h11's ``_state.py`` has its own):
+
+1. No I/O, no asyncio, no wall clock. Time comes from ``clock.now()``; anything that must happen later is exposed as
+   ``next_deadline()`` and performed by ``tick()``, which the driver calls when that time comes.
+2. Output is data: dispatches are appended to ``self.output``; the driver drains it with ``drain()`` after each call
+   and routes each :class:`Dispatch` to its consumer. The core never calls back into a client.
+3. A method either completes or raises a typed error before changing anything, so bad input from a peer can never
+   leave the broker half-updated.
+
+The semantics are ActiveMQ Classic 5.x's; section numbers below refer to the project's ActiveMQ semantics notes.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Callable, Iterable
+from typing import Protocol
+
+import attrs
+
+from ..errors import (
+    IllegalStateError,
+    InvalidAcknowledge,
+    InvalidDestination,
+    TransactionError,
+)
+from ..message import Destination, Message
+from ..selector import parse_selector
+from .commands import AckType, ConsumerInfo, MessageAck
+from .dead_letter import dead_letter_copy, dead_letter_destination, should_dead_letter
+from .effects import Dispatch
+from .history import History, HistoryRecord
+from .queue import DestinationPolicy, Queue
+from .subscription import QueueEntry, Subscription
+from .topic import Topic
+from .transaction import Transaction
+
+__all__ = ["NOW_UNKNOWN_DELIVERED", "BrokerCore", "PolicyLookup"]
+
+#: ``lastDeliveredSequenceId`` when the consumer went away without saying (transport failure): count everything.
+NOW_UNKNOWN_DELIVERED = -2
+
+
+class _Clock(Protocol):
+    def now(self) -> float: ...
+
+
+PolicyLookup = Callable[[Destination], DestinationPolicy]
+
+#: Seconds between expiry sweeps of queues holding messages with a TTL (ActiveMQ ``expireMessagesPeriod``).
+EXPIRE_PERIOD = 30.0
+
+
+@attrs.define(slots=True, eq=False)
+class _Connection:
+    connection_id: int
+    client_id: str | None
+    consumers: set[int] = attrs.field(factory=set)
+    transactions: set[int] = attrs.field(factory=set)
+
+
+class BrokerCore:
+    """All destinations, subscriptions and transactions of one broker."""
+
+    def __init__(
+        self,
+        clock: _Clock,
+        *,
+        policy_for: PolicyLookup | None = None,
+        history_limit: int = 10_000,
+    ) -> None:
+        self.clock = clock
+        self._policy_for: PolicyLookup = policy_for or (lambda _dest: DestinationPolicy())
+        self.queues: dict[str, Queue] = {}
+        self.topics: dict[str, Topic] = {}
+        self.subscriptions: dict[int, Subscription] = {}
+        self.connections: dict[int, _Connection] = {}
+        self.transactions: dict[int, Transaction] = {}
+        self.output: list[Dispatch] = []
+        self.history = History(history_limit)
+        self._next_connection = 1
+        self._next_consumer = 1
+        self._next_transaction = 1
+        self._pull_timers: list[tuple[float, int, int]] = []
+        self._next_sweep: float | None = None
+        self._dlq_audit: dict[str, set[str]] = {}
+        #: called with (message, cause, source destination, expired) before dead-lettering; returning True means the
+        #: message was taken care of (the broker redelivery plugin re-schedules it instead)
+        self.dead_letter_hook: Callable[[Message, str, Destination, bool, int], bool] | None = None
+        self._scheduled: list[tuple[float, int, Message, int]] = []
+        self._scheduled_seq = 0
+
+    # -- output -----------------------------------------------------------------------------------------------------
+
+    def drain(self) -> list[Dispatch]:
+        """Take the dispatches produced since the last drain."""
+        out = self.output
+        if out:
+            self.output = []
+        return out
+
+    # -- destinations -----------------------------------------------------------------------------------------------
+
+    def queue(self, name: str, *, create: bool = True) -> Queue | None:
+        q = self.queues.get(name)
+        if q is None and create:
+            dest = Destination.queue(name)
+            q = Queue(dest, self._policy_for(dest))
+            self.queues[name] = q
+        return q
+
+    def topic(self, name: str) -> Topic:
+        t = self.topics.get(name)
+        if t is None:
+            t = Topic(Destination.topic(name))
+            self.topics[name] = t
+        return t
+
+    def _queue_of(self, sub: Subscription) -> Queue | None:
+        return self.queues.get(sub.destination.name) if sub.destination.is_queue else None
+
+    def _dispatch_destination(self, destination: Destination) -> None:
+        now = self.clock.now()
+        expired: list[QueueEntry] = []
+        if destination.is_queue:
+            q = self.queues.get(destination.name)
+            if q is not None and q.consumers:
+                start = len(self.output)
+                q.dispatch(now, self.output, expired)
+                if self.history.enabled:
+                    self._record_dispatches(start, now)
+                for entry in expired:
+                    self._expire_entry(q, entry, now, pending=False)
+        else:
+            t = self.topics.get(destination.name)
+            if t is not None:
+                t.dispatch(now, self.output, expired)
+                t.expired += len(expired)
+                t.dequeued += len(expired)
+
+    def _record_dispatches(self, start: int, now: float) -> None:
+        history = self.history
+        output = self.output
+        for i in range(start, len(output)):
+            d = output[i]
+            if d.message is not None:
+                history.add(d.message.message_id, HistoryRecord(now, "dispatched", d.consumer_id,
+                                                                redelivery_counter=d.redelivery_counter))
+
+    # -- connections ------------------------------------------------------------------------------------------------
+
+    def add_connection(self, client_id: str | None = None) -> int:
+        cid = self._next_connection
+        self._next_connection += 1
+        self.connections[cid] = _Connection(cid, client_id)
+        return cid
+
+    def remove_connection(self, connection_id: int, last_delivered_seq: int | None = -1) -> None:
+        """Close a connection: remove its consumers, then roll back its open transactions.
+
+        ``last_delivered_seq`` is the highest broker sequence the connection handed to its application (ActiveMQ
+        sends one such number for the whole connection); None means the transport failed, so every held message
+        counts as delivered (``NOW_UNKNOWN_DELIVERED``).
+        """
+        conn = self.connections.get(connection_id)
+        if conn is None:
+            return
+        seq = NOW_UNKNOWN_DELIVERED if last_delivered_seq is None else last_delivered_seq
+        for consumer_id in sorted(conn.consumers):
+            self.remove_consumer(connection_id, consumer_id, seq)
+        for txn_id in sorted(conn.transactions):
+            if txn_id in self.transactions:
+                self.rollback(connection_id, txn_id)
+        del self.connections[connection_id]
+
+    def _connection(self, connection_id: int) -> _Connection:
+        conn = self.connections.get(connection_id)
+        if conn is None:
+            raise IllegalStateError(f"unknown connection {connection_id}", connection_id=connection_id)
+        return conn
+
+    # -- consumers --------------------------------------------------------------------------------------------------
+
+    def add_consumer(self, connection_id: int, info: ConsumerInfo) -> int:
+        conn = self._connection(connection_id)
+        if info.prefetch < 0:
+            raise InvalidDestination(f"prefetch must be >= 0, not {info.prefetch}", prefetch=info.prefetch)
+        selector = parse_selector(info.selector) if info.selector else None
+        consumer_id = self._next_consumer
+        self._next_consumer += 1
+        sub = Subscription(
+            consumer_id=consumer_id,
+            connection_id=connection_id,
+            session_id=info.session_id,
+            destination=info.destination,
+            prefetch=info.prefetch,
+            selector=selector,
+            priority=info.priority,
+            exclusive=info.exclusive,
+            browser=info.browser,
+            no_local=info.no_local,
+        )
+        self.subscriptions[consumer_id] = sub
+        conn.consumers.add(consumer_id)
+        if info.destination.is_queue:
+            q = self.queue(info.destination.name)
+            assert q is not None
+            q.add_consumer(sub)
+        else:
+            self.topic(info.destination.name).add_subscription(sub)
+        self._dispatch_destination(info.destination)
+        return consumer_id
+
+    def remove_consumer(self, connection_id: int, consumer_id: int, last_delivered_seq: int = -1) -> None:
+        """A consumer goes away; what it held goes back to the head of the queue (semantics §1, "Close")."""
+        sub = self.subscriptions.get(consumer_id)
+        if sub is None or sub.connection_id != connection_id:
+            return
+        del self.subscriptions[consumer_id]
+        self.connections[connection_id].consumers.discard(consumer_id)
+        sub.closed = True
+        held = [e for e in sub.dispatched.values() if e.acked_in_txn is None]
+        sub.dispatched.clear()
+        if sub.destination.is_topic:
+            self.topic(sub.destination.name).remove_subscription(sub)
+            return
+        q = self.queues[sub.destination.name]
+        q.remove_consumer(sub)
+        if last_delivered_seq == NOW_UNKNOWN_DELIVERED:
+            for entry in held:
+                entry.redelivery_counter += 1
+        elif any(e.seq == last_delivered_seq for e in held):
+            for entry in held:
+                entry.redelivery_counter += 1
+                if entry.seq == last_delivered_seq:
+                    break
+        now = self.clock.now()
+        for entry in held:
+            self.history.add(entry.message.message_id, HistoryRecord(now, "released", consumer_id,
+                                                                     redelivery_counter=entry.redelivery_counter))
+        q.give_back(held)
+        self._dispatch_destination(q.destination)
+
+    def pull(self, connection_id: int, consumer_id: int, timeout: float) -> None:
+        """A prefetch-0 consumer asks for one message (semantics §3, "Pull").
+
+        ``timeout`` < 0: answer now (a message or a null dispatch); 0: wait for a message indefinitely; > 0: a null
+        dispatch after ``timeout`` seconds if nothing was dispatched meanwhile.
+        """
+        sub = self._subscription(connection_id, consumer_id)
+        if sub.prefetch != 0:
+            return
+        sub.extension = 1
+        mark = sub.dispatch_count
+        self._dispatch_destination(sub.destination)
+        if sub.dispatch_count != mark:
+            return
+        if timeout < 0:
+            sub.extension = 0
+            self.output.append(Dispatch(consumer_id, None))
+        elif timeout > 0:
+            heapq.heappush(self._pull_timers, (self.clock.now() + timeout, consumer_id, mark))
+
+    def _subscription(self, connection_id: int, consumer_id: int) -> Subscription:
+        sub = self.subscriptions.get(consumer_id)
+        if sub is None or sub.connection_id != connection_id:
+            raise InvalidAcknowledge(f"unknown consumer {consumer_id}", consumer_id=consumer_id)
+        return sub
+
+    # -- sending ----------------------------------------------------------------------------------------------------
+
+    def send(self, connection_id: int, message: Message, transaction_id: int | None = None) -> None:
+        """Accept a message; inside a transaction it stays invisible until commit (semantics §4)."""
+        if transaction_id is not None:
+            txn = self._transaction(connection_id, transaction_id)
+            txn.sends.append(message)
+            self.history.add(message.message_id, HistoryRecord(self.clock.now(), "sent", transaction_id=transaction_id))
+            return
+        self.history.add(message.message_id, HistoryRecord(self.clock.now(), "sent"))
+        self._enqueue(message, connection_id)
+
+    def _enqueue(self, message: Message, connection_id: int = 0, redelivery_counter: int = 0) -> None:
+        dest = message.destination
+        if dest.is_queue:
+            q = self.queue(dest.name)
+            assert q is not None
+            q.add(message, redelivery_counter)
+            if message.expiration and self._next_sweep is None:
+                self._next_sweep = self.clock.now() + EXPIRE_PERIOD
+            if q.consumers:
+                self._dispatch_destination(dest)
+        else:
+            t = self.topics.get(dest.name)
+            if t is None:
+                return
+            t.publish(message, connection_id)
+            self._dispatch_destination(dest)
+
+    # -- acknowledgements (semantics §2) ----------------------------------------------------------------------------
+
+    def ack(self, connection_id: int, ack: MessageAck) -> None:
+        sub = self._subscription(connection_id, ack.consumer_id)
+        txn = None
+        if ack.transaction_id is not None:
+            txn = self._transaction(connection_id, ack.transaction_id)
+        kind = ack.ack_type
+        if kind == AckType.STANDARD:
+            self._ack_standard(sub, ack, txn)
+        elif kind == AckType.INDIVIDUAL:
+            self._ack_individual(sub, ack, txn)
+        elif kind == AckType.DELIVERED:
+            if ack.last_message_id not in sub.dispatched:
+                raise InvalidAcknowledge(
+                    f"Could not correlate acknowledgment with dispatched message: {ack.last_message_id}", ack=ack
+                )
+            sub.expand(ack.message_count)
+            self._record_ack(sub, [sub.dispatched[ack.last_message_id]], ack)
+        elif kind == AckType.POISON:
+            if txn is not None:
+                raise TransactionError("Poison ack cannot be transacted", ack=ack)
+            self._ack_poison(sub, ack)
+        elif kind == AckType.REDELIVERED:
+            if ack.last_message_id not in sub.dispatched:
+                raise InvalidAcknowledge(f"Unmatched acknowledge: {ack.last_message_id} was not dispatched", ack=ack)
+            self._record_ack(sub, self._ack_range(sub, ack), ack)
+        elif kind == AckType.EXPIRED:
+            self._ack_expired(sub, ack)
+        else:
+            raise InvalidAcknowledge(f"ack type {kind.name} is not accepted by this broker", ack=ack)
+        self._dispatch_destination(sub.destination)
+
+    def _ack_range(self, sub: Subscription, ack: MessageAck) -> list[QueueEntry]:
+        """The dispatched entries from ``first_message_id`` (None: the oldest) to ``last_message_id``."""
+        first = ack.first_message_id
+        last = ack.last_message_id
+        if last not in sub.dispatched or (first is not None and first not in sub.dispatched):
+            raise InvalidAcknowledge(
+                f"Unmatched acknowledge: {ack.ack_type.name} {first}..{last} was not dispatched to consumer "
+                f"{sub.consumer_id}",
+                ack=ack,
+            )
+        span: list[QueueEntry] = []
+        inside = first is None
+        for message_id, entry in sub.dispatched.items():
+            if not inside and message_id == first:
+                inside = True
+            if inside:
+                span.append(entry)
+                if message_id == last:
+                    return span
+        raise InvalidAcknowledge(f"Unmatched acknowledge: {first} comes after {last}", ack=ack)
+
+    def _record_ack(self, sub: Subscription, entries: Iterable[QueueEntry], ack: MessageAck) -> None:
+        history = self.history
+        if not history.enabled:
+            return
+        now = self.clock.now()
+        for entry in entries:
+            history.add(entry.message.message_id, HistoryRecord(
+                now, "ack", sub.consumer_id, ack.ack_type.name, ack.transaction_id, entry.redelivery_counter))
+
+    def _ack_standard(self, sub: Subscription, ack: MessageAck, txn: Transaction | None) -> None:
+        dispatched = sub.dispatched
+        # Fast path: AUTO acks one message at a time, usually the oldest dispatched one.
+        last = ack.last_message_id
+        if txn is None and ack.message_count == 1 and ack.first_message_id in (None, last):
+            entry = dispatched.get(last)
+            if entry is not None and (ack.first_message_id == last or next(iter(dispatched)) == last):
+                self._record_ack(sub, (entry,), ack)
+                self._consume(sub, entry)
+                return
+        span = self._ack_range(sub, ack)
+        if txn is None and len(span) != ack.message_count:
+            raise InvalidAcknowledge(
+                f"Unmatched acknowledge: the range holds {len(span)} messages, the ack says {ack.message_count}",
+                ack=ack,
+            )
+        self._record_ack(sub, span, ack)
+        for entry in span:
+            if txn is None:
+                self._consume(sub, entry)
+            elif entry.acked_in_txn is None:
+                entry.acked_in_txn = txn.transaction_id
+                txn.acks.append((sub, entry, False))
+
+    def _ack_individual(self, sub: Subscription, ack: MessageAck, txn: Transaction | None) -> None:
+        entry = sub.dispatched.get(ack.last_message_id)
+        if entry is None:
+            raise InvalidAcknowledge(
+                f"Unmatched acknowledge: {ack.last_message_id} was not dispatched to consumer {sub.consumer_id}",
+                ack=ack,
+            )
+        self._record_ack(sub, (entry,), ack)
+        if txn is None:
+            self._consume(sub, entry)
+        elif entry.acked_in_txn is None:
+            entry.acked_in_txn = txn.transaction_id
+            txn.acks.append((sub, entry, True))
+            sub.expand(1)
+
+    def _consume(self, sub: Subscription, entry: QueueEntry) -> None:
+        """The message is done with: it leaves the subscription and the destination."""
+        sub.dispatched.pop(entry.message.message_id, None)
+        sub.contract(1)
+        entry.holder = None
+        if sub.destination.is_queue:
+            q = self.queues[sub.destination.name]
+            q.remove_entry(entry)
+            q.dequeued += 1
+        else:
+            self.topic(sub.destination.name).dequeued += 1
+
+    def _ack_poison(self, sub: Subscription, ack: MessageAck) -> None:
+        span = self._ack_range(sub, ack)
+        self._record_ack(sub, span, ack)
+        cause = ack.poison_cause or "java.lang.Throwable: poison ack"
+        for entry in span:
+            self._consume(sub, entry)
+            if sub.destination.is_queue:
+                policy = self.queues[sub.destination.name].policy
+                self._dead_letter(policy, entry.message, cause, expired=False, counter=entry.redelivery_counter)
+            # A non-durable topic subscriber's poison only counts (semantics §2, POISON).
+
+    def _ack_expired(self, sub: Subscription, ack: MessageAck) -> None:
+        span = self._ack_range(sub, ack)
+        self._record_ack(sub, span, ack)
+        now = self.clock.now()
+        for entry in span:
+            sub.dispatched.pop(entry.message.message_id, None)
+            entry.holder = None
+            if sub.destination.is_queue:
+                q = self.queues[sub.destination.name]
+                if entry.message.is_expired(now):
+                    self._expire_entry(q, entry, now, pending=False)
+                else:
+                    q.remove_entry(entry)
+                    q.dequeued += 1
+        sub.contract(1)
+
+    # -- expiry and dead letters (semantics §5) ---------------------------------------------------------------------
+
+    def _expire_entry(self, q: Queue, entry: QueueEntry, now: float, *, pending: bool) -> None:
+        if pending:
+            q.discard_pending(entry)
+        q.remove_entry(entry)
+        q.expired += 1
+        q.dequeued += 1
+        message = entry.message
+        self.history.add(message.message_id, HistoryRecord(now, "expired"))
+        cause = f"java.lang.Throwable: Message Expired. Expiration:{int(round(message.expiration * 1000))}"
+        self._dead_letter(q.policy, message, cause, expired=True, counter=entry.redelivery_counter)
+
+    def _dead_letter(self, policy: DestinationPolicy, message: Message, cause: str, *, expired: bool,
+                     counter: int) -> None:
+        source = message.destination
+        hook = self.dead_letter_hook
+        if hook is not None and hook(message, cause, source, expired, counter):
+            return
+        now = self.clock.now()
+        if not should_dead_letter(policy, message, expired=expired):
+            self.history.add(message.message_id, HistoryRecord(now, "dropped", detail=cause))
+            return
+        dlq = dead_letter_destination(policy, source)
+        if dlq == source:
+            self.history.add(message.message_id, HistoryRecord(now, "dropped", detail="loop: " + cause))
+            return
+        audit = self._dlq_audit.setdefault(str(dlq), set())
+        if message.message_id in audit:
+            self.history.add(message.message_id, HistoryRecord(now, "dropped", detail="duplicate: " + cause))
+            return
+        audit.add(message.message_id)
+        copy = dead_letter_copy(message, dlq, cause, now, policy)
+        self.history.add(message.message_id, HistoryRecord(now, "dead-lettered", detail=cause, destination=str(dlq)))
+        self._enqueue(copy)
+
+    def sweep_expired(self) -> None:
+        """Expire every waiting message whose time has come (ActiveMQ's periodic ``expireMessages``)."""
+        now = self.clock.now()
+        any_expiring = False
+        for q in list(self.queues.values()):
+            for entry in list(q.pending()):
+                if entry.message.expiration:
+                    if now >= entry.message.expiration:
+                        self._expire_entry(q, entry, now, pending=True)
+                    else:
+                        any_expiring = True
+        self._next_sweep = now + EXPIRE_PERIOD if any_expiring else None
+
+    # -- transactions (semantics §4) --------------------------------------------------------------------------------
+
+    def begin(self, connection_id: int) -> int:
+        conn = self._connection(connection_id)
+        txn_id = self._next_transaction
+        self._next_transaction += 1
+        self.transactions[txn_id] = Transaction(txn_id, connection_id)
+        conn.transactions.add(txn_id)
+        return txn_id
+
+    def _transaction(self, connection_id: int, transaction_id: int) -> Transaction:
+        txn = self.transactions.get(transaction_id)
+        if txn is None or txn.connection_id != connection_id:
+            raise TransactionError(f"unknown transaction {transaction_id}", transaction_id=transaction_id)
+        return txn
+
+    def commit(self, connection_id: int, transaction_id: int) -> None:
+        txn = self._transaction(connection_id, transaction_id)
+        del self.transactions[transaction_id]
+        self.connections[connection_id].transactions.discard(transaction_id)
+        now = self.clock.now()
+        touched: set[Destination] = set()
+        for sub, entry, _individual in txn.acks:
+            if entry.acked_in_txn != transaction_id:
+                continue
+            entry.acked_in_txn = None
+            self.history.add(entry.message.message_id, HistoryRecord(now, "committed", sub.consumer_id,
+                                                                     transaction_id=transaction_id))
+            if sub.closed:
+                # its consumer left during the transaction: the entry is no longer dispatched anywhere
+                if sub.destination.is_queue:
+                    q = self.queues[sub.destination.name]
+                    q.remove_entry(entry)
+                    q.dequeued += 1
+            else:
+                self._consume(sub, entry)
+            touched.add(sub.destination)
+        for message in txn.sends:
+            self.history.add(message.message_id, HistoryRecord(now, "committed", transaction_id=transaction_id))
+            self._enqueue(message, connection_id)
+        for dest in touched:
+            self._dispatch_destination(dest)
+
+    def rollback(self, connection_id: int, transaction_id: int) -> None:
+        txn = self._transaction(connection_id, transaction_id)
+        del self.transactions[transaction_id]
+        self.connections[connection_id].transactions.discard(transaction_id)
+        now = self.clock.now()
+        touched: set[Destination] = set()
+        for sub, entry, individual in txn.acks:
+            if entry.acked_in_txn != transaction_id:
+                continue
+            entry.acked_in_txn = None
+            self.history.add(entry.message.message_id, HistoryRecord(now, "rolled-back", sub.consumer_id,
+                                                                     transaction_id=transaction_id))
+            if sub.closed and sub.destination.is_queue:
+                entry.redelivery_counter += 1
+                self.queues[sub.destination.name].give_back([entry])
+            elif not individual:
+                sub.contract(1)
+            touched.add(sub.destination)
+        for message in txn.sends:
+            self.history.add(message.message_id, HistoryRecord(now, "discarded", transaction_id=transaction_id))
+        for dest in touched:
+            self._dispatch_destination(dest)
+
+    # -- browsing and administration --------------------------------------------------------------------------------
+
+    def browse(self, name: str, limit: int | None = None) -> list[Message]:
+        q = self.queues.get(name)
+        if q is None:
+            return []
+        entries = sorted(q.entries.values(), key=lambda e: e.seq)
+        if limit is not None:
+            entries = entries[:limit]
+        return [e.message for e in entries]
+
+    def purge(self, name: str) -> int:
+        """Remove every message of a queue, in flight ones included; nothing is dead-lettered."""
+        q = self.queues.get(name)
+        if q is None:
+            return 0
+        count = len(q.entries)
+        for sub in q.consumers:
+            sub.dispatched.clear()
+        q.entries.clear()
+        q.redelivery.clear()
+        q.persistent = type(q.persistent)()
+        q.non_persistent = type(q.non_persistent)()
+        q.dequeued += count
+        return count
+
+    # -- timers -----------------------------------------------------------------------------------------------------
+
+    def next_deadline(self) -> float | None:
+        candidates = []
+        if self._pull_timers:
+            candidates.append(self._pull_timers[0][0])
+        if self._next_sweep is not None:
+            candidates.append(self._next_sweep)
+        if self._scheduled:
+            candidates.append(self._scheduled[0][0])
+        return min(candidates) if candidates else None
+
+    def schedule(self, when: float, message: Message, redelivery_counter: int) -> None:
+        """Deliver ``message`` to its destination's tail at ``when`` (delayed delivery, broker redelivery)."""
+        self._scheduled_seq += 1
+        heapq.heappush(self._scheduled, (when, self._scheduled_seq, message, redelivery_counter))
+
+    def tick(self) -> None:
+        """Do whatever was due by now: pull timeouts, scheduled deliveries, the expiry sweep."""
+        now = self.clock.now()
+        while self._pull_timers and self._pull_timers[0][0] <= now:
+            _, consumer_id, mark = heapq.heappop(self._pull_timers)
+            sub = self.subscriptions.get(consumer_id)
+            if sub is not None and sub.dispatch_count == mark:
+                sub.extension = 0
+                self.output.append(Dispatch(consumer_id, None))
+        while self._scheduled and self._scheduled[0][0] <= now:
+            _, _, message, counter = heapq.heappop(self._scheduled)
+            self._enqueue(message, 0, counter)
+        if self._next_sweep is not None and self._next_sweep <= now:
+            self.sweep_expired()

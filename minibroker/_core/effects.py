@@ -1,0 +1,25 @@
+"""What the broker tells a client: dispatches (and the null dispatch that ends a pull or a browse)."""
+
+from __future__ import annotations
+
+import attrs
+
+from ..message import Message
+
+__all__ = ["Dispatch"]
+
+
+@attrs.frozen(slots=True)
+class Dispatch:
+    """One message handed to one consumer, or ``message=None``: "nothing for your pull" / "end of browse".
+
+    ``seq`` is the broker's sequence number of the message in its destination; ``redelivery_counter`` is the
+    broker's count of earlier deliveries (raised when a consumer closed holding the message).
+    """
+
+    consumer_id: int
+    message: Message | None
+    seq: int = -1
+    redelivery_counter: int = 0
+    #: set on the first message of a message group given to this consumer (JMSXGroupFirstForConsumer)
+    group_first: bool = False

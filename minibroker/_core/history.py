@@ -1,0 +1,53 @@
+"""The broker's memory of what happened to each message: every send, dispatch, ack (with its type), release,
+expiry and dead-lettering, with the time and the consumer. Tests read it to explain a failure."""
+
+from __future__ import annotations
+
+import attrs
+
+__all__ = ["History", "HistoryRecord"]
+
+
+@attrs.frozen(slots=True)
+class HistoryRecord:
+    """One thing that happened to a message.
+
+    ``event`` is one of: sent, dispatched, ack, released (its consumer closed holding it), redelivery-scheduled,
+    expired, dead-lettered, dropped, committed, rolled-back, discarded (a transacted send rolled back).
+    """
+
+    time: float
+    event: str
+    consumer_id: int | None = None
+    ack_type: str | None = None
+    transaction_id: int | None = None
+    redelivery_counter: int = 0
+    detail: str | None = None
+    destination: str | None = None
+
+
+class History:
+    """Records per message id, keeping the most recent ``limit`` messages (0 turns recording off)."""
+
+    __slots__ = ("limit", "records")
+
+    def __init__(self, limit: int = 10_000) -> None:
+        self.limit = limit
+        self.records: dict[str, list[HistoryRecord]] = {}
+
+    @property
+    def enabled(self) -> bool:
+        return self.limit > 0
+
+    def add(self, message_id: str, record: HistoryRecord) -> None:
+        if self.limit <= 0:
+            return
+        records = self.records.get(message_id)
+        if records is None:
+            records = self.records[message_id] = []
+            if len(self.records) > self.limit:
+                del self.records[next(iter(self.records))]
+        records.append(record)
+
+    def of(self, message_id: str) -> tuple[HistoryRecord, ...]:
+        return tuple(self.records.get(message_id, ()))

@@ -1,0 +1,366 @@
+"""One queue: its messages, the order they are dispatched in, and its consumers.
+
+Theory of operation
+-------------------
+Every message not yet acked lives in ``entries`` (so ``size`` counts in-flight messages too, as ActiveMQ's queue depth
+does). A message waiting for a consumer is also in the *pending* structure, which reproduces ActiveMQ's order:
+
+1. ``redelivery``: messages given back by a closed consumer go to the head, in their original order;
+2. the store cursor: persistent and non-persistent messages in two lists; the cursor keeps taking from the list it
+   is on until it runs dry, then switches (so messages queued before any consumer came come out persistent first);
+   each list is FIFO, or by priority when the destination has ``prioritized_messages``.
+
+Dispatch walks the pending messages in that order and gives each to the first consumer (priority bands, round-robin
+inside a band) that has room in its prefetch window, matches its selector, is the exclusive consumer if there is one,
+and owns the message's group. Messages nobody can take stay where they are.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterator
+
+import attrs
+
+from ..message import Destination, Message
+from .effects import Dispatch
+from .subscription import QueueEntry, Subscription
+
+__all__ = ["DestinationPolicy", "Queue", "QueueStatistics"]
+
+
+@attrs.frozen(slots=True)
+class DestinationPolicy:
+    """Per-destination broker settings (ActiveMQ ``PolicyEntry``)."""
+
+    prioritized_messages: bool = False
+    #: "shared" (ActiveMQ.DLQ) or "individual" (``<prefix>Queue.<name>``)
+    dead_letter_strategy: str = "shared"
+    dead_letter_queue: str = "ActiveMQ.DLQ"
+    queue_prefix: str = "ActiveMQ.DLQ.Queue."
+    topic_prefix: str = "ActiveMQ.DLQ.Topic."
+    queue_suffix: str = ""
+    topic_suffix: str = ""
+    use_queue_for_topic_messages: bool = True
+    process_non_persistent: bool = False
+    process_expired: bool = True
+    #: expiration set on dead-lettered copies, seconds from then (0 = never expire)
+    dead_letter_expiration: float = 0.0
+    strict_order_dispatch: bool = False
+    #: ActiveMQ ``maxBrowsePageSize``
+    max_browse_page_size: int = 400
+
+
+@attrs.frozen(slots=True)
+class QueueStatistics:
+    """A snapshot of a queue's counters, named as ActiveMQ's JMX attributes."""
+
+    name: str
+    size: int
+    inflight: int
+    enqueued: int
+    dequeued: int
+    expired: int
+    consumers: int
+    dispatched: int
+
+
+class _Fifo:
+    __slots__ = ("items",)
+
+    def __init__(self) -> None:
+        self.items: deque[QueueEntry] = deque()
+
+    def append(self, entry: QueueEntry) -> None:
+        self.items.append(entry)
+
+    def appendleft(self, entry: QueueEntry) -> None:
+        self.items.appendleft(entry)
+
+    def popleft(self) -> QueueEntry:
+        return self.items.popleft()
+
+    def remove(self, entry: QueueEntry) -> None:
+        self.items.remove(entry)
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def __iter__(self) -> Iterator[QueueEntry]:
+        return iter(self.items)
+
+
+class _ByPriority:
+    """Ten FIFO lists, highest priority first (``prioritizedMessages``)."""
+
+    __slots__ = ("count", "lists")
+
+    def __init__(self) -> None:
+        self.lists: list[deque[QueueEntry]] = [deque() for _ in range(10)]
+        self.count = 0
+
+    @staticmethod
+    def _level(entry: QueueEntry) -> int:
+        return min(9, max(0, entry.message.priority))
+
+    def append(self, entry: QueueEntry) -> None:
+        self.lists[self._level(entry)].append(entry)
+        self.count += 1
+
+    def appendleft(self, entry: QueueEntry) -> None:
+        self.lists[self._level(entry)].appendleft(entry)
+        self.count += 1
+
+    def popleft(self) -> QueueEntry:
+        for level in range(9, -1, -1):
+            if self.lists[level]:
+                self.count -= 1
+                return self.lists[level].popleft()
+        raise IndexError("pop from an empty priority list")
+
+    def remove(self, entry: QueueEntry) -> None:
+        self.lists[self._level(entry)].remove(entry)
+        self.count -= 1
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __iter__(self) -> Iterator[QueueEntry]:
+        for level in range(9, -1, -1):
+            yield from self.lists[level]
+
+
+class Queue:
+    """A point-to-point destination. All methods are synchronous and take the current time as an argument."""
+
+    def __init__(self, destination: Destination, policy: DestinationPolicy) -> None:
+        self.destination = destination
+        self.policy = policy
+        self.entries: dict[int, QueueEntry] = {}
+        self.redelivery: deque[QueueEntry] = deque()
+        make = _ByPriority if policy.prioritized_messages else _Fifo
+        self.persistent: _Fifo | _ByPriority = make()
+        self.non_persistent: _Fifo | _ByPriority = make()
+        self._on_persistent = True
+        self.consumers: list[Subscription] = []
+        self.group_owners: dict[str, Subscription] = {}
+        self.next_seq = 0
+        self.enqueued = 0
+        self.dequeued = 0
+        self.expired = 0
+        self.dispatched_total = 0
+        #: number of messages paused (fault injection / flow control): no dispatch while True
+        self.paused = False
+
+    # -- statistics -------------------------------------------------------------------------------------------------
+
+    @property
+    def size(self) -> int:
+        return len(self.entries)
+
+    @property
+    def inflight(self) -> int:
+        return sum(len(s.dispatched) for s in self.consumers)
+
+    @property
+    def pending_count(self) -> int:
+        return len(self.redelivery) + len(self.persistent) + len(self.non_persistent)
+
+    def statistics(self) -> QueueStatistics:
+        return QueueStatistics(
+            name=self.destination.name,
+            size=self.size,
+            inflight=self.inflight,
+            enqueued=self.enqueued,
+            dequeued=self.dequeued,
+            expired=self.expired,
+            consumers=sum(1 for s in self.consumers if not s.browser),
+            dispatched=self.dispatched_total,
+        )
+
+    # -- adding and removing messages -------------------------------------------------------------------------------
+
+    def add(self, message: Message, redelivery_counter: int = 0, scheduled: bool = False) -> QueueEntry:
+        """Append a newly sent message (tail of the store cursor)."""
+        seq = self.next_seq
+        self.next_seq = seq + 1
+        entry = QueueEntry(message, seq, redelivery_counter, None, None, scheduled)
+        self.entries[seq] = entry
+        self.enqueued += 1
+        (self.persistent if message.persistent else self.non_persistent).append(entry)
+        return entry
+
+    def remove_entry(self, entry: QueueEntry) -> None:
+        """Forget an entry for good (acked, dead-lettered, expired or purged)."""
+        self.entries.pop(entry.seq, None)
+
+    def discard_pending(self, entry: QueueEntry) -> None:
+        """Take a message out of the pending structure (it is being removed while waiting)."""
+        if entry in self.redelivery:
+            self.redelivery.remove(entry)
+            return
+        lst = self.persistent if entry.message.persistent else self.non_persistent
+        try:
+            lst.remove(entry)
+        except ValueError:
+            pass
+
+    def give_back(self, entries: list[QueueEntry]) -> None:
+        """Put messages released by a consumer back at the head of the queue, in their original order."""
+        for entry in reversed(entries):
+            entry.holder = None
+            entry.acked_in_txn = None
+            self.redelivery.appendleft(entry)
+
+    def pending(self) -> Iterator[QueueEntry]:
+        """Pending messages in dispatch order (for browsing and tests)."""
+        yield from self.redelivery
+        first, second = (
+            (self.persistent, self.non_persistent) if self._on_persistent else (self.non_persistent, self.persistent)
+        )
+        yield from first
+        yield from second
+
+    def _next_cursor(self) -> _Fifo | _ByPriority | None:
+        """ActiveMQ's ``StoreQueueCursor.getNextCursor``: stay on a list while it has messages, else switch."""
+        current = self.persistent if self._on_persistent else self.non_persistent
+        if len(current):
+            return current
+        other = self.non_persistent if self._on_persistent else self.persistent
+        if len(other):
+            self._on_persistent = not self._on_persistent
+            return other
+        return None
+
+    # -- consumers --------------------------------------------------------------------------------------------------
+
+    def add_consumer(self, sub: Subscription) -> None:
+        """Insert by priority (highest first); equal priorities keep arrival order."""
+        index = len(self.consumers)
+        for i, other in enumerate(self.consumers):
+            if other.priority < sub.priority:
+                index = i
+                break
+        self.consumers.insert(index, sub)
+
+    def remove_consumer(self, sub: Subscription) -> None:
+        if sub in self.consumers:
+            self.consumers.remove(sub)
+        for group, owner in list(self.group_owners.items()):
+            if owner is sub:
+                del self.group_owners[group]
+
+    def _rotate(self, sub: Subscription) -> None:
+        """Round-robin: move the consumer that just got a message to the end of its priority band."""
+        consumers = self.consumers
+        if len(consumers) < 2 or self.policy.strict_order_dispatch or sub.exclusive:
+            return
+        i = consumers.index(sub)
+        j = i + 1
+        while j < len(consumers) and consumers[j].priority == sub.priority:
+            j += 1
+        if j - 1 > i:
+            consumers.insert(j, consumers.pop(i))
+
+    def _exclusive_owner(self) -> Subscription | None:
+        """The exclusive consumer that receives everything, if any (highest priority, then first to attach)."""
+        owner: Subscription | None = None
+        for sub in self.consumers:
+            if sub.exclusive and not sub.browser and (owner is None or sub.priority > owner.priority):
+                owner = sub
+        return owner
+
+    # -- dispatch ---------------------------------------------------------------------------------------------------
+
+    def _choose(self, entry: QueueEntry, exclusive: Subscription | None) -> tuple[Subscription | None, bool]:
+        message = entry.message
+        group = message.group_id
+        if group is not None:
+            owner = self.group_owners.get(group)
+            if owner is not None:
+                if owner.closed:
+                    del self.group_owners[group]
+                else:
+                    ok = owner.room() > 0 and owner.matches(message, entry.redelivery_counter)
+                    return (owner if ok else None), False
+        for sub in self.consumers:
+            if sub.browser or sub.room() <= 0:
+                continue
+            if exclusive is not None and sub is not exclusive:
+                continue
+            if sub.selector is not None and not sub.matches(message, entry.redelivery_counter):
+                continue
+            if group is not None:
+                self.group_owners[group] = sub
+                sub.groups += 1
+                return sub, True
+            return sub, False
+        return None, False
+
+    def dispatch(self, now: float, out: list[Dispatch], expired: list[QueueEntry]) -> None:
+        """Hand pending messages to consumers with room. Expired ones found on the way go to ``expired``."""
+        if self.paused or not self.consumers:
+            return
+        if not any(not s.browser and s.room() > 0 for s in self.consumers):
+            return
+        exclusive = self._exclusive_owner()
+        skipped: list[QueueEntry] = []
+        redelivery = self.redelivery
+        while redelivery:
+            entry = redelivery.popleft()
+            if not self._offer(entry, now, exclusive, out, expired):
+                skipped.append(entry)
+            elif not self._has_room():
+                break
+        redelivery.extendleft(reversed(skipped))
+        if skipped and not self._has_room():
+            return
+        skipped_p: list[QueueEntry] = []
+        skipped_np: list[QueueEntry] = []
+        while self._has_room():
+            cursor = self._next_cursor()
+            if cursor is None:
+                break
+            entry = cursor.popleft()
+            if not self._offer(entry, now, exclusive, out, expired):
+                (skipped_p if entry.message.persistent else skipped_np).append(entry)
+        for lst, skipped_list in ((self.persistent, skipped_p), (self.non_persistent, skipped_np)):
+            for entry in reversed(skipped_list):
+                lst.appendleft(entry)
+
+    def _has_room(self) -> bool:
+        return any(not sub.browser and sub.room() > 0 for sub in self.consumers)
+
+    def _offer(
+        self,
+        entry: QueueEntry,
+        now: float,
+        exclusive: Subscription | None,
+        out: list[Dispatch],
+        expired: list[QueueEntry],
+    ) -> bool:
+        """Try to dispatch one entry; True if it left the pending structure (dispatched or expired)."""
+        message = entry.message
+        if message.expiration and now >= message.expiration:
+            expired.append(entry)
+            return True
+        sub, first = self._choose(entry, exclusive)
+        if sub is None:
+            return False
+        self.dispatch_to(sub, entry, out, group_first=first)
+        self._rotate(sub)
+        return True
+
+    def dispatch_to(self, sub: Subscription, entry: QueueEntry, out: list[Dispatch], group_first: bool = False) -> None:
+        entry.holder = sub
+        sub.dispatched[entry.message.message_id] = entry
+        sub.dispatch_count += 1
+        if sub.prefetch == 0:
+            sub.extension = max(0, sub.extension - 1)
+        self.dispatched_total += 1
+        out.append(Dispatch(sub.consumer_id, entry.message, entry.seq, entry.redelivery_counter, group_first))
+
+    def browse(self) -> list[QueueEntry]:
+        """Every message not yet acked (in flight included), oldest first, capped at the browse page size."""
+        ordered = sorted(self.entries.values(), key=lambda e: e.seq)
+        return ordered[: self.policy.max_browse_page_size]

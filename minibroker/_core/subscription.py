@@ -1,0 +1,111 @@
+"""A consumer as the broker sees it: its prefetch window and the messages dispatched to it and not yet acked.
+
+The window rule is ActiveMQ's (``PrefetchSubscription``): a subscription may hold ``prefetch + extension``
+unacknowledged dispatches. DELIVERED acks widen the window (``extension += count``), consumed acks narrow it again,
+and a pull (prefetch 0) grants exactly one dispatch.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import attrs
+
+from ..message import Destination, Message
+
+if TYPE_CHECKING:
+    from ..selector import Selector
+
+__all__ = ["QueueEntry", "Subscription"]
+
+
+@attrs.define(slots=True, eq=False)
+class QueueEntry:
+    """A message inside a destination: the shared message plus the broker's per-destination state."""
+
+    message: Message
+    seq: int
+    redelivery_counter: int = 0
+    #: the subscription holding it (dispatched, not acked), if any
+    holder: Subscription | None = None
+    #: id of the transaction whose STANDARD/INDIVIDUAL ack will remove it at commit
+    acked_in_txn: int | None = None
+    #: the broker redelivery plugin's "redeliveryDelay" mark (skips the client's pre-dispatch check)
+    scheduled: bool = False
+
+
+@attrs.define(slots=True, eq=False)
+class Subscription:
+    consumer_id: int
+    connection_id: int
+    session_id: int
+    destination: Destination
+    prefetch: int
+    selector: Selector | None = None
+    priority: int = 0
+    exclusive: bool = False
+    browser: bool = False
+    no_local: bool = False
+    #: message_id -> entry, in dispatch order (a dict keeps insertion order and finds an id in O(1))
+    dispatched: dict[str, QueueEntry] = attrs.field(factory=dict)
+    extension: int = 0
+    #: pull state (prefetch 0): dispatch count when the pending pull was made, and its deadline (None: no timeout)
+    pull_active: bool = False
+    pull_mark: int = 0
+    pull_deadline: float | None = None
+    dispatch_count: int = 0
+    groups: int = 0
+    closed: bool = False
+
+    def room(self) -> int:
+        """How many more messages may be dispatched now (ActiveMQ ``countBeforeFull``)."""
+        if self.prefetch == 0:
+            return self.extension
+        return self.prefetch + self.extension - len(self.dispatched)
+
+    def expand(self, amount: int) -> None:
+        if self.prefetch != 0:
+            self.extension += amount
+
+    def contract(self, amount: int) -> None:
+        if self.prefetch != 0:
+            self.extension = max(0, self.extension - amount)
+
+    def matches(self, message: Message, redelivery_counter: int) -> bool:
+        if self.selector is None:
+            return True
+        return self.selector.matches(_header_lookup(message, redelivery_counter))
+
+
+def _header_lookup(message: Message, redelivery_counter: int):  # type: ignore[no-untyped-def]
+    """The identifier lookup a selector sees: JMS headers first, then application properties."""
+
+    def lookup(name: str) -> object:
+        if name.startswith("JMS"):
+            if name == "JMSPriority":
+                return message.priority
+            if name == "JMSDeliveryMode":
+                return "PERSISTENT" if message.persistent else "NON_PERSISTENT"
+            if name == "JMSMessageID":
+                return message.message_id
+            if name == "JMSTimestamp":
+                return int(message.timestamp * 1000)
+            if name == "JMSCorrelationID":
+                return message.correlation_id
+            if name == "JMSType":
+                return message.type
+            if name == "JMSReplyTo":
+                return None if message.reply_to is None else str(message.reply_to)
+            if name == "JMSRedelivered":
+                return redelivery_counter > 0
+            if name == "JMSXDeliveryCount":
+                return redelivery_counter + 1
+            if name == "JMSXGroupID":
+                return message.group_id
+            if name == "JMSXGroupSeq":
+                return message.group_seq
+            if name == "JMSExpiration":
+                return int(message.expiration * 1000)
+        return message.properties.get(name)
+
+    return lookup

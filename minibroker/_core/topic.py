@@ -1,0 +1,58 @@
+"""A topic with non-durable subscribers: each subscriber gets its own copy of every message published while it is
+subscribed, through its own prefetch window and its own pending list."""
+
+from __future__ import annotations
+
+from collections import deque
+
+from ..message import Destination, Message
+from .effects import Dispatch
+from .subscription import QueueEntry, Subscription
+
+__all__ = ["Topic"]
+
+
+class Topic:
+    def __init__(self, destination: Destination) -> None:
+        self.destination = destination
+        self.subscriptions: list[Subscription] = []
+        self.pending: dict[int, deque[QueueEntry]] = {}
+        self.next_seq = 0
+        self.enqueued = 0
+        self.dequeued = 0
+        self.expired = 0
+
+    def add_subscription(self, sub: Subscription) -> None:
+        self.subscriptions.append(sub)
+        self.pending[sub.consumer_id] = deque()
+
+    def remove_subscription(self, sub: Subscription) -> None:
+        if sub in self.subscriptions:
+            self.subscriptions.remove(sub)
+        self.pending.pop(sub.consumer_id, None)
+
+    def publish(self, message: Message, publisher_connection: int) -> None:
+        seq = self.next_seq
+        self.next_seq = seq + 1
+        self.enqueued += 1
+        for sub in self.subscriptions:
+            if sub.no_local and sub.connection_id == publisher_connection:
+                continue
+            if sub.selector is not None and not sub.matches(message, 0):
+                continue
+            self.pending[sub.consumer_id].append(QueueEntry(message, seq))
+
+    def dispatch(self, now: float, out: list[Dispatch], expired: list[QueueEntry]) -> None:
+        for sub in self.subscriptions:
+            pending = self.pending[sub.consumer_id]
+            while pending and sub.room() > 0:
+                entry = pending.popleft()
+                if entry.message.expiration and now >= entry.message.expiration:
+                    expired.append(entry)
+                    continue
+                entry.holder = sub
+                sub.dispatched[entry.message.message_id] = entry
+                sub.dispatch_count += 1
+                if sub.prefetch == 0:
+                    sub.extension = max(0, sub.extension - 1)
+                out.append(Dispatch(sub.consumer_id, entry.message, entry.seq, entry.redelivery_counter))

@@ -1,0 +1,105 @@
+"""Destinations and the message value that travels through the broker.
+
+A :class:`Message` is created once by a producer and then shared, unchanged, by the broker and every in-process
+consumer (no copies on the hot path). What changes per delivery (the redelivery counter, the dispatch sequence) lives
+beside it in the broker's queue entry and in the dispatch, never in the message.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+
+import attrs
+
+from .errors import InvalidDestination
+
+__all__ = ["Destination", "DestinationKind", "Message", "PropertyValue"]
+
+PropertyValue = str | int | float | bool | bytes | None
+
+
+class DestinationKind(enum.Enum):
+    QUEUE = "queue"
+    TOPIC = "topic"
+
+
+@attrs.frozen(slots=True, cache_hash=True)
+class Destination:
+    """A queue or a topic. ``"orders"`` and ``"queue://orders"`` name a queue, ``"topic://prices"`` a topic."""
+
+    kind: DestinationKind
+    name: str
+
+    @classmethod
+    def parse(cls, text: str | Destination) -> Destination:
+        if isinstance(text, Destination):
+            return text
+        if not isinstance(text, str):
+            raise InvalidDestination(f"a destination is a string, not {type(text).__name__}", destination=text)
+        kind = DestinationKind.QUEUE
+        name = text
+        for prefix, k in (("queue://", DestinationKind.QUEUE), ("topic://", DestinationKind.TOPIC)):
+            if text.startswith(prefix):
+                kind, name = k, text[len(prefix) :]
+                break
+        if not name or name.strip() != name or "://" in name:
+            raise InvalidDestination(f"invalid destination name {text!r}", destination=text)
+        return cls(kind, name)
+
+    @classmethod
+    def queue(cls, name: str) -> Destination:
+        return cls.parse(f"queue://{name}")
+
+    @classmethod
+    def topic(cls, name: str) -> Destination:
+        return cls.parse(f"topic://{name}")
+
+    @property
+    def is_queue(self) -> bool:
+        return self.kind is DestinationKind.QUEUE
+
+    @property
+    def is_topic(self) -> bool:
+        return self.kind is DestinationKind.TOPIC
+
+    def __str__(self) -> str:
+        return f"{self.kind.value}://{self.name}"
+
+
+def _freeze_properties(value: Mapping[str, PropertyValue] | None) -> Mapping[str, PropertyValue]:
+    return {} if value is None else value
+
+
+@attrs.frozen(slots=True, eq=False)
+class Message:
+    """One message as sent: body, headers and application properties.
+
+    ``timestamp`` and ``expiration`` are seconds on the broker's clock; ``expiration`` 0 means never. Messages compare
+    by identity: two sends of equal content are two messages.
+    """
+
+    message_id: str
+    destination: Destination
+    body: str | bytes
+    properties: Mapping[str, PropertyValue] = attrs.field(factory=dict, converter=_freeze_properties)
+    priority: int = 4
+    persistent: bool = True
+    timestamp: float = 0.0
+    expiration: float = 0.0
+    correlation_id: str | None = None
+    reply_to: Destination | None = None
+    type: str | None = None
+    group_id: str | None = None
+    group_seq: int = 0
+    producer_id: str = ""
+    producer_seq: int = 0
+    #: set on dead-lettered copies: where the message was when it failed (ActiveMQ's ``originalDestination`` header)
+    original_destination: Destination | None = None
+
+    def is_expired(self, now: float) -> bool:
+        return self.expiration > 0 and now >= self.expiration
+
+    def size_estimate(self) -> int:
+        """A cheap estimate of the bytes this message holds, for memory limits."""
+        return len(self.body) + 64 * (1 + len(self.properties))

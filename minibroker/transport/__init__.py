@@ -1,0 +1,1 @@
+"""Transports between clients and the broker."""

@@ -1,0 +1,54 @@
+"""The link between a client connection and a broker: the one interface every transport implements.
+
+The client speaks only to a :class:`BrokerLink`. Fire-and-forget operations (acks, pulls) are plain methods so the
+hot path needs no task switch; operations that need the broker's answer are coroutines. Dispatches flow the other
+way through the handler the client installs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Protocol
+
+from .._core.commands import ConsumerInfo, MessageAck
+from .._core.effects import Dispatch
+from .._core.queue import QueueStatistics
+from ..clock import Clock
+from ..message import Message
+
+__all__ = ["BrokerLink", "DispatchHandler"]
+
+DispatchHandler = Callable[[Dispatch], None]
+
+
+class BrokerLink(Protocol):
+    #: the clock the client should use for its own timeouts and redelivery delays
+    clock: Clock
+    #: True when the transport reconnects on failure (ActiveMQ ``failover:``): duplicate suppression applies
+    fault_tolerant: bool
+
+    async def open(self, client_id: str | None) -> None: ...
+
+    async def close(self, last_delivered_seq: int) -> None: ...
+
+    def set_closed_handler(self, handler: Callable[[BaseException | None], None]) -> None: ...
+
+    async def add_consumer(self, info: ConsumerInfo, handler: DispatchHandler) -> int: ...
+
+    async def remove_consumer(self, consumer_id: int, last_delivered_seq: int) -> None: ...
+
+    async def send(self, message: Message, transaction_id: int | None, sync: bool) -> None: ...
+
+    def ack(self, ack: MessageAck) -> None: ...
+
+    def pull(self, consumer_id: int, timeout: float) -> None: ...
+
+    def begin(self) -> int: ...
+
+    async def commit(self, transaction_id: int) -> None: ...
+
+    async def rollback(self, transaction_id: int) -> None: ...
+
+    async def browse(self, queue: str) -> list[Message]: ...
+
+    async def queue_statistics(self, queue: str) -> QueueStatistics | None: ...

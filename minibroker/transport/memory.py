@@ -1,0 +1,100 @@
+"""The in-process transport: method calls on the broker driver, no sockets, no copies (ActiveMQ's ``vm://``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from .._core.commands import ConsumerInfo, MessageAck
+from .._core.queue import QueueStatistics
+from .._driver import Broker
+from ..clock import Clock
+from ..errors import ConnectionClosed
+from ..message import Message
+from .base import DispatchHandler
+
+__all__ = ["MemoryLink"]
+
+
+class MemoryLink:
+    """Connects one client connection to an in-process :class:`~minibroker.Broker`."""
+
+    fault_tolerant = False
+
+    def __init__(self, broker: Broker) -> None:
+        self.broker = broker
+        self.clock: Clock = broker.clock
+        self.connection_id = 0
+        self._closed_handler: Callable[[BaseException | None], None] | None = None
+        self._open = False
+
+    async def open(self, client_id: str | None) -> None:
+        self.connection_id = self.broker.open_connection(client_id)
+        self._open = True
+        self.broker.on_close(self._broker_stopped)
+
+    def _broker_stopped(self) -> None:
+        if self._open:
+            self._open = False
+            if self._closed_handler is not None:
+                self._closed_handler(ConnectionClosed("the broker stopped"))
+
+    def drop(self) -> None:
+        """Break the link as a failed transport would: the broker sees an unknown last-delivered sequence."""
+        if self._open:
+            self._open = False
+            self.broker.close_connection(self.connection_id, None)
+            if self._closed_handler is not None:
+                self._closed_handler(ConnectionClosed("the transport failed"))
+
+    def _check(self) -> None:
+        if not self._open:
+            raise ConnectionClosed("the connection to the broker is closed")
+
+    async def close(self, last_delivered_seq: int) -> None:
+        if self._open:
+            self._open = False
+            self.broker.close_connection(self.connection_id, last_delivered_seq)
+
+    def set_closed_handler(self, handler: Callable[[BaseException | None], None]) -> None:
+        self._closed_handler = handler
+
+    async def add_consumer(self, info: ConsumerInfo, handler: DispatchHandler) -> int:
+        self._check()
+        return self.broker.add_consumer(self.connection_id, info, handler)
+
+    async def remove_consumer(self, consumer_id: int, last_delivered_seq: int) -> None:
+        if self._open:
+            self.broker.remove_consumer(self.connection_id, consumer_id, last_delivered_seq)
+
+    async def send(self, message: Message, transaction_id: int | None, sync: bool) -> None:
+        self._check()
+        self.broker.send(self.connection_id, message, transaction_id)
+
+    def ack(self, ack: MessageAck) -> None:
+        self._check()
+        self.broker.ack(self.connection_id, ack)
+
+    def pull(self, consumer_id: int, timeout: float) -> None:
+        self._check()
+        self.broker.pull(self.connection_id, consumer_id, timeout)
+
+    def begin(self) -> int:
+        self._check()
+        return self.broker.begin(self.connection_id)
+
+    async def commit(self, transaction_id: int) -> None:
+        self._check()
+        self.broker.commit(self.connection_id, transaction_id)
+
+    async def rollback(self, transaction_id: int) -> None:
+        self._check()
+        self.broker.rollback(self.connection_id, transaction_id)
+
+    async def browse(self, queue: str) -> list[Message]:
+        self._check()
+        q = self.broker.core.queues.get(queue)
+        return [] if q is None else self.broker.core.browse(queue, limit=q.policy.max_browse_page_size)
+
+    async def queue_statistics(self, queue: str) -> QueueStatistics | None:
+        q = self.broker.core.queues.get(queue)
+        return None if q is None else q.statistics()

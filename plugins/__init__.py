@@ -1,0 +1,1 @@
+"""Integrations and extension points of minibroker."""

@@ -1,0 +1,1 @@
+"""The standalone broker process: ``minibroker serve`` and the other command-line tools."""

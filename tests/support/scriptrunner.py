@@ -1,0 +1,596 @@
+"""Run an oracle script (the JSON format of the real-broker oracle) against minibroker, in virtual time.
+
+The script format and the events it records are those of the ActiveMQ oracle that made the recordings in
+``tests/conformance`` and ``tests/differential``: this module is its twin on minibroker's public client API, so the
+two event lists can be compared one for one. Time is virtual: receive timeouts and sleeps move a ManualClock, so a
+script that took seconds on the real broker replays in milliseconds.
+
+Extensions (ops and fields the Java oracle does not have) are listed in ``tests/conformance/EXTENSIONS.md``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+from minibroker.client import (
+    AckMode,
+    Connection,
+    Consumer,
+    PrefetchPolicy,
+    ReceivedMessage,
+    RedeliveryPolicy,
+    Session,
+    connect,
+)
+
+from minibroker import Broker, DestinationPolicy, ManualClock
+from minibroker.clock import settle
+from minibroker.errors import (
+    IllegalStateError,
+    InvalidConfiguration,
+    InvalidDestination,
+    InvalidSelector,
+    MinibrokerError,
+    TransactionRolledBack,
+)
+
+T = TypeVar("T")
+Event = dict[str, Any]
+
+MODES = {
+    "AUTO": AckMode.AUTO_ACKNOWLEDGE,
+    "CLIENT": AckMode.CLIENT_ACKNOWLEDGE,
+    "DUPS_OK": AckMode.DUPS_OK_ACKNOWLEDGE,
+    "TRANSACTED": AckMode.SESSION_TRANSACTED,
+    "INDIVIDUAL": AckMode.INDIVIDUAL_ACKNOWLEDGE,
+}
+
+#: minibroker error classes and the JMS exception the real client throws in the same place
+JAVA_TYPES: list[tuple[type[BaseException], str]] = [
+    (TransactionRolledBack, "javax.jms.TransactionRolledBackException"),
+    (IllegalStateError, "javax.jms.IllegalStateException"),
+    (InvalidSelector, "javax.jms.InvalidSelectorException"),
+    (InvalidDestination, "javax.jms.InvalidDestinationException"),
+    (InvalidConfiguration, "javax.jms.JMSException"),
+    (MinibrokerError, "javax.jms.JMSException"),
+]
+
+_ID = re.compile(r"ID:[A-Za-z0-9_.\-]+(:[0-9]+)*")
+_EXPIRATION = re.compile(r"Expiration:[0-9]+")
+
+
+def norm(text: str | None) -> str | None:
+    """The oracle's normalisation of volatile ids and times inside strings."""
+    if text is None:
+        return None
+    return _EXPIRATION.sub("Expiration:<epoch_ms>", _ID.sub("ID:<id>", text))
+
+
+class ScriptError(Exception):
+    """The script itself is wrong (unknown label, missing field): recorded as an exception of type ScriptError."""
+
+
+def java_type(exc: BaseException) -> str:
+    if isinstance(exc, ScriptError):
+        return "ScriptError"
+    for cls, name in JAVA_TYPES:
+        if isinstance(exc, cls):
+            return name
+    return f"python:{type(exc).__name__}"
+
+
+def redelivery_policy(options: dict[str, Any] | None) -> RedeliveryPolicy | None:
+    if not options:
+        return None
+    return RedeliveryPolicy.from_activemq(options)
+
+
+def broker_policy(cfg: dict[str, Any]) -> DestinationPolicy | None:
+    keys = {"prioritizedMessages", "deadLetterStrategy", "processNonPersistent", "dlqPrefix", "processExpired"}
+    if not keys & set(cfg):
+        return None
+    strategy = cfg.get("deadLetterStrategy", "shared")
+    if strategy not in ("shared", "individual"):
+        raise ScriptError("deadLetterStrategy must be shared|individual")
+    kwargs: dict[str, Any] = {
+        "prioritized_messages": bool(cfg.get("prioritizedMessages", False)),
+        "dead_letter_strategy": strategy,
+        "process_non_persistent": bool(cfg.get("processNonPersistent", False)),
+        "process_expired": bool(cfg.get("processExpired", True)),
+    }
+    if strategy == "individual" and "dlqPrefix" in cfg:
+        kwargs["queue_prefix"] = cfg["dlqPrefix"]
+    return DestinationPolicy(**kwargs)
+
+
+def object_property(msg: ReceivedMessage, name: str) -> Any:
+    """``Message.getObjectProperty(name)`` as the oracle records it."""
+    if name == "JMSXDeliveryCount":
+        return msg.delivery_count
+    if name == "JMSXGroupID":
+        return msg.group_id
+    if name == "JMSXGroupSeq":
+        return msg.group_seq
+    if name == "JMSXGroupFirstForConsumer":
+        return msg.group_first if msg.group_id is not None else None
+    value = msg.properties.get(name)
+    return norm(value) if isinstance(value, str) else value
+
+
+def body_text(body: str | bytes) -> str:
+    return body if isinstance(body, str) else body.decode("utf-8", "replace")
+
+
+class ScriptRunner:
+    """Runs one script against a fresh in-process broker on a ManualClock."""
+
+    def __init__(self, script: dict[str, Any]) -> None:
+        self.script = script
+        self.name = script.get("name", "script")
+        self.events: list[Event] = []
+        self.clock = ManualClock()
+        cfg = script.get("broker") or {}
+        policy = broker_policy(cfg)
+        self.broker = Broker(clock=self.clock, policies=None if policy is None else {"*": policy})
+        self.conns: dict[str, Connection] = {}
+        self.sessions: dict[str, Session] = {}
+        self.consumers: dict[str, Consumer] = {}
+        self.last_by_body: dict[str, ReceivedMessage] = {}
+        self.producer_conn: Connection | None = None
+        self.producer_session: Session | None = None
+        self.open: list[Connection] = []
+        self.t0 = self.clock.now()
+
+    # -- helpers ----------------------------------------------------------------------------------------------------
+
+    def ev(self, event: Event) -> None:
+        event["_t"] = self.t_ms()  # virtual time of every event, for gap checks; never compared
+        self.events.append(event)
+
+    def t_ms(self) -> int:
+        return int(round((self.clock.now() - self.t0) * 1000 / 10.0)) * 10
+
+    async def drive(self, awaitable: Awaitable[T]) -> T:
+        """Await ``awaitable``, jumping virtual time to the next timer whenever everything is waiting."""
+        task = asyncio.ensure_future(awaitable)
+        while True:
+            await settle()
+            if task.done():
+                return task.result()
+            if not await self.clock.advance_to_next_deadline():
+                await settle()
+                if task.done():
+                    return task.result()
+                task.cancel()
+                raise ScriptError("the script waits for something that can never happen")
+
+    async def sleep(self, ms: float) -> None:
+        await self.clock.advance(ms / 1000.0)
+
+    @staticmethod
+    def req(op: dict[str, Any], key: str) -> Any:
+        if key not in op:
+            raise ScriptError(f"op '{op.get('op')}' needs '{key}'")
+        return op[key]
+
+    @staticmethod
+    def lookup(table: dict[str, T], kind: str, label: str) -> T:
+        if label not in table:
+            raise ScriptError(f"unknown {kind} '{label}'")
+        return table[label]
+
+    def describe(self, label: str, msg: ReceivedMessage, record: list[str] | None) -> Event:
+        e: Event = {
+            "event": "received",
+            "consumer": label,
+            "body": body_text(msg.body),
+            "redelivered": msg.redelivered,
+            "deliveryCount": msg.delivery_count,
+            "redeliveryCounter": msg.redelivery_counter,
+            "t_ms": self.t_ms(),
+        }
+        for name in record or ():
+            if name == "priority":
+                e["priority"] = msg.priority
+            elif name == "persistent":
+                e["persistent"] = msg.persistent
+            elif name == "properties":
+                e["properties"] = {k: (norm(v) if isinstance(v, str) else v)
+                                   for k, v in sorted(msg.message.properties.items())}
+            else:
+                e[name] = object_property(msg, name)
+        return e
+
+    def stats(self, queue: str) -> None:
+        view = self.broker.queue(queue)
+        e: Event = {"event": "queue_stats", "queue": queue}
+        if not view.exists:
+            e["exists"] = False
+        else:
+            s = view.statistics()
+            e.update(size=s.size, inflight=s.inflight, enqueues=s.enqueued, dequeues=s.dequeued, expired=s.expired,
+                     consumers=s.consumers)
+        self.ev(e)
+
+    # -- running ----------------------------------------------------------------------------------------------------
+
+    async def run(self) -> list[Event]:
+        async with self.broker:
+            try:
+                for op in self.script.get("ops", []):
+                    try:
+                        await self.exec(op)
+                    except Exception as exc:
+                        self.ev({"event": "exception", "op": str(op.get("op")), "type": java_type(exc),
+                                 "message": norm(str(exc))})
+                await settle()
+            finally:
+                for conn in self.open:
+                    try:
+                        await conn.close()
+                    except MinibrokerError:
+                        pass
+        return self.events
+
+    async def exec(self, op: dict[str, Any]) -> None:
+        name = self.req(op, "op")
+        handler: Callable[[dict[str, Any]], Awaitable[None]] | None = getattr(self, "op_" + name, None)
+        if handler is None:
+            raise ScriptError(f"unknown op '{name}'")
+        await handler(op)
+
+    async def op_connect(self, op: dict[str, Any]) -> None:
+        label = self.req(op, "conn")
+        prefetch = op.get("prefetch")
+        conn = await connect(
+            self.broker,
+            redelivery_policy=redelivery_policy(op.get("redeliveryPolicy")),
+            prefetch=None if prefetch is None else PrefetchPolicy.all(int(prefetch)),
+            non_blocking_redelivery=bool(op.get("nonBlockingRedelivery", False)),
+            message_priority_supported=bool(op.get("messagePrioritySupported", False)),
+            start=bool(op.get("start", True)),
+        )
+        self.open.append(conn)
+        self.conns[label] = conn
+
+    async def op_start_connection(self, op: dict[str, Any]) -> None:
+        await self.lookup(self.conns, "conn", self.req(op, "conn")).start()
+
+    async def op_session(self, op: dict[str, Any]) -> None:
+        label = self.req(op, "session")
+        conn = self.lookup(self.conns, "conn", self.req(op, "conn"))
+        mode = op.get("mode", "AUTO")
+        if mode not in MODES:
+            raise ScriptError(f"unknown mode '{mode}'")
+        self.sessions[label] = await conn.create_session(MODES[mode])
+
+    async def op_send(self, op: dict[str, Any]) -> None:
+        label = op.get("session")
+        if label is None:
+            if self.producer_conn is None:
+                self.producer_conn = await connect(self.broker)
+                self.open.append(self.producer_conn)
+                self.producer_session = await self.producer_conn.create_session(AckMode.AUTO_ACKNOWLEDGE)
+            session = self.producer_session
+            assert session is not None
+        else:
+            session = self.lookup(self.sessions, "session", label)
+        dest = self.req(op, "dest")
+        body = self.req(op, "body")
+        persistent = bool(op.get("persistent", True))
+        priority = int(op.get("priority", 4))
+        ttl = int(op.get("ttl_ms", 0))
+        group = op.get("group")
+        topic = bool(op.get("topic", False))
+        e: Event = {"event": "sent", "topic" if topic else "queue": dest, "body": body}
+        if not persistent:
+            e["persistent"] = False
+        if priority != 4:
+            e["priority"] = priority
+        if ttl:
+            e["ttl_ms"] = ttl
+        if group is not None:
+            e["group"] = group
+        if "delay_ms" in op:
+            e["delay_ms"] = op["delay_ms"]
+        if session.transacted:
+            e["transacted"] = True
+        self.ev(e)
+        properties: dict[str, Any] = {}
+        for key, value in (op.get("props") or {}).items():
+            properties[key] = value
+        producer = await session.create_producer(("topic://" if topic else "queue://") + dest)
+        try:
+            await producer.send(
+                body,
+                properties=properties,
+                priority=priority,
+                ttl=ttl / 1000.0 if ttl else None,
+                persistent=persistent,
+                group_id=group,
+                correlation_id=op.get("correlation_id"),
+                type=op.get("type"),
+                reply_to=op.get("reply_to"),
+            )
+        finally:
+            await producer.close()
+
+    async def op_consumer(self, op: dict[str, Any]) -> None:
+        label = self.req(op, "consumer")
+        session = self.lookup(self.sessions, "session", self.req(op, "session"))
+        dest = self.req(op, "dest")
+        topic = bool(op.get("topic", False))
+        prefetch = op.get("prefetch")
+        self.consumers[label] = await session.create_consumer(
+            ("topic://" if topic else "queue://") + dest,
+            prefetch=None if prefetch is None else int(prefetch),
+            selector=op.get("selector"),
+            priority=int(op.get("priority", 0)),
+            exclusive=bool(op.get("exclusive", False)),
+        )
+
+    async def op_receive(self, op: dict[str, Any]) -> None:
+        label = self.req(op, "consumer")
+        consumer = self.lookup(self.consumers, "consumer", label)
+        timeout = int(op.get("timeout_ms", 0))
+        if timeout < 0:
+            raise ScriptError("timeout_ms must be >= 0 (0 = receiveNoWait)")
+        if timeout == 0:
+            msg = await self.drive(consumer.receive(0))
+        else:
+            msg = await self.drive(consumer.receive(timeout / 1000.0))
+        if msg is None:
+            self.ev({"event": "null_receive", "consumer": label, "timeout_ms": "noWait" if timeout == 0 else timeout})
+            return
+        if op.get("record_headers"):
+            self.ev(self.headers_event(msg))
+            self.last_by_body[body_text(msg.body)] = msg
+            return
+        self.ev(self.describe(label, msg, op.get("record")))
+        self.last_by_body[body_text(msg.body)] = msg
+
+    def headers_event(self, msg: ReceivedMessage) -> Event:
+        """The ``received_headers`` event of the message_headers scenario (extension)."""
+        props = {}
+        for key, value in sorted(msg.message.properties.items()):
+            props[key] = f"{_java_property_type(value)}:{_java_text(value)}"
+        reply_to = msg.reply_to
+        return {
+            "event": "received_headers",
+            "body": body_text(msg.body),
+            "JMSMessageID_prefix": msg.message_id[:3],
+            "JMSCorrelationID": msg.correlation_id,
+            "JMSType": msg.type,
+            "JMSReplyTo": "null" if reply_to is None else str(reply_to),
+            "JMSDestination": str(msg.destination),
+            "JMSDeliveryMode": 2 if msg.persistent else 1,
+            "JMSPriority": msg.priority,
+            "JMSExpiration_is_zero": msg.expiration == 0,
+            "JMSExpiration_minus_JMSTimestamp": (
+                None if msg.expiration == 0 else int(round((msg.expiration - msg.timestamp) * 1000))
+            ),
+            "JMSTimestamp_nonzero": msg.timestamp != 0,
+            "JMSRedelivered": msg.redelivered,
+            "properties": props,
+            "JMSXDeliveryCount": msg.delivery_count,
+        }
+
+    async def op_ack(self, op: dict[str, Any]) -> None:
+        body = self.req(op, "message")
+        msg = self.last_by_body.get(body)
+        if msg is None:
+            raise ScriptError(f"no received message with body '{body}'")
+        self.ev({"event": "action", "action": "acknowledge", "body": body})
+        await msg.acknowledge()
+
+    async def _session_action(self, op: dict[str, Any], action: str) -> None:
+        label = self.req(op, "session")
+        session = self.lookup(self.sessions, "session", label)
+        self.ev({"event": "action", "action": action, "session": label})
+        await self.drive(getattr(session, action)())
+
+    async def op_recover(self, op: dict[str, Any]) -> None:
+        await self._session_action(op, "recover")
+
+    async def op_commit(self, op: dict[str, Any]) -> None:
+        await self._session_action(op, "commit")
+
+    async def op_rollback(self, op: dict[str, Any]) -> None:
+        await self._session_action(op, "rollback")
+
+    async def op_listener(self, op: dict[str, Any]) -> None:
+        label = self.req(op, "consumer")
+        consumer = self.lookup(self.consumers, "consumer", label)
+        behaviour = op.get("behaviour", "ok")
+        if behaviour not in ("ok", "throw"):
+            raise ScriptError("behaviour must be ok|throw")
+        record = op.get("record")
+        self.ev({"event": "listener_set", "consumer": label, "behaviour": behaviour})
+
+        def on_message(msg: ReceivedMessage) -> None:
+            self.ev(self.describe(label, msg, record))
+            self.last_by_body[body_text(msg.body)] = msg
+            if behaviour == "throw":
+                raise RuntimeError("boom")
+
+        consumer.set_listener(on_message)
+        await settle()
+
+    async def op_close_consumer(self, op: dict[str, Any]) -> None:
+        label = self.req(op, "consumer")
+        consumer = self.lookup(self.consumers, "consumer", label)
+        self.ev({"event": "action", "action": "close_consumer", "consumer": label})
+        await consumer.close()
+
+    async def op_close_session(self, op: dict[str, Any]) -> None:
+        label = self.req(op, "session")
+        session = self.lookup(self.sessions, "session", label)
+        self.ev({"event": "action", "action": "close_session", "session": label})
+        await session.close()
+
+    async def op_close_connection(self, op: dict[str, Any]) -> None:
+        label = self.req(op, "conn")
+        conn = self.lookup(self.conns, "conn", label)
+        self.ev({"event": "action", "action": "close_connection", "conn": label})
+        await conn.close()
+
+    async def op_sleep(self, op: dict[str, Any]) -> None:
+        await self.sleep(float(op.get("ms", 0)))
+
+    async def op_stats(self, op: dict[str, Any]) -> None:
+        await self.sleep(float(op.get("settle_ms", 150)))
+        self.stats(self.req(op, "dest"))
+
+    async def op_dlq(self, op: dict[str, Any]) -> None:
+        queue = op.get("dest", "ActiveMQ.DLQ")
+        await self.sleep(float(op.get("settle_ms", 150)))
+        self.stats(queue)
+        if not self.broker.queue(queue).exists:
+            return
+        if op.get("consume"):
+            conn = await connect(self.broker)
+            try:
+                session = await conn.create_session(AckMode.AUTO_ACKNOWLEDGE)
+                consumer = await session.create_consumer("queue://" + queue)
+                received = []
+                while True:
+                    msg = await self.drive(consumer.receive(0.3))
+                    if msg is None:
+                        break
+                    received.append((msg.message, msg.redelivery_counter))
+                await consumer.close()
+            finally:
+                await conn.close()
+        else:
+            received = [(m, 0) for m in self.broker.queue(queue).browse()[:400]]
+        for message, counter in received:
+            cause = message.properties.get("dlqDeliveryFailureCause")
+            self.ev({
+                "event": "dlq",
+                "queue": queue,
+                "body": body_text(message.body),
+                "cause": None if cause is None else norm(str(cause)),
+                "originalDestination": None if message.original_destination is None
+                else str(message.original_destination),
+                "persistent": message.persistent,
+                "expiration": int(round(message.expiration * 1000)),
+                "redelivered": counter > 0,
+                "redeliveryCounter": counter,
+                "priority": message.priority,
+                "properties": {k: (norm(v) if isinstance(v, str) else v)
+                               for k, v in sorted(message.properties.items())},
+            })
+
+    async def op_browse(self, op: dict[str, Any]) -> None:
+        queue = self.req(op, "dest")
+        await self.sleep(float(op.get("settle_ms", 150)))
+        view = self.broker.queue(queue)
+        if not view.exists:
+            self.ev({"event": "browsed", "queue": queue, "exists": False})
+            return
+        conn = await connect(self.broker)
+        try:
+            session = await conn.create_session()
+            browser = await session.create_browser(queue)
+            bodies = [body_text(m.body) for m in await browser.messages()]
+        finally:
+            await conn.close()
+        self.ev({"event": "browsed", "queue": queue, "bodies": bodies})
+
+    async def op_note(self, op: dict[str, Any]) -> None:
+        self.ev({"event": "note", "text": op.get("text", "")})
+
+
+def _java_property_type(value: object) -> str:
+    if isinstance(value, bool):
+        return "Boolean"
+    if isinstance(value, int):
+        return "Integer" if -(2**31) <= value < 2**31 else "Long"
+    if isinstance(value, float):
+        return "Double"
+    return "String"
+
+
+def _java_text(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+async def run_script(script: dict[str, Any]) -> list[Event]:
+    return await ScriptRunner(script).run()
+
+
+# -- comparing event lists ------------------------------------------------------------------------------------------
+
+TIMING = {"t_ms", "gap_ms"}
+GAP_ACTIONS = {"rollback", "recover", "close_consumer", "close_session", "close_connection", "nack"}
+
+
+def _java_cause(text: Any) -> Any:
+    """Python exception names in causes, as the Java client would print them."""
+    if isinstance(text, str):
+        return text.replace("cause:RuntimeError: ", "cause:java.lang.RuntimeException: ")
+    return text
+
+
+def comparable(event: Event, expected: Event) -> Event:
+    e = {k: v for k, v in event.items() if k not in TIMING and not k.startswith("_")}
+    if "consumer" not in expected and e.get("event") in ("received", "null_receive"):
+        e.pop("consumer", None)
+    if e.get("event") == "dlq":
+        e["cause"] = _java_cause(e.get("cause"))
+        props = dict(e.get("properties") or {})
+        if "dlqDeliveryFailureCause" in props:
+            props["dlqDeliveryFailureCause"] = _java_cause(props["dlqDeliveryFailureCause"])
+        e["properties"] = props
+    return e
+
+
+def event_matches(expected: Event, got: Event) -> bool:
+    if expected.get("event") == "action":
+        return got.get("event") == "action" and got.get("action") == expected.get("action") and \
+            got.get("body") == expected.get("body")
+    exp = {k: v for k, v in expected.items() if k not in TIMING}
+    return comparable(got, expected) == exp
+
+
+def compare(expected: list[Event], got: list[Event], *, gap_tolerance_ms: int = 60,
+            check_gaps: bool = True) -> str | None:
+    """None when ``got`` reproduces ``expected``; else a readable description of the first difference."""
+    for i in range(max(len(expected), len(got))):
+        if i >= len(expected):
+            return f"event {i}: unexpected extra {got[i]}"
+        if i >= len(got):
+            return f"event {i}: missing {expected[i]}"
+        if not event_matches(expected[i], got[i]):
+            return f"event {i}:\n  expected {expected[i]}\n  got      {comparable(got[i], expected[i])}"
+    if check_gaps:
+        for i, e in enumerate(expected):
+            want = e.get("gap_ms")
+            if want is None or e.get("event") != "received":
+                continue
+            have = got_gap(got, i)
+            if have is not None and abs(have - want) > gap_tolerance_ms:
+                return f"event {i}: gap {have} ms, recorded {want} ms ({e})"
+    return None
+
+
+def got_gap(events: list[Event], index: int) -> int | None:
+    """Virtual ms between the last rollback/recover/close/nack before event ``index`` and the event itself."""
+    t = events[index].get("_t")
+    if t is None:
+        return None
+    for j in range(index - 1, -1, -1):
+        e = events[j]
+        if e.get("event") == "action" and e.get("action") in GAP_ACTIONS:
+            return int(t - e.get("_t", 0))
+    return int(t)
+
+
+def public(events: list[Event]) -> list[Event]:
+    """Events as the oracle prints them (without the runner's private fields)."""
+    return [{k: v for k, v in e.items() if not k.startswith("_")} for e in events]
