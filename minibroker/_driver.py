@@ -6,8 +6,9 @@ into calls on consumers (in-process) or writes on sockets (the TCP server regist
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from types import TracebackType
+from typing import Protocol
 
 import attrs
 
@@ -17,12 +18,19 @@ from ._core.effects import Dispatch
 from ._core.history import HistoryRecord
 from ._core.queue import DestinationPolicy, QueueStatistics
 from .clock import Clock, ManualClock, RealClock, TimerHandle, settle
+from .destination_map import DestinationMap
 from .errors import BrokerClosed
 from .message import Destination, Message
 
-__all__ = ["Broker", "BrokerStatistics", "QueueView"]
+__all__ = ["Broker", "BrokerPlugin", "BrokerStatistics", "QueueView"]
 
 DispatchRoute = Callable[[Dispatch], None]
+
+
+class BrokerPlugin(Protocol):
+    """An extension installed when the broker is created (as ActiveMQ's ``BrokerPlugin.installPlugin``)."""
+
+    def install(self, broker: Broker) -> None: ...
 
 
 @attrs.frozen(slots=True)
@@ -96,8 +104,10 @@ class Broker:
     """An in-process broker. ``async with Broker() as broker:`` starts it; connect clients with ``connect(broker)``.
 
     ``clock`` decides how time passes (a :class:`~minibroker.ManualClock` for virtual time); ``policies`` maps a
-    destination to its :class:`DestinationPolicy` (prioritised messages, dead-letter strategy), either as a
-    function or a mapping from queue name to policy with an optional ``"*"`` default.
+    destination to its :class:`DestinationPolicy` (prioritised messages, dead-letter strategy): a mapping keyed by
+    ActiveMQ destination wildcards (``">"`` for every queue, ``"orders.>"``), or a function of the destination.
+    ``scheduler_support`` enables delayed delivery (``AMQ_SCHEDULED_DELAY``) and is required by the broker
+    redelivery plugin, as in ActiveMQ; ``plugins`` are installed in order.
     """
 
     def __init__(
@@ -107,6 +117,8 @@ class Broker:
         policies: Mapping[str, DestinationPolicy] | Callable[[Destination], DestinationPolicy] | None = None,
         history_limit: int = 10_000,
         name: str = "minibroker",
+        scheduler_support: bool = False,
+        plugins: Sequence[BrokerPlugin] = (),
     ) -> None:
         self.clock: Clock = clock if clock is not None else RealClock()
         self.name = name
@@ -116,13 +128,14 @@ class Broker:
         elif callable(policies):
             policy_for = policies
         else:
-            table = dict(policies)
-            default = table.get("*", DestinationPolicy())
+            table = DestinationMap(DestinationPolicy(), policies)
 
             def policy_for(dest: Destination) -> DestinationPolicy:
-                return table.get(dest.name, default)
+                return table.get(str(dest))
 
-        self.core = BrokerCore(self.clock, policy_for=policy_for, history_limit=history_limit)
+        self.scheduler_support = scheduler_support
+        self.core = BrokerCore(self.clock, policy_for=policy_for, history_limit=history_limit,
+                               scheduler_support=scheduler_support)
         self._routes: dict[int, DispatchRoute] = {}
         self._timer: TimerHandle | None = None
         self._timer_at: float | None = None
@@ -130,6 +143,9 @@ class Broker:
         self._closed = False
         self._close_hooks: list[Callable[[], None]] = []
         self.instance_id = id(self)
+        self.plugins = tuple(plugins)
+        for plugin in self.plugins:
+            plugin.install(self)
 
     # -- lifecycle --------------------------------------------------------------------------------------------------
 

@@ -20,6 +20,7 @@ from urllib.parse import unquote_plus
 
 import attrs
 
+from minibroker.destination_map import DESTINATION_PREFIXES, DestinationMap
 from minibroker.errors import InvalidConfiguration
 
 __all__ = [
@@ -227,7 +228,7 @@ def _java_double(value: float) -> str:
 
 def _qualified_destination(name: str) -> str:
     """The name as ActiveMQ prints a destination (``queue://X``); plain names are queues."""
-    if any(name.startswith(prefix) for prefix in _DESTINATION_PREFIXES):
+    if any(name.startswith(prefix) for prefix in DESTINATION_PREFIXES):
         return name
     return "queue://" + name
 
@@ -730,59 +731,6 @@ class DelayLevelPolicy:
 # Per-destination policies
 # ----------------------------------------------------------------------------------------------------
 
-_DESTINATION_PREFIXES = {
-    "queue://": "queue",
-    "topic://": "topic",
-    "temp-queue://": "temp-queue",
-    "temp-topic://": "temp-topic",
-}
-
-
-def _split_destination(name: str) -> tuple[str, tuple[str, ...]]:
-    """(domain, path segments) of a destination name; a name without a prefix is a queue, as in ActiveMQ."""
-    for prefix, domain in _DESTINATION_PREFIXES.items():
-        if name.startswith(prefix):
-            return domain, tuple(name[len(prefix) :].split("."))
-    return "queue", tuple(name.split("."))
-
-
-@attrs.frozen
-class _Pattern:
-    """A parsed map key: ``*`` matches one segment, a trailing ``>`` matches the rest (even nothing)."""
-
-    text: str
-    domain: str
-    segments: tuple[str, ...]
-    policy: RetryPolicy
-
-    @property
-    def descendant(self) -> bool:
-        return self.segments[-1] == ">"
-
-    @property
-    def fixed(self) -> tuple[str, ...]:
-        return self.segments[:-1] if self.descendant else self.segments
-
-    def matches(self, domain: str, path: tuple[str, ...]) -> bool:
-        if domain != self.domain:
-            return False
-        fixed = self.fixed
-        if self.descendant:
-            if len(path) < len(fixed):
-                return False
-            path = path[: len(fixed)]
-        elif len(path) != len(fixed):
-            return False
-        return all(want in ("*", got) for want, got in zip(fixed, path, strict=True))
-
-    def rank(self, path: tuple[str, ...]) -> tuple[int, int, int, int]:
-        """Higher is more specific: exact name, then more literal segments, then longer, then no ``>``."""
-        fixed = self.fixed
-        exact = int(not self.descendant and "*" not in fixed and fixed == path)
-        literals = sum(1 for segment in fixed if segment != "*")
-        return exact, literals, len(fixed), int(not self.descendant)
-
-
 def _to_entries(
     value: Mapping[str, RetryPolicy] | Iterable[tuple[str, RetryPolicy]],
 ) -> tuple[tuple[str, RetryPolicy], ...]:
@@ -802,23 +750,10 @@ class RedeliveryPolicyMap:
 
     default: RetryPolicy = attrs.field(factory=RedeliveryPolicy)
     entries: tuple[tuple[str, RetryPolicy], ...] = attrs.field(default=(), converter=_to_entries)
-    _patterns: tuple[_Pattern, ...] = attrs.field(init=False, repr=False, eq=False)
+    _map: DestinationMap[RetryPolicy] = attrs.field(init=False, repr=False, eq=False)
 
     def __attrs_post_init__(self) -> None:
-        patterns: list[_Pattern] = []
-        for key, policy in self.entries:
-            if not isinstance(key, str) or not key.strip():
-                raise InvalidConfiguration(f"redelivery policy map key {key!r} is not a destination", key=key)
-            for part in key.split(","):
-                domain, segments = _split_destination(part.strip())
-                if any(not segment for segment in segments):
-                    raise InvalidConfiguration(f"redelivery policy map key {key!r}: empty segment", key=key)
-                if ">" in segments[:-1]:
-                    raise InvalidConfiguration(
-                        f"redelivery policy map key {key!r}: '>' may only be the last segment", key=key
-                    )
-                patterns.append(_Pattern(part.strip(), domain, segments, policy))
-        object.__setattr__(self, "_patterns", tuple(patterns))
+        object.__setattr__(self, "_map", DestinationMap(self.default, self.entries))
 
     @classmethod
     def from_policies(
@@ -834,10 +769,4 @@ class RedeliveryPolicyMap:
 
     def get(self, destination: str) -> RetryPolicy:
         """The policy for a destination (``queue://``/``topic://`` or a plain queue name)."""
-        domain, path = _split_destination(destination)
-        candidates = [pattern for pattern in self._patterns if pattern.matches(domain, path)]
-        if not candidates:
-            return self.default
-        best = max(candidates, key=lambda pattern: pattern.rank(path))
-        ties = [pattern for pattern in candidates if pattern.rank(path) == best.rank(path)]
-        return min(ties, key=lambda pattern: pattern.text).policy
+        return self._map.get(destination)

@@ -70,8 +70,9 @@ class TestPureCore:
 class TestPublicApi:
     def test_all_names_exist(self) -> None:
         """Every name in __all__ is importable (the public API is what __all__ says)."""
-        import minibroker
         import minibroker.client
+
+        import minibroker
         import minibroker.errors
 
         for module in (minibroker, minibroker.client, minibroker.errors):

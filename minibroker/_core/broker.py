@@ -70,8 +70,10 @@ class BrokerCore:
         *,
         policy_for: PolicyLookup | None = None,
         history_limit: int = 10_000,
+        scheduler_support: bool = False,
     ) -> None:
         self.clock = clock
+        self.scheduler_support = scheduler_support
         self._policy_for: PolicyLookup = policy_for or (lambda _dest: DestinationPolicy())
         self.queues: dict[str, Queue] = {}
         self.topics: dict[str, Topic] = {}
@@ -279,7 +281,18 @@ class BrokerCore:
             self.history.add(message.message_id, HistoryRecord(self.clock.now(), "sent", transaction_id=transaction_id))
             return
         self.history.add(message.message_id, HistoryRecord(self.clock.now(), "sent"))
+        if self.scheduler_support and self._schedule_delayed(message):
+            return
         self._enqueue(message, connection_id)
+
+    def _schedule_delayed(self, message: Message) -> bool:
+        """``AMQ_SCHEDULED_DELAY`` (milliseconds) holds a message back, when the broker has scheduler support."""
+        delay = message.properties.get("AMQ_SCHEDULED_DELAY")
+        if not isinstance(delay, (int, float)) or isinstance(delay, bool) or delay <= 0:
+            return False
+        properties = {k: v for k, v in message.properties.items() if k != "AMQ_SCHEDULED_DELAY"}
+        self.schedule(self.clock.now() + delay / 1000.0, attrs.evolve(message, properties=properties))
+        return True
 
     def _enqueue(self, message: Message, connection_id: int = 0, redelivery_counter: int = 0) -> None:
         dest = message.destination
@@ -527,7 +540,8 @@ class BrokerCore:
             touched.add(sub.destination)
         for message in txn.sends:
             self.history.add(message.message_id, HistoryRecord(now, "committed", transaction_id=transaction_id))
-            self._enqueue(message, connection_id)
+            if not (self.scheduler_support and self._schedule_delayed(message)):
+                self._enqueue(message, connection_id)
         for dest in touched:
             self._dispatch_destination(dest)
 
@@ -592,10 +606,17 @@ class BrokerCore:
             candidates.append(self._scheduled[0][0])
         return min(candidates) if candidates else None
 
-    def schedule(self, when: float, message: Message, redelivery_counter: int) -> None:
+    def schedule(self, when: float, message: Message, redelivery_counter: int = 0) -> None:
         """Deliver ``message`` to its destination's tail at ``when`` (delayed delivery, broker redelivery)."""
         self._scheduled_seq += 1
         heapq.heappush(self._scheduled, (when, self._scheduled_seq, message, redelivery_counter))
+
+    def schedule_redelivery(self, when: float, message: Message, redelivery_counter: int, cause: str) -> None:
+        """The broker redelivery plugin's path: the message comes back to its queue's tail at ``when``."""
+        self.history.add(message.message_id, HistoryRecord(
+            self.clock.now(), "redelivery-scheduled", redelivery_counter=redelivery_counter, detail=cause,
+            destination=str(message.destination)))
+        self.schedule(when, message, redelivery_counter)
 
     def tick(self) -> None:
         """Do whatever was due by now: pull timeouts, scheduled deliveries, the expiry sweep."""

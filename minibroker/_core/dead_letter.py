@@ -6,7 +6,8 @@ Rules (``AbstractDeadLetterStrategy``, ``RegionBroker.sendToDeadLetterQueue``, `
 * a message already dead-lettered once by the same strategy is dropped (the strategy's audit);
 * a message whose dead-letter queue is its own destination is dropped (no loops);
 * the copy keeps its message id, becomes persistent, never expires (unless the strategy says so), carries the cause in
-  ``dlqDeliveryFailureCause`` and its former destination in ``original_destination``, and its counter is reset to 0.
+  ``dlqDeliveryFailureCause`` and its former destination in ``original_destination``, and its counter is reset to 0
+  (no ``originalExpiration`` property: ActiveMQ 5.17 does not stamp it, as the recordings show).
 """
 
 from __future__ import annotations
@@ -41,8 +42,6 @@ def dead_letter_copy(
 ) -> Message:
     """The message as it lands on the dead-letter queue."""
     properties: dict[str, PropertyValue] = dict(message.properties)
-    if message.expiration:
-        properties["originalExpiration"] = int(round(message.expiration * 1000))
     if not message.persistent:
         properties["originalDeliveryMode"] = "NON_PERSISTENT"
     properties["dlqDeliveryFailureCause"] = cause

@@ -25,6 +25,7 @@ from minibroker.client import (
     Session,
     connect,
 )
+from minibroker.plugins.redelivery import RedeliveryPlugin
 
 from minibroker import Broker, DestinationPolicy, ManualClock
 from minibroker.clock import settle
@@ -88,10 +89,19 @@ def redelivery_policy(options: dict[str, Any] | None) -> RedeliveryPolicy | None
     return RedeliveryPolicy.from_activemq(options)
 
 
-def broker_policy(cfg: dict[str, Any]) -> DestinationPolicy | None:
-    keys = {"prioritizedMessages", "deadLetterStrategy", "processNonPersistent", "dlqPrefix", "processExpired"}
-    if not keys & set(cfg):
+POLICY_KEYS = {"prioritizedMessages", "deadLetterStrategy", "processNonPersistent", "dlqPrefix", "processExpired"}
+
+
+def broker_policies(cfg: dict[str, Any]) -> dict[str, DestinationPolicy] | None:
+    """The broker block's PolicyEntries: the stock top-level keys (one entry for ``>``) or ``policies`` (extension)."""
+    if "policies" in cfg:
+        return {entry.get("queue", ">"): broker_policy(entry) for entry in cfg["policies"]}
+    if not POLICY_KEYS & set(cfg):
         return None
+    return {">": broker_policy(cfg)}
+
+
+def broker_policy(cfg: dict[str, Any]) -> DestinationPolicy:
     strategy = cfg.get("deadLetterStrategy", "shared")
     if strategy not in ("shared", "individual"):
         raise ScriptError("deadLetterStrategy must be shared|individual")
@@ -132,9 +142,7 @@ class ScriptRunner:
         self.name = script.get("name", "script")
         self.events: list[Event] = []
         self.clock = ManualClock()
-        cfg = script.get("broker") or {}
-        policy = broker_policy(cfg)
-        self.broker = Broker(clock=self.clock, policies=None if policy is None else {"*": policy})
+        self.op: dict[str, Any] = {}
         self.conns: dict[str, Connection] = {}
         self.sessions: dict[str, Session] = {}
         self.consumers: dict[str, Consumer] = {}
@@ -146,9 +154,34 @@ class ScriptRunner:
 
     # -- helpers ----------------------------------------------------------------------------------------------------
 
-    def ev(self, event: Event) -> None:
+    def ev(self, event: Event, *, listener: bool = False) -> None:
+        """Record an event; the running op's ``silent``/``omit``/``extra`` apply to events it records itself."""
+        op = self.op
+        if not listener and op:
+            if op.get("silent"):
+                return
+            for key in op.get("omit", ()):
+                event.pop(key, None)
+            event.update(op.get("extra", {}))
         event["_t"] = self.t_ms()  # virtual time of every event, for gap checks; never compared
         self.events.append(event)
+
+    def make_broker(self) -> Broker:
+        cfg = self.script.get("broker") or {}
+        plugins = []
+        if "redeliveryPlugin" in cfg:
+            options = dict(cfg["redeliveryPlugin"])
+            to_dlq = bool(options.pop("sendToDlqIfMaxRetriesExceeded", True))
+            fallback = bool(options.pop("fallbackToDeadLetter", True))
+            plugins.append(RedeliveryPlugin(RedeliveryPolicy.from_activemq(options),
+                                            send_to_dlq_if_max_retries_exceeded=to_dlq,
+                                            fallback_to_dead_letter=fallback))
+        return Broker(
+            clock=self.clock,
+            policies=broker_policies(cfg),
+            scheduler_support=bool(cfg.get("schedulerSupport", False)) or "redeliveryPlugin" in cfg,
+            plugins=plugins,
+        )
 
     def t_ms(self) -> int:
         return int(round((self.clock.now() - self.t0) * 1000 / 10.0)) * 10
@@ -218,14 +251,28 @@ class ScriptRunner:
     # -- running ----------------------------------------------------------------------------------------------------
 
     async def run(self) -> list[Event]:
+        try:
+            self.broker = self.make_broker()
+        except MinibrokerError as exc:
+            self.ev({"event": "exception", "where": "broker.start",
+                     "type": java_type(exc).replace("javax.jms.", "java.lang."), "message": norm(str(exc))})
+            return self.events
         async with self.broker:
             try:
                 for op in self.script.get("ops", []):
+                    self.op = op
                     try:
                         await self.exec(op)
                     except Exception as exc:
-                        self.ev({"event": "exception", "op": str(op.get("op")), "type": java_type(exc),
-                                 "message": norm(str(exc))})
+                        self.op = {}
+                        e: Event = {"event": "exception"}
+                        if "where" in op:
+                            e["where"] = op["where"]
+                        else:
+                            e["op"] = str(op.get("op"))
+                        e.update(type=java_type(exc), message=norm(str(exc)))
+                        self.ev(e)
+                    self.op = {}
                 await settle()
             finally:
                 for conn in self.open:
@@ -345,7 +392,7 @@ class ScriptRunner:
         if msg is None:
             self.ev({"event": "null_receive", "consumer": label, "timeout_ms": "noWait" if timeout == 0 else timeout})
             return
-        if op.get("record_headers"):
+        if op.get("headers"):
             self.ev(self.headers_event(msg))
             self.last_by_body[body_text(msg.body)] = msg
             return
@@ -411,7 +458,10 @@ class ScriptRunner:
         self.ev({"event": "listener_set", "consumer": label, "behaviour": behaviour})
 
         def on_message(msg: ReceivedMessage) -> None:
-            self.ev(self.describe(label, msg, record))
+            event = self.describe(label, msg, record)
+            if behaviour == "throw":
+                event["_anchor"] = True  # the listener's failure starts the next redelivery delay
+            self.ev(event, listener=True)
             self.last_by_body[body_text(msg.body)] = msg
             if behaviour == "throw":
                 raise RuntimeError("boom")
@@ -503,6 +553,15 @@ class ScriptRunner:
     async def op_note(self, op: dict[str, Any]) -> None:
         self.ev({"event": "note", "text": op.get("text", "")})
 
+    async def op_emit(self, op: dict[str, Any]) -> None:
+        """Extension: record a copy of ``event`` verbatim."""
+        self.ev(dict(self.req(op, "event")))
+
+    async def op_dlq_queues(self, op: dict[str, Any]) -> None:
+        """Extension: the sorted names of every existing queue whose name contains DLQ."""
+        await self.sleep(float(op.get("settle_ms", 150)))
+        self.ev({"event": "dlq_queues", "names": [n for n in self.broker.queue_names() if "DLQ" in n]})
+
 
 def _java_property_type(value: object) -> str:
     if isinstance(value, bool):
@@ -539,7 +598,7 @@ def _java_cause(text: Any) -> Any:
 
 def comparable(event: Event, expected: Event) -> Event:
     e = {k: v for k, v in event.items() if k not in TIMING and not k.startswith("_")}
-    if "consumer" not in expected and e.get("event") in ("received", "null_receive"):
+    if "consumer" not in expected and e.get("event") in ("received", "null_receive", "received_headers"):
         e.pop("consumer", None)
     if e.get("event") == "dlq":
         e["cause"] = _java_cause(e.get("cause"))
@@ -559,7 +618,7 @@ def event_matches(expected: Event, got: Event) -> bool:
 
 
 def compare(expected: list[Event], got: list[Event], *, gap_tolerance_ms: int = 60,
-            check_gaps: bool = True) -> str | None:
+            late_tolerance_ms: int = 60, check_gaps: bool = True) -> str | None:
     """None when ``got`` reproduces ``expected``; else a readable description of the first difference."""
     for i in range(max(len(expected), len(got))):
         if i >= len(expected):
@@ -571,10 +630,10 @@ def compare(expected: list[Event], got: list[Event], *, gap_tolerance_ms: int = 
     if check_gaps:
         for i, e in enumerate(expected):
             want = e.get("gap_ms")
-            if want is None or e.get("event") != "received":
+            if want is None or e.get("event") != "received" or not e.get("redelivered"):
                 continue
             have = got_gap(got, i)
-            if have is not None and abs(have - want) > gap_tolerance_ms:
+            if have is not None and not -gap_tolerance_ms <= want - have <= late_tolerance_ms:
                 return f"event {i}: gap {have} ms, recorded {want} ms ({e})"
     return None
 
@@ -586,7 +645,7 @@ def got_gap(events: list[Event], index: int) -> int | None:
         return None
     for j in range(index - 1, -1, -1):
         e = events[j]
-        if e.get("event") == "action" and e.get("action") in GAP_ACTIONS:
+        if (e.get("event") == "action" and e.get("action") in GAP_ACTIONS) or e.get("_anchor"):
             return int(t - e.get("_t", 0))
     return int(t)
 
