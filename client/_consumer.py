@@ -133,10 +133,30 @@ class Consumer:
         In AUTO and DUPS_OK modes the message is acked before this returns.
         """
         self._check_open()
-        self.session._check_no_listener()
-        clock = self.session.connection.clock
-        deadline = None if timeout is None or timeout <= 0 else clock.now() + timeout
+        session = self.session
+        if session._listener_count:
+            session._check_no_listener()
+        clock = session.connection.clock
         pull = self.prefetch == 0
+        buffer = self._buffer
+        # Fast path: a plain message is already here (the common case with a prefetch window).
+        if not pull and self._running and buffer:
+            item = buffer[0]
+            if (item is not None and not item.message.expiration and not self._transacted
+                    and not self._ack_batch):
+                buffer.popleft()
+                self.last_delivered_seq = item.seq
+                if item.seq > session.last_delivered_seq:
+                    session.last_delivered_seq = item.seq
+                if self._ack_each:
+                    # AUTO: the ack of exactly this message, sent before receive() returns
+                    self._send_ack(MessageAck(self.consumer_id, AckType.STANDARD, item.message_id,
+                                              item.message_id, 1))
+                else:
+                    self._delivered.append(item)
+                    self._ack_later(item, AckType.DELIVERED)
+                return item
+        deadline = None if timeout is None or timeout <= 0 else clock.now() + timeout
         while True:
             if pull:
                 self._send_pull(timeout, deadline)

@@ -42,6 +42,8 @@ class Session:
         self._dispatcher_wakeup: asyncio.Event | None = None
         self._producer_seq = 0
         self.last_delivered_seq = -1
+        #: consumers of this session with a listener (a sync receive is refused while there are any)
+        self._listener_count = 0
 
     def __repr__(self) -> str:
         return f"<Session {self.session_id} {self.ack_mode.name}>"
@@ -114,6 +116,7 @@ class Session:
     def _forget(self, consumer: Consumer) -> None:
         if consumer in self.consumers:
             self.consumers.remove(consumer)
+            self._listener_count = sum(1 for c in self.consumers if c.listener is not None)
         if consumer in self._deferred_closes:
             self._deferred_closes.remove(consumer)
 
@@ -215,7 +218,8 @@ class Session:
             raise IllegalStateError(LISTENER_SET, session_id=self.session_id)
 
     def _listeners_changed(self) -> None:
-        if any(c.listener is not None for c in self.consumers) and self._dispatcher is None:
+        self._listener_count = sum(1 for c in self.consumers if c.listener is not None)
+        if self._listener_count and self._dispatcher is None:
             self._dispatcher_wakeup = asyncio.Event()
             self._dispatcher = asyncio.get_running_loop().create_task(
                 self._dispatch_loop(), name=f"minibroker-session-{self.session_id}-listeners"

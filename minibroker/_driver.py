@@ -210,14 +210,16 @@ class Broker:
     # -- the driver: operations used by transports -------------------------------------------------------------------
 
     def _flush(self) -> None:
-        out = self.core.drain()
+        core = self.core
+        out = core.output
         if out:
+            core.output = []
             routes = self._routes
             for dispatch in out:
                 route = routes.get(dispatch.consumer_id)
                 if route is not None:
                     route(dispatch)
-        deadline = self.core.next_deadline()
+        deadline = core.next_deadline()
         if deadline != self._timer_at:
             self._arm(deadline)
 

@@ -67,22 +67,20 @@ class Destination:
         return f"{self.kind.value}://{self.name}"
 
 
-def _freeze_properties(value: Mapping[str, PropertyValue] | None) -> Mapping[str, PropertyValue]:
-    return {} if value is None else value
-
-
-@attrs.frozen(slots=True, eq=False)
+@attrs.define(slots=True, eq=False)
 class Message:
     """One message as sent: body, headers and application properties.
 
     ``timestamp`` and ``expiration`` are seconds on the broker's clock; ``expiration`` 0 means never. Messages compare
-    by identity: two sends of equal content are two messages.
+    by identity: two sends of equal content are two messages. Treat a message as immutable once sent: the broker
+    and every in-process consumer share it (it is not frozen only because frozen attrs classes are slower to build,
+    and one is built per send).
     """
 
     message_id: str
     destination: Destination
     body: str | bytes
-    properties: Mapping[str, PropertyValue] = attrs.field(factory=dict, converter=_freeze_properties)
+    properties: Mapping[str, PropertyValue] = attrs.field(factory=dict)
     priority: int = 4
     persistent: bool = True
     timestamp: float = 0.0

@@ -26,18 +26,20 @@ from ..errors import (
     InvalidDestination,
     TransactionError,
 )
-from ..message import Destination, Message
+from ..message import Destination, DestinationKind, Message
 from ..selector import parse_selector
 from .commands import AckType, ConsumerInfo, MessageAck
 from .dead_letter import dead_letter_copy, dead_letter_destination, should_dead_letter
 from .effects import Dispatch
-from .history import History, HistoryRecord
+from .history import History
 from .queue import DestinationPolicy, Queue
 from .subscription import QueueEntry, Subscription
 from .topic import Topic
 from .transaction import Transaction
 
 __all__ = ["NOW_UNKNOWN_DELIVERED", "BrokerCore", "PolicyLookup"]
+
+QUEUE = DestinationKind.QUEUE
 
 #: ``lastDeliveredSequenceId`` when the consumer went away without saying (transport failure): count everything.
 NOW_UNKNOWN_DELIVERED = -2
@@ -120,15 +122,12 @@ class BrokerCore:
             self.topics[name] = t
         return t
 
-    def _queue_of(self, sub: Subscription) -> Queue | None:
-        return self.queues.get(sub.destination.name) if sub.destination.is_queue else None
-
     def _dispatch_destination(self, destination: Destination) -> None:
-        now = self.clock.now()
         expired: list[QueueEntry] = []
-        if destination.is_queue:
+        if destination.kind is QUEUE:
             q = self.queues.get(destination.name)
-            if q is not None and q.consumers:
+            if q is not None and q.consumers and q.has_pending():
+                now = self.clock.now()
                 start = len(self.output)
                 q.dispatch(now, self.output, expired)
                 if self.history.enabled:
@@ -138,6 +137,7 @@ class BrokerCore:
         else:
             t = self.topics.get(destination.name)
             if t is not None:
+                now = self.clock.now()
                 t.dispatch(now, self.output, expired)
                 t.expired += len(expired)
                 t.dequeued += len(expired)
@@ -148,8 +148,8 @@ class BrokerCore:
         for i in range(start, len(output)):
             d = output[i]
             if d.message is not None:
-                history.add(d.message.message_id, HistoryRecord(now, "dispatched", d.consumer_id,
-                                                                redelivery_counter=d.redelivery_counter))
+                history.add(d.message.message_id, now, "dispatched", d.consumer_id,
+                                                                redelivery_counter=d.redelivery_counter)
 
     # -- connections ------------------------------------------------------------------------------------------------
 
@@ -240,8 +240,8 @@ class BrokerCore:
                     break
         now = self.clock.now()
         for entry in held:
-            self.history.add(entry.message.message_id, HistoryRecord(now, "released", consumer_id,
-                                                                     redelivery_counter=entry.redelivery_counter))
+            self.history.add(entry.message.message_id, now, "released", consumer_id,
+                                                                     redelivery_counter=entry.redelivery_counter)
         q.give_back(held)
         self._dispatch_destination(q.destination)
 
@@ -278,9 +278,9 @@ class BrokerCore:
         if transaction_id is not None:
             txn = self._transaction(connection_id, transaction_id)
             txn.sends.append(message)
-            self.history.add(message.message_id, HistoryRecord(self.clock.now(), "sent", transaction_id=transaction_id))
+            self.history.add(message.message_id, self.clock.now(), "sent", transaction_id=transaction_id)
             return
-        self.history.add(message.message_id, HistoryRecord(self.clock.now(), "sent"))
+        self.history.add(message.message_id, self.clock.now(), "sent")
         if self.scheduler_support and self._schedule_delayed(message):
             return
         self._enqueue(message, connection_id)
@@ -371,8 +371,8 @@ class BrokerCore:
             return
         now = self.clock.now()
         for entry in entries:
-            history.add(entry.message.message_id, HistoryRecord(
-                now, "ack", sub.consumer_id, ack.ack_type.name, ack.transaction_id, entry.redelivery_counter))
+            history.add(entry.message.message_id,
+                now, "ack", sub.consumer_id, ack.ack_type.name, ack.transaction_id, entry.redelivery_counter)
 
     def _ack_standard(self, sub: Subscription, ack: MessageAck, txn: Transaction | None) -> None:
         dispatched = sub.dispatched
@@ -461,7 +461,7 @@ class BrokerCore:
         q.expired += 1
         q.dequeued += 1
         message = entry.message
-        self.history.add(message.message_id, HistoryRecord(now, "expired"))
+        self.history.add(message.message_id, now, "expired")
         cause = f"java.lang.Throwable: Message Expired. Expiration:{int(round(message.expiration * 1000))}"
         self._dead_letter(q.policy, message, cause, expired=True, counter=entry.redelivery_counter)
 
@@ -473,19 +473,19 @@ class BrokerCore:
             return
         now = self.clock.now()
         if not should_dead_letter(policy, message, expired=expired):
-            self.history.add(message.message_id, HistoryRecord(now, "dropped", detail=cause))
+            self.history.add(message.message_id, now, "dropped", detail=cause)
             return
         dlq = dead_letter_destination(policy, source)
         if dlq == source:
-            self.history.add(message.message_id, HistoryRecord(now, "dropped", detail="loop: " + cause))
+            self.history.add(message.message_id, now, "dropped", detail="loop: " + cause)
             return
         audit = self._dlq_audit.setdefault(str(dlq), set())
         if message.message_id in audit:
-            self.history.add(message.message_id, HistoryRecord(now, "dropped", detail="duplicate: " + cause))
+            self.history.add(message.message_id, now, "dropped", detail="duplicate: " + cause)
             return
         audit.add(message.message_id)
         copy = dead_letter_copy(message, dlq, cause, now, policy)
-        self.history.add(message.message_id, HistoryRecord(now, "dead-lettered", detail=cause, destination=str(dlq)))
+        self.history.add(message.message_id, now, "dead-lettered", detail=cause, destination=str(dlq))
         self._enqueue(copy)
 
     def sweep_expired(self) -> None:
@@ -527,8 +527,8 @@ class BrokerCore:
             if entry.acked_in_txn != transaction_id:
                 continue
             entry.acked_in_txn = None
-            self.history.add(entry.message.message_id, HistoryRecord(now, "committed", sub.consumer_id,
-                                                                     transaction_id=transaction_id))
+            self.history.add(entry.message.message_id, now, "committed", sub.consumer_id,
+                                                                     transaction_id=transaction_id)
             if sub.closed:
                 # its consumer left during the transaction: the entry is no longer dispatched anywhere
                 if sub.destination.is_queue:
@@ -539,7 +539,7 @@ class BrokerCore:
                 self._consume(sub, entry)
             touched.add(sub.destination)
         for message in txn.sends:
-            self.history.add(message.message_id, HistoryRecord(now, "committed", transaction_id=transaction_id))
+            self.history.add(message.message_id, now, "committed", transaction_id=transaction_id)
             if not (self.scheduler_support and self._schedule_delayed(message)):
                 self._enqueue(message, connection_id)
         for dest in touched:
@@ -555,8 +555,8 @@ class BrokerCore:
             if entry.acked_in_txn != transaction_id:
                 continue
             entry.acked_in_txn = None
-            self.history.add(entry.message.message_id, HistoryRecord(now, "rolled-back", sub.consumer_id,
-                                                                     transaction_id=transaction_id))
+            self.history.add(entry.message.message_id, now, "rolled-back", sub.consumer_id,
+                                                                     transaction_id=transaction_id)
             if sub.closed and sub.destination.is_queue:
                 entry.redelivery_counter += 1
                 self.queues[sub.destination.name].give_back([entry])
@@ -564,7 +564,7 @@ class BrokerCore:
                 sub.contract(1)
             touched.add(sub.destination)
         for message in txn.sends:
-            self.history.add(message.message_id, HistoryRecord(now, "discarded", transaction_id=transaction_id))
+            self.history.add(message.message_id, now, "discarded", transaction_id=transaction_id)
         for dest in touched:
             self._dispatch_destination(dest)
 
@@ -597,6 +597,8 @@ class BrokerCore:
     # -- timers -----------------------------------------------------------------------------------------------------
 
     def next_deadline(self) -> float | None:
+        if not (self._pull_timers or self._scheduled or self._next_sweep is not None):
+            return None
         candidates = []
         if self._pull_timers:
             candidates.append(self._pull_timers[0][0])
@@ -613,9 +615,9 @@ class BrokerCore:
 
     def schedule_redelivery(self, when: float, message: Message, redelivery_counter: int, cause: str) -> None:
         """The broker redelivery plugin's path: the message comes back to its queue's tail at ``when``."""
-        self.history.add(message.message_id, HistoryRecord(
+        self.history.add(message.message_id,
             self.clock.now(), "redelivery-scheduled", redelivery_counter=redelivery_counter, detail=cause,
-            destination=str(message.destination)))
+            destination=str(message.destination))
         self.schedule(when, message, redelivery_counter)
 
     def tick(self) -> None:

@@ -34,12 +34,13 @@ class AckType(enum.IntEnum):
     """The messages expired in the client's buffer: remove them through the expiry path."""
 
 
-@attrs.frozen(slots=True)
+@attrs.define(slots=True)
 class MessageAck:
     """An acknowledgement of the range ``first_message_id``..``last_message_id`` of one subscription's dispatches.
 
     ``first_message_id`` None means "from the oldest dispatched message". ``message_count`` is checked against the
-    range for STANDARD acks outside transactions, as ActiveMQ does.
+    range for STANDARD acks outside transactions, as ActiveMQ does. A value: never changed once built (not frozen
+    only because one is built per AUTO receive, and frozen attrs classes are slower to build).
     """
 
     consumer_id: int

@@ -9,12 +9,13 @@ from ..message import Message
 __all__ = ["Dispatch"]
 
 
-@attrs.frozen(slots=True)
+@attrs.define(slots=True)
 class Dispatch:
     """One message handed to one consumer, or ``message=None``: "nothing for your pull" / "end of browse".
 
     ``seq`` is the broker's sequence number of the message in its destination; ``redelivery_counter`` is the
-    broker's count of earlier deliveries (raised when a consumer closed holding the message).
+    broker's count of earlier deliveries (raised when a consumer closed holding the message). A value, never changed
+    once built (mutable attrs only because one is built per dispatch).
     """
 
     consumer_id: int

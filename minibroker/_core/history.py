@@ -29,25 +29,34 @@ class HistoryRecord:
 class History:
     """Records per message id, keeping the most recent ``limit`` messages (0 turns recording off)."""
 
-    __slots__ = ("limit", "records")
+    __slots__ = ("enabled", "limit", "records")
 
     def __init__(self, limit: int = 10_000) -> None:
         self.limit = limit
-        self.records: dict[str, list[HistoryRecord]] = {}
+        self.enabled = limit > 0
+        # plain tuples on the hot path; HistoryRecord objects are built only when a test reads them
+        self.records: dict[str, list[tuple[object, ...]]] = {}
 
-    @property
-    def enabled(self) -> bool:
-        return self.limit > 0
-
-    def add(self, message_id: str, record: HistoryRecord) -> None:
-        if self.limit <= 0:
+    def add(
+        self,
+        message_id: str,
+        time: float,
+        event: str,
+        consumer_id: int | None = None,
+        ack_type: str | None = None,
+        transaction_id: int | None = None,
+        redelivery_counter: int = 0,
+        detail: str | None = None,
+        destination: str | None = None,
+    ) -> None:
+        if not self.enabled:
             return
         records = self.records.get(message_id)
         if records is None:
             records = self.records[message_id] = []
             if len(self.records) > self.limit:
                 del self.records[next(iter(self.records))]
-        records.append(record)
+        records.append((time, event, consumer_id, ack_type, transaction_id, redelivery_counter, detail, destination))
 
     def of(self, message_id: str) -> tuple[HistoryRecord, ...]:
-        return tuple(self.records.get(message_id, ()))
+        return tuple(HistoryRecord(*fields) for fields in self.records.get(message_id, ()))  # type: ignore[arg-type]

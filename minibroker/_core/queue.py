@@ -149,6 +149,7 @@ class Queue:
         self.dequeued = 0
         self.expired = 0
         self.dispatched_total = 0
+        self.exclusive_count = 0
         #: number of messages paused (fault injection / flow control): no dispatch while True
         self.paused = False
 
@@ -174,7 +175,7 @@ class Queue:
             enqueued=self.enqueued,
             dequeued=self.dequeued,
             expired=self.expired,
-            consumers=sum(1 for s in self.consumers if not s.browser),
+            consumers=len(self.consumers),
             dispatched=self.dispatched_total,
         )
 
@@ -235,7 +236,11 @@ class Queue:
     # -- consumers --------------------------------------------------------------------------------------------------
 
     def add_consumer(self, sub: Subscription) -> None:
-        """Insert by priority (highest first); equal priorities keep arrival order."""
+        """Insert by priority (highest first); equal priorities keep arrival order. Browsers never take messages."""
+        if sub.browser:
+            return
+        if sub.exclusive:
+            self.exclusive_count += 1
         index = len(self.consumers)
         for i, other in enumerate(self.consumers):
             if other.priority < sub.priority:
@@ -246,6 +251,8 @@ class Queue:
     def remove_consumer(self, sub: Subscription) -> None:
         if sub in self.consumers:
             self.consumers.remove(sub)
+            if sub.exclusive:
+                self.exclusive_count -= 1
         for group, owner in list(self.group_owners.items()):
             if owner is sub:
                 del self.group_owners[group]
@@ -266,7 +273,7 @@ class Queue:
         """The exclusive consumer that receives everything, if any (highest priority, then first to attach)."""
         owner: Subscription | None = None
         for sub in self.consumers:
-            if sub.exclusive and not sub.browser and (owner is None or sub.priority > owner.priority):
+            if sub.exclusive and (owner is None or sub.priority > owner.priority):
                 owner = sub
         return owner
 
@@ -284,7 +291,7 @@ class Queue:
                     ok = owner.room() > 0 and owner.matches(message, entry.redelivery_counter)
                     return (owner if ok else None), False
         for sub in self.consumers:
-            if sub.browser or sub.room() <= 0:
+            if sub.room() <= 0:
                 continue
             if exclusive is not None and sub is not exclusive:
                 continue
@@ -299,11 +306,9 @@ class Queue:
 
     def dispatch(self, now: float, out: list[Dispatch], expired: list[QueueEntry]) -> None:
         """Hand pending messages to consumers with room. Expired ones found on the way go to ``expired``."""
-        if self.paused or not self.consumers:
+        if self.paused or not self._has_room():
             return
-        if not any(not s.browser and s.room() > 0 for s in self.consumers):
-            return
-        exclusive = self._exclusive_owner()
+        exclusive = self._exclusive_owner() if self.exclusive_count else None
         skipped: list[QueueEntry] = []
         redelivery = self.redelivery
         while redelivery:
@@ -328,8 +333,14 @@ class Queue:
             for entry in reversed(skipped_list):
                 lst.appendleft(entry)
 
+    def has_pending(self) -> bool:
+        return bool(self.redelivery or len(self.persistent) or len(self.non_persistent))
+
     def _has_room(self) -> bool:
-        return any(not sub.browser and sub.room() > 0 for sub in self.consumers)
+        for sub in self.consumers:
+            if (sub.extension if sub.prefetch == 0 else sub.prefetch + sub.extension - len(sub.dispatched)) > 0:
+                return True
+        return False
 
     def _offer(
         self,
