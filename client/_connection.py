@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import random
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from types import TracebackType
 from typing import TYPE_CHECKING
 
@@ -12,13 +13,14 @@ import attrs
 
 from minibroker._driver import Broker
 from minibroker.clock import Clock
-from minibroker.errors import ConnectionClosed, InvalidConfiguration, UnsupportedOperation
+from minibroker.errors import ConnectionClosed, InvalidConfiguration, MinibrokerError, UnsupportedOperation
 from minibroker.message import Destination
 from minibroker.redelivery import RedeliveryPolicy, RedeliveryPolicyMap, RetryPolicy
 from minibroker.transport.base import BrokerLink
 from minibroker.transport.memory import MemoryLink
 
 from ._ack_mode import AckMode
+from ._audit import ConnectionAudit
 from ._session import Session
 
 if TYPE_CHECKING:
@@ -68,8 +70,17 @@ class Connection:
         message_priority_supported: bool,
         rng: random.Random,
         start: bool,
+        reconnect: Callable[[], Awaitable[BrokerLink]] | None = None,
     ) -> None:
         self._link = link
+        #: opens a new link after a transport failure; set on fault-tolerant connections (ActiveMQ ``failover:``)
+        self._reconnect = reconnect
+        self.fault_tolerant = reconnect is not None
+        #: duplicate detection, active only on fault-tolerant connections (semantics §7)
+        self.audit = ConnectionAudit(self.fault_tolerant)
+        self.async_errors: list[BaseException] = []
+        self.reconnects = 0
+        self._reconnecting: asyncio.Task[None] | None = None
         self.clock: Clock = link.clock
         self.client_id = client_id
         self.connection_id = f"minibroker-{next(_connection_numbers)}"
@@ -155,10 +166,42 @@ class Connection:
     def _on_link_closed(self, error: BaseException | None) -> None:
         if self._closed:
             return
+        if self._reconnect is not None and error is not None:
+            self._reconnecting = asyncio.get_running_loop().create_task(self._fail_over())
+            return
         self._closed = True
         for session in list(self.sessions):
             session._abandon()
         if error is not None and self.exception_listener is not None:
+            self.exception_listener(error)
+
+    async def _fail_over(self) -> None:
+        """Open a new transport and subscribe every consumer again; what was in flight is dispatched again."""
+        assert self._reconnect is not None
+        try:
+            link = await self._reconnect()
+        except MinibrokerError as exc:
+            self._closed = True
+            for session in list(self.sessions):
+                session._abandon()
+            self._report_async_error(exc)
+            return
+        link.set_closed_handler(self._on_link_closed)
+        self._link = link
+        self.reconnects += 1
+        for session in list(self.sessions):
+            await session._resubscribe()
+
+    async def wait_reconnected(self) -> None:
+        """Return once a fail-over in progress has finished (at once when there is none)."""
+        task = self._reconnecting
+        if task is not None:
+            await asyncio.shield(task)
+
+    def _report_async_error(self, error: BaseException) -> None:
+        """An error from an asynchronous operation (an ack): kept, and passed to ``exception_listener``."""
+        self.async_errors.append(error)
+        if self.exception_listener is not None:
             self.exception_listener(error)
 
     def _report_listener_error(self, consumer: Consumer, message: ReceivedMessage, error: BaseException) -> None:
@@ -183,16 +226,31 @@ async def connect(
     message_priority_supported: bool = False,
     seed: int | None = 0,
     start: bool = True,
+    fault_tolerant: bool = False,
 ) -> Connection:
     """Connect to an in-process :class:`~minibroker.Broker` (no sockets) or to a broker URL.
 
     ``redelivery_policy`` applies to every consumer (or per destination, with a :class:`RedeliveryPolicyMap`);
     ``prefetch`` sets the default prefetch of every consumer; ``seed`` seeds the random source of collision
-    avoidance so runs replay (None: fresh randomness).
+    avoidance so runs replay (None: fresh randomness). ``fault_tolerant=True`` behaves like ActiveMQ's ``failover:``
+    transport: a dropped transport is reopened, consumers subscribe again, and messages the connection has already
+    seen are suppressed as duplicates (poison-acked into the DLQ), exactly as ActiveMQ does.
     """
     link: BrokerLink
+    reconnect: Callable[[], Awaitable[BrokerLink]] | None = None
     if isinstance(target, Broker):
+        broker = target
+
+        async def reopen() -> BrokerLink:
+            new = MemoryLink(broker)
+            new.fault_tolerant = True
+            await new.open(client_id)
+            return new
+
         link = MemoryLink(target)
+        if fault_tolerant:
+            link.fault_tolerant = True
+            reconnect = reopen
     elif isinstance(target, str):
         raise UnsupportedOperation(f"no transport for {target!r} yet; pass an in-process Broker", url=target)
     else:
@@ -213,4 +271,5 @@ async def connect(
         message_priority_supported=message_priority_supported,
         rng=random.Random(seed),
         start=start,
+        reconnect=reconnect,
     )

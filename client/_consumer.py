@@ -13,10 +13,10 @@ from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING
 
-from minibroker._core.commands import AckType, MessageAck
+from minibroker._core.commands import AckType, ConsumerInfo, MessageAck
 from minibroker._core.effects import Dispatch
 from minibroker.clock import TimerHandle
-from minibroker.errors import ConsumerClosed, InvalidConfiguration
+from minibroker.errors import ConsumerClosed, InvalidConfiguration, MinibrokerError
 from minibroker.message import Destination
 from minibroker.redelivery import RedeliveryPolicy, RetryPolicy
 
@@ -54,6 +54,10 @@ class Consumer:
         self.selector = selector
         self.redelivery_policy = redelivery_policy
         self.consumer_id = 0
+        #: what the consumer asked the broker for; sent again when a fault-tolerant connection reconnects
+        self.info: ConsumerInfo | None = None
+        #: ActiveMQ-style consumer id, as it appears in poison causes
+        self.name = f"ID:{session.connection.connection_id}:{session.session_id}:{session._next_consumer_number()}"
         self._buffer: deque[ReceivedMessage | None] = deque()
         self._running = True
         self._delivered: list[ReceivedMessage] = []
@@ -99,12 +103,45 @@ class Consumer:
         if dispatch.message is None:
             self._buffer.append(_NULL)
         else:
+            audit = self.session.connection.audit
+            if audit.enabled and audit.is_duplicate(dispatch.message, self):
+                self._on_duplicate(dispatch)
+                return
             msg = ReceivedMessage(dispatch, self)
             if self._priority_buffer and self._buffer:
                 self._insert_by_priority(msg)
             else:
                 self._buffer.append(msg)
         self._wake()
+
+    def _on_duplicate(self, dispatch: Dispatch) -> None:
+        """A message this connection has seen before (after a failover): never shown to the application again.
+
+        Inside a transaction that already holds it, the broker is only told it is delivered; otherwise it is poison
+        acked, so it lands in the DLQ with ActiveMQ's cause text (semantics §7).
+        """
+        message = dispatch.message
+        assert message is not None
+        if self._transacted and any(d.message_id == message.message_id for d in self._delivered):
+            txn = self.session._transaction_for(self)
+            ack = MessageAck(dispatch.consumer_id, AckType.DELIVERED, message.message_id, message.message_id, 1, txn)
+        else:
+            ack = MessageAck(dispatch.consumer_id, AckType.POISON, message.message_id, message.message_id, 1,
+                             poison_cause="java.lang.Throwable: Suppressing duplicate delivery on connection, "
+                                          f"consumer {self.name}")
+        # not from inside the broker's dispatch loop: right after it
+        asyncio.get_running_loop().call_soon(self._send_ack, ack)
+
+    def _transport_interrupted(self) -> None:
+        """The connection failed over: prefetched messages are forgotten (the broker sends them again)."""
+        audit = self.session.connection.audit
+        for item in self._buffer:
+            if item is not None:
+                audit.rollback(item.message, self)
+        self._buffer.clear()
+        self._pending_ack = None
+        self._delivered_counter = 0
+        self._additional_window = 0
 
     def _insert_by_priority(self, msg: ReceivedMessage) -> None:
         """Client-side reordering (``messagePrioritySupported``): higher priority first, FIFO within a priority."""
@@ -287,7 +324,14 @@ class Consumer:
             self._send_ack(pending)
 
     def _send_ack(self, ack: MessageAck) -> None:
-        self.session.connection._link.ack(ack)
+        """Acks are asynchronous, as ActiveMQ sends them by default: a refusal goes to the exception listener."""
+        if self._closed and ack.ack_type is not AckType.POISON:
+            return
+        conn = self.session.connection
+        try:
+            conn._link.ack(ack)
+        except MinibrokerError as exc:
+            conn._report_async_error(exc)
 
     def _acknowledge_delivered(self) -> None:
         """Ack everything delivered so far with one STANDARD range ack (CLIENT acknowledge, transaction end)."""
@@ -346,8 +390,10 @@ class Consumer:
         if self._closed:  # the broker already took the messages back when the consumer was removed
             delivered.clear()
             return
+        audit = self.session.connection.audit
         for msg in delivered:
             msg.redelivery_counter += 1
+            audit.rollback(msg.message, self)
         last = delivered[-1]
         counter = last.redelivery_counter
         policy = self.redelivery_policy
@@ -449,6 +495,14 @@ class Consumer:
         if self._closed:
             return
         self._closed = True
+        audit = self.session.connection.audit
+        if audit.enabled:
+            for item in self._buffer:
+                if item is not None:
+                    audit.rollback(item.message, self)
+            if self._client_ack or self._individual_ack:
+                for msg in self._delivered:
+                    audit.rollback(msg.message, self)
         for timer in self._redelivery_timers:
             timer.cancel()
         self._redelivery_timers.clear()

@@ -44,6 +44,9 @@ class Session:
         self.last_delivered_seq = -1
         #: consumers of this session with a listener (a sync receive is refused while there are any)
         self._listener_count = 0
+        self._consumer_numbers = 0
+        #: set when the transport failed during the open transaction: its commit must fail
+        self._transaction_lost = False
 
     def __repr__(self) -> str:
         return f"<Session {self.session_id} {self.ack_mode.name}>"
@@ -97,6 +100,7 @@ class Session:
         policy = redelivery_policy or conn.redelivery_policy_for(dest)
         consumer = Consumer(self, dest, prefetch, policy, selector)
         info = ConsumerInfo(dest, prefetch, selector, priority, exclusive, False, no_local, self.session_id)
+        consumer.info = info
         self.consumers.append(consumer)
         try:
             consumer.consumer_id = await conn._link.add_consumer(info, consumer._on_dispatch)
@@ -112,6 +116,21 @@ class Session:
         if not dest.is_queue:
             raise IllegalStateError(f"only queues can be browsed, not {dest}")
         return QueueBrowser(self, dest)
+
+    def _next_consumer_number(self) -> int:
+        self._consumer_numbers += 1
+        return self._consumer_numbers
+
+    async def _resubscribe(self) -> None:
+        """After a failover: forget what was prefetched and subscribe every consumer again on the new transport."""
+        if self._transaction_id is not None:
+            self._transaction_id = None
+            self._transaction_lost = True
+        link = self.connection._link
+        for consumer in list(self.consumers):
+            consumer._transport_interrupted()
+            assert consumer.info is not None
+            consumer.consumer_id = await link.add_consumer(consumer.info, consumer._on_dispatch)
 
     def _forget(self, consumer: Consumer) -> None:
         if consumer in self.consumers:
@@ -172,6 +191,16 @@ class Session:
         self._check_open()
         if not self.transacted:
             raise IllegalStateError("Not a transacted session", session_id=self.session_id)
+        if self._transaction_lost:
+            self._transaction_lost = False
+            consumers = list(self._tx_consumers)
+            self._tx_consumers.clear()
+            for consumer in consumers:
+                consumer._rollback()
+            raise TransactionRolledBack(
+                "rolling back transaction after failover: its messages were dispatched again",
+                session_id=self.session_id,
+            )
         txn = self._transaction_id
         if txn is not None:
             consumers = list(self._tx_consumers)
@@ -200,6 +229,12 @@ class Session:
     async def _rollback_transaction(self) -> None:
         txn = self._transaction_id
         if txn is None:
+            if self._transaction_lost:
+                self._transaction_lost = False
+                consumers = list(self._tx_consumers)
+                self._tx_consumers.clear()
+                for consumer in consumers:
+                    consumer._rollback()
             return
         consumers = list(self._tx_consumers)
         for consumer in consumers:

@@ -142,6 +142,8 @@ class Broker:
         self._started = False
         self._closed = False
         self._close_hooks: list[Callable[[], None]] = []
+        #: how to break each client connection's transport, registered by the transports (fault injection)
+        self._droppers: dict[int, Callable[[], None]] = {}
         self.instance_id = id(self)
         self.plugins = tuple(plugins)
         for plugin in self.plugins:
@@ -181,6 +183,24 @@ class Broker:
     def on_close(self, hook: Callable[[], None]) -> None:
         """Run ``hook`` when the broker stops (transports use it to drop their clients)."""
         self._close_hooks.append(hook)
+
+    def register_dropper(self, connection_id: int, drop: Callable[[], None]) -> None:
+        """A transport says how to break its connection, for :meth:`drop_connections`."""
+        self._droppers[connection_id] = drop
+
+    def drop_connections(self, connection_id: int | None = None) -> int:
+        """Break client transports now, as a network failure would (fault injection); returns how many.
+
+        The broker releases what those connections held (redelivered, counter +1); fault-tolerant clients reconnect.
+        """
+        ids = list(self._droppers) if connection_id is None else [connection_id]
+        dropped = 0
+        for cid in ids:
+            drop = self._droppers.pop(cid, None)
+            if drop is not None:
+                drop()
+                dropped += 1
+        return dropped
 
     def _check_open(self) -> None:
         if self._closed:
@@ -244,6 +264,7 @@ class Broker:
         return self.core.add_connection(client_id)
 
     def close_connection(self, connection_id: int, last_delivered_seq: int | None = -1) -> None:
+        self._droppers.pop(connection_id, None)
         consumers = list(self.core.connections.get(connection_id, _NO_CONN).consumers)
         self.core.remove_connection(connection_id, last_delivered_seq)
         for consumer_id in consumers:

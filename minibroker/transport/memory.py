@@ -18,9 +18,8 @@ __all__ = ["MemoryLink"]
 class MemoryLink:
     """Connects one client connection to an in-process :class:`~minibroker.Broker`."""
 
-    fault_tolerant = False
-
     def __init__(self, broker: Broker) -> None:
+        self.fault_tolerant = False
         self.broker = broker
         self.clock: Clock = broker.clock
         self.connection_id = 0
@@ -30,6 +29,7 @@ class MemoryLink:
     async def open(self, client_id: str | None) -> None:
         self.connection_id = self.broker.open_connection(client_id)
         self._open = True
+        self.broker.register_dropper(self.connection_id, self.drop)
         self.broker.on_close(self._broker_stopped)
 
     def _broker_stopped(self) -> None:
