@@ -13,12 +13,14 @@ from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING
 
+import attrs
+
 from minibroker._core.commands import AckType, ConsumerInfo, MessageAck
 from minibroker._core.effects import Dispatch
 from minibroker.clock import TimerHandle
 from minibroker.errors import ConsumerClosed, InvalidConfiguration, MinibrokerError
-from minibroker.message import Destination
-from minibroker.redelivery import RedeliveryPolicy, RetryPolicy
+from minibroker.message import Destination, Message
+from minibroker.redelivery import DelayLevelPolicy, RedeliveryPolicy, RetryPolicy
 
 from ._ack_mode import AckMode
 from ._message import ReceivedMessage
@@ -70,6 +72,11 @@ class Consumer:
         self._closed = False
         self._close_deferred = False
         self._redelivery_timers: list[TimerHandle] = []
+        #: consumer group of a delay-level (RocketMQ-style) retry policy; its retries go through %RETRY%<group>
+        self.group: str | None = None
+        self.retry_consumer_id: int | None = None
+        self._retry_seq = 0
+        self._retry_tasks: set[asyncio.Task[None]] = set()
         self._in_transaction = False
         conn = session.connection
         self._priority_buffer = conn.message_priority_supported
@@ -187,8 +194,7 @@ class Consumer:
                     session.last_delivered_seq = item.seq
                 if self._ack_each:
                     # AUTO: the ack of exactly this message, sent before receive() returns
-                    self._send_ack(MessageAck(self.consumer_id, AckType.STANDARD, item.message_id,
-                                              item.message_id, 1))
+                    self._send_ack(MessageAck(item.sub_id, AckType.STANDARD, item.message_id, item.message_id, 1))
                 else:
                     self._delivered.append(item)
                     self._ack_later(item, AckType.DELIVERED)
@@ -209,7 +215,7 @@ class Consumer:
             if self._redelivery_exceeded(item):
                 self._poison_ack(
                     item,
-                    f"Dispatch[{item.redelivery_counter}] to {self.consumer_id} exceeds redelivery policy limit:"
+                    f"Dispatch[{item.redelivery_counter}] to {self.name} exceeds redelivery policy limit:"
                     f"{self._policy_text()}",
                 )
                 continue
@@ -282,7 +288,7 @@ class Consumer:
         if self._closed:
             return
         if expired:
-            self._send_ack(MessageAck(self.consumer_id, AckType.EXPIRED, msg.message_id, msg.message_id, 1))
+            self._send_ack(MessageAck(msg.sub_id, AckType.EXPIRED, msg.message_id, msg.message_id, 1))
             if msg in self._delivered:
                 self._delivered.remove(msg)
             return
@@ -291,10 +297,10 @@ class Consumer:
         if self._ack_each:
             delivered = self._delivered
             if delivered:
-                ack = MessageAck(self.consumer_id, AckType.STANDARD, delivered[-1].message_id,
-                                 delivered[0].message_id, len(delivered))
+                acks = self._range_acks(AckType.STANDARD, delivered)
                 delivered.clear()
-                self._send_ack(ack)
+                for ack in acks:
+                    self._send_ack(ack)
         elif self._ack_batch:
             self._ack_later(msg, AckType.STANDARD)
         elif msg in self._delivered:
@@ -309,19 +315,34 @@ class Consumer:
         old = self._pending_ack
         if old is None:
             first = msg.message_id
-        elif old.ack_type == ack_type:
+        elif old.ack_type == ack_type and old.consumer_id == msg.sub_id:
             first = old.first_message_id or old.last_message_id
         else:
             first = msg.message_id
             if old.ack_type != AckType.DELIVERED:
                 self._send_ack(old)
-        pending = MessageAck(self.consumer_id, ack_type, msg.message_id, first, self._delivered_counter, txn)
+        pending = MessageAck(msg.sub_id, ack_type, msg.message_id, first, self._delivered_counter, txn)
         self._pending_ack = pending
         if 0.5 * self.prefetch <= self._delivered_counter - self._additional_window:
             self._pending_ack = None
             self._delivered_counter = 0
             self._additional_window = 0
             self._send_ack(pending)
+
+    @staticmethod
+    def _range_acks(
+        ack_type: AckType, messages: list[ReceivedMessage], txn: int | None = None, poison_cause: str | None = None
+    ) -> list[MessageAck]:
+        """One range ack per broker subscription the messages came from (normally exactly one)."""
+        acks: list[MessageAck] = []
+        start = 0
+        for i in range(1, len(messages) + 1):
+            if i == len(messages) or messages[i].sub_id != messages[start].sub_id:
+                run = messages[start:i]
+                acks.append(MessageAck(run[0].sub_id, ack_type, run[-1].message_id, run[0].message_id, len(run), txn,
+                                       poison_cause))
+                start = i
+        return acks
 
     def _send_ack(self, ack: MessageAck) -> None:
         """Acks are asynchronous, as ActiveMQ sends them by default: a refusal goes to the exception listener."""
@@ -339,10 +360,9 @@ class Consumer:
         if not delivered:
             return
         txn = self.session._transaction_for(self) if self._transacted else None
-        ack = MessageAck(self.consumer_id, AckType.STANDARD, delivered[-1].message_id, delivered[0].message_id,
-                         len(delivered), txn)
         self._pending_ack = None
-        self._send_ack(ack)
+        for ack in self._range_acks(AckType.STANDARD, delivered, txn):
+            self._send_ack(ack)
         self._delivered_counter = max(0, self._delivered_counter - len(delivered))
         self._additional_window = max(0, self._additional_window - len(delivered))
         if not self._transacted:
@@ -354,7 +374,7 @@ class Consumer:
         if self._client_ack:
             self.session._acknowledge_all()
         elif self._individual_ack and msg in self._delivered:
-            self._send_ack(MessageAck(self.consumer_id, AckType.INDIVIDUAL, msg.message_id, msg.message_id, 1))
+            self._send_ack(MessageAck(msg.sub_id, AckType.INDIVIDUAL, msg.message_id, msg.message_id, 1))
             self._delivered.remove(msg)
 
     # -- redelivery -------------------------------------------------------------------------------------------------
@@ -376,7 +396,7 @@ class Consumer:
         )
 
     def _poison_ack(self, msg: ReceivedMessage, cause: str) -> None:
-        self._send_ack(MessageAck(self.consumer_id, AckType.POISON, msg.message_id, msg.message_id, 1,
+        self._send_ack(MessageAck(msg.sub_id, AckType.POISON, msg.message_id, msg.message_id, 1,
                                   poison_cause=f"java.lang.Throwable: {cause}"))
 
     def _after_commit(self) -> None:
@@ -394,26 +414,31 @@ class Consumer:
         for msg in delivered:
             msg.redelivery_counter += 1
             audit.rollback(msg.message, self)
+        policy = self.redelivery_policy
+        if isinstance(policy, DelayLevelPolicy):
+            size = len(delivered)
+            self._retry_through_broker(list(delivered), policy)
+            self._delivered_counter -= size
+            delivered.clear()
+            return
         last = delivered[-1]
         counter = last.redelivery_counter
-        policy = self.redelivery_policy
         size = len(delivered)
         if policy.exceeded(counter):
             cause = last.rollback_cause
             cause_text = "null" if cause is None else f"{type(cause).__name__}: {cause}"
-            self._send_ack(MessageAck(
-                self.consumer_id, AckType.POISON, last.message_id, delivered[0].message_id, size,
-                poison_cause=(f"java.lang.Throwable: Delivery[{counter}] exceeds redelivery policy limit:"
-                              f"{self._policy_text()}, cause:{cause_text}"),
-            ))
+            cause_line = (f"java.lang.Throwable: Delivery[{counter}] exceeds redelivery policy limit:"
+                          f"{self._policy_text()}, cause:{cause_text}")
+            for ack in self._range_acks(AckType.POISON, delivered, poison_cause=cause_line):
+                self._send_ack(ack)
             self._additional_window = max(0, self._additional_window - size)
             self._delivered_counter -= size
             delivered.clear()
             return
         delay = policy.delay_for(counter, self.session.connection.random)
         if counter > 0:
-            self._send_ack(MessageAck(self.consumer_id, AckType.REDELIVERED, last.message_id,
-                                      delivered[0].message_id, size))
+            for ack in self._range_acks(AckType.REDELIVERED, delivered):
+                self._send_ack(ack)
         pending = list(delivered)
         self._delivered_counter -= size
         delivered.clear()
@@ -439,6 +464,47 @@ class Consumer:
         else:
             redispatch()
 
+    def _retry_through_broker(self, messages: list[ReceivedMessage], policy: DelayLevelPolicy) -> None:
+        """RocketMQ-style retry: a copy goes to ``%RETRY%<group>`` after the level's delay (or to ``%DLQ%<group>``
+        once ``max_reconsume_times`` retries are spent), and the original is acked."""
+        group = self.group or self.destination.name
+        conn = self.session.connection
+        copies: list[Message] = []
+        now = conn.clock.now()
+        for msg in messages:
+            original = msg.message
+            reconsumed = original.properties.get("reconsumeTimes", 0)
+            times = reconsumed if isinstance(reconsumed, int) and not isinstance(reconsumed, bool) else 0
+            origin_id = original.properties.get("ORIGIN_MESSAGE_ID", original.message_id)
+            first_topic = original.properties.get("RETRY_TOPIC", original.destination.name)
+            if policy.exceeded(times + 1):
+                properties = dict(original.properties)
+                target = Destination.queue(policy.dead_letter_destination(group))
+                delay = 0.0
+            else:
+                level = policy.level_for(times)
+                delay = policy.delay_of_level(level)
+                properties = dict(original.properties)
+                properties.update(policy.retry_properties(str(first_topic), str(origin_id), times, level, group=group))
+                properties["AMQ_SCHEDULED_DELAY"] = int(round(delay * 1000))
+                target = Destination.queue(policy.retry_destination(group))
+            self._retry_seq += 1
+            copies.append(attrs.evolve(
+                original, message_id=f"{original.message_id}:retry:{self._retry_seq}", destination=target,
+                properties=properties, timestamp=now, producer_id=f"{self.name}:retry", producer_seq=self._retry_seq,
+            ))
+        acks = self._range_acks(AckType.STANDARD, messages)
+
+        async def resend_then_ack() -> None:
+            for copy in copies:
+                await conn._link.send(copy, None, True)
+            for ack in acks:
+                self._send_ack(ack)
+
+        task = asyncio.get_running_loop().create_task(resend_then_ack())
+        self._retry_tasks.add(task)
+        task.add_done_callback(self._retry_tasks.discard)
+
     # -- listeners --------------------------------------------------------------------------------------------------
 
     def set_listener(self, listener: MessageListener | None) -> None:
@@ -453,7 +519,7 @@ class Consumer:
         listener = self._listener
         assert listener is not None
         if self._redelivery_exceeded(msg):
-            self._poison_ack(msg, f"Dispatch[{msg.redelivery_counter}] to {self.consumer_id} exceeds redelivery "
+            self._poison_ack(msg, f"Dispatch[{msg.redelivery_counter}] to {self.name} exceeds redelivery "
                                   f"policy limit:{self._policy_text()}")
             return
         self._before_consumed(msg)
@@ -488,7 +554,10 @@ class Consumer:
             self.session._defer_close(self)
             return
         self._dispose()
-        await self.session.connection._link.remove_consumer(self.consumer_id, self.last_delivered_seq)
+        link = self.session.connection._link
+        await link.remove_consumer(self.consumer_id, self.last_delivered_seq)
+        if self.retry_consumer_id is not None:
+            await link.remove_consumer(self.retry_consumer_id, self.last_delivered_seq)
 
     def _dispose(self) -> None:
         """Stop locally: forget buffered messages (the broker redelivers them), wake waiters, stop timers."""

@@ -21,12 +21,16 @@ class ReceivedMessage:
     ``delivery_count`` is JMSXDeliveryCount (``redelivery_counter + 1``).
     """
 
-    __slots__ = ("_consumer", "_properties", "group_first", "message", "redelivery_counter", "rollback_cause", "seq")
+    __slots__ = (
+        "_consumer", "_properties", "group_first", "message", "redelivery_counter", "rollback_cause", "seq", "sub_id",
+    )
 
     def __init__(self, dispatch: Dispatch, consumer: Consumer) -> None:
         assert dispatch.message is not None
         self.message: Message = dispatch.message
         self.seq = dispatch.seq
+        #: the broker subscription that dispatched it: acks name it
+        self.sub_id = dispatch.consumer_id
         self.redelivery_counter = dispatch.redelivery_counter
         self.group_first = dispatch.group_first
         self._consumer = consumer

@@ -10,10 +10,12 @@ import asyncio
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+import attrs
+
 from minibroker._core.commands import ConsumerInfo
 from minibroker.errors import IllegalStateError, SessionClosed, TransactionRolledBack
 from minibroker.message import Destination, Message
-from minibroker.redelivery import RetryPolicy
+from minibroker.redelivery import DelayLevelPolicy, RetryPolicy
 
 from ._ack_mode import AckMode
 from ._consumer import Consumer
@@ -86,9 +88,16 @@ class Session:
         exclusive: bool = False,
         no_local: bool = False,
         redelivery_policy: RetryPolicy | None = None,
+        group: str | None = None,
     ) -> Consumer:
         """A consumer. ``prefetch`` defaults to the connection's prefetch policy (queue 1000, topic 32767);
-        0 means pull: each ``receive()`` asks the broker for one message."""
+        0 means pull: each ``receive()`` asks the broker for one message.
+
+        ``redelivery_policy`` overrides the connection's policy for this consumer. With a
+        :class:`~minibroker.client.DelayLevelPolicy` failed messages are retried RocketMQ's way through the queue
+        ``%RETRY%<group>`` (``group`` defaults to the destination's name), which this consumer also reads; the
+        broker needs ``scheduler_support=True`` for the delays.
+        """
         self._check_open()
         dest = Destination.parse(destination)
         conn = self.connection
@@ -101,13 +110,25 @@ class Session:
         consumer = Consumer(self, dest, prefetch, policy, selector)
         info = ConsumerInfo(dest, prefetch, selector, priority, exclusive, False, no_local, self.session_id)
         consumer.info = info
+        if isinstance(policy, DelayLevelPolicy):
+            consumer.group = group or dest.name
         self.consumers.append(consumer)
         try:
-            consumer.consumer_id = await conn._link.add_consumer(info, consumer._on_dispatch)
+            await self._subscribe(consumer)
         except BaseException:
             self.consumers.remove(consumer)
             raise
         return consumer
+
+    async def _subscribe(self, consumer: Consumer) -> None:
+        link = self.connection._link
+        assert consumer.info is not None
+        consumer.consumer_id = await link.add_consumer(consumer.info, consumer._on_dispatch)
+        if consumer.group is not None and isinstance(consumer.redelivery_policy, DelayLevelPolicy):
+            retry = Destination.queue(consumer.redelivery_policy.retry_destination(consumer.group))
+            consumer.retry_consumer_id = await link.add_consumer(
+                attrs.evolve(consumer.info, destination=retry, selector=None), consumer._on_dispatch
+            )
 
     async def create_browser(self, queue: str | Destination) -> QueueBrowser:
         """A queue browser: sees queued and in-flight messages without consuming them."""
@@ -126,11 +147,9 @@ class Session:
         if self._transaction_id is not None:
             self._transaction_id = None
             self._transaction_lost = True
-        link = self.connection._link
         for consumer in list(self.consumers):
             consumer._transport_interrupted()
-            assert consumer.info is not None
-            consumer.consumer_id = await link.add_consumer(consumer.info, consumer._on_dispatch)
+            await self._subscribe(consumer)
 
     def _forget(self, consumer: Consumer) -> None:
         if consumer in self.consumers:
@@ -302,6 +321,8 @@ class Session:
         last = max((c.last_delivered_seq for c in consumers), default=-1)
         for consumer in consumers:
             await self.connection._link.remove_consumer(consumer.consumer_id, last)
+            if consumer.retry_consumer_id is not None:
+                await self.connection._link.remove_consumer(consumer.retry_consumer_id, last)
         await self._rollback_transaction()
         await self._shutdown()
 
