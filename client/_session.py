@@ -149,7 +149,16 @@ class Session:
             self._transaction_lost = True
         for consumer in list(self.consumers):
             consumer._transport_interrupted()
+            old = {consumer.consumer_id: 0, consumer.retry_consumer_id: 1}
             await self._subscribe(consumer)
+            # ActiveMQ replays a consumer with the same id; here the broker gives new ones: re-point what the
+            # application holds, so that its acks reach the new subscription
+            new = (consumer.consumer_id, consumer.retry_consumer_id)
+            for msg in consumer._delivered:
+                which = old.get(msg.sub_id)
+                replacement = None if which is None else new[which]
+                if replacement is not None:
+                    msg.sub_id = replacement
 
     def _forget(self, consumer: Consumer) -> None:
         if consumer in self.consumers:
