@@ -438,6 +438,7 @@ class Consumer:
         delay = policy.delay_for(counter, self.session.connection.random)
         if counter > 0:
             for ack in self._range_acks(AckType.REDELIVERED, delivered):
+                ack.redelivery_delay = delay
                 self._send_ack(ack)
         pending = list(delivered)
         self._delivered_counter -= size

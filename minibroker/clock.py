@@ -22,6 +22,10 @@ __all__ = ["Clock", "ManualClock", "RealClock", "TimerHandle"]
 #: 2026-01-01T00:00:00Z: where a ManualClock starts unless told otherwise, so timestamps are plausible and fixed.
 DEFAULT_MANUAL_EPOCH = 1_767_225_600.0
 
+#: Timers due within this many seconds of the target of an advance fire with it. Epoch-based float times carry
+#: about 2e-7 s of rounding, so "advance(0.199) then advance(0.001)" must still reach a timer set 0.2 s ahead.
+TIMER_TOLERANCE = 1e-6
+
 
 class TimerHandle(Protocol):
     """What ``call_at`` returns: something that can be cancelled."""
@@ -164,7 +168,7 @@ class ManualClock:
     async def advance_to(self, when: float) -> None:
         """Move time forward to the absolute time ``when``."""
         await settle()
-        while self._fire_due(when):
+        while self._fire_due(when + TIMER_TOLERANCE):
             await settle()
         self._now = max(self._now, when)
         await settle()

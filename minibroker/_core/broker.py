@@ -370,9 +370,10 @@ class BrokerCore:
         if not history.enabled:
             return
         now = self.clock.now()
+        detail = ack.poison_cause
         for entry in entries:
-            history.add(entry.message.message_id,
-                now, "ack", sub.consumer_id, ack.ack_type.name, ack.transaction_id, entry.redelivery_counter)
+            history.add(entry.message.message_id, now, "ack", sub.consumer_id, ack.ack_type.name, ack.transaction_id,
+                        entry.redelivery_counter, detail, None, ack.redelivery_delay)
 
     def _ack_standard(self, sub: Subscription, ack: MessageAck, txn: Transaction | None) -> None:
         dispatched = sub.dispatched

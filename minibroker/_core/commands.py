@@ -50,6 +50,9 @@ class MessageAck:
     message_count: int = 1
     transaction_id: int | None = None
     poison_cause: str | None = None
+    #: REDELIVERED acks only: the delay (seconds) the client waits before redelivering, kept in the history
+    #: (a minibroker addition; ActiveMQ's broker never learns it)
+    redelivery_delay: float | None = None
 
 
 @attrs.frozen(slots=True)

@@ -24,6 +24,8 @@ class HistoryRecord:
     redelivery_counter: int = 0
     detail: str | None = None
     destination: str | None = None
+    #: for REDELIVERED acks: how long the client waits before it redelivers
+    delay: float | None = None
 
 
 class History:
@@ -48,6 +50,7 @@ class History:
         redelivery_counter: int = 0,
         detail: str | None = None,
         destination: str | None = None,
+        delay: float | None = None,
     ) -> None:
         if not self.enabled:
             return
@@ -56,7 +59,9 @@ class History:
             records = self.records[message_id] = []
             if len(self.records) > self.limit:
                 del self.records[next(iter(self.records))]
-        records.append((time, event, consumer_id, ack_type, transaction_id, redelivery_counter, detail, destination))
+        records.append(
+            (time, event, consumer_id, ack_type, transaction_id, redelivery_counter, detail, destination, delay)
+        )
 
     def of(self, message_id: str) -> tuple[HistoryRecord, ...]:
         return tuple(HistoryRecord(*fields) for fields in self.records.get(message_id, ()))  # type: ignore[arg-type]
