@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import attrs
 
 from minibroker._driver import Broker
-from minibroker.clock import Clock
+from minibroker.clock import Clock, RealClock
 from minibroker.errors import ConnectionClosed, InvalidConfiguration, MinibrokerError, UnsupportedOperation
 from minibroker.message import Destination
 from minibroker.redelivery import RedeliveryPolicy, RedeliveryPolicyMap, RetryPolicy
@@ -97,6 +97,7 @@ class Connection:
         self._closed = False
         self._session_ids = itertools.count(1)
         link.set_closed_handler(self._on_link_closed)
+        self._attach(link)
 
     def __repr__(self) -> str:
         return f"<Connection {self.connection_id} sessions={len(self.sessions)}{' closed' if self._closed else ''}>"
@@ -188,6 +189,7 @@ class Connection:
             return
         link.set_closed_handler(self._on_link_closed)
         self._link = link
+        self._attach(link)
         self.reconnects += 1
         for session in list(self.sessions):
             await session._resubscribe()
@@ -206,6 +208,25 @@ class Connection:
 
     def _report_listener_error(self, consumer: Consumer, message: ReceivedMessage, error: BaseException) -> None:
         self.listener_errors.append(ListenerError(consumer, message, error))
+        if isinstance(self._link, MemoryLink):
+            self._link.broker.report_listener_error(consumer.name, message.message_id, message.body, error)
+
+    def _pending_work(self) -> list[str]:
+        """What this connection's consumers and listeners still have to do (for ``Broker.settled``)."""
+        pending = []
+        if self._listener_running:
+            pending.append(f"connection {self.connection_id}: a listener is running")
+        if self._reconnecting is not None and not self._reconnecting.done():
+            pending.append(f"connection {self.connection_id}: reconnecting")
+        for session in self.sessions:
+            for consumer in session.consumers:
+                pending.extend(consumer._pending_work())
+        return pending
+
+    def _attach(self, link: BrokerLink) -> None:
+        """In-process links let the broker see this connection's pending work."""
+        if isinstance(link, MemoryLink):
+            link.broker.register_probe(link.connection_id, self._pending_work)
 
     async def __aenter__(self) -> Connection:
         return self
@@ -227,8 +248,9 @@ async def connect(
     seed: int | None = 0,
     start: bool = True,
     fault_tolerant: bool = False,
+    clock: Clock | None = None,
 ) -> Connection:
-    """Connect to an in-process :class:`~minibroker.Broker` (no sockets) or to a broker URL.
+    """Connect to an in-process :class:`~minibroker.Broker` (no sockets) or to a broker URL (``tcp://HOST:PORT``).
 
     ``redelivery_policy`` applies to every consumer (or per destination, with a :class:`RedeliveryPolicyMap`);
     ``prefetch`` sets the default prefetch of every consumer; ``seed`` seeds the random source of collision
@@ -252,7 +274,14 @@ async def connect(
             link.fault_tolerant = True
             reconnect = reopen
     elif isinstance(target, str):
-        raise UnsupportedOperation(f"no transport for {target!r} yet; pass an in-process Broker", url=target)
+        # ``clock``: the client's clock for a URL connection (real time by default); in-process uses the broker's
+        if not target.startswith("tcp://"):
+            raise UnsupportedOperation(f"no transport for {target!r}; use tcp://HOST:PORT or a Broker", url=target)
+        if fault_tolerant:
+            raise UnsupportedOperation("fault_tolerant is not supported over tcp:// yet", url=target)
+        from minibroker.transport.tcp import TcpLink
+
+        link = await TcpLink.open_url(target, clock=clock if clock is not None else RealClock())
     else:
         raise TypeError(f"connect() takes a Broker or a URL, not {type(target).__name__}")
     if prefetch is None:

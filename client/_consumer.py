@@ -443,14 +443,13 @@ class Consumer:
         pending = list(delivered)
         self._delivered_counter -= size
         delivered.clear()
-        clock = self.session.connection.clock
         if self._non_blocking:
             def redispatch_later() -> None:
                 if not self._closed:
                     self._buffer.extend(pending)
                     self._wake()
 
-            self._redelivery_timers.append(clock.call_at(clock.now() + delay, redispatch_later))
+            self._after(delay, redispatch_later)
             return
         self._running = False
 
@@ -461,9 +460,34 @@ class Consumer:
                 self._wake()
 
         if delay > 0:
-            self._redelivery_timers.append(clock.call_at(clock.now() + delay, redispatch))
+            self._after(delay, redispatch)
         else:
             redispatch()
+
+    def _after(self, delay: float, callback: Callable[[], None]) -> None:
+        """Run ``callback`` after ``delay`` seconds on the connection's clock; pending ones show in settled()."""
+        clock = self.session.connection.clock
+        timer: TimerHandle | None = None
+
+        def fire() -> None:
+            if timer in self._redelivery_timers:
+                self._redelivery_timers.remove(timer)
+            callback()
+
+        timer = clock.call_at(clock.now() + delay, fire)
+        self._redelivery_timers.append(timer)
+
+    def _pending_work(self) -> list[str]:
+        """What this consumer will still do by itself: redeliver after a delay, feed its listener, resend."""
+        pending = []
+        if self._redelivery_timers:
+            pending.append(f"consumer {self.name}: {len(self._redelivery_timers)} redelivery(ies) waiting for "
+                           "their delay")
+        if self._listener is not None and self._has_deliverable():
+            pending.append(f"consumer {self.name}: {len(self._buffer)} message(s) for its listener")
+        if self._retry_tasks:
+            pending.append(f"consumer {self.name}: {len(self._retry_tasks)} retry copy(ies) being sent")
+        return pending
 
     def _retry_through_broker(self, messages: list[ReceivedMessage], policy: DelayLevelPolicy) -> None:
         """RocketMQ-style retry: a copy goes to ``%RETRY%<group>`` after the level's delay (or to ``%DLQ%<group>``

@@ -10,6 +10,9 @@ from collections.abc import Callable, Mapping, Sequence
 from types import TracebackType
 from typing import Protocol
 
+import asyncio
+import time
+
 import attrs
 
 from ._core.broker import BrokerCore
@@ -19,10 +22,10 @@ from ._core.history import HistoryRecord
 from ._core.queue import DestinationPolicy, QueueStatistics
 from .clock import Clock, ManualClock, RealClock, TimerHandle, settle
 from .destination_map import DestinationMap
-from .errors import BrokerClosed
+from .errors import BrokerClosed, SettleTimeout, TransactionRolledBack
 from .message import Destination, Message
 
-__all__ = ["Broker", "BrokerPlugin", "BrokerStatistics", "QueueView"]
+__all__ = ["Broker", "BrokerPlugin", "BrokerStatistics", "ListenerFailure", "QueueView"]
 
 DispatchRoute = Callable[[Dispatch], None]
 
@@ -31,6 +34,21 @@ class BrokerPlugin(Protocol):
     """An extension installed when the broker is created (as ActiveMQ's ``BrokerPlugin.installPlugin``)."""
 
     def install(self, broker: Broker) -> None: ...
+
+
+@attrs.frozen(slots=True)
+class ListenerFailure:
+    """An exception a message listener raised: which consumer, which message, what."""
+
+    consumer: str
+    message_id: str
+    body: str | bytes
+    error: BaseException
+
+
+def _pending_report(pending: list[str], timeout: float) -> str:
+    lines = "\n".join(f"  - {item}" for item in pending)
+    return f"the broker did not settle within {timeout} s; still pending:\n{lines}"
 
 
 @attrs.frozen(slots=True)
@@ -144,6 +162,10 @@ class Broker:
         self._close_hooks: list[Callable[[], None]] = []
         #: how to break each client connection's transport, registered by the transports (fault injection)
         self._droppers: dict[int, Callable[[], None]] = {}
+        #: in-process clients say what work they still have (listeners to run, redeliveries waiting), for settled()
+        self._probes: dict[int, Callable[[], list[str]]] = {}
+        #: exceptions raised by message listeners of in-process clients, for tests to inspect
+        self.listener_errors: list[ListenerFailure] = []
         self.instance_id = id(self)
         self.plugins = tuple(plugins)
         for plugin in self.plugins:
@@ -183,6 +205,90 @@ class Broker:
     def on_close(self, hook: Callable[[], None]) -> None:
         """Run ``hook`` when the broker stops (transports use it to drop their clients)."""
         self._close_hooks.append(hook)
+
+    def register_probe(self, connection_id: int, probe: Callable[[], list[str]]) -> None:
+        """An in-process client reports its pending work through ``probe`` (see :meth:`settled`)."""
+        self._probes[connection_id] = probe
+
+    def report_listener_error(self, consumer: str, message_id: str, body: str | bytes, error: BaseException) -> None:
+        self.listener_errors.append(ListenerFailure(consumer, message_id, body, error))
+
+    def pending_work(self) -> list[str]:
+        """What the broker and its in-process clients still have to do now or on a timer: a list of descriptions."""
+        core = self.core
+        pending: list[str] = []
+        for when, _, message, counter in sorted(core._scheduled):
+            pending.append(f"broker: {message.message_id} scheduled for {message.destination} at "
+                           f"+{when - self.clock.now():.3f}s (redelivery counter {counter})")
+        for name, q in sorted(core.queues.items()):
+            if q.has_pending() and q.consumers and not q.paused and any(s.room() > 0 for s in q.consumers):
+                pending.append(f"broker: queue {name} has {q.pending_count} message(s) ready to dispatch")
+        if core._throttle_due:
+            pending.extend(f"broker: queue {name} throttled" for name in sorted(core._throttle_due))
+        for probe in list(self._probes.values()):
+            pending.extend(probe())
+        return pending
+
+    async def settled(self, timeout: float = 10.0) -> None:
+        """Return once nothing is left to do: no listener running or with messages to process, no redelivery
+        waiting (client or broker side), nothing dispatchable.
+
+        Messages prefetched by a consumer that only ``receive()`` s are not work: only the test can take them.
+        With a :class:`ManualClock`, waiting timers are run by moving virtual time forward (at most ``timeout``
+        virtual seconds); with real time this waits up to ``timeout`` seconds. On expiry, raises
+        :class:`~minibroker.errors.SettleTimeout` listing what is still pending.
+        """
+        clock = self.clock
+        start = clock.now()
+        real_deadline = time.monotonic() + timeout
+        while True:
+            await settle()
+            pending = self.pending_work()
+            if not pending:
+                return
+            if isinstance(clock, ManualClock):
+                deadline = clock.next_deadline()
+                if deadline is None or deadline - start > timeout:
+                    raise SettleTimeout(_pending_report(pending, timeout), pending=pending)
+                await clock.advance_to(deadline)
+            else:
+                if time.monotonic() >= real_deadline:
+                    raise SettleTimeout(_pending_report(pending, timeout), pending=pending)
+                await asyncio.sleep(0.002)
+
+    # -- fault injection --------------------------------------------------------------------------------------------
+
+    def fail_next_commit(self, error: Exception | None = None) -> None:
+        """The next commit on this broker fails: its transaction is rolled back and ``error`` (by default a
+        :class:`~minibroker.errors.TransactionRolledBack`) reaches the committing client."""
+        self.core.fail_next_commit = error or TransactionRolledBack("commit failed (injected fault)")
+
+    def pause(self, queue: str) -> None:
+        """Stop dispatching from ``queue``: messages pile up until :meth:`resume`."""
+        self.core.pause(queue)
+        self._flush()
+
+    def resume(self, queue: str) -> None:
+        self.core.resume(queue)
+        self._flush()
+
+    def throttle(self, queue: str, interval: float | None) -> None:
+        """Slow ``queue`` down to one dispatch every ``interval`` seconds on the broker's clock (None: full speed)."""
+        self.core.throttle(queue, interval)
+        self._flush()
+
+    async def restart(self) -> None:
+        """Stop and start again, as a process restart would: every connection is dropped (fault-tolerant clients
+        reconnect) and, this broker keeping everything in memory, every message is lost, as with a non-persistent
+        ActiveMQ."""
+        self.drop_connections()
+        policy_for = self.core._policy_for
+        self.core = BrokerCore(self.clock, policy_for=policy_for, history_limit=self.core.history.limit,
+                               scheduler_support=self.scheduler_support)
+        for plugin in self.plugins:
+            plugin.install(self)
+        self._arm(None)
+        await settle()
 
     def register_dropper(self, connection_id: int, drop: Callable[[], None]) -> None:
         """A transport says how to break its connection, for :meth:`drop_connections`."""
@@ -265,6 +371,7 @@ class Broker:
 
     def close_connection(self, connection_id: int, last_delivered_seq: int | None = -1) -> None:
         self._droppers.pop(connection_id, None)
+        self._probes.pop(connection_id, None)
         consumers = list(self.core.connections.get(connection_id, _NO_CONN).consumers)
         self.core.remove_connection(connection_id, last_delivered_seq)
         for consumer_id in consumers:

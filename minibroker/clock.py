@@ -14,6 +14,7 @@ import asyncio
 import heapq
 import itertools
 import time
+import weakref
 from collections.abc import Callable
 from typing import Protocol
 
@@ -73,12 +74,27 @@ class _ManualTimer:
         self.cancelled = True
 
 
+_settlers: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, int] = weakref.WeakKeyDictionary()
+
+
+def _io_pending(loop: asyncio.AbstractEventLoop) -> bool:
+    """True when a socket of this loop is ready to read or write (bytes in flight between two local peers)."""
+    selector = getattr(loop, "_selector", None)
+    if selector is None:
+        return False
+    try:
+        return bool(selector.select(0))
+    except (OSError, ValueError):  # pragma: no cover - a closing loop
+        return False
+
+
 async def settle(max_rounds: int = 10_000) -> None:
-    """Let every task that can run, run, until the event loop has nothing ready.
+    """Let every task that can run, run, until the event loop has nothing left to do now.
 
     Why: after a timer fires, the woken tasks (a consumer waiting in ``receive``, a listener) must get to run before
-    virtual time moves on, or a test would observe events out of order. The loop's ready queue is the only honest
-    measure of "nothing left to do now"; where it is not visible we fall back to a fixed number of yields.
+    virtual time moves on, or a test would observe events out of order. "Nothing left to do" means: no callback is
+    ready except other settlers' own wake-ups, and no local socket has bytes waiting (so a TCP round trip between a
+    client and a broker in the same process completes first).
     """
     loop = asyncio.get_running_loop()
     ready = getattr(loop, "_ready", None)
@@ -86,17 +102,21 @@ async def settle(max_rounds: int = 10_000) -> None:
         for _ in range(100):
             await asyncio.sleep(0)
         return
-    idle_rounds = 0
-    for _ in range(max_rounds):
-        await asyncio.sleep(0)
-        # Our own wake-up is the only ready callback when the loop is otherwise idle. Two idle rounds in a row make
-        # sure call_soon chains started by the tasks we just ran have also drained.
-        if len(ready) == 0:
-            idle_rounds += 1
-            if idle_rounds >= 2:
-                return
-        else:
-            idle_rounds = 0
+    _settlers[loop] = _settlers.get(loop, 0) + 1
+    try:
+        idle_rounds = 0
+        for _ in range(max_rounds):
+            await asyncio.sleep(0)
+            # Other settlers' wake-ups are always ready; anything beyond them is work. Two idle rounds in a row make
+            # sure call_soon chains started by the tasks we just ran have drained too.
+            if len(ready) <= _settlers[loop] - 1 and not _io_pending(loop):
+                idle_rounds += 1
+                if idle_rounds >= 2:
+                    return
+            else:
+                idle_rounds = 0
+    finally:
+        _settlers[loop] -= 1
 
 
 class ManualClock:

@@ -29,6 +29,7 @@ __all__ = [
     "ReceiveTimeout",
     "RemoteProtocolError",
     "SessionClosed",
+    "SettleTimeout",
     "TransactionError",
     "TransactionRolledBack",
     "UnsupportedOperation",
@@ -151,6 +152,12 @@ class ReceiveTimeout(MinibrokerError, TimeoutError):
     """A wait on the broker ran past its timeout."""
 
     code = "timeout"
+
+
+class SettleTimeout(ReceiveTimeout):
+    """``broker.settled()`` ran out of time; ``pending`` lists what was still to do."""
+
+    code = "settle-timeout"
 
 
 class ProtocolError(MinibrokerError):

@@ -70,9 +70,8 @@ class TestPureCore:
 class TestPublicApi:
     def test_all_names_exist(self) -> None:
         """Every name in __all__ is importable (the public API is what __all__ says)."""
-        import minibroker.client
-
         import minibroker
+        import minibroker.client
         import minibroker.errors
 
         for module in (minibroker, minibroker.client, minibroker.errors):

@@ -31,7 +31,7 @@ from ..selector import parse_selector
 from .commands import AckType, ConsumerInfo, MessageAck
 from .dead_letter import dead_letter_copy, dead_letter_destination, should_dead_letter
 from .effects import Dispatch
-from .history import History
+from .history import DeadLetterRecord, History
 from .queue import DestinationPolicy, Queue
 from .subscription import QueueEntry, Subscription
 from .topic import Topic
@@ -95,6 +95,13 @@ class BrokerCore:
         self.dead_letter_hook: Callable[[Message, str, Destination, bool, int], bool] | None = None
         self._scheduled: list[tuple[float, int, Message, int]] = []
         self._scheduled_seq = 0
+        #: every message the broker gave up on (dead-lettered or dropped), oldest first (at most 10,000)
+        self.dead_letters: list[DeadLetterRecord] = []
+        #: fault injection: the next commit raises this error after rolling the transaction back
+        self.fail_next_commit: Exception | None = None
+        #: queues whose dispatch is throttled (fault injection): name -> seconds between two dispatches
+        self.throttles: dict[str, float] = {}
+        self._throttle_due: dict[str, float] = {}
 
     # -- output -----------------------------------------------------------------------------------------------------
 
@@ -129,7 +136,10 @@ class BrokerCore:
             if q is not None and q.consumers and q.has_pending():
                 now = self.clock.now()
                 start = len(self.output)
-                q.dispatch(now, self.output, expired)
+                if self.throttles and q.destination.name in self.throttles:
+                    self._dispatch_throttled(q, now, expired)
+                else:
+                    q.dispatch(now, self.output, expired)
                 if self.history.enabled:
                     self._record_dispatches(start, now)
                 for entry in expired:
@@ -141,6 +151,15 @@ class BrokerCore:
                 t.dispatch(now, self.output, expired)
                 t.expired += len(expired)
                 t.dequeued += len(expired)
+
+    def _dispatch_throttled(self, q: Queue, now: float, expired: list[QueueEntry]) -> None:
+        name = q.destination.name
+        if name in self._throttle_due:
+            return
+        before = len(self.output)
+        q.dispatch(now, self.output, expired, limit=1)
+        if len(self.output) > before:
+            self._throttle_due[name] = now + self.throttles[name]
 
     def _record_dispatches(self, start: int, now: float) -> None:
         history = self.history
@@ -473,21 +492,30 @@ class BrokerCore:
         if hook is not None and hook(message, cause, source, expired, counter):
             return
         now = self.clock.now()
-        if not should_dead_letter(policy, message, expired=expired):
-            self.history.add(message.message_id, now, "dropped", detail=cause)
-            return
         dlq = dead_letter_destination(policy, source)
+        if not should_dead_letter(policy, message, expired=expired):
+            self._record_failure(now, message, None, cause)
+            return
         if dlq == source:
-            self.history.add(message.message_id, now, "dropped", detail="loop: " + cause)
+            self._record_failure(now, message, None, "loop: " + cause)
             return
         audit = self._dlq_audit.setdefault(str(dlq), set())
         if message.message_id in audit:
-            self.history.add(message.message_id, now, "dropped", detail="duplicate: " + cause)
+            self._record_failure(now, message, None, "duplicate: " + cause)
             return
         audit.add(message.message_id)
         copy = dead_letter_copy(message, dlq, cause, now, policy)
-        self.history.add(message.message_id, now, "dead-lettered", detail=cause, destination=str(dlq))
+        self._record_failure(now, message, dlq, cause)
         self._enqueue(copy)
+
+    def _record_failure(self, now: float, message: Message, dlq: Destination | None, cause: str) -> None:
+        if dlq is None:
+            self.history.add(message.message_id, now, "dropped", detail=cause)
+        else:
+            self.history.add(message.message_id, now, "dead-lettered", detail=cause, destination=str(dlq))
+        if len(self.dead_letters) < 10_000:
+            self.dead_letters.append(DeadLetterRecord(now, message.message_id, message.body, str(message.destination),
+                                                      None if dlq is None else dlq.name, cause))
 
     def sweep_expired(self) -> None:
         """Expire every waiting message whose time has come (ActiveMQ's periodic ``expireMessages``)."""
@@ -520,6 +548,11 @@ class BrokerCore:
 
     def commit(self, connection_id: int, transaction_id: int) -> None:
         txn = self._transaction(connection_id, transaction_id)
+        if self.fail_next_commit is not None:
+            # fault injection: this commit fails and the transaction is rolled back, as after a store failure
+            error, self.fail_next_commit = self.fail_next_commit, None
+            self.rollback(connection_id, transaction_id)
+            raise error
         del self.transactions[transaction_id]
         self.connections[connection_id].transactions.discard(transaction_id)
         now = self.clock.now()
@@ -598,9 +631,9 @@ class BrokerCore:
     # -- timers -----------------------------------------------------------------------------------------------------
 
     def next_deadline(self) -> float | None:
-        if not (self._pull_timers or self._scheduled or self._next_sweep is not None):
+        if not (self._pull_timers or self._scheduled or self._next_sweep is not None or self._throttle_due):
             return None
-        candidates = []
+        candidates = list(self._throttle_due.values())
         if self._pull_timers:
             candidates.append(self._pull_timers[0][0])
         if self._next_sweep is not None:
@@ -635,3 +668,34 @@ class BrokerCore:
             self._enqueue(message, 0, counter)
         if self._next_sweep is not None and self._next_sweep <= now:
             self.sweep_expired()
+        for name, due in list(self._throttle_due.items()):
+            if due <= now:
+                del self._throttle_due[name]
+                q = self.queues.get(name)
+                if q is not None:
+                    self._dispatch_destination(q.destination)
+
+    # -- fault injection --------------------------------------------------------------------------------------------
+
+    def pause(self, name: str) -> None:
+        """Stop dispatching from a queue (sends are still accepted)."""
+        q = self.queue(name)
+        assert q is not None
+        q.paused = True
+
+    def resume(self, name: str) -> None:
+        q = self.queue(name)
+        assert q is not None
+        q.paused = False
+        self._dispatch_destination(q.destination)
+
+    def throttle(self, name: str, interval: float | None) -> None:
+        """Dispatch at most one message of a queue every ``interval`` seconds (None: back to full speed)."""
+        if interval is None or interval <= 0:
+            self.throttles.pop(name, None)
+            self._throttle_due.pop(name, None)
+            q = self.queues.get(name)
+            if q is not None:
+                self._dispatch_destination(q.destination)
+            return
+        self.throttles[name] = interval

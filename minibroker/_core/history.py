@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import attrs
 
-__all__ = ["History", "HistoryRecord"]
+__all__ = ["DeadLetterRecord", "History", "HistoryRecord"]
 
 
 @attrs.frozen(slots=True)
@@ -26,6 +26,19 @@ class HistoryRecord:
     destination: str | None = None
     #: for REDELIVERED acks: how long the client waits before it redelivers
     delay: float | None = None
+
+
+@attrs.frozen(slots=True)
+class DeadLetterRecord:
+    """A message the broker gave up on: dead-lettered to ``dead_letter_queue``, or dropped (None) because the
+    strategy does not keep it (non-persistent, expired, already dead-lettered once, or a DLQ loop)."""
+
+    time: float
+    message_id: str
+    body: str | bytes
+    destination: str
+    dead_letter_queue: str | None
+    cause: str
 
 
 class History:

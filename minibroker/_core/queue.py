@@ -304,9 +304,12 @@ class Queue:
             return sub, False
         return None, False
 
-    def dispatch(self, now: float, out: list[Dispatch], expired: list[QueueEntry]) -> None:
-        """Hand pending messages to consumers with room. Expired ones found on the way go to ``expired``."""
+    def dispatch(self, now: float, out: list[Dispatch], expired: list[QueueEntry], limit: int | None = None) -> None:
+        """Hand pending messages to consumers with room (at most ``limit``). Expired ones go to ``expired``."""
         if self.paused or not self._has_room():
+            return
+        if limit is not None:
+            self._dispatch_some(now, out, expired, limit)
             return
         exclusive = self._exclusive_owner() if self.exclusive_count else None
         skipped: list[QueueEntry] = []
@@ -335,6 +338,16 @@ class Queue:
 
     def has_pending(self) -> bool:
         return bool(self.redelivery or len(self.persistent) or len(self.non_persistent))
+
+    def _dispatch_some(self, now: float, out: list[Dispatch], expired: list[QueueEntry], limit: int) -> None:
+        """The slow, general path: at most ``limit`` dispatches, in the same order as :meth:`dispatch`."""
+        exclusive = self._exclusive_owner() if self.exclusive_count else None
+        start = len(out)
+        for entry in list(self.pending()):
+            if len(out) - start >= limit or not self._has_room():
+                return
+            if self._offer(entry, now, exclusive, out, expired):
+                self.discard_pending(entry)
 
     def _has_room(self) -> bool:
         for sub in self.consumers:

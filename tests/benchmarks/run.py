@@ -15,9 +15,8 @@ import tracemalloc
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from minibroker.client import AckMode, connect
-
 from minibroker import Broker
+from minibroker.client import AckMode, connect
 
 
 @dataclass

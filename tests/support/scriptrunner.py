@@ -15,6 +15,7 @@ import re
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
+from minibroker import Broker, DestinationPolicy, ManualClock
 from minibroker.client import (
     AckMode,
     Connection,
@@ -25,9 +26,6 @@ from minibroker.client import (
     Session,
     connect,
 )
-from minibroker.plugins.redelivery import RedeliveryPlugin
-
-from minibroker import Broker, DestinationPolicy, ManualClock
 from minibroker.clock import settle
 from minibroker.errors import (
     IllegalStateError,
@@ -37,6 +35,7 @@ from minibroker.errors import (
     MinibrokerError,
     TransactionRolledBack,
 )
+from minibroker.plugins.redelivery import RedeliveryPlugin
 
 T = TypeVar("T")
 Event = dict[str, Any]

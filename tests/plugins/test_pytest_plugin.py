@@ -1,0 +1,197 @@
+"""The pytest plugin, tested as its users run it: inner pytest sessions built with ``pytester``."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest_plugins = ()
+
+LOOP_SCOPE = ("-o", "asyncio_default_fixture_loop_scope=function")
+STRICT = ("-o", "asyncio_mode=strict", "-W", "error", "-p", "no:cacheprovider", *LOOP_SCOPE)
+
+BASIC = """
+import pytest
+from minibroker.client import AckMode
+
+@pytest.mark.asyncio
+async def test_round_trip(minibroker, minibroker_connection):
+    session = await minibroker_connection.create_session(AckMode.AUTO_ACKNOWLEDGE)
+    producer = await session.create_producer("orders")
+    await producer.send("hello")
+    consumer = await session.create_consumer("orders")
+    msg = await consumer.receive(timeout=1)
+    assert msg.body == "hello"
+    assert minibroker.queue("orders").size == 0
+"""
+
+
+class TestFixtures:
+    def test_strict_mode_and_warnings_as_errors(self, pytester: pytest.Pytester) -> None:
+        """The fixtures work in pytest-asyncio's strict mode with warnings turned into errors."""
+        pytester.makepyfile(BASIC)
+        pytester.runpytest(*STRICT).assert_outcomes(passed=1)
+
+    def test_auto_mode(self, pytester: pytest.Pytester) -> None:
+        """... and in auto mode, without asyncio marks."""
+        pytester.makepyfile(BASIC.replace("@pytest.mark.asyncio\n", ""))
+        pytester.runpytest("-o", "asyncio_mode=auto", "-W", "error", *LOOP_SCOPE).assert_outcomes(passed=1)
+
+    def test_virtual_time(self, pytester: pytest.Pytester) -> None:
+        """manual_clock is the broker's clock: a rollback's 1 s redelivery delay passes with advance()."""
+        pytester.makepyfile("""
+import pytest
+from minibroker.client import AckMode
+
+@pytest.mark.asyncio
+@pytest.mark.minibroker(autojump=False)
+async def test_rollback(minibroker, manual_clock, minibroker_connection):
+    session = await minibroker_connection.create_session(AckMode.SESSION_TRANSACTED)
+    producer = await session.create_producer("q")
+    await producer.send("m")
+    await session.commit()
+    consumer = await session.create_consumer("q")
+    assert (await consumer.receive(timeout=0)).body == "m"
+    await session.rollback()
+    assert await consumer.receive(timeout=0) is None
+    await manual_clock.advance(1.0)
+    again = await consumer.receive(timeout=0)
+    assert again.redelivered and again.delivery_count == 2
+    await session.commit()
+""")
+        pytester.runpytest(*STRICT).assert_outcomes(passed=1)
+
+    def test_marker_configures_redelivery_policy(self, pytester: pytest.Pytester) -> None:
+        """The marker's redelivery policy reaches minibroker_connection; autojump makes timeouts pass at once."""
+        pytester.makepyfile("""
+import pytest
+from minibroker.client import AckMode, RedeliveryPolicy
+
+@pytest.mark.asyncio
+@pytest.mark.minibroker(redelivery_policy=RedeliveryPolicy(maximum_redeliveries=1), allow_dead_letters=True)
+async def test_dlq_after_two(minibroker, minibroker_connection):
+    session = await minibroker_connection.create_session(AckMode.SESSION_TRANSACTED)
+    producer = await session.create_producer("q")
+    await producer.send("m")
+    await session.commit()
+    consumer = await session.create_consumer("q")
+    deliveries = 0
+    while (msg := await consumer.receive(timeout=10)) is not None:
+        deliveries += 1
+        await session.rollback()
+    assert deliveries == 2
+    assert minibroker.queue("ActiveMQ.DLQ").size == 1
+""")
+        pytester.runpytest(*STRICT).assert_outcomes(passed=1)
+
+    def test_manual_clock_needs_virtual_time(self, pytester: pytest.Pytester) -> None:
+        """Asking for manual_clock on a real-time broker is a usage error that says how to fix it."""
+        pytester.makepyfile("""
+import pytest
+
+@pytest.mark.asyncio
+@pytest.mark.minibroker(virtual_time=False)
+async def test_clock(manual_clock):
+    pass
+""")
+        result = pytester.runpytest(*STRICT)
+        result.assert_outcomes(errors=1)
+        result.stdout.fnmatch_lines(["*manual_clock needs virtual time*"])
+
+    def test_factory(self, pytester: pytest.Pytester) -> None:
+        """minibroker_factory builds extra brokers with custom settings."""
+        pytester.makepyfile("""
+import pytest
+from minibroker import DestinationPolicy
+
+@pytest.mark.asyncio
+async def test_two_brokers(minibroker_factory):
+    first = await minibroker_factory()
+    second = await minibroker_factory(policies={">": DestinationPolicy(prioritized_messages=True)})
+    assert first is not second
+    assert second.core.queue("q").policy.prioritized_messages
+""")
+        pytester.runpytest(*STRICT).assert_outcomes(passed=1)
+
+
+class TestTeardownReport:
+    DEAD_LETTER = """
+import pytest
+from minibroker.client import AckMode, RedeliveryPolicy
+
+@pytest.mark.asyncio
+{marker}
+async def test_poison(minibroker, minibroker_connection):
+    session = await minibroker_connection.create_session(AckMode.SESSION_TRANSACTED)
+    producer = await session.create_producer("orders")
+    await producer.send("bad order")
+    await session.commit()
+    consumer = await session.create_consumer("orders")
+    while await consumer.receive(timeout=5) is not None:
+        await session.rollback()
+"""
+
+    def test_unexpected_dead_letters_fail_the_test(self, pytester: pytest.Pytester) -> None:
+        """A message dead-lettered during the test fails it, with the cause and the message's history."""
+        pytester.makepyfile(self.DEAD_LETTER.format(marker=""))
+        result = pytester.runpytest(*STRICT)
+        result.assert_outcomes(passed=1, errors=1)
+        result.stdout.fnmatch_lines([
+            "*messages were dead-lettered or dropped*",
+            "*-> ActiveMQ.DLQ: 'bad order'*",
+            "*Delivery[[]7] exceeds redelivery policy limit*",
+            "*history of*",
+        ])
+
+    def test_dead_letters_can_be_allowed(self, pytester: pytest.Pytester) -> None:
+        """allow_dead_letters=True keeps the test green."""
+        pytester.makepyfile(self.DEAD_LETTER.format(marker="@pytest.mark.minibroker(allow_dead_letters=True)"))
+        pytester.runpytest(*STRICT).assert_outcomes(passed=1)
+
+    def test_listener_exceptions_fail_the_test(self, pytester: pytest.Pytester) -> None:
+        """An exception raised by a message listener fails the test on teardown, naming the message."""
+        pytester.makepyfile("""
+import pytest
+from minibroker.client import AckMode
+
+@pytest.mark.asyncio
+@pytest.mark.minibroker(allow_dead_letters=True)
+async def test_listener(minibroker, minibroker_connection):
+    session = await minibroker_connection.create_session(AckMode.AUTO_ACKNOWLEDGE)
+    producer = await session.create_producer("q")
+    await producer.send("boom")
+    consumer = await session.create_consumer("q")
+    def listener(msg):
+        raise ValueError("cannot parse " + msg.body)
+    consumer.set_listener(listener)
+    await minibroker.settled()
+""")
+        result = pytester.runpytest(*STRICT)
+        result.assert_outcomes(passed=1, errors=1)
+        result.stdout.fnmatch_lines(["*message listeners raised*", "*ValueError: cannot parse boom*"])
+
+
+class TestIsolation:
+    ISOLATED = """
+import pytest
+from minibroker.client import AckMode
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("n", range(6))
+async def test_fresh_broker(minibroker, minibroker_connection, n):
+    session = await minibroker_connection.create_session(AckMode.AUTO_ACKNOWLEDGE)
+    producer = await session.create_producer("shared-name")
+    await producer.send(f"m{n}")
+    assert minibroker.queue("shared-name").size == 1
+    assert minibroker.queue("shared-name").enqueued == 1
+"""
+
+    def test_nothing_is_shared_between_tests(self, pytester: pytest.Pytester) -> None:
+        """Every test gets its own broker: the same queue name starts empty each time."""
+        pytester.makepyfile(self.ISOLATED)
+        pytester.runpytest(*STRICT).assert_outcomes(passed=6)
+
+    def test_nothing_is_shared_between_xdist_workers(self, pytester: pytest.Pytester) -> None:
+        """Under pytest-xdist with two workers, likewise."""
+        pytester.makepyfile(self.ISOLATED)
+        result = pytester.runpytest_subprocess(*STRICT, "-p", "xdist", "-n", "2")
+        result.assert_outcomes(passed=6)
