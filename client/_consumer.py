@@ -76,6 +76,7 @@ class Consumer:
         self.group: str | None = None
         self.retry_consumer_id: int | None = None
         self._retry_seq = 0
+        self._arrivals = 0
         self._retry_tasks: set[asyncio.Task[None]] = set()
         self._in_transaction = False
         conn = session.connection
@@ -115,6 +116,8 @@ class Consumer:
                 self._on_duplicate(dispatch)
                 return
             msg = ReceivedMessage(dispatch, self)
+            self._arrivals += 1
+            msg.arrival = self._arrivals
             if self._priority_buffer and self._buffer:
                 self._insert_by_priority(msg)
             else:
@@ -215,7 +218,7 @@ class Consumer:
             if self._redelivery_exceeded(item):
                 self._poison_ack(
                     item,
-                    f"Dispatch[{item.redelivery_counter}] to {self.name} exceeds redelivery policy limit:"
+                    f"Dispatch[{item.dispatch_counter}] to {self.name} exceeds redelivery policy limit:"
                     f"{self._policy_text()}",
                 )
                 continue
@@ -333,11 +336,13 @@ class Consumer:
     def _range_acks(
         ack_type: AckType, messages: list[ReceivedMessage], txn: int | None = None, poison_cause: str | None = None
     ) -> list[MessageAck]:
-        """One range ack per broker subscription the messages came from (normally exactly one)."""
+        """Range acks covering ``messages``: one per broker subscription and per run in the broker's dispatch order
+        (normally exactly one; a non-blocking redelivery puts a message after others dispatched later)."""
         acks: list[MessageAck] = []
         start = 0
         for i in range(1, len(messages) + 1):
-            if i == len(messages) or messages[i].sub_id != messages[start].sub_id:
+            if (i == len(messages) or messages[i].sub_id != messages[start].sub_id
+                    or messages[i].arrival < messages[i - 1].arrival):
                 run = messages[start:i]
                 acks.append(MessageAck(run[0].sub_id, ack_type, run[-1].message_id, run[0].message_id, len(run), txn,
                                        poison_cause))
@@ -369,13 +374,20 @@ class Consumer:
             delivered.clear()
 
     async def _acknowledge_message(self, msg: ReceivedMessage) -> None:
+        """ActiveMQ gives only CLIENT and INDIVIDUAL messages an acknowledge callback: in the other modes
+        ``acknowledge()`` does nothing, even after a close."""
+        if not (self._client_ack or self._individual_ack):
+            return
         if self._closed:
             raise ConsumerClosed("The Consumer is closed", consumer_id=self.consumer_id)
+        self.session._check_open()
         if self._client_ack:
             self.session._acknowledge_all()
-        elif self._individual_ack and msg in self._delivered:
+        else:
+            # sent even when a redelivery of the message is already waiting in the buffer, as ActiveMQ does
             self._send_ack(MessageAck(msg.sub_id, AckType.INDIVIDUAL, msg.message_id, msg.message_id, 1))
-            self._delivered.remove(msg)
+            if msg in self._delivered:
+                self._delivered.remove(msg)
 
     # -- redelivery -------------------------------------------------------------------------------------------------
 
@@ -386,12 +398,13 @@ class Consumer:
         return repr(policy)
 
     def _redelivery_exceeded(self, msg: ReceivedMessage) -> bool:
-        """The transacted pre-dispatch check: a message already past the limit never reaches the application."""
+        """The transacted pre-dispatch check: a message the broker dispatched with a counter already past the limit
+        never reaches the application (the broker's counter: local rollbacks do not count here, as in ActiveMQ)."""
         policy = self.redelivery_policy
         return (
             self._transacted
             and getattr(policy, "pre_dispatch_check", True)
-            and policy.exceeded(msg.redelivery_counter)
+            and policy.exceeded(msg.dispatch_counter)
             and "redeliveryDelay" not in msg.message.properties
         )
 
@@ -544,7 +557,7 @@ class Consumer:
         listener = self._listener
         assert listener is not None
         if self._redelivery_exceeded(msg):
-            self._poison_ack(msg, f"Dispatch[{msg.redelivery_counter}] to {self.name} exceeds redelivery "
+            self._poison_ack(msg, f"Dispatch[{msg.dispatch_counter}] to {self.name} exceeds redelivery "
                                   f"policy limit:{self._policy_text()}")
             return
         self._before_consumed(msg)

@@ -22,7 +22,8 @@ class ReceivedMessage:
     """
 
     __slots__ = (
-        "_consumer", "_properties", "group_first", "message", "redelivery_counter", "rollback_cause", "seq", "sub_id",
+        "_consumer", "_properties", "arrival", "dispatch_counter", "group_first", "message", "redelivery_counter",
+        "rollback_cause", "seq", "sub_id",
     )
 
     def __init__(self, dispatch: Dispatch, consumer: Consumer) -> None:
@@ -31,7 +32,11 @@ class ReceivedMessage:
         self.seq = dispatch.seq
         #: the broker subscription that dispatched it: acks name it
         self.sub_id = dispatch.consumer_id
+        #: the order in which the broker dispatched it to this consumer (kept across local redeliveries)
+        self.arrival = 0
         self.redelivery_counter = dispatch.redelivery_counter
+        #: the broker's counter when it dispatched the message; local rollbacks raise only ``redelivery_counter``
+        self.dispatch_counter = dispatch.redelivery_counter
         self.group_first = dispatch.group_first
         self._consumer = consumer
         self._properties: dict[str, PropertyValue] | None = None

@@ -6,12 +6,11 @@ into calls on consumers (in-process) or writes on sockets (the TCP server regist
 
 from __future__ import annotations
 
+import asyncio
+import time
 from collections.abc import Callable, Mapping, Sequence
 from types import TracebackType
 from typing import Protocol
-
-import asyncio
-import time
 
 import attrs
 

@@ -433,10 +433,11 @@ class BrokerCore:
             txn.acks.append((sub, entry, True))
             sub.expand(1)
 
-    def _consume(self, sub: Subscription, entry: QueueEntry) -> None:
+    def _consume(self, sub: Subscription, entry: QueueEntry, contract: bool = True) -> None:
         """The message is done with: it leaves the subscription and the destination."""
         sub.dispatched.pop(entry.message.message_id, None)
-        sub.contract(1)
+        if contract:
+            sub.contract(1)
         entry.holder = None
         if sub.destination.is_queue:
             q = self.queues[sub.destination.name]
@@ -449,8 +450,10 @@ class BrokerCore:
         span = self._ack_range(sub, ack)
         self._record_ack(sub, span, ack)
         cause = ack.poison_cause or "java.lang.Throwable: poison ack"
+        # ActiveMQ narrows the window by one for the whole range, not one per message
+        sub.contract(1)
         for entry in span:
-            self._consume(sub, entry)
+            self._consume(sub, entry, contract=False)
             if sub.destination.is_queue:
                 policy = self.queues[sub.destination.name].policy
                 self._dead_letter(policy, entry.message, cause, expired=False, counter=entry.redelivery_counter)
@@ -625,6 +628,7 @@ class BrokerCore:
         q.redelivery.clear()
         q.persistent = type(q.persistent)()
         q.non_persistent = type(q.non_persistent)()
+        q.paged = type(q.paged)()
         q.dequeued += count
         return count
 

@@ -3,12 +3,16 @@
 Theory of operation
 -------------------
 Every message not yet acked lives in ``entries`` (so ``size`` counts in-flight messages too, as ActiveMQ's queue depth
-does). A message waiting for a consumer is also in the *pending* structure, which reproduces ActiveMQ's order:
+does). A message waiting for a consumer is in one of three places, which together reproduce ActiveMQ's order:
 
 1. ``redelivery``: messages given back by a closed consumer go to the head, in their original order;
-2. the store cursor: persistent and non-persistent messages in two lists; the cursor keeps taking from the list it
-   is on until it runs dry, then switches (so messages queued before any consumer came come out persistent first);
-   each list is FIFO, or by priority when the destination has ``prioritized_messages``.
+2. ``paged``: messages paged in for dispatch (ActiveMQ's ``pagedInPendingDispatch``), in the order they were paged;
+3. the store cursor: persistent and non-persistent messages in two lists, not yet paged in. Paging in (whenever the
+   queue has consumers and tries to dispatch) keeps taking from the list it is on until that runs dry, then switches
+   (``StoreQueueCursor.getNextCursor``). So a backlog queued before any consumer came comes out persistent first,
+   and a message sent later is paged in behind whatever was paged in before it.
+
+Each list is FIFO, or by priority when the destination has ``prioritized_messages``.
 
 Dispatch walks the pending messages in that order and gives each to the first consumer (priority bands, round-robin
 inside a band) that has room in its prefetch window, matches its selector, is the exclusive consumer if there is one,
@@ -63,6 +67,10 @@ class QueueStatistics:
     expired: int
     consumers: int
     dispatched: int
+
+
+#: ActiveMQ ``PolicyEntry.maxPageSize``: how many messages are paged in for dispatch at most
+MAX_PAGE_SIZE = 200
 
 
 class _Fifo:
@@ -141,6 +149,7 @@ class Queue:
         make = _ByPriority if policy.prioritized_messages else _Fifo
         self.persistent: _Fifo | _ByPriority = make()
         self.non_persistent: _Fifo | _ByPriority = make()
+        self.paged: _Fifo | _ByPriority = make()
         self._on_persistent = True
         self.consumers: list[Subscription] = []
         self.group_owners: dict[str, Subscription] = {}
@@ -165,7 +174,7 @@ class Queue:
 
     @property
     def pending_count(self) -> int:
-        return len(self.redelivery) + len(self.persistent) + len(self.non_persistent)
+        return len(self.redelivery) + len(self.paged) + len(self.persistent) + len(self.non_persistent)
 
     def statistics(self) -> QueueStatistics:
         return QueueStatistics(
@@ -200,11 +209,12 @@ class Queue:
         if entry in self.redelivery:
             self.redelivery.remove(entry)
             return
-        lst = self.persistent if entry.message.persistent else self.non_persistent
-        try:
-            lst.remove(entry)
-        except ValueError:
-            pass
+        for lst in (self.paged, self.persistent if entry.message.persistent else self.non_persistent):
+            try:
+                lst.remove(entry)
+                return
+            except ValueError:
+                pass
 
     def give_back(self, entries: list[QueueEntry]) -> None:
         """Put messages released by a consumer back at the head of the queue, in their original order."""
@@ -216,6 +226,7 @@ class Queue:
     def pending(self) -> Iterator[QueueEntry]:
         """Pending messages in dispatch order (for browsing and tests)."""
         yield from self.redelivery
+        yield from self.paged
         first, second = (
             (self.persistent, self.non_persistent) if self._on_persistent else (self.non_persistent, self.persistent)
         )
@@ -311,36 +322,34 @@ class Queue:
         if limit is not None:
             self._dispatch_some(now, out, expired, limit)
             return
+        self.page_in()
         exclusive = self._exclusive_owner() if self.exclusive_count else None
-        skipped: list[QueueEntry] = []
-        redelivery = self.redelivery
-        while redelivery:
-            entry = redelivery.popleft()
-            if not self._offer(entry, now, exclusive, out, expired):
-                skipped.append(entry)
-            elif not self._has_room():
-                break
-        redelivery.extendleft(reversed(skipped))
-        if skipped and not self._has_room():
-            return
-        skipped_p: list[QueueEntry] = []
-        skipped_np: list[QueueEntry] = []
-        while self._has_room():
+        for waiting in (self.redelivery, self.paged):
+            skipped: list[QueueEntry] = []
+            while waiting and self._has_room():
+                entry = waiting.popleft()
+                if not self._offer(entry, now, exclusive, out, expired):
+                    skipped.append(entry)
+            for entry in reversed(skipped):
+                waiting.appendleft(entry)
+            if not self._has_room():
+                return
+
+    def page_in(self) -> None:
+        """Move messages from the store cursor to the paged-in list, up to ActiveMQ's ``maxPageSize``."""
+        paged = self.paged
+        while len(paged) < MAX_PAGE_SIZE:
             cursor = self._next_cursor()
             if cursor is None:
-                break
-            entry = cursor.popleft()
-            if not self._offer(entry, now, exclusive, out, expired):
-                (skipped_p if entry.message.persistent else skipped_np).append(entry)
-        for lst, skipped_list in ((self.persistent, skipped_p), (self.non_persistent, skipped_np)):
-            for entry in reversed(skipped_list):
-                lst.appendleft(entry)
+                return
+            paged.append(cursor.popleft())
 
     def has_pending(self) -> bool:
-        return bool(self.redelivery or len(self.persistent) or len(self.non_persistent))
+        return bool(self.redelivery or len(self.paged) or len(self.persistent) or len(self.non_persistent))
 
     def _dispatch_some(self, now: float, out: list[Dispatch], expired: list[QueueEntry], limit: int) -> None:
         """The slow, general path: at most ``limit`` dispatches, in the same order as :meth:`dispatch`."""
+        self.page_in()
         exclusive = self._exclusive_owner() if self.exclusive_count else None
         start = len(out)
         for entry in list(self.pending()):
