@@ -291,7 +291,7 @@ async def connect(
     else:
         prefetch_policy = PrefetchPolicy.all(prefetch)
     await link.open(client_id)
-    return Connection(
+    conn = Connection(
         link,
         client_id=client_id,
         redelivery_policy=redelivery_policy,
@@ -302,3 +302,6 @@ async def connect(
         start=start,
         reconnect=reconnect,
     )
+    # a network link reports the refusal of an asynchronous command (an ack) later, when the broker's answer comes
+    link.set_async_error_handler(conn._report_async_error)
+    return conn

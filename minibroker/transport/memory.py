@@ -58,6 +58,9 @@ class MemoryLink:
     def set_closed_handler(self, handler: Callable[[BaseException | None], None]) -> None:
         self._closed_handler = handler
 
+    def set_async_error_handler(self, handler: Callable[[BaseException], None]) -> None:
+        """In-process, every command is answered at once: errors are raised to the caller, never later."""
+
     async def add_consumer(self, info: ConsumerInfo, handler: DispatchHandler) -> int:
         self._check()
         return self.broker.add_consumer(self.connection_id, info, handler)

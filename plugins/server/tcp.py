@@ -1,0 +1,413 @@
+"""The TCP edge of the broker: one asyncio stream handler per client, speaking :mod:`minibroker.transport.codec`.
+
+Each client connection is a broker connection. Frames are decoded and turned into calls on the
+:class:`~minibroker.Broker` driver with that connection's id; the connection's dispatches (which the broker produces
+while handling any connection's frames, or on a timer) are encoded into an output buffer that is written in one
+``write`` per read chunk, or once per event-loop turn for dispatches caused elsewhere.
+
+A broker error on a request becomes an ERROR frame with the request's id and the connection stays open (as an
+ActiveMQ exception response). A protocol violation (malformed frame, oversize frame, bad handshake, a command before
+HELLO) gets a fatal ERROR frame and the connection is closed; the broker then closes the broker connection as a
+transport failure (``last_delivered_seq=None``: in-flight messages are redelivered), exactly as when a client drops.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from types import TracebackType
+
+from minibroker._core.commands import MessageAck
+from minibroker._core.effects import Dispatch
+from minibroker._driver import Broker
+from minibroker.errors import (
+    BrokerClosed,
+    IllegalStateError,
+    LimitExceeded,
+    LocalProtocolError,
+    MinibrokerError,
+    RemoteProtocolError,
+    TransactionError,
+)
+from minibroker.transport.codec import (
+    DEFAULT_MAX_FRAME_SIZE,
+    AddConsumer,
+    Begin,
+    Browse,
+    Close,
+    Commit,
+    EncodedMessages,
+    Frame,
+    FrameDecoder,
+    GetQueueStatistics,
+    Handshake,
+    Hello,
+    ListQueues,
+    Pull,
+    RemoveConsumer,
+    Rollback,
+    Send,
+    encode_browse_results,
+    encode_connected,
+    encode_consumer_added,
+    encode_dispatch,
+    encode_error,
+    encode_handshake,
+    encode_ok,
+    encode_queue_list,
+    encode_queue_statistics,
+)
+
+__all__ = ["DEFAULT_MAX_CONNECTIONS", "DEFAULT_MAX_FRAME_SIZE", "Server", "start_server"]
+
+log = logging.getLogger("minibroker.server")
+
+#: ActiveMQ's ``maximumConnections`` default on a transport connector is 1000
+DEFAULT_MAX_CONNECTIONS = 1000
+_READ_SIZE = 256 * 1024
+#: drain a client's socket (wait for it to read) once this many bytes wait to be sent
+_HIGH_WATER = 1024 * 1024
+
+
+class _Violation(Exception):
+    """A frame is well formed but not allowed now (a command before HELLO, a second HELLO)."""
+
+    def __init__(self, message: str, request_id: int = 0) -> None:
+        super().__init__(message)
+        self.request_id = request_id
+
+
+class _ClientConnection:
+    """One client socket and the broker connection behind it."""
+
+    def __init__(self, server: Server, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.server = server
+        self.broker = server.broker
+        self.reader = reader
+        self.writer = writer
+        self.transport = writer.transport
+        self.loop = asyncio.get_running_loop()
+        self.peer = writer.get_extra_info("peername")
+        self.out: list[bytes] = []
+        self.flush_scheduled = False
+        self.connection_id: int | None = None
+        #: the client's transaction ids (its choice, per connection) -> the broker's
+        self.transactions: dict[int, int] = {}
+        self.finished = False
+        self.encoded = server.encoded
+
+    def __repr__(self) -> str:
+        return f"<client {self.peer} connection={self.connection_id}>"
+
+    # -- output -----------------------------------------------------------------------------------------------------
+
+    def emit(self, data: bytes) -> None:
+        self.out.append(data)
+        if not self.flush_scheduled:
+            self.flush_scheduled = True
+            self.loop.call_soon(self.flush)
+
+    def route(self, dispatch: Dispatch) -> None:
+        """The broker's route for this connection's consumers."""
+        try:
+            data = encode_dispatch(dispatch, self.encoded)
+        except LocalProtocolError as exc:
+            # a message an in-process producer gave the broker that the wire cannot carry: this client cannot
+            # receive it, so it goes (after this dispatch round) and the broker redelivers what it held
+            log.error("%r: %s", self, exc)
+            self.loop.call_soon(self.abort, exc)
+            return
+        self.out.append(data)
+        if not self.flush_scheduled:
+            self.flush_scheduled = True
+            self.loop.call_soon(self.flush)
+
+    def flush(self) -> None:
+        self.flush_scheduled = False
+        out = self.out
+        if out:
+            self.out = []
+            if not self.finished:
+                self.writer.write(out[0] if len(out) == 1 else b"".join(out))
+
+    # -- the connection's life --------------------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        self.writer.write(encode_handshake())
+        decoder = FrameDecoder(sender="client", max_frame_size=self.server.max_frame_size, encoded=self.encoded)
+        reader = self.reader
+        try:
+            while not self.finished:
+                data = await reader.read(_READ_SIZE)
+                if not data:
+                    log.debug("%r: the client closed the socket", self)
+                    break
+                decoder.receive_data(data)
+                for frame in decoder:
+                    self.handle(frame)
+                    if self.is_finished():
+                        break
+                self.flush()
+                if self.transport.get_write_buffer_size() > _HIGH_WATER:
+                    await self.writer.drain()
+        except (RemoteProtocolError, _Violation) as exc:
+            request_id = exc.request_id if isinstance(exc, _Violation) else 0
+            code = exc.code if isinstance(exc, RemoteProtocolError) else RemoteProtocolError.code
+            log.warning("%r: protocol violation, closing: %s", self, exc)
+            self.emit(encode_error(request_id, code, str(exc), fatal=True))
+        except (ConnectionError, OSError) as exc:
+            log.debug("%r: transport failed: %s", self, exc)
+        finally:
+            self.finish(None)
+
+    def is_finished(self) -> bool:
+        return self.finished
+
+    def finish(self, last_delivered_seq: int | None) -> None:
+        """Close the broker connection (None: as a transport failure) and the socket, after what is buffered."""
+        if self.connection_id is not None:
+            connection_id, self.connection_id = self.connection_id, None
+            try:
+                self.broker.close_connection(connection_id, last_delivered_seq)
+            except Exception:  # pragma: no cover - the broker never raises here
+                log.exception("%r: closing the broker connection failed", self)
+        self.flush()
+        self.finished = True
+        self.transactions.clear()
+        self.writer.close()
+
+    def abort(self, error: MinibrokerError) -> None:
+        """Tell the client why (a fatal ERROR frame), then close: the server or the broker is stopping."""
+        if self.finished:
+            return
+        self.emit(encode_error(0, error.code, str(error), fatal=True))
+        self.finish(None)
+
+    # -- frames -----------------------------------------------------------------------------------------------------
+
+    def handle(self, frame: Frame) -> None:
+        connection_id = self.connection_id
+        if connection_id is None:
+            if isinstance(frame, Hello):
+                self.hello(frame)
+                return
+            if isinstance(frame, Handshake):  # the decoder checked it (magic, version) and allows only one
+                return
+            raise _Violation(f"a {type(frame).__name__} frame before HELLO", getattr(frame, "request_id", 0))
+        broker = self.broker
+        request_id = 0
+        try:
+            # the hot path first: sends, acks and pulls
+            if type(frame) is Send:
+                request_id = frame.request_id
+                txn = frame.transaction_id
+                if txn is not None:
+                    txn = self.broker_transaction(txn)
+                broker.send(connection_id, frame.message, txn)
+                if frame.receipt:
+                    self.emit(encode_ok(request_id))
+            elif type(frame) is MessageAck:
+                if frame.transaction_id is not None:
+                    frame.transaction_id = self.broker_transaction(frame.transaction_id)
+                broker.ack(connection_id, frame)
+            elif type(frame) is Pull:
+                broker.pull(connection_id, frame.consumer_id, frame.timeout)
+            else:
+                request_id = getattr(frame, "request_id", 0)
+                self.command(connection_id, frame)
+        except MinibrokerError as exc:
+            self.emit(encode_error(request_id, exc.code, str(exc)))
+        except Exception as exc:
+            log.exception("%r: the broker failed on %s", self, type(frame).__name__)
+            self.emit(encode_error(request_id, MinibrokerError.code, f"{type(exc).__name__}: {exc}"))
+
+    def hello(self, frame: Hello) -> None:
+        try:
+            self.connection_id = self.broker.open_connection(frame.client_id)
+        except MinibrokerError as exc:
+            self.emit(encode_error(frame.request_id, exc.code, str(exc), fatal=True))
+            self.finish(None)
+            return
+        self.broker.register_dropper(self.connection_id, self.drop)
+        self.emit(encode_connected(frame.request_id, self.connection_id, self.broker.name))
+
+    def drop(self) -> None:
+        """Break the socket now, as a network failure would (``broker.drop_connections()``)."""
+        if not self.finished:
+            self.finish(None)
+            self.transport.abort()
+
+    def broker_transaction(self, transaction_id: int) -> int:
+        txn = self.transactions.get(transaction_id)
+        if txn is None:
+            raise TransactionError(f"unknown transaction {transaction_id}", transaction_id=transaction_id)
+        return txn
+
+    def command(self, connection_id: int, frame: Frame) -> None:
+        broker = self.broker
+        if isinstance(frame, AddConsumer):
+            # the answer must reach the client before the backlog the broker dispatches to the new consumer
+            mark = len(self.out)
+            consumer_id = broker.add_consumer(connection_id, frame.info, self.route)
+            self.out.insert(mark, encode_consumer_added(frame.request_id, consumer_id))
+            if not self.flush_scheduled:
+                self.flush_scheduled = True
+                self.loop.call_soon(self.flush)
+        elif isinstance(frame, RemoveConsumer):
+            broker.remove_consumer(connection_id, frame.consumer_id, frame.last_delivered_seq)
+            self.emit(encode_ok(frame.request_id))
+        elif isinstance(frame, Begin):
+            if frame.transaction_id in self.transactions:
+                raise TransactionError(f"transaction {frame.transaction_id} is already open",
+                                       transaction_id=frame.transaction_id)
+            self.transactions[frame.transaction_id] = broker.begin(connection_id)
+        elif isinstance(frame, Commit):
+            txn = self.broker_transaction(frame.transaction_id)
+            del self.transactions[frame.transaction_id]
+            broker.commit(connection_id, txn)
+            self.emit(encode_ok(frame.request_id))
+        elif isinstance(frame, Rollback):
+            txn = self.broker_transaction(frame.transaction_id)
+            del self.transactions[frame.transaction_id]
+            broker.rollback(connection_id, txn)
+            self.emit(encode_ok(frame.request_id))
+        elif isinstance(frame, Browse):
+            q = broker.core.queues.get(frame.queue)
+            messages = [] if q is None else broker.core.browse(frame.queue, limit=q.policy.max_browse_page_size)
+            for data in encode_browse_results(frame.request_id, messages, self.server.max_frame_size):
+                self.emit(data)
+        elif isinstance(frame, GetQueueStatistics):
+            q = broker.core.queues.get(frame.queue)
+            self.emit(encode_queue_statistics(frame.request_id, None if q is None else q.statistics()))
+        elif isinstance(frame, ListQueues):
+            queues = broker.core.queues
+            self.emit(encode_queue_list(frame.request_id, [queues[name].statistics() for name in sorted(queues)]))
+        elif isinstance(frame, Close):
+            connection_id_, self.connection_id = connection_id, None
+            broker.close_connection(connection_id_, frame.last_delivered_seq)
+            self.emit(encode_ok(frame.request_id))
+            self.finish(frame.last_delivered_seq)
+        elif isinstance(frame, Hello):
+            raise _Violation("a second HELLO frame", frame.request_id)
+        else:  # pragma: no cover - the decoder only yields client frames
+            raise IllegalStateError(f"unexpected {type(frame).__name__} frame")
+
+
+class Server:
+    """A running TCP listener for one broker. ``url`` is what clients pass to ``connect()``."""
+
+    def __init__(self, broker: Broker, *, max_frame_size: int, max_connections: int) -> None:
+        self.broker = broker
+        self.max_frame_size = max_frame_size
+        self.max_connections = max_connections
+        self.host = ""
+        self.port = 0
+        self._server: asyncio.Server | None = None
+        self._connections: set[_ClientConnection] = set()
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._closing = False
+        self._closed = asyncio.Event()
+        #: the encoding of recently sent messages, shared by every connection: a dispatch copies it
+        self.encoded = EncodedMessages()
+
+    def __repr__(self) -> str:
+        return f"<Server {self.url} connections={len(self._connections)}>"
+
+    @property
+    def url(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"tcp://{host}:{self.port}"
+
+    @property
+    def connections(self) -> int:
+        return len(self._connections)
+
+    async def _start(self, host: str, port: int) -> None:
+        self._server = await asyncio.start_server(self._accept, host, port, limit=_READ_SIZE)
+        sockname = self._server.sockets[0].getsockname()
+        self.host, self.port = sockname[0], sockname[1]
+        self.broker.on_close(self._broker_stopped)
+        log.info("listening on %s", self.url)
+
+    async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        self._tasks.add(task)
+        try:
+            if self._closing or self.broker.closed or len(self._connections) >= self.max_connections:
+                if self._closing or self.broker.closed:
+                    error: MinibrokerError = BrokerClosed("the broker is stopping")
+                else:
+                    error = LimitExceeded(f"the broker accepts at most {self.max_connections} connections",
+                                          maximum=self.max_connections)
+                log.warning("refusing %s: %s", writer.get_extra_info("peername"), error)
+                writer.write(encode_handshake() + encode_error(0, error.code, str(error), fatal=True))
+                writer.close()
+                with contextlib.suppress(ConnectionError, OSError):
+                    await writer.wait_closed()
+                return
+            conn = _ClientConnection(self, reader, writer)
+            self._connections.add(conn)
+            try:
+                await conn.run()
+            finally:
+                self._connections.discard(conn)
+                with contextlib.suppress(ConnectionError, OSError):
+                    await writer.wait_closed()
+        finally:
+            self._tasks.discard(task)
+
+    def _broker_stopped(self) -> None:
+        """The broker stopped: stop listening and close every client connection (``wait_closed()`` then returns)."""
+        self._closing = True
+        if self._server is not None:
+            self._server.close()
+        for conn in list(self._connections):
+            conn.abort(BrokerClosed("the broker stopped"))
+
+    async def close(self) -> None:
+        """Stop accepting, close every client connection (a fatal ERROR frame says why), wait until they are gone."""
+        if not self._closing:
+            self._closing = True
+            if self._server is not None:
+                self._server.close()
+            for conn in list(self._connections):
+                conn.abort(BrokerClosed("the broker is shutting down"))
+        await self.wait_closed()
+
+    async def wait_closed(self) -> None:
+        """Wait until the server is closed (by ``close()``) and every client handler has finished."""
+        if not self._closing:
+            await self._closed.wait()
+        if self._server is not None:
+            await self._server.wait_closed()
+        while self._tasks:
+            await asyncio.wait(list(self._tasks))
+        self._closed.set()
+
+    async def __aenter__(self) -> Server:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.close()
+
+
+async def start_server(
+    broker: Broker,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    *,
+    max_frame_size: int = DEFAULT_MAX_FRAME_SIZE,
+    max_connections: int = DEFAULT_MAX_CONNECTIONS,
+) -> Server:
+    """Listen on ``host``:``port`` (0: a free port, see ``server.port``) for clients of ``broker``."""
+    if max_frame_size < 1024:
+        raise ValueError(f"max_frame_size must be at least 1024 bytes, not {max_frame_size}")
+    if max_connections < 1:
+        raise ValueError(f"max_connections must be at least 1, not {max_connections}")
+    server = Server(broker, max_frame_size=max_frame_size, max_connections=max_connections)
+    await server._start(host, port)
+    return server

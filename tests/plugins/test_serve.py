@@ -1,0 +1,126 @@
+"""``minibroker serve`` as a real process: the URL on the first line, clients over TCP, a clean SIGTERM."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from minibroker.client import AckMode, connect
+
+BIN = Path(sys.executable).parent
+MINIBROKER = str(BIN / "minibroker")
+TIMEOUT = 10.0
+
+
+async def run(*argv: str, cwd: Path) -> tuple[int, str, str]:
+    proc = await asyncio.create_subprocess_exec(*argv, cwd=cwd, stdout=asyncio.subprocess.PIPE,
+                                                stderr=asyncio.subprocess.PIPE)
+    out, err = await asyncio.wait_for(proc.communicate(), TIMEOUT)
+    assert proc.returncode is not None
+    return proc.returncode, out.decode(), err.decode()
+
+
+class Served:
+    def __init__(self, proc: asyncio.subprocess.Process, url: str) -> None:
+        self.proc = proc
+        self.url = url
+
+    async def stop(self, sig: int = signal.SIGTERM) -> int:
+        self.proc.send_signal(sig)
+        return await asyncio.wait_for(self.proc.wait(), TIMEOUT)
+
+
+async def serve(cwd: Path, *argv: str) -> Served:
+    # the working directory is not the repository: the installed package is what runs
+    proc = await asyncio.create_subprocess_exec(*argv, "serve", "--port", "0", cwd=cwd,
+                                                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    assert proc.stdout is not None
+    try:
+        line = await asyncio.wait_for(proc.stdout.readline(), TIMEOUT)
+    except BaseException:
+        proc.kill()
+        await proc.wait()
+        raise
+    url = line.decode().strip()
+    assert url.startswith("tcp://127.0.0.1:"), line
+    return Served(proc, url)
+
+
+@pytest.fixture
+async def served(tmp_path: Path) -> AsyncIterator[Served]:
+    s = await serve(tmp_path, MINIBROKER)
+    try:
+        yield s
+    finally:
+        if s.proc.returncode is None:
+            s.proc.kill()
+            await s.proc.wait()
+
+
+async def test_send_receive_and_sigterm(served: Served) -> None:
+    async with await connect(served.url) as conn:
+        session = await conn.create_session(AckMode.CLIENT_ACKNOWLEDGE)
+        producer = await session.create_producer("orders")
+        await producer.send("order-1", properties={"n": 1})
+        consumer = await session.create_consumer("orders")
+        msg = await consumer.receive(timeout=TIMEOUT)
+        assert msg is not None and msg.body == "order-1" and msg.properties["n"] == 1
+        await msg.acknowledge()
+        lost: asyncio.Future[BaseException] = asyncio.get_running_loop().create_future()
+        conn.exception_listener = lambda exc: lost.done() or lost.set_result(exc)
+        assert await served.stop(signal.SIGTERM) == 0
+        await asyncio.wait_for(lost, TIMEOUT)  # the server closed the client's connection on its way out
+        assert conn.closed
+
+
+async def test_sigint_exits_cleanly(served: Served) -> None:
+    assert await served.stop(signal.SIGINT) == 0
+
+
+async def test_stat(served: Served, tmp_path: Path) -> None:
+    async with await connect(served.url) as conn:
+        session = await conn.create_session()
+        producer = await session.create_producer("orders")
+        for _ in range(3):
+            await producer.send("x")
+        await session.create_consumer("invoices", prefetch=0)
+        code, out, err = await run(MINIBROKER, "stat", "--url", served.url, cwd=tmp_path)
+    assert code == 0, err
+    lines = out.splitlines()
+    assert lines[0].split() == ["queue", "size", "in", "flight", "enqueued", "dequeued", "consumers"]
+    rows = {line.split()[0]: line.split()[1:] for line in lines[1:]}
+    assert rows == {"invoices": ["0", "0", "0", "0", "1"], "orders": ["3", "0", "3", "0", "0"]}
+
+
+async def test_stat_without_a_broker(served: Served, tmp_path: Path) -> None:
+    url = served.url
+    assert await served.stop() == 0
+    code, _, err = await run(MINIBROKER, "stat", "--url", url, cwd=tmp_path)
+    assert code == 1 and "cannot connect" in err
+
+
+async def test_python_dash_m(tmp_path: Path) -> None:
+    s = await serve(tmp_path, sys.executable, "-m", "minibroker")
+    try:
+        async with await connect(s.url) as conn:
+            session = await conn.create_session()
+            await (await session.create_producer("q")).send("via -m")
+    finally:
+        assert await s.stop() == 0
+
+
+@pytest.mark.parametrize("command", [[], ["serve"], ["stat"], ["redelivery-plan"]])
+async def test_help(command: list[str], tmp_path: Path) -> None:
+    code, out, _ = await run(MINIBROKER, *command, "--help", cwd=tmp_path)
+    assert code == 0 and out.startswith("usage: minibroker")
+
+
+async def test_port_in_use(served: Served, tmp_path: Path) -> None:
+    port = served.url.rsplit(":", 1)[1]
+    code, _, err = await run(MINIBROKER, "serve", "--port", port, cwd=tmp_path)
+    assert code == 1 and "minibroker serve:" in err
