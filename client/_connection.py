@@ -71,8 +71,11 @@ class Connection:
         rng: random.Random,
         start: bool,
         reconnect: Callable[[], Awaitable[BrokerLink]] | None = None,
+        always_sync_send: bool = False,
     ) -> None:
         self._link = link
+        #: every send waits for the broker's receipt (ActiveMQ ``alwaysSyncSend``)
+        self.always_sync_send = always_sync_send
         #: opens a new link after a transport failure; set on fault-tolerant connections (ActiveMQ ``failover:``)
         self._reconnect = reconnect
         self.fault_tolerant = reconnect is not None
@@ -249,6 +252,7 @@ async def connect(
     start: bool = True,
     fault_tolerant: bool = False,
     clock: Clock | None = None,
+    always_sync_send: bool = False,
 ) -> Connection:
     """Connect to an in-process :class:`~minibroker.Broker` (no sockets) or to a broker URL (``tcp://HOST:PORT``).
 
@@ -256,7 +260,8 @@ async def connect(
     ``prefetch`` sets the default prefetch of every consumer; ``seed`` seeds the random source of collision
     avoidance so runs replay (None: fresh randomness). ``fault_tolerant=True`` behaves like ActiveMQ's ``failover:``
     transport: a dropped transport is reopened, consumers subscribe again, and messages the connection has already
-    seen are suppressed as duplicates (poison-acked into the DLQ), exactly as ActiveMQ does.
+    seen are suppressed as duplicates (poison-acked into the DLQ), exactly as ActiveMQ does. Non-persistent and
+    transacted sends do not wait for the broker (as in ActiveMQ) unless ``always_sync_send=True``.
     """
     link: BrokerLink
     reconnect: Callable[[], Awaitable[BrokerLink]] | None = None
@@ -301,6 +306,7 @@ async def connect(
         rng=random.Random(seed),
         start=start,
         reconnect=reconnect,
+        always_sync_send=always_sync_send,
     )
     # a network link reports the refusal of an asynchronous command (an ack) later, when the broker's answer comes
     link.set_async_error_handler(conn._report_async_error)

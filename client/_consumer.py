@@ -170,7 +170,9 @@ class Consumer:
             self.session._wake_dispatcher()
 
     def _has_deliverable(self) -> bool:
-        return self._running and bool(self._buffer)
+        """A message can be handed out now (not while a redelivery delay blocks, nor once the application has
+        closed the consumer, even if the close waits for the transaction to end)."""
+        return self._running and bool(self._buffer) and not self._close_deferred
 
     # -- synchronous receive ----------------------------------------------------------------------------------------
 

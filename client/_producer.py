@@ -79,7 +79,9 @@ class Producer:
             producer_seq=self._seq,
         )
         txn = session._transaction_for() if session.transacted else None
-        await conn._link.send(message, txn, persistent and txn is None)
+        # ActiveMQ: persistent sends outside a transaction wait for the broker's receipt, others do not,
+        # unless the connection asks for alwaysSyncSend
+        await conn._link.send(message, txn, conn.always_sync_send or (persistent and txn is None))
         return message.message_id
 
     async def close(self) -> None:

@@ -36,15 +36,16 @@ def _params() -> list[Any]:
     return params
 
 
+@pytest.mark.parametrize("transport", ["memory", "tcp"])
 @pytest.mark.parametrize("name", _params())
-async def test_scenario(name: str) -> None:
-    """minibroker reproduces the events the real broker produced for this scenario."""
+async def test_scenario(name: str, transport: str) -> None:
+    """minibroker reproduces the events the real broker produced for this scenario, in-process and over TCP."""
     recording = load(HERE / "recordings" / f"{name}.json")
     script_path = HERE / "scripts" / f"{name}.json"
     assert script_path.exists(), f"no script re-expresses {name}"
     script = load(script_path)
     late = 500 if "redeliveryPlugin" in (script.get("broker") or {}) else 60
-    events = await run_script(script)
+    events = await run_script(script, transport)
     difference = compare(recording["events"], events, late_tolerance_ms=late)
     assert difference is None, f"{name}: {difference}\n\nall events:\n" + "\n".join(
         json.dumps(e) for e in public(events)

@@ -43,11 +43,12 @@ def _params() -> list[Any]:
     return [pytest.param(path, marks=pytest.mark.conformance, id=path.stem) for path in CORPUS]
 
 
+@pytest.mark.parametrize("transport", ["memory", "tcp"])
 @pytest.mark.parametrize("path", _params())
-async def test_replay(path: Path) -> None:
-    """minibroker produces the recorded events, and redelivers after the recorded delays."""
+async def test_replay(path: Path, transport: str) -> None:
+    """minibroker produces the recorded events, and redelivers after the recorded delays (in-process and TCP)."""
     record = json.loads(path.read_text())
-    events = await run_script(record["script"])
+    events = await run_script(record["script"], transport)
     difference = compare(record["events"], events, check_gaps=False)
     assert difference is None, f"{path.stem} ({record.get('origin')}): {difference}\n\nall events:\n" + "\n".join(
         json.dumps(e) for e in public(events)

@@ -15,6 +15,8 @@ import re
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
+from transports import connect_to
+
 from minibroker import Broker, DestinationPolicy, ManualClock
 from minibroker.client import (
     AckMode,
@@ -24,7 +26,6 @@ from minibroker.client import (
     ReceivedMessage,
     RedeliveryPolicy,
     Session,
-    connect,
 )
 from minibroker.clock import settle
 from minibroker.errors import (
@@ -136,8 +137,10 @@ def body_text(body: str | bytes) -> str:
 class ScriptRunner:
     """Runs one script against a fresh in-process broker on a ManualClock."""
 
-    def __init__(self, script: dict[str, Any]) -> None:
+    def __init__(self, script: dict[str, Any], transport: str = "memory") -> None:
         self.script = script
+        #: "memory" (in-process) or "tcp" (a server in this process; the client shares the broker's clock)
+        self.transport = transport
         self.name = script.get("name", "script")
         self.events: list[Event] = []
         self.clock = ManualClock()
@@ -291,8 +294,11 @@ class ScriptRunner:
     async def op_connect(self, op: dict[str, Any]) -> None:
         label = self.req(op, "conn")
         prefetch = op.get("prefetch")
-        conn = await connect(
+        conn = await connect_to(
             self.broker,
+            self.transport,
+            # the oracle's vm:// connections deliver every send in order; over TCP only receipts guarantee that
+            always_sync_send=True,
             redelivery_policy=redelivery_policy(op.get("redeliveryPolicy")),
             prefetch=None if prefetch is None else PrefetchPolicy.all(int(prefetch)),
             non_blocking_redelivery=bool(op.get("nonBlockingRedelivery", False)),
@@ -317,7 +323,7 @@ class ScriptRunner:
         label = op.get("session")
         if label is None:
             if self.producer_conn is None:
-                self.producer_conn = await connect(self.broker)
+                self.producer_conn = await connect_to(self.broker, self.transport, always_sync_send=True)
                 self.open.append(self.producer_conn)
                 self.producer_session = await self.producer_conn.create_session(AckMode.AUTO_ACKNOWLEDGE)
             session = self.producer_session
@@ -500,7 +506,7 @@ class ScriptRunner:
         if not self.broker.queue(queue).exists:
             return
         if op.get("consume"):
-            conn = await connect(self.broker)
+            conn = await connect_to(self.broker, self.transport, always_sync_send=True)
             try:
                 session = await conn.create_session(AckMode.AUTO_ACKNOWLEDGE)
                 consumer = await session.create_consumer("queue://" + queue)
@@ -540,7 +546,7 @@ class ScriptRunner:
         if not view.exists:
             self.ev({"event": "browsed", "queue": queue, "exists": False})
             return
-        conn = await connect(self.broker)
+        conn = await connect_to(self.broker, self.transport, always_sync_send=True)
         try:
             session = await conn.create_session()
             browser = await session.create_browser(queue)
@@ -578,8 +584,9 @@ def _java_text(value: object) -> str:
     return str(value)
 
 
-async def run_script(script: dict[str, Any]) -> list[Event]:
-    return await ScriptRunner(script).run()
+async def run_script(script: dict[str, Any], transport: str = "memory") -> list[Event]:
+    """Run ``script`` on a fresh broker with every client connected over ``transport``."""
+    return await ScriptRunner(script, transport).run()
 
 
 # -- comparing event lists ------------------------------------------------------------------------------------------
