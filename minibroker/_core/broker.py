@@ -225,7 +225,7 @@ class BrokerCore:
         )
         self.subscriptions[consumer_id] = sub
         conn.consumers.add(consumer_id)
-        if info.destination.is_queue:
+        if info.destination.kind is QUEUE:
             q = self.queue(info.destination.name)
             assert q is not None
             q.add_consumer(sub)
@@ -299,7 +299,8 @@ class BrokerCore:
             txn.sends.append(message)
             self.history.add(message.message_id, self.clock.now(), "sent", transaction_id=transaction_id)
             return
-        self.history.add(message.message_id, self.clock.now(), "sent")
+        if self.history.enabled:
+            self.history.add(message.message_id, self.clock.now(), "sent")
         if self.scheduler_support and self._schedule_delayed(message):
             return
         self._enqueue(message, connection_id)
@@ -315,7 +316,7 @@ class BrokerCore:
 
     def _enqueue(self, message: Message, connection_id: int = 0, redelivery_counter: int = 0) -> None:
         dest = message.destination
-        if dest.is_queue:
+        if dest.kind is QUEUE:
             q = self.queue(dest.name)
             assert q is not None
             q.add(message, redelivery_counter)
@@ -439,7 +440,7 @@ class BrokerCore:
         if contract:
             sub.contract(1)
         entry.holder = None
-        if sub.destination.is_queue:
+        if sub.destination.kind is QUEUE:
             q = self.queues[sub.destination.name]
             q.remove_entry(entry)
             q.dequeued += 1
@@ -454,7 +455,7 @@ class BrokerCore:
         sub.contract(1)
         for entry in span:
             self._consume(sub, entry, contract=False)
-            if sub.destination.is_queue:
+            if sub.destination.kind is QUEUE:
                 policy = self.queues[sub.destination.name].policy
                 self._dead_letter(policy, entry.message, cause, expired=False, counter=entry.redelivery_counter)
             # A non-durable topic subscriber's poison only counts (semantics §2, POISON).
@@ -466,7 +467,7 @@ class BrokerCore:
         for entry in span:
             sub.dispatched.pop(entry.message.message_id, None)
             entry.holder = None
-            if sub.destination.is_queue:
+            if sub.destination.kind is QUEUE:
                 q = self.queues[sub.destination.name]
                 if entry.message.is_expired(now):
                     self._expire_entry(q, entry, now, pending=False)
@@ -568,7 +569,7 @@ class BrokerCore:
                                                                      transaction_id=transaction_id)
             if sub.closed:
                 # its consumer left during the transaction: the entry is no longer dispatched anywhere
-                if sub.destination.is_queue:
+                if sub.destination.kind is QUEUE:
                     q = self.queues[sub.destination.name]
                     q.remove_entry(entry)
                     q.dequeued += 1
@@ -594,7 +595,7 @@ class BrokerCore:
             entry.acked_in_txn = None
             self.history.add(entry.message.message_id, now, "rolled-back", sub.consumer_id,
                                                                      transaction_id=transaction_id)
-            if sub.closed and sub.destination.is_queue:
+            if sub.closed and sub.destination.kind is QUEUE:
                 entry.redelivery_counter += 1
                 self.queues[sub.destination.name].give_back([entry])
             elif not individual:
