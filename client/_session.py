@@ -163,7 +163,8 @@ class Session:
     def _forget(self, consumer: Consumer) -> None:
         if consumer in self.consumers:
             self.consumers.remove(consumer)
-            self._listener_count = sum(1 for c in self.consumers if c.listener is not None)
+            if consumer.listener is not None:
+                self._listener_count -= 1
         if consumer in self._deferred_closes:
             self._deferred_closes.remove(consumer)
 

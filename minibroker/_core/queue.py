@@ -255,6 +255,10 @@ class Queue:
         if len(consumers) < 2 or self.policy.strict_order_dispatch or sub.exclusive:
             return
         i = consumers.index(sub)
+        if consumers[-1].priority == sub.priority:
+            # the last band (all consumers, when priorities are equal): to the end, without a scan
+            consumers.append(consumers.pop(i))
+            return
         j = i + 1
         while j < len(consumers) and consumers[j].priority == sub.priority:
             j += 1

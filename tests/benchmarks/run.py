@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from minibroker import Broker
-from minibroker.client import AckMode, connect
+from minibroker.client import AckMode, Consumer, connect
 
 
 @dataclass
@@ -32,7 +32,8 @@ class Row:
     def render(self) -> str:
         ratio = "-" if self.ratio is None else f"{self.ratio:.3f}"
         verdict = "-" if self.ok is None else ("pass" if self.ok else "FAIL")
-        return (f"{self.scenario:<44} {self.value:>14,.1f} {self.unit:<8} {self.baseline:<34} {ratio:>7} "
+        value = f"{self.value:>14,.1f}" if abs(self.value) >= 10 else f"{self.value:>14.4f}"
+        return (f"{self.scenario:<48} {value} {self.unit:<8} {self.baseline:<34} {ratio:>7} "
                 f"{self.target:<14} {verdict}")
 
 
@@ -124,6 +125,196 @@ async def memory_queued(n: int) -> float:
     return float(size)
 
 
+async def pull_round_trips(n: int) -> float:
+    """A prefetch-0 consumer: every receive asks the broker for one message (ActiveMQ's pull)."""
+    async with Broker(history_limit=0) as broker, await connect(broker) as conn:
+        session = await conn.create_session()
+        producer = await session.create_producer("pull")
+        for _ in range(n):
+            await producer.send(BODY)
+        consumer = await session.create_consumer("pull", prefetch=0)
+        start = time.perf_counter()
+        for _ in range(n):
+            assert await consumer.receive(timeout=1) is not None
+        return time.perf_counter() - start
+
+
+async def fan_out(n: int, subscribers: int = 10) -> float:
+    """One producer publishing ``n`` messages to a topic read by ``subscribers`` AUTO consumers (n x subscribers
+    deliveries)."""
+    async with Broker(history_limit=0) as broker, await connect(broker) as conn:
+        session = await conn.create_session()
+        consumers = [await (await conn.create_session()).create_consumer("topic://fan") for _ in range(subscribers)]
+        producer = await session.create_producer("topic://fan")
+
+        async def drain(consumer: Consumer) -> None:
+            for _ in range(n):
+                assert await consumer.receive() is not None
+
+        start = time.perf_counter()
+        tasks = [asyncio.ensure_future(drain(c)) for c in consumers]
+        for _ in range(n):
+            await producer.send(BODY, persistent=False)
+            await asyncio.sleep(0) if _ % 100 == 0 else None
+        await asyncio.gather(*tasks)
+        return time.perf_counter() - start
+
+
+async def scale_queued(n: int) -> float:
+    """Seconds per message to enqueue ``n`` messages on one queue (no consumer)."""
+    async with Broker(history_limit=0) as broker, await connect(broker) as conn:
+        producer = await (await conn.create_session()).create_producer("deep")
+        start = time.perf_counter()
+        for _ in range(n):
+            await producer.send(BODY, persistent=False)
+        return (time.perf_counter() - start) / n
+
+
+async def scale_consumers(consumers: int, n: int) -> float:
+    """Seconds per message moved through a queue read round-robin by ``consumers`` AUTO consumers."""
+    async with Broker(history_limit=0) as broker, await connect(broker) as conn:
+        session = await conn.create_session()
+        readers = [await session.create_consumer("wide", prefetch=10) for _ in range(consumers)]
+        producer = await (await conn.create_session()).create_producer("wide")
+        start = time.perf_counter()
+        received = 0
+        for _ in range(n // consumers):
+            for _ in range(consumers):
+                await producer.send(BODY, persistent=False)
+            for reader in readers:
+                if await reader.receive(timeout=0) is not None:
+                    received += 1
+        while received < (n // consumers) * consumers:
+            for reader in readers:
+                if await reader.receive(timeout=0) is not None:
+                    received += 1
+        return (time.perf_counter() - start) / received
+
+
+async def scale_destinations(destinations: int, n: int) -> float:
+    """Seconds per message sent round-robin over ``destinations`` queues, each with one consumer."""
+    async with Broker(history_limit=0) as broker, await connect(broker) as conn:
+        session = await conn.create_session()
+        names = [f"d.{i}" for i in range(destinations)]
+        readers = [await session.create_consumer(name, prefetch=1000) for name in names]
+        producer = await (await conn.create_session()).create_producer()
+        start = time.perf_counter()
+        for i in range(n):
+            await producer.send(BODY, destination=names[i % destinations], persistent=False)
+            if i % destinations == destinations - 1 or i == n - 1:
+                pass
+        for reader in readers:
+            while await reader.receive(timeout=0) is not None:
+                pass
+        return (time.perf_counter() - start) / n
+
+
+def conformance_wall_time() -> tuple[float, int]:
+    """Replays every recorded conformance scenario in-process in virtual time: (seconds, scenarios)."""
+    import json
+    from pathlib import Path
+
+    support = Path(__file__).resolve().parents[1] / "support"
+    sys.path.insert(0, str(support))
+    from scriptrunner import run_script
+
+    scripts = sorted((Path(__file__).resolve().parents[1] / "conformance" / "scripts").glob("*.json"))
+
+    async def all_scripts() -> None:
+        for path in scripts:
+            await run_script(json.loads(path.read_text()))
+
+    start = time.perf_counter()
+    asyncio.run(all_scripts())
+    return time.perf_counter() - start, len(scripts)
+
+
+SERVE = [sys.executable, "-P", "-m", "minibroker", "serve", "--port", "0"]
+
+
+def serve_launch_to_accept() -> tuple[float, float]:
+    """``minibroker serve``: seconds from launch to the first accepted TCP connection, and from SIGTERM to exit."""
+    import signal
+    import socket
+    import subprocess
+
+    start = time.perf_counter()
+    process = subprocess.Popen(SERVE, stdout=subprocess.PIPE, text=True)
+    assert process.stdout is not None
+    url = process.stdout.readline().strip()
+    host, port = url.removeprefix("tcp://").rsplit(":", 1)
+    with socket.create_connection((host, int(port)), timeout=10):
+        accepted = time.perf_counter() - start
+    stop = time.perf_counter()
+    process.send_signal(signal.SIGTERM)
+    process.wait(timeout=10)
+    return accepted, time.perf_counter() - stop
+
+
+def python_launch() -> float:
+    """Baseline: launching a Python interpreter that does nothing."""
+    import subprocess
+
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-P", "-c", "pass"], check=True)
+    return time.perf_counter() - start
+
+
+TCP_CONSUMER = """
+import asyncio, sys, time
+from minibroker.client import AckMode, connect
+async def main(url, n):
+    async with await connect(url) as conn:
+        session = await conn.create_session(AckMode.AUTO_ACKNOWLEDGE)
+        consumer = await session.create_consumer("tcp-bench", prefetch=1000)
+        print("ready", flush=True)
+        first = None
+        for _ in range(n):
+            msg = await consumer.receive(timeout=60)
+            assert msg is not None
+            first = first or time.time()
+        print(time.time(), flush=True)
+asyncio.run(main(sys.argv[1], int(sys.argv[2])))
+"""
+
+TCP_PRODUCER = """
+import asyncio, sys, time
+from minibroker.client import connect
+async def main(url, n):
+    async with await connect(url) as conn:
+        producer = await (await conn.create_session()).create_producer("tcp-bench")
+        body = "x" * 100
+        print(time.time(), flush=True)
+        for _ in range(n):
+            await producer.send(body, persistent=False)
+        await producer.send("end", persistent=True)
+asyncio.run(main(sys.argv[1], int(sys.argv[2])))
+"""
+
+
+def tcp_processes(n: int) -> float:
+    """One producer process and one AUTO consumer process (prefetch 1000) through ``minibroker serve``: msg/s."""
+    import subprocess
+
+    server = subprocess.Popen(SERVE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert server.stdout is not None
+        url = server.stdout.readline().strip()
+        consumer = subprocess.Popen([sys.executable, "-P", "-c", TCP_CONSUMER, url, str(n)], stdout=subprocess.PIPE,
+                                    text=True)
+        assert consumer.stdout is not None
+        assert consumer.stdout.readline().strip() == "ready"
+        producer = subprocess.run([sys.executable, "-P", "-c", TCP_PRODUCER, url, str(n)], capture_output=True,
+                                  text=True, check=True)
+        started = float(producer.stdout.split()[0])
+        finished = float(consumer.stdout.readline())
+        consumer.wait(timeout=60)
+        return n / (finished - started)
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="fewer messages and runs (a smoke test)")
@@ -151,15 +342,57 @@ def main(argv: list[str] | None = None) -> int:
         ratio = rate / base_rate
         rows.append(Row(name, rate, "msg/s", base_text, ratio,
                         "-" if target is None else f">= {target}", None if target is None else ratio >= target))
+    if wanted("pull"):
+        pulls = n // 10
+        elapsed = best_of(runs, lambda: pull_round_trips(pulls))
+        rate = pulls / elapsed
+        rows.append(Row("in-process pull (prefetch 0) round trips", rate, "msg/s", base_text, rate / base_rate, "-",
+                        None))
+    if wanted("fan"):
+        fan_n = n // 10
+        elapsed = best_of(runs, lambda: fan_out(fan_n))
+        rate = fan_n * 10 / elapsed
+        rows.append(Row("in-process topic fan-out to 10 consumers", rate, "deliv/s", base_text, rate / base_rate,
+                        "-", None))
     if wanted("start"):
         per = best_of(runs, lambda: start_stop(2_000))
         rows.append(Row("broker start+stop, in-process", per * 1e3, "ms", "-", None, "<= 0.1 ms", per <= 1e-4))
+    if wanted("serve"):
+        launches = [serve_launch_to_accept() for _ in range(runs)]
+        accept = min(a for a, _ in launches)
+        stop = min(s for _, s in launches)
+        python = min(python_launch() for _ in range(runs))
+        rows.append(Row("minibroker serve: launch -> first accept", accept * 1e3, "ms",
+                        f"python -c pass {python * 1e3:.0f} ms", accept / python, "<= 150 ms", accept <= 0.150))
+        rows.append(Row("minibroker serve: SIGTERM -> exit", stop * 1e3, "ms", "-", None, "-", None))
+    if wanted("tcp"):
+        rate = max(tcp_processes(n) for _ in range(1 if args.quick else 2))
+        rows.append(Row("TCP: producer + consumer processes, AUTO p1000", rate, "msg/s", base_text, rate / base_rate,
+                        ">= 100k msg/s", rate >= 100_000))
+    if wanted("conformance"):
+        seconds, count = conformance_wall_time()
+        rows.append(Row(f"conformance suite ({count} scenarios), virtual time", seconds, "s", "-", None, "<= 5 s",
+                        seconds <= 5))
+    if wanted("scale"):
+        small, large = (10_000, 100_000) if args.quick else (100_000, 1_000_000)
+        per_small = asyncio.run(scale_queued(small))
+        per_large = asyncio.run(scale_queued(large))
+        rows.append(Row(f"scale: enqueue cost {large:,} vs {small:,} queued", per_large / per_small, "x", "-",
+                        None, "~1 (linear)", per_large / per_small < 2))
+        few = asyncio.run(scale_consumers(10, 20_000))
+        many = asyncio.run(scale_consumers(1_000, 20_000))
+        rows.append(Row("scale: per-message cost, 1,000 vs 10 consumers", many / few, "x", "-", None,
+                        "~1 (linear)", many / few < 3))
+        d_few = asyncio.run(scale_destinations(10, 20_000))
+        d_many = asyncio.run(scale_destinations(10_000, 20_000))
+        rows.append(Row("scale: per-message cost, 10,000 vs 10 queues", d_many / d_few, "x", "-", None,
+                        "~1 (linear)", d_many / d_few < 3))
     if wanted("memory"):
         size = asyncio.run(memory_queued(n))
         per_100k = size * (100_000 / n) / 1e6
         rows.append(Row("memory per 100k queued 100-byte messages", per_100k, "MB", "-", None, "<= 60 MB",
                         per_100k <= 60))
-    header = f"{'scenario':<44} {'value':>14} {'unit':<8} {'baseline':<34} {'ratio':>7} {'target':<14} result"
+    header = f"{'scenario':<48} {'value':>14} {'unit':<8} {'baseline':<34} {'ratio':>7} {'target':<14} result"
     print(header)
     print("-" * len(header))
     for row in rows:
