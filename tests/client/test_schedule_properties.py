@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import random
 
 import pytest
@@ -56,7 +57,7 @@ async def test_waits_follow_the_explained_schedule(seed: int) -> None:
                 await (session.rollback() if how == "rollback" else session.recover())
         plan = policy.explain()
         expected_waits = [step.delay for step in plan[1:]]
-        waits = [round(b - a, 6) for a, b in zip(times, times[1:], strict=False)]
+        waits = [round(b - a, 6) for a, b in itertools.pairwise(times)]
         assert len(times) == len(plan) == 1 + policy.maximum_redeliveries, (seed, policy, how, times)
         assert waits == pytest.approx(expected_waits), (seed, policy, how)
         assert delivery_history(broker, message_id).redelivery_delays == pytest.approx(expected_waits)
