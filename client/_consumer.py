@@ -593,6 +593,11 @@ class Consumer:
             self._close_deferred = True
             self.session._defer_close(self)
             return
+        pending, self._pending_ack = self._pending_ack, None
+        if not self._transacted and pending is not None and pending.ack_type is not AckType.DELIVERED:
+            # ActiveMQ's deliverAcks(): what is still batched (DUPS_OK on a topic) is acked before the consumer goes
+            # (a pending DELIVERED ack would only widen a window that is about to disappear)
+            self._send_ack(pending)
         self._dispose()
         link = self.session.connection._link
         await link.remove_consumer(self.consumer_id, self.last_delivered_seq)

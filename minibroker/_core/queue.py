@@ -276,16 +276,34 @@ class Queue:
     # -- dispatch ---------------------------------------------------------------------------------------------------
 
     def _choose(self, entry: QueueEntry, exclusive: Subscription | None) -> tuple[Subscription | None, bool]:
+        """The consumer for ``entry`` and whether it is the first message of a group for that consumer.
+
+        Groups (``Queue.assignMessageGroup``): a group's first message (or any with JMSXGroupSeq 1) binds the group
+        to the consumer chosen for it, preferring, among equal priorities, the consumer that owns fewer groups;
+        later messages go only to the owner; a message with JMSXGroupSeq < 0 goes to the owner and closes the group.
+        """
         message = entry.message
         group = message.group_id
         if group is not None:
             owner = self.group_owners.get(group)
-            if owner is not None:
-                if owner.closed:
+            if owner is not None and owner.closed:
+                del self.group_owners[group]
+                owner = None
+            if owner is not None and message.group_seq != 1:
+                if owner.room() <= 0 or not owner.matches(message, entry.redelivery_counter):
+                    return None, False
+                if message.group_seq < 0:
                     del self.group_owners[group]
-                else:
-                    ok = owner.room() > 0 and owner.matches(message, entry.redelivery_counter)
-                    return (owner if ok else None), False
+                    owner.groups -= 1
+                return owner, False
+            chosen = self._new_group_owner(entry, exclusive)
+            if chosen is None:
+                return None, False
+            if owner is not None:
+                owner.groups -= 1
+            self.group_owners[group] = chosen
+            chosen.groups += 1
+            return chosen, True
         for sub in self.consumers:
             if sub.room() <= 0:
                 continue
@@ -293,12 +311,21 @@ class Queue:
                 continue
             if sub.selector is not None and not sub.matches(message, entry.redelivery_counter):
                 continue
-            if group is not None:
-                self.group_owners[group] = sub
-                sub.groups += 1
-                return sub, True
             return sub, False
         return None, False
+
+    def _new_group_owner(self, entry: QueueEntry, exclusive: Subscription | None) -> Subscription | None:
+        best: Subscription | None = None
+        for sub in self.consumers:
+            if sub.room() <= 0 or (exclusive is not None and sub is not exclusive):
+                continue
+            if sub.selector is not None and not sub.matches(entry.message, entry.redelivery_counter):
+                continue
+            if best is None or sub.priority > best.priority or (
+                sub.priority == best.priority and sub.groups < best.groups
+            ):
+                best = sub
+        return best
 
     def dispatch(self, now: float, out: list[Dispatch], expired: list[QueueEntry], limit: int | None = None) -> None:
         """Hand pending messages to consumers with room (at most ``limit``). Expired ones go to ``expired``."""
