@@ -190,6 +190,7 @@ def _describe(pending: Sequence[str], failures: Sequence[DeadLetterRecord]) -> s
         lines.extend(f"  - {p}" for p in pending)
     if failures:
         lines.append("dead-lettered or dropped:")
-        lines.extend(f"  - {f.message_id} from {f.destination} -> {f.dead_letter_queue or 'dropped'}: {f.cause[:200]}"
-                     for f in failures)
+        for f in failures:
+            cause = (f.cause or "no cause given")[:200]
+            lines.append(f"  - {f.message_id} from {f.destination} -> {f.dead_letter_queue or 'dropped'}: {cause}")
     return "\n".join(lines)

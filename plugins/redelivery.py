@@ -65,7 +65,9 @@ class RedeliveryPlugin:
         self._broker = broker
         broker.core.dead_letter_hook = self._intercept
 
-    def _intercept(self, message: Message, cause: str, source: Destination, expired: bool, counter: int) -> bool:
+    def _intercept(
+        self, message: Message, cause: str | None, source: Destination, expired: bool, counter: int
+    ) -> bool:
         """True when the plugin took the message (rescheduled or dropped); False lets it go to the DLQ."""
         if expired:
             return False

@@ -92,7 +92,7 @@ class BrokerCore:
         self._dlq_audit: dict[str, set[str]] = {}
         #: called with (message, cause, source destination, expired) before dead-lettering; returning True means the
         #: message was taken care of (the broker redelivery plugin re-schedules it instead)
-        self.dead_letter_hook: Callable[[Message, str, Destination, bool, int], bool] | None = None
+        self.dead_letter_hook: Callable[[Message, str | None, Destination, bool, int], bool] | None = None
         self._scheduled: list[tuple[float, int, Message, int]] = []
         self._scheduled_seq = 0
         #: every message the broker gave up on (dead-lettered or dropped), oldest first (at most 10,000)
@@ -450,7 +450,8 @@ class BrokerCore:
     def _ack_poison(self, sub: Subscription, ack: MessageAck) -> None:
         span = self._ack_range(sub, ack)
         self._record_ack(sub, span, ack)
-        cause = ack.poison_cause or "java.lang.Throwable: poison ack"
+        # no cause (a STOMP NACK): ActiveMQ stamps no dlqDeliveryFailureCause on the copy
+        cause = ack.poison_cause
         # ActiveMQ narrows the window by one for the whole range, not one per message
         sub.contract(1)
         for entry in span:
@@ -489,7 +490,7 @@ class BrokerCore:
         cause = f"java.lang.Throwable: Message Expired. Expiration:{int(round(message.expiration * 1000))}"
         self._dead_letter(q.policy, message, cause, expired=True, counter=entry.redelivery_counter)
 
-    def _dead_letter(self, policy: DestinationPolicy, message: Message, cause: str, *, expired: bool,
+    def _dead_letter(self, policy: DestinationPolicy, message: Message, cause: str | None, *, expired: bool,
                      counter: int) -> None:
         source = message.destination
         hook = self.dead_letter_hook
@@ -501,18 +502,18 @@ class BrokerCore:
             self._record_failure(now, message, None, cause)
             return
         if dlq == source:
-            self._record_failure(now, message, None, "loop: " + cause)
+            self._record_failure(now, message, None, f"loop: {cause}")
             return
         audit = self._dlq_audit.setdefault(str(dlq), set())
         if message.message_id in audit:
-            self._record_failure(now, message, None, "duplicate: " + cause)
+            self._record_failure(now, message, None, f"duplicate: {cause}")
             return
         audit.add(message.message_id)
         copy = dead_letter_copy(message, dlq, cause, now, policy)
         self._record_failure(now, message, dlq, cause)
         self._enqueue(copy)
 
-    def _record_failure(self, now: float, message: Message, dlq: Destination | None, cause: str) -> None:
+    def _record_failure(self, now: float, message: Message, dlq: Destination | None, cause: str | None) -> None:
         if dlq is None:
             self.history.add(message.message_id, now, "dropped", detail=cause)
         else:
@@ -652,7 +653,9 @@ class BrokerCore:
         self._scheduled_seq += 1
         heapq.heappush(self._scheduled, (when, self._scheduled_seq, message, redelivery_counter))
 
-    def schedule_redelivery(self, when: float, message: Message, redelivery_counter: int, cause: str) -> None:
+    def schedule_redelivery(
+        self, when: float, message: Message, redelivery_counter: int, cause: str | None
+    ) -> None:
         """The broker redelivery plugin's path: the message comes back to its queue's tail at ``when``."""
         self.history.add(message.message_id,
             self.clock.now(), "redelivery-scheduled", redelivery_counter=redelivery_counter, detail=cause,

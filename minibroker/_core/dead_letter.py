@@ -38,13 +38,14 @@ def should_dead_letter(policy: DestinationPolicy, message: Message, *, expired: 
 
 
 def dead_letter_copy(
-    message: Message, to: Destination, cause: str, now: float, policy: DestinationPolicy
+    message: Message, to: Destination, cause: str | None, now: float, policy: DestinationPolicy
 ) -> Message:
     """The message as it lands on the dead-letter queue."""
     properties: dict[str, PropertyValue] = dict(message.properties)
     if not message.persistent:
         properties["originalDeliveryMode"] = "NON_PERSISTENT"
-    properties["dlqDeliveryFailureCause"] = cause
+    if cause is not None:
+        properties["dlqDeliveryFailureCause"] = cause
     expiration = now + policy.dead_letter_expiration if policy.dead_letter_expiration > 0 else 0.0
     return attrs.evolve(
         message,

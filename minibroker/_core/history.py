@@ -38,7 +38,8 @@ class DeadLetterRecord:
     body: str | bytes
     destination: str
     dead_letter_queue: str | None
-    cause: str
+    #: the poison cause (None when the client gave none, as a STOMP NACK does)
+    cause: str | None
 
 
 class History:

@@ -40,6 +40,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="logging level (default: warning)")
     serve.add_argument("--max-frame-size", type=int, default=None, metavar="BYTES",
                        help="largest frame accepted from a client (default: 64 MiB)")
+    serve.add_argument("--stomp-port", type=int, default=None, metavar="PORT",
+                       help="also serve STOMP 1.0-1.2 on this port (0 picks a free one; its URL is printed on the "
+                            "second line)")
     serve.add_argument("--max-connections", type=int, default=None, metavar="N",
                        help="client connections accepted at once (default: 1000)")
     stat = sub.add_parser(
@@ -70,16 +73,30 @@ async def _serve(args: argparse.Namespace) -> int:
         except (OSError, ValueError) as exc:
             print(f"minibroker serve: {exc}", file=sys.stderr)
             return 1
+        stomp = None
+        if args.stomp_port is not None:
+            from minibroker.plugins.stomp import start_stomp_server
+
+            try:
+                stomp = await start_stomp_server(broker, args.host, args.stomp_port)
+            except OSError as exc:
+                await server.close()
+                print(f"minibroker serve: STOMP: {exc}", file=sys.stderr)
+                return 1
         signals = (signal.SIGTERM, signal.SIGINT)
         for sig in signals:
             loop.add_signal_handler(sig, stop.set)
         try:
             print(server.url, flush=True)
+            if stomp is not None:
+                print(stomp.url, flush=True)
             await stop.wait()
             logging.getLogger("minibroker.server").info("stopping")
         finally:
             for sig in signals:
                 loop.remove_signal_handler(sig)
+            if stomp is not None:
+                await stomp.close()
             await server.close()
     return 0
 

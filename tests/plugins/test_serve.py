@@ -124,3 +124,37 @@ async def test_port_in_use(served: Served, tmp_path: Path) -> None:
     port = served.url.rsplit(":", 1)[1]
     code, _, err = await run(MINIBROKER, "serve", "--port", port, cwd=tmp_path)
     assert code == 1 and "minibroker serve:" in err
+
+
+async def test_stomp_port(tmp_path: Path) -> None:
+    """--stomp-port 0 serves STOMP too and prints its URL on the second line; a STOMP client connects, and a message
+    sent over STOMP is received by a native client."""
+    proc = await asyncio.create_subprocess_exec(MINIBROKER, "serve", "--port", "0", "--stomp-port", "0", cwd=tmp_path,
+                                                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    assert proc.stdout is not None
+    try:
+        tcp_url = (await asyncio.wait_for(proc.stdout.readline(), TIMEOUT)).decode().strip()
+        stomp_url = (await asyncio.wait_for(proc.stdout.readline(), TIMEOUT)).decode().strip()
+        assert stomp_url.startswith("stomp://127.0.0.1:")
+        host, port = stomp_url.removeprefix("stomp://").rsplit(":", 1)
+        reader, writer = await asyncio.open_connection(host, int(port))
+        writer.write(b"CONNECT\naccept-version:1.2\nhost:localhost\n\n\x00")
+        writer.write(b"SEND\ndestination:/queue/from-stomp\ncontent-length:5\nreceipt:r1\n\nhello\x00")
+        await writer.drain()
+        replies = b""
+        while b"RECEIPT" not in replies:
+            chunk = await asyncio.wait_for(reader.read(4096), TIMEOUT)
+            assert chunk, replies
+            replies += chunk
+        assert replies.startswith(b"CONNECTED")
+        writer.close()
+        async with await connect(tcp_url) as conn:
+            consumer = await (await conn.create_session(AckMode.AUTO_ACKNOWLEDGE)).create_consumer("from-stomp")
+            msg = await consumer.receive(timeout=TIMEOUT)
+            assert msg is not None and msg.body in ("hello", b"hello")
+        proc.send_signal(signal.SIGTERM)
+        assert await asyncio.wait_for(proc.wait(), TIMEOUT) == 0
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()

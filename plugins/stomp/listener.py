@@ -1,0 +1,320 @@
+"""The STOMP listener: an asyncio server in front of a :class:`~minibroker.Broker` (ActiveMQ's ``stomp://``).
+
+Each TCP connection gets a :class:`~minibroker.plugins.stomp.codec.StompDecoder` and a
+:class:`~minibroker.plugins.stomp.converter.StompConverter`; this module only moves bytes and runs timers:
+
+* reads are decoded one frame at a time (the decoder switches version after CONNECTED) and handed to the converter;
+* everything the converter produced is written in one ``write`` per event-loop turn (``call_soon`` batching), so a
+  burst of dispatches becomes one system call;
+* when the socket's buffer is full (``pause_writing``) the converter's auto acks wait, so an ``ack:auto``
+  subscription stops at its prefetch window instead of queueing the whole backlog in memory;
+* a framing error gets an ERROR frame and the connection is closed; a dropped client is a transport failure for the
+  broker (``close_connection(id, None)``: what it held comes back redelivered);
+* heart-beats and the 30 s CONNECT deadline run on the broker's clock, so a ManualClock drives them in tests.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from types import TracebackType
+
+from minibroker._driver import Broker
+from minibroker.clock import TimerHandle
+from minibroker.errors import RemoteProtocolError
+
+from .codec import HEARTBEAT, StompDecoder
+from .converter import Authenticator, StompConverter
+
+__all__ = ["CONNECT_TIMEOUT", "DEFAULT_MAX_FRAME_SIZE", "StompServer", "start_stomp_server"]
+
+log = logging.getLogger("minibroker.stomp")
+
+#: largest frame accepted; None means ActiveMQ's default: no whole-frame limit, only the command/header/body limits
+DEFAULT_MAX_FRAME_SIZE: int | None = None
+#: seconds a client has to send CONNECT before the socket is closed (ActiveMQ's default, 30 s)
+CONNECT_TIMEOUT = 30.0
+#: auto acks sent per write turn before yielding to other connections
+_ACK_BATCH = 1000
+
+
+class _StompProtocol(asyncio.Protocol):
+    def __init__(self, server: StompServer) -> None:
+        self.server = server
+        self.broker = server.broker
+        self.transport: asyncio.Transport | None = None
+        self.decoder = StompDecoder(role="server", max_frame_size=server.max_frame_size)
+        self.converter: StompConverter | None = None
+        self._flush_scheduled = False
+        self._paused = False
+        self._closing = False
+        self._read_since_check = False
+        self._written_since_check = False
+        self._timers: list[TimerHandle] = []
+        self._heartbeats_started = False
+        self._registered = False
+        self._loop = asyncio.get_running_loop()
+
+    # -- asyncio callbacks ------------------------------------------------------------------------------------------
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+        peer = transport.get_extra_info("peername")
+        address = f"tcp://{peer[0]}:{peer[1]}" if isinstance(peer, tuple) and len(peer) >= 2 else str(peer)
+        self.converter = StompConverter(
+            self.broker, authenticator=self.server.authenticator, on_output=self._schedule_flush,
+            remote_address=address,
+        )
+        self.server._opened(self)
+        clock = self.broker.clock
+        self._timers.append(clock.call_at(clock.now() + self.server.connect_timeout, self._connect_deadline))
+
+    def data_received(self, data: bytes) -> None:
+        if self._closing:
+            return
+        converter = self.converter
+        assert converter is not None
+        self._read_since_check = True
+        decoder = self.decoder
+        try:
+            decoder.receive_data(data)
+            while not converter.close_after_output:
+                frame = decoder.next_frame()
+                if frame is None:
+                    break
+                converter.receive_frame(frame)
+                decoder.version = converter.version
+                if converter.connected and not self._heartbeats_started:
+                    self._on_connected()
+        except RemoteProtocolError as exc:
+            log.debug("STOMP framing error from %s: %s", converter.remote_address, exc)
+            converter.protocol_error(exc)
+        except Exception:  # a bug (or a failing authenticator) must not leave the connection half-alive
+            log.exception("STOMP connection from %s failed", converter.remote_address)
+            converter.internal_error()
+        self._flush()
+
+    def eof_received(self) -> bool | None:
+        return None  # close our side too: connection_lost follows
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._closing = True
+        for timer in self._timers:
+            timer.cancel()
+        self._timers.clear()
+        converter = self.converter
+        if converter is not None:
+            converter.connection_lost()
+        self.server._closed(self)
+
+    def pause_writing(self) -> None:
+        self._paused = True
+
+    def resume_writing(self) -> None:
+        self._paused = False
+        self._schedule_flush()
+
+    # -- output -----------------------------------------------------------------------------------------------------
+
+    def _schedule_flush(self) -> None:
+        if not self._flush_scheduled and not self._closing:
+            self._flush_scheduled = True
+            self._loop.call_soon(self._flush)
+
+    def _flush(self) -> None:
+        self._flush_scheduled = False
+        transport = self.transport
+        converter = self.converter
+        if transport is None or converter is None or self._closing or transport.is_closing():
+            return
+        if not self._paused and converter.run_pending(_ACK_BATCH):
+            self._schedule_flush()
+        data = converter.data_to_send()
+        if data:
+            transport.write(data)
+            self._written_since_check = True
+        if converter.close_after_output:
+            self._close()
+
+    def _close(self) -> None:
+        if not self._closing and self.transport is not None:
+            self._closing = True
+            self.transport.close()
+
+    def abort(self) -> None:
+        """Break the connection now (server shutdown, fault injection)."""
+        if self.transport is not None:
+            self._closing = True
+            self.transport.abort()
+
+    def _pending_work(self) -> list[str]:
+        """What this connection still owes the broker or the client (for ``Broker.settled``)."""
+        converter = self.converter
+        if converter is None or self._closing:
+            return []
+        pending = converter.pending_work()
+        if self._flush_scheduled:
+            pending.append(f"stomp {converter.session_id}: output waiting to be written")
+        return pending
+
+    # -- timers -----------------------------------------------------------------------------------------------------
+
+    def _connect_deadline(self) -> None:
+        converter = self.converter
+        if converter is not None and not converter.connected and not self._closing:
+            log.debug("no CONNECT from %s in %s s: closing", converter.remote_address, self.server.connect_timeout)
+            self._close()
+
+    def _on_connected(self) -> None:
+        self._heartbeats_started = True
+        converter = self.converter
+        assert converter is not None
+        if converter.connection_id is not None and not self._registered:
+            self._registered = True
+            self.broker.register_dropper(converter.connection_id, self.abort)
+            self.broker.register_probe(converter.connection_id, self._pending_work)
+        send_ms, read_ms = converter.heart_beat
+        if send_ms > 0:
+            self._every(send_ms / 1000.0, self._write_check)
+        if read_ms > 0:
+            self._read_since_check = False
+            self._every(read_ms / 1000.0, self._read_check)
+
+    def _every(self, period: float, check: Callable[[], bool]) -> None:
+        clock = self.broker.clock
+
+        def fire() -> None:
+            if self._closing:
+                return
+            if check():
+                self._timers.append(clock.call_at(clock.now() + period, fire))
+
+        self._timers.append(clock.call_at(clock.now() + period, fire))
+
+    def _write_check(self) -> bool:
+        if not self._written_since_check and self.transport is not None:
+            self.transport.write(HEARTBEAT)
+        self._written_since_check = False
+        return True
+
+    def _read_check(self) -> bool:
+        if not self._read_since_check:
+            converter = self.converter
+            log.debug("no heart-beat from %s: closing", converter.remote_address if converter else "?")
+            self.abort()
+            return False
+        self._read_since_check = False
+        return True
+
+
+class StompServer:
+    """A running STOMP listener. ``url`` is ``stomp://HOST:PORT``; ``await close()`` stops it and drops its clients."""
+
+    def __init__(
+        self,
+        broker: Broker,
+        *,
+        authenticator: Authenticator | None,
+        max_frame_size: int | None,
+        connect_timeout: float,
+    ) -> None:
+        self.broker = broker
+        self.authenticator = authenticator
+        self.max_frame_size = max_frame_size
+        self.connect_timeout = connect_timeout
+        self.host = ""
+        self.port = 0
+        self._server: asyncio.Server | None = None
+        self._connections: set[_StompProtocol] = set()
+        self._changed = asyncio.Event()
+        #: connections accepted since the start
+        self.accepted = 0
+
+    def __repr__(self) -> str:
+        return f"<StompServer {self.url} connections={len(self._connections)}>"
+
+    @property
+    def url(self) -> str:
+        return f"stomp://{self.host}:{self.port}"
+
+    @property
+    def connection_count(self) -> int:
+        """Client connections open now."""
+        return len(self._connections)
+
+    def _opened(self, protocol: _StompProtocol) -> None:
+        self._connections.add(protocol)
+        self.accepted += 1
+        self._notify()
+
+    def _closed(self, protocol: _StompProtocol) -> None:
+        self._connections.discard(protocol)
+        self._notify()
+
+    def _notify(self) -> None:
+        changed, self._changed = self._changed, asyncio.Event()
+        changed.set()
+
+    async def wait_connection_count(self, count: int, timeout: float = 5.0) -> None:
+        """Return once exactly ``count`` clients are connected (``TimeoutError`` after ``timeout`` seconds)."""
+        async with asyncio.timeout(timeout):
+            while len(self._connections) != count:
+                await self._changed.wait()
+
+    def _drop_all(self) -> None:
+        for protocol in list(self._connections):
+            protocol.abort()
+
+    async def close(self) -> None:
+        """Stop accepting, drop every client (a transport failure for the broker), wait for them to be gone."""
+        server = self._server
+        if server is None:
+            return
+        self._server = None
+        server.close()
+        self._drop_all()
+        await self.wait_connection_count(0)
+        await server.wait_closed()
+
+    async def __aenter__(self) -> StompServer:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.close()
+
+
+async def start_stomp_server(
+    broker: Broker,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    *,
+    authenticator: Authenticator | None = None,
+    max_frame_size: int | None = DEFAULT_MAX_FRAME_SIZE,
+    connect_timeout: float = CONNECT_TIMEOUT,
+) -> StompServer:
+    """Listen for STOMP 1.0/1.1/1.2 clients on ``host:port`` (0: a free port, see ``.port``) for ``broker``.
+
+    ``authenticator(login, passcode)`` checks CONNECT's credentials (None admits everyone, as ActiveMQ without a
+    security plugin). ``max_frame_size`` bounds a whole frame in bytes. The server stops with ``await server.close()``
+    or when the broker stops.
+    """
+    server = StompServer(broker, authenticator=authenticator, max_frame_size=max_frame_size,
+                         connect_timeout=connect_timeout)
+    loop = asyncio.get_running_loop()
+    aserver = await loop.create_server(lambda: _StompProtocol(server), host, port)
+    server._server = aserver
+    sockname = aserver.sockets[0].getsockname()
+    server.host, server.port = sockname[0], sockname[1]
+
+    def broker_stopped() -> None:
+        if server._server is not None:
+            server._server.close()
+            server._server = None
+        server._drop_all()
+
+    broker.on_close(broker_stopped)
+    return server

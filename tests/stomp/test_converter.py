@@ -1,0 +1,101 @@
+"""The converter alone, sans I/O: frames in, frames out, the broker driven directly (no sockets, no loop needed
+beyond the broker's own)."""
+
+from __future__ import annotations
+
+import pytest
+
+from minibroker import Broker
+from minibroker.plugins.stomp import StompConverter, StompFrame
+from minibroker.plugins.stomp.converter import java_double, java_string
+
+pytestmark = pytest.mark.usefixtures("loop_errors")
+
+
+def frame(command: str, **headers: str) -> StompFrame:
+    return StompFrame(command, {k.replace("_", "-"): v for k, v in headers.items()})
+
+
+def connected(broker: Broker, **headers: str) -> StompConverter:
+    conv = StompConverter(broker)
+    conv.receive_frame(frame("CONNECT", accept_version="1.2", **headers))
+    (reply,) = conv.take_frames()
+    assert reply.command == "CONNECTED"
+    return conv
+
+
+class TestSansIO:
+    async def test_connect_send_subscribe_message(self, broker: Broker) -> None:
+        conv = connected(broker)
+        assert conv.version == "1.2" and conv.connected
+        conv.receive_frame(StompFrame("SEND", {"destination": "/queue/q", "receipt": "1"}, b"hi"))
+        assert [f.command for f in conv.take_frames()] == ["RECEIPT"]
+        conv.receive_frame(frame("SUBSCRIBE", id="s", destination="/queue/q"))
+        (msg,) = conv.take_frames()
+        assert msg.command == "MESSAGE" and msg.body == b"hi" and msg.headers["subscription"] == "s"
+        # the auto ack is owed until the I/O side (or the next frame) sends it
+        assert broker.queue("q").inflight == 1
+        assert conv.pending_work()
+        assert conv.run_pending() is False
+        assert broker.queue("q").size == 0 and not conv.pending_work()
+
+    async def test_connected_is_encoded_unescaped_and_later_frames_escaped(self, broker: Broker) -> None:
+        conv = StompConverter(broker)
+        conv.receive_frame(frame("CONNECT", accept_version="1.2", client_id="a:b"))
+        conv.receive_frame(frame("BEGIN"))
+        data = conv.data_to_send()
+        assert b"session:a:b\n" in data
+        assert b"message:Must specify the transaction you are beginning\n" in data
+
+    async def test_dispatch_from_another_connection_calls_on_output(self, broker: Broker) -> None:
+        calls: list[int] = []
+        consumer = StompConverter(broker, on_output=lambda: calls.append(1))
+        consumer.receive_frame(frame("CONNECT", accept_version="1.2"))
+        consumer.receive_frame(frame("SUBSCRIBE", id="s", destination="/queue/o", ack="client"))
+        consumer.take_frames()
+        calls.clear()
+        producer = connected(broker)
+        producer.receive_frame(StompFrame("SEND", {"destination": "/queue/o"}, b"x"))
+        assert calls and [f.command for f in consumer.take_frames()] == ["MESSAGE"]
+
+    async def test_connection_lost_releases_everything(self, broker: Broker) -> None:
+        conv = connected(broker)
+        conv.receive_frame(StompFrame("SEND", {"destination": "/queue/l", "persistent": "true"}, b"x"))
+        conv.receive_frame(frame("SUBSCRIBE", id="s", destination="/queue/l", ack="client-individual"))
+        conv.receive_frame(frame("BEGIN", transaction="t"))
+        conv.connection_lost()
+        assert broker.statistics().connections == 0 and broker.statistics().transactions == 0
+        assert broker.queue("l").inflight == 0 and broker.queue("l").size == 1
+
+    async def test_frames_after_disconnect_are_ignored(self, broker: Broker) -> None:
+        conv = connected(broker)
+        conv.receive_frame(frame("DISCONNECT", receipt="bye"))
+        assert conv.close_after_output and conv.closed
+        conv.receive_frame(StompFrame("SEND", {"destination": "/queue/late"}, b"x"))
+        assert [f.command for f in conv.take_frames()] == ["RECEIPT"]
+        assert not broker.queue("late").exists
+
+    async def test_failing_authenticator_is_an_internal_error(self, broker: Broker) -> None:
+        def broken(login: str | None, passcode: str | None) -> bool:
+            raise RuntimeError("directory down")
+
+        conv = StompConverter(broker, authenticator=broken)
+        with pytest.raises(RuntimeError):
+            conv.receive_frame(frame("CONNECT", accept_version="1.2"))
+        conv.internal_error()
+        (error,) = conv.take_frames()
+        assert error.command == "ERROR" and conv.close_after_output
+
+
+class TestJavaStrings:
+    @pytest.mark.parametrize(
+        ("value", "text"),
+        [(1.0, "1.0"), (0.001, "0.001"), (1e7, "1.0E7"), (1.5e20, "1.5E20"), (1e-4, "1.0E-4"), (-2.5e-7, "-2.5E-7"),
+         (123456.789, "123456.789"), (float("nan"), "NaN"), (float("-inf"), "-Infinity"), (0.0, "0.0")],
+    )
+    def test_java_double(self, value: float, text: str) -> None:
+        assert java_double(value) == text
+
+    def test_java_string(self) -> None:
+        assert java_string(True) == "true" and java_string(42) == "42" and java_string("s") == "s"
+        assert java_string(b"raw") is None and java_string(None) is None
