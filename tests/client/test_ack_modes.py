@@ -5,38 +5,12 @@ Time is virtual: a ManualClock moves only when a test advances it.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
 import pytest
+from clientkit import fill
 
 from minibroker import Broker, ManualClock
 from minibroker.client import AckMode, Connection, ReceivedMessage, RedeliveryPolicy, connect
 from minibroker.errors import ConsumerClosed, IllegalStateError, InvalidConfiguration
-
-
-@pytest.fixture
-def clock() -> ManualClock:
-    return ManualClock()
-
-
-@pytest.fixture
-async def broker(clock: ManualClock) -> AsyncIterator[Broker]:
-    async with Broker(clock=clock) as b:
-        yield b
-
-
-@pytest.fixture
-async def conn(broker: Broker) -> AsyncIterator[Connection]:
-    async with await connect(broker) as c:
-        yield c
-
-
-async def fill(conn: Connection, n: int, queue: str = "q") -> list[str]:
-    session = await conn.create_session(AckMode.AUTO)
-    producer = await session.create_producer(queue)
-    ids = [await producer.send(f"m{i}") for i in range(1, n + 1)]
-    await session.close()
-    return ids
 
 
 def sizes(broker: Broker, name: str = "q") -> tuple[int, int, int]:

@@ -3,47 +3,10 @@ window of CLIENT and transacted consumers, expiry in the client's buffer."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
-import pytest
+from clientkit import fill, take
 
 from minibroker import Broker, ManualClock
-from minibroker.client import AckMode, Connection, PrefetchPolicy, ReceivedMessage, connect
-
-
-@pytest.fixture
-def clock() -> ManualClock:
-    return ManualClock()
-
-
-@pytest.fixture
-async def broker(clock: ManualClock) -> AsyncIterator[Broker]:
-    async with Broker(clock=clock) as b:
-        yield b
-
-
-@pytest.fixture
-async def conn(broker: Broker) -> AsyncIterator[Connection]:
-    async with await connect(broker) as c:
-        yield c
-
-
-async def fill(conn: Connection, n: int, queue: str = "q", **kw: object) -> list[str]:
-    session = await conn.create_session(AckMode.AUTO)
-    producer = await session.create_producer(queue)
-    ids = [await producer.send(f"m{i}", **kw) for i in range(1, n + 1)]  # type: ignore[arg-type]
-    await session.close()
-    return ids
-
-
-async def take(consumer: object, n: int = 100) -> list[ReceivedMessage]:
-    out = []
-    for _ in range(n):
-        msg = await consumer.receive(timeout=0)  # type: ignore[attr-defined]
-        if msg is None:
-            break
-        out.append(msg)
-    return out
+from minibroker.client import AckMode, Connection, PrefetchPolicy, connect
 
 
 class TestDistribution:

@@ -8,23 +8,13 @@ import asyncio
 from collections.abc import AsyncIterator
 
 import pytest
+from clientkit import fill, take
 
 from minibroker import Broker, ManualClock
 from minibroker.client import AckMode, Connection, ReceivedMessage, RedeliveryPolicy, connect
 from minibroker.errors import ConsumerClosed
 
 DLQ = "ActiveMQ.DLQ"
-
-
-@pytest.fixture
-def clock() -> ManualClock:
-    return ManualClock()
-
-
-@pytest.fixture
-async def broker(clock: ManualClock) -> AsyncIterator[Broker]:
-    async with Broker(clock=clock) as b:
-        yield b
 
 
 def fast_policy(maximum: int = 6, delay: float = 0.25, **kw: object) -> RedeliveryPolicy:
@@ -34,26 +24,9 @@ def fast_policy(maximum: int = 6, delay: float = 0.25, **kw: object) -> Redelive
 
 @pytest.fixture
 async def conn(broker: Broker) -> AsyncIterator[Connection]:
+    """This module's connection redelivers after 0.25 s (see fast_policy)."""
     async with await connect(broker, redelivery_policy=fast_policy()) as c:
         yield c
-
-
-async def fill(conn: Connection, n: int, queue: str = "q", **kw: object) -> list[str]:
-    session = await conn.create_session(AckMode.AUTO)
-    producer = await session.create_producer(queue)
-    ids = [await producer.send(f"m{i}", **kw) for i in range(1, n + 1)]  # type: ignore[arg-type]
-    await session.close()
-    return ids
-
-
-async def take(consumer: object, n: int = 100) -> list[ReceivedMessage]:
-    out = []
-    for _ in range(n):
-        msg = await consumer.receive(timeout=0)  # type: ignore[attr-defined]
-        if msg is None:
-            break
-        out.append(msg)
-    return out
 
 
 def view(msgs: list[ReceivedMessage]) -> list[tuple[str | bytes, bool, int]]:
