@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from minibroker.errors import InvalidDestination
@@ -12,6 +13,9 @@ if TYPE_CHECKING:
     from ._session import Session
 
 __all__ = ["Producer"]
+
+#: the properties of a message sent without any: shared, and read-only so that sharing is safe
+NO_PROPERTIES: Mapping[str, PropertyValue] = MappingProxyType({})
 
 
 class Producer:
@@ -23,6 +27,7 @@ class Producer:
         self.destination = destination
         self._seq = 0
         self._id_prefix = f"{session.connection.connection_id}:{session.session_id}:{producer_id}"
+        self._message_id_prefix = f"ID:{self._id_prefix}:"
         self.closed = False
 
     def __repr__(self) -> str:
@@ -48,7 +53,9 @@ class Producer:
         In a transacted session the message stays invisible until ``commit()``.
         """
         session = self.session
-        session._check_open()
+        conn = session.connection
+        if session._closed or conn._closed:
+            session._check_open()
         if self.closed:
             raise InvalidDestination("The producer is closed")
         dest = self.destination if destination is None else Destination.parse(destination)
@@ -58,25 +65,25 @@ class Producer:
             raise TypeError(f"a message body is str or bytes, not {type_name(body)}")
         if not 0 <= priority <= 9:
             raise ValueError(f"priority must be 0..9, not {priority!r}")
-        self._seq += 1
-        conn = session.connection
+        seq = self._seq = self._seq + 1
         now = conn.clock.now()
+        # positional arguments: one Message is built per send, and keywords cost more
         message = Message(
-            message_id=f"ID:{self._id_prefix}:{self._seq}",
-            destination=dest,
-            body=body,
-            properties=dict(properties) if properties else {},
-            priority=priority,
-            persistent=persistent,
-            timestamp=now,
-            expiration=now + ttl if ttl else 0.0,
-            correlation_id=correlation_id,
-            reply_to=None if reply_to is None else Destination.parse(reply_to),
-            type=type,
-            group_id=group_id,
-            group_seq=group_seq,
-            producer_id=self._id_prefix,
-            producer_seq=self._seq,
+            f"{self._message_id_prefix}{seq}",
+            dest,
+            body,
+            dict(properties) if properties else NO_PROPERTIES,
+            priority,
+            persistent,
+            now,
+            now + ttl if ttl else 0.0,
+            correlation_id,
+            None if reply_to is None else Destination.parse(reply_to),
+            type,
+            group_id,
+            group_seq,
+            self._id_prefix,
+            seq,
         )
         txn = session._transaction_for() if session.transacted else None
         # ActiveMQ: persistent sends outside a transaction wait for the broker's receipt, others do not,
