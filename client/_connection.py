@@ -5,16 +5,17 @@ from __future__ import annotations
 import asyncio
 import itertools
 import random
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING
 
 import attrs
 
+from minibroker._core.cursors import BrokerInfo, CursorAck, PublishResult, RangeRead
 from minibroker._driver import Broker
 from minibroker.clock import Clock, RealClock
 from minibroker.errors import ConnectionClosed, InvalidConfiguration, MinibrokerError, UnsupportedOperation
-from minibroker.message import Destination
+from minibroker.message import Destination, Message
 from minibroker.redelivery import RedeliveryPolicy, RedeliveryPolicyMap, RetryPolicy
 from minibroker.transport.base import BrokerLink
 from minibroker.transport.memory import MemoryLink
@@ -203,6 +204,38 @@ class Connection:
         if task is not None:
             await asyncio.shield(task)
 
+    # -- replayable reads: sequence ranges, cursor acks, the epoch (minibroker._core.cursors) ----------------------
+
+    async def read_range(self, queue: str, from_seq: int = 0, to_seq: int | None = None, limit: int | None = None,
+                         *, epoch: str | None = None) -> RangeRead:
+        """The messages of ``queue`` not yet acked with ``from_seq <= seq < to_seq`` (None: up to the newest), oldest
+        first, at most ``limit``, *without consuming them* (no dispatch, no redelivery counted): a
+        :class:`~minibroker.RangeRead` of ``(seq, message, redelivery_counter)`` entries, with the broker's epoch and
+        the queue's next sequence number. ``epoch``: fail with :class:`~minibroker.errors.StaleEpoch` unless the
+        broker is still in that epoch (it was not restarted)."""
+        self._check_open()
+        return await self._link.read_range(queue, from_seq, to_seq, limit, epoch)
+
+    async def ack_below(self, queue: str, cursor: str, seq: int, *, epoch: str | None = None) -> CursorAck:
+        """Consume every message of ``queue`` with a sequence number below ``seq``, on behalf of the named ``cursor``:
+        cumulative, idempotent, tied to no consumer or connection. Messages dispatched to a consumer and not yet acked
+        are left to that consumer (``skipped``); see :mod:`minibroker._core.cursors`."""
+        self._check_open()
+        return await self._link.ack_below(queue, cursor, seq, epoch)
+
+    async def broker_info(self, queues: Sequence[str] | None = None, *, cursor: str | None = None) -> BrokerInfo:
+        """The broker's epoch and name, and where ``queues`` stand (None: every queue): first held and next sequence
+        numbers, size, and ``cursor``'s floor when a cursor is named."""
+        self._check_open()
+        return await self._link.broker_info(queues, cursor)
+
+    async def publish(self, messages: Sequence[Message], *, dedupe: bool = False) -> PublishResult:
+        """Send a batch of ready-made messages in one request, outside any transaction, and wait for the broker.
+        With ``dedupe``, the broker drops a message whose id its destination has seen on this path before (an
+        idempotent re-send after a failure)."""
+        self._check_open()
+        return await self._link.publish(messages, dedupe)
+
     def _report_async_error(self, error: BaseException) -> None:
         """An error from an asynchronous operation (an ack): kept, and passed to ``exception_listener``."""
         self.async_errors.append(error)
@@ -253,6 +286,8 @@ async def connect(
     fault_tolerant: bool = False,
     clock: Clock | None = None,
     always_sync_send: bool = False,
+    user: str | None = None,
+    password: str | None = None,
 ) -> Connection:
     """Connect to an in-process :class:`~minibroker.Broker` (no sockets) or to a broker URL (``tcp://HOST:PORT``).
 
@@ -261,7 +296,9 @@ async def connect(
     avoidance so runs replay (None: fresh randomness). ``fault_tolerant=True`` behaves like ActiveMQ's ``failover:``
     transport: a dropped transport is reopened, consumers subscribe again, and messages the connection has already
     seen are suppressed as duplicates (poison-acked into the DLQ), exactly as ActiveMQ does. Non-persistent and
-    transacted sends do not wait for the broker (as in ActiveMQ) unless ``always_sync_send=True``.
+    transacted sends do not wait for the broker (as in ActiveMQ) unless ``always_sync_send=True``. ``user`` and
+    ``password`` are checked by the broker's security plugin (over TCP the plugin checks every connection; in-process
+    only those that give credentials); a refusal raises :class:`~minibroker.errors.AccessDenied`.
     """
     link: BrokerLink
     reconnect: Callable[[], Awaitable[BrokerLink]] | None = None
@@ -271,7 +308,7 @@ async def connect(
         async def reopen() -> BrokerLink:
             new = MemoryLink(broker)
             new.fault_tolerant = True
-            await new.open(client_id)
+            await new.open(client_id, user, password)
             return new
 
         link = MemoryLink(target)
@@ -295,7 +332,7 @@ async def connect(
         prefetch_policy = prefetch
     else:
         prefetch_policy = PrefetchPolicy.all(prefetch)
-    await link.open(client_id)
+    await link.open(client_id, user, password)
     conn = Connection(
         link,
         client_id=client_id,

@@ -29,6 +29,8 @@ class ReceivedMessage:
     def __init__(self, dispatch: Dispatch, consumer: Consumer) -> None:
         assert dispatch.message is not None
         self.message: Message = dispatch.message
+        #: the broker's sequence number of the message in its destination (per destination, in send order; the
+        #: ``seq`` of ``Connection.read_range`` and ``ack_below``)
         self.seq = dispatch.seq
         #: the broker subscription that dispatched it: acks name it
         self.sub_id = dispatch.consumer_id

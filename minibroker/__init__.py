@@ -5,6 +5,7 @@
 """
 
 from ._core.commands import AckType, ConsumerInfo, MessageAck
+from ._core.cursors import BrokerInfo, CursorAck, PublishResult, QueuePosition, RangeEntry, RangeRead
 from ._core.effects import Dispatch
 from ._core.history import HistoryRecord
 from ._core.queue import DestinationPolicy, QueueStatistics
@@ -17,9 +18,11 @@ __version__ = "0.1.0"
 __all__ = [
     "AckType",
     "Broker",
+    "BrokerInfo",
     "BrokerStatistics",
     "Clock",
     "ConsumerInfo",
+    "CursorAck",
     "Destination",
     "DestinationKind",
     "DestinationPolicy",
@@ -29,8 +32,12 @@ __all__ = [
     "Message",
     "MessageAck",
     "PropertyValue",
+    "PublishResult",
+    "QueuePosition",
     "QueueStatistics",
     "QueueView",
+    "RangeEntry",
+    "RangeRead",
     "RealClock",
     "__version__",
 ]

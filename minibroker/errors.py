@@ -30,6 +30,8 @@ __all__ = [
     "RemoteProtocolError",
     "SessionClosed",
     "SettleTimeout",
+    "StaleEpoch",
+    "StoreError",
     "TransactionError",
     "TransactionRolledBack",
     "UnsupportedOperation",
@@ -182,3 +184,16 @@ class FrameTooLarge(RemoteProtocolError):
     """A frame is larger than the configured maximum; ``size`` and ``maximum`` say by how much."""
 
     code = "frame-too-large"
+
+
+class StaleEpoch(IllegalStateError):
+    """A request named a broker epoch that is not the broker's: the broker was restarted (its messages and sequence
+    numbers are gone), so offsets taken before the restart mean nothing now. ``expected`` and ``actual`` hold both."""
+
+    code = "stale-epoch"
+
+
+class StoreError(MinibrokerError):
+    """The message store failed: its directory cannot be opened, another broker holds it, the disk is full..."""
+
+    code = "store"

@@ -8,6 +8,8 @@ Fixtures:
 * ``minibroker_factory``: builds more brokers with custom settings, all stopped after the test;
 * ``minibroker_server`` / ``minibroker_url``: a broker listening on a random TCP port, for code that takes a URL;
   ``minibroker_session_url``: one ``minibroker serve`` process for the whole session (per xdist worker).
+* ``minibroker_spark`` / ``threaded_minibroker``: a local SparkSession and a broker on TCP in its own thread, for
+  Spark jobs (see :mod:`minibroker.plugins.spark.testing`).
 
 Configure one test with ``@pytest.mark.minibroker(...)``: ``virtual_time`` (True), ``autojump`` (True: virtual time
 jumps to the next timer whenever everything waits), ``redelivery_policy``, ``policies``, ``scheduler_support``,
@@ -42,7 +44,7 @@ from minibroker._driver import BrokerPlugin
 from minibroker.client import Connection, RedeliveryPolicyMap, RetryPolicy, connect
 from minibroker.testing import delivery_history
 
-__all__ = ["BrokerOptions"]
+__all__ = ["BrokerOptions", "minibroker_spark", "threaded_minibroker"]
 
 MARKER = "minibroker"
 
@@ -228,3 +230,8 @@ def minibroker_session_url() -> Iterator[str]:
         except subprocess.TimeoutExpired:  # pragma: no cover - a hung server
             process.kill()
 
+
+
+# Spark: ``minibroker_spark`` (a session-wide local SparkSession) and ``threaded_minibroker`` (a broker on TCP in its
+# own thread); both skip cleanly without java or pyspark, and nothing imports pyspark until they run
+from minibroker.plugins.spark.testing import minibroker_spark, threaded_minibroker  # noqa: E402

@@ -15,7 +15,7 @@ The semantics are ActiveMQ Classic 5.x's; section numbers below refer to the pro
 from __future__ import annotations
 
 import heapq
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Protocol
 
 import attrs
@@ -24,14 +24,30 @@ from ..errors import (
     IllegalStateError,
     InvalidAcknowledge,
     InvalidDestination,
+    LimitExceeded,
     TransactionError,
 )
 from ..message import Destination, DestinationKind, Message
 from ..selector import parse_selector
 from .commands import AckType, ConsumerInfo, MessageAck
+from .cursors import (
+    CursorAck,
+    CursorBook,
+    EpochSource,
+    PublishResult,
+    QueuePosition,
+    RangeEntry,
+    ack_below,
+    check_epoch,
+    positions,
+    random_epoch,
+    read_range,
+    select_range,
+)
 from .dead_letter import dead_letter_copy, dead_letter_destination, should_dead_letter
 from .effects import Dispatch
 from .history import DeadLetterRecord, History
+from .journal import Journal, Purged, Scheduled, Unscheduled
 from .queue import DestinationPolicy, Queue
 from .subscription import QueueEntry, Subscription
 from .topic import Topic
@@ -73,8 +89,13 @@ class BrokerCore:
         policy_for: PolicyLookup | None = None,
         history_limit: int = 10_000,
         scheduler_support: bool = False,
+        journal: Journal | None = None,
     ) -> None:
         self.clock = clock
+        #: store operations for the driver to apply (journal.py); None: the broker has no store
+        self.journal = journal
+        #: how many queues have a memory limit (none: sends skip the check)
+        self.memory_limited = 0
         self.scheduler_support = scheduler_support
         self._policy_for: PolicyLookup = policy_for or (lambda _dest: DestinationPolicy())
         self.queues: dict[str, Queue] = {}
@@ -119,6 +140,9 @@ class BrokerCore:
         if q is None and create:
             dest = Destination.queue(name)
             q = Queue(dest, self._policy_for(dest))
+            q.journal = self.journal
+            if q.policy.memory_limit:
+                self.memory_limited += 1
             self.queues[name] = q
         return q
 
@@ -293,7 +317,17 @@ class BrokerCore:
     # -- sending ----------------------------------------------------------------------------------------------------
 
     def send(self, connection_id: int, message: Message, transaction_id: int | None = None) -> None:
-        """Accept a message; inside a transaction it stays invisible until commit (semantics §4)."""
+        """Accept a message; inside a transaction it stays invisible until commit (semantics §4).
+
+        A queue over its memory limit refuses it with :class:`LimitExceeded` (the driver waits for space first
+        when the queue's policy says so)."""
+        dest = message.destination
+        q = self.queues.get(dest.name) if self.memory_limited and dest.kind is QUEUE else None
+        if q is not None and q.policy.memory_limit and q.memory >= q.policy.memory_limit:
+            raise LimitExceeded(
+                f"Usage Manager Memory Limit reached on {message.destination}: {q.memory} bytes held, limit "
+                f"{q.policy.memory_limit}. Stopping producer ({message.producer_id}) to prevent flooding "
+                f"{message.destination}.", destination=str(message.destination), limit=q.policy.memory_limit)
         if transaction_id is not None:
             txn = self._transaction(connection_id, transaction_id)
             txn.sends.append(message)
@@ -627,12 +661,35 @@ class BrokerCore:
         for sub in q.consumers:
             sub.dispatched.clear()
         q.entries.clear()
+        q.memory = 0
+        if self.journal is not None:
+            self.journal.append(Purged(name))
         q.redelivery.clear()
         q.persistent = type(q.persistent)()
         q.non_persistent = type(q.non_persistent)()
         q.paged = type(q.paged)()
         q.dequeued += count
         return count
+
+    # -- memory limits and the store (journal.py) -------------------------------------------------------------------
+
+    def has_space(self, name: str) -> bool:
+        """False when queue ``name`` holds at least its policy's ``memory_limit`` bytes of unacked messages."""
+        q = self.queues.get(name)
+        if q is None:
+            return True
+        limit = q.policy.memory_limit
+        return not limit or q.memory < limit
+
+    def arm_expiry_sweep(self) -> None:
+        """Make sure an expiry sweep is scheduled (messages with a TTL came back from the store)."""
+        if self._next_sweep is None:
+            self._next_sweep = self.clock.now() + EXPIRE_PERIOD
+
+    def restore_scheduled(self, job: int, when: float, message: Message, redelivery_counter: int) -> None:
+        """Re-arm a scheduled message loaded from the store under its job id (not journaled again)."""
+        self._scheduled_seq = max(self._scheduled_seq, job)
+        heapq.heappush(self._scheduled, (when, job, message, redelivery_counter))
 
     # -- timers -----------------------------------------------------------------------------------------------------
 
@@ -652,6 +709,8 @@ class BrokerCore:
         """Deliver ``message`` to its destination's tail at ``when`` (delayed delivery, broker redelivery)."""
         self._scheduled_seq += 1
         heapq.heappush(self._scheduled, (when, self._scheduled_seq, message, redelivery_counter))
+        if self.journal is not None and message.persistent:
+            self.journal.append(Scheduled(self._scheduled_seq, when, message, redelivery_counter))
 
     def schedule_redelivery(
         self, when: float, message: Message, redelivery_counter: int, cause: str | None
@@ -672,7 +731,9 @@ class BrokerCore:
                 sub.extension = 0
                 self.output.append(Dispatch(consumer_id, None))
         while self._scheduled and self._scheduled[0][0] <= now:
-            _, _, message, counter = heapq.heappop(self._scheduled)
+            _, job, message, counter = heapq.heappop(self._scheduled)
+            if self.journal is not None and message.persistent:
+                self.journal.append(Unscheduled(job))
             self._enqueue(message, 0, counter)
         if self._next_sweep is not None and self._next_sweep <= now:
             self.sweep_expired()
@@ -707,3 +768,95 @@ class BrokerCore:
                 self._dispatch_destination(q.destination)
             return
         self.throttles[name] = interval
+
+    # -- replayable reads: sequence ranges, cursor acks, the epoch (see cursors.py) ----------------------------------
+
+    #: created on first use (``cursors()``); a restarted broker builds a new core, hence a new epoch
+    _cursor_book: CursorBook | None = None
+
+    def cursors(self, epoch_source: EpochSource | None = None) -> CursorBook:
+        """The cursor state of this broker state, created on first use with an epoch from ``epoch_source``
+        (default: random). Later calls return the same book, whatever they pass."""
+        book = self._cursor_book
+        if book is None:
+            book = self._cursor_book = CursorBook((epoch_source or random_epoch)())
+        return book
+
+    @property
+    def epoch(self) -> str:
+        return self.cursors().epoch
+
+    def queue_position(self, name: str, cursor: str | None = None) -> QueuePosition:
+        """Where queue ``name`` stands (first held and next sequence numbers); it is not created."""
+        book = self.cursors()
+        return positions(book, self.queues, [name], cursor)[0]
+
+    def latest_seq(self, name: str) -> int:
+        """The sequence number of the newest message sent to queue ``name`` (-1: none yet)."""
+        q = self.queues.get(name)
+        return -1 if q is None else q.next_seq - 1
+
+    def queue_positions(self, names: Iterable[str] | None = None, cursor: str | None = None) -> tuple[
+            QueuePosition, ...]:
+        """The positions of the queues named (None: every queue, by name)."""
+        return positions(self.cursors(), self.queues, names, cursor)
+
+    def read_range(self, name: str, from_seq: int = 0, to_seq: int | None = None, limit: int | None = None,
+                   epoch: str | None = None) -> list[RangeEntry]:
+        """The messages of queue ``name`` not yet acked with ``from_seq <= seq < to_seq``, oldest first, as
+        ``(seq, message, redelivery_counter)``; non-destructive (see :func:`cursors.read_range`). ``epoch``: raise
+        :class:`~minibroker.errors.StaleEpoch` unless it is the broker's."""
+        check_epoch(self.cursors(), epoch)
+        return read_range(self.queues.get(name), from_seq, to_seq, limit, self.clock.now())
+
+    def select_range(self, name: str, from_seq: int = 0, to_seq: int | None = None, limit: int | None = None,
+                     epoch: str | None = None) -> list[QueueEntry]:
+        """What :meth:`read_range` reads, as the queue's own entries (for columnar readers: read, never change)."""
+        check_epoch(self.cursors(), epoch)
+        return select_range(self.queues.get(name), from_seq, to_seq, limit, self.clock.now())
+
+    def ack_below(self, name: str, cursor: str, seq: int, epoch: str | None = None) -> CursorAck:
+        """Consume every message of queue ``name`` with a sequence number below ``seq``, for cursor ``cursor``;
+        cumulative and idempotent, tied to no connection. Messages dispatched to a consumer and not acked are left
+        to it (counted in ``skipped``; removed by a later cursor ack if released): see :mod:`cursors`."""
+        book = self.cursors()
+        check_epoch(book, epoch)
+        history = self.history
+        now = self.clock.now()
+
+        def record(entries: Sequence[QueueEntry]) -> None:
+            if history.enabled:
+                for entry in entries:
+                    history.add(entry.message.message_id, now, "ack", None, "CURSOR", None,
+                                entry.redelivery_counter, f"cursor {cursor} below {seq}")
+
+        return ack_below(book, self.queues.get(name), name, cursor, seq, record)
+
+    def enable_duplicate_check(self, destination: Destination, window: int | None = None) -> None:
+        """Switch on the publish path's duplicate check for ``destination`` (``window`` ids remembered)."""
+        self.cursors().duplicate_filter(str(destination), window)
+
+    def publish(self, connection_id: int, messages: Iterable[Message], dedupe: bool = False) -> PublishResult:
+        """Send a batch of messages outside any transaction. With ``dedupe``, a message whose id its destination has
+        seen on this path before (within the window) is dropped, and the destination's check is switched on."""
+        book = self.cursors()
+        accepted = duplicates = 0
+        fault = book.fail_publish
+        for message in messages:
+            if fault is not None and accepted >= fault[0]:
+                book.fail_publish = None
+                raise fault[1]
+            if dedupe or book.duplicate_filters:
+                key = str(message.destination)
+                f = book.duplicate_filter(key) if dedupe else book.duplicate_filters.get(key)
+                if f is not None and f.check_and_add(message.message_id):
+                    duplicates += 1
+                    self.history.add(message.message_id, self.clock.now(), "dropped",
+                                     detail="duplicate message id (publish)", destination=key)
+                    continue
+            self.send(connection_id, message)
+            accepted += 1
+        if fault is not None and accepted >= fault[0]:
+            book.fail_publish = None
+            raise fault[1]
+        return PublishResult(accepted, duplicates)

@@ -28,6 +28,7 @@ import attrs
 
 from ..message import Destination, Message
 from .effects import Dispatch
+from .journal import Journal, Redelivered, Removed, Stored
 from .subscription import QueueEntry, Subscription
 
 __all__ = ["DestinationPolicy", "Queue", "QueueStatistics"]
@@ -53,6 +54,14 @@ class DestinationPolicy:
     strict_order_dispatch: bool = False
     #: ActiveMQ ``maxBrowsePageSize``
     max_browse_page_size: int = 400
+    #: ActiveMQ ``memoryLimit``: bytes of unacked messages (``Message.size_estimate()``) the queue may hold before
+    #: producer flow control starts (0 = no limit); topics are not limited
+    memory_limit: int = 0
+    #: ActiveMQ ``sendFailIfNoSpace``: a send to a full queue fails at once with ``LimitExceeded`` instead of waiting
+    send_fail_if_no_space: bool = False
+    #: ActiveMQ ``sendFailIfNoSpaceAfterTimeout`` (here in seconds): how long a send waits for space before it fails
+    #: with ``LimitExceeded`` (None: as long as it takes)
+    send_fail_if_no_space_after_timeout: float | None = None
 
 
 @attrs.frozen(slots=True)
@@ -142,6 +151,10 @@ class Queue:
         self.exclusive_count = 0
         #: number of messages paused (fault injection / flow control): no dispatch while True
         self.paused = False
+        #: bytes held by unacked messages (``Message.size_estimate()``), for the memory limit
+        self.memory = 0
+        #: where persistent messages' changes are recorded for the store (see journal.py); None: no store
+        self.journal: Journal | None = None
 
     # -- statistics -------------------------------------------------------------------------------------------------
 
@@ -178,12 +191,32 @@ class Queue:
         entry = QueueEntry(message, seq, redelivery_counter, None, None, scheduled)
         self.entries[seq] = entry
         self.enqueued += 1
-        (self.persistent if message.persistent else self.non_persistent).append(entry)
+        self.memory += message.size_estimate()
+        if message.persistent:
+            self.persistent.append(entry)
+            if self.journal is not None:
+                self.journal.append(Stored(self.destination.name, seq, message, redelivery_counter))
+        else:
+            self.non_persistent.append(entry)
+        return entry
+
+    def restore(self, message: Message, seq: int, redelivery_counter: int) -> QueueEntry:
+        """Put back a persistent message loaded from the store (not journaled, not counted as enqueued)."""
+        entry = QueueEntry(message, seq, redelivery_counter)
+        self.entries[seq] = entry
+        if seq >= self.next_seq:
+            self.next_seq = seq + 1
+        self.memory += message.size_estimate()
+        self.persistent.append(entry)
         return entry
 
     def remove_entry(self, entry: QueueEntry) -> None:
         """Forget an entry for good (acked, dead-lettered, expired or purged)."""
-        self.entries.pop(entry.seq, None)
+        if self.entries.pop(entry.seq, None) is not None:
+            message = entry.message
+            self.memory -= message.size_estimate()
+            if self.journal is not None and message.persistent:
+                self.journal.append(Removed(self.destination.name, entry.seq))
 
     def discard_pending(self, entry: QueueEntry) -> None:
         """Take a message out of the pending structure (it is being removed while waiting)."""
@@ -203,6 +236,10 @@ class Queue:
             entry.holder = None
             entry.acked_in_txn = None
             self.redelivery.appendleft(entry)
+        journal = self.journal
+        if journal is not None:
+            name = self.destination.name
+            journal.extend(Redelivered(name, e.seq, e.redelivery_counter) for e in entries if e.message.persistent)
 
     def pending(self) -> Iterator[QueueEntry]:
         """Pending messages in dispatch order (for browsing and tests)."""

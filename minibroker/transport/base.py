@@ -7,10 +7,11 @@ way through the handler the client installs.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from .._core.commands import ConsumerInfo, MessageAck
+from .._core.cursors import BrokerInfo, CursorAck, PublishResult, RangeRead
 from .._core.effects import Dispatch
 from .._core.queue import QueueStatistics
 from ..clock import Clock
@@ -27,7 +28,7 @@ class BrokerLink(Protocol):
     #: True when the transport reconnects on failure (ActiveMQ ``failover:``): duplicate suppression applies
     fault_tolerant: bool
 
-    async def open(self, client_id: str | None) -> None: ...
+    async def open(self, client_id: str | None, user: str | None = None, password: str | None = None) -> None: ...
 
     async def close(self, last_delivered_seq: int) -> None: ...
 
@@ -56,3 +57,14 @@ class BrokerLink(Protocol):
     async def browse(self, queue: str) -> list[Message]: ...
 
     async def queue_statistics(self, queue: str) -> QueueStatistics | None: ...
+
+    # replayable reads (minibroker._core.cursors): sequence ranges, cursor acks, the epoch, batch publish
+
+    async def read_range(self, queue: str, from_seq: int = 0, to_seq: int | None = None, limit: int | None = None,
+                         epoch: str | None = None) -> RangeRead: ...
+
+    async def ack_below(self, queue: str, cursor: str, seq: int, epoch: str | None = None) -> CursorAck: ...
+
+    async def broker_info(self, queues: Sequence[str] | None = None, cursor: str | None = None) -> BrokerInfo: ...
+
+    async def publish(self, messages: Sequence[Message], dedupe: bool = False) -> PublishResult: ...

@@ -23,7 +23,10 @@ something the protocol cannot carry raises :class:`~minibroker.errors.LocalProto
 from __future__ import annotations
 
 import enum
+import itertools
 import struct
+import sys
+from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Literal, NoReturn, TypeAlias
 
@@ -31,6 +34,7 @@ import attrs
 
 from .. import errors as _errors
 from .._core.commands import AckType, ConsumerInfo, MessageAck
+from .._core.cursors import BrokerInfo, CursorAck, PublishResult, QueuePosition, RangeEntry, string_properties
 from .._core.effects import Dispatch
 from .._core.queue import QueueStatistics
 from ..errors import FrameTooLarge, LocalProtocolError, MinibrokerError, RemoteProtocolError
@@ -40,34 +44,47 @@ __all__ = [
     "DEFAULT_MAX_FRAME_SIZE",
     "MAGIC",
     "PROTOCOL_VERSION",
+    "AckBelow",
     "AddConsumer",
     "Begin",
+    "BrokerInfoResult",
     "Browse",
     "BrowseResult",
     "Close",
     "Commit",
     "Connected",
     "ConsumerAdded",
+    "CursorAcked",
     "EncodedMessages",
     "Error",
     "Frame",
     "FrameDecoder",
     "FrameType",
+    "GetBrokerInfo",
     "GetQueueStatistics",
     "Handshake",
     "Hello",
     "ListQueues",
     "Ok",
+    "Publish",
+    "Published",
     "Pull",
+    "Purge",
+    "Purged",
     "QueueList",
     "QueueStatisticsResult",
+    "RangeColumns",
+    "RangeResult",
+    "ReadRange",
     "RemoveConsumer",
     "Rollback",
     "Send",
     "encode",
     "encode_ack",
+    "encode_ack_below",
     "encode_add_consumer",
     "encode_begin",
+    "encode_broker_info",
     "encode_browse",
     "encode_browse_result",
     "encode_browse_results",
@@ -75,24 +92,38 @@ __all__ = [
     "encode_commit",
     "encode_connected",
     "encode_consumer_added",
+    "encode_cursor_acked",
     "encode_dispatch",
     "encode_error",
+    "encode_get_broker_info",
     "encode_get_queue_statistics",
     "encode_handshake",
     "encode_hello",
     "encode_list_queues",
     "encode_ok",
+    "encode_publish",
+    "encode_published",
     "encode_pull",
+    "encode_purge",
+    "encode_purged",
     "encode_queue_list",
     "encode_queue_statistics",
+    "encode_range_columns",
+    "encode_range_columns_results",
+    "encode_range_result",
+    "encode_range_results",
+    "encode_read_range",
     "encode_remove_consumer",
     "encode_rollback",
     "encode_send",
     "error_for",
     "error_from_frame",
+    "range_columns",
+    "range_columns_of",
 ]
 
 MAGIC = b"MBRK"
+_BIG_ENDIAN = sys.byteorder == "big"
 PROTOCOL_VERSION = 1
 #: the default largest frame either side accepts (ActiveMQ's ``wireFormat.maxFrameSize`` is configurable the same way)
 DEFAULT_MAX_FRAME_SIZE = 64 * 1024 * 1024
@@ -114,6 +145,7 @@ class FrameType(enum.IntEnum):
     GET_QUEUE_STATISTICS = 0x0C
     LIST_QUEUES = 0x0D
     CLOSE = 0x0E
+    PURGE = 0x0F
     # server -> client
     CONNECTED = 0x20
     CONSUMER_ADDED = 0x21
@@ -123,16 +155,32 @@ class FrameType(enum.IntEnum):
     BROWSE_RESULT = 0x25
     QUEUE_STATISTICS = 0x26
     QUEUE_LIST = 0x27
+    PURGED = 0x28
+    # replayable reads (minibroker._core.cursors): client -> server
+    READ_RANGE = 0x40
+    ACK_BELOW = 0x41
+    GET_BROKER_INFO = 0x42
+    PUBLISH = 0x43
+    # ... and their answers, server -> client
+    RANGE_RESULT = 0x50
+    CURSOR_ACKED = 0x51
+    BROKER_INFO = 0x52
+    PUBLISHED = 0x53
+    RANGE_COLUMNS = 0x54
 
 
 _FT = FrameType
 CLIENT_FRAMES = frozenset({
     _FT.HELLO, _FT.ADD_CONSUMER, _FT.REMOVE_CONSUMER, _FT.SEND, _FT.ACK, _FT.PULL, _FT.BEGIN, _FT.COMMIT,
     _FT.ROLLBACK, _FT.BROWSE, _FT.GET_QUEUE_STATISTICS, _FT.LIST_QUEUES, _FT.CLOSE,
+    _FT.READ_RANGE, _FT.ACK_BELOW, _FT.GET_BROKER_INFO, _FT.PUBLISH,
+    _FT.PURGE,
 })
 SERVER_FRAMES = frozenset({
     _FT.CONNECTED, _FT.CONSUMER_ADDED, _FT.OK, _FT.ERROR, _FT.DISPATCH, _FT.BROWSE_RESULT, _FT.QUEUE_STATISTICS,
     _FT.QUEUE_LIST,
+    _FT.RANGE_RESULT, _FT.CURSOR_ACKED, _FT.BROKER_INFO, _FT.PUBLISHED, _FT.RANGE_COLUMNS,
+    _FT.PURGED,
 })
 
 # -- frames -------------------------------------------------------------------------------------------------------
@@ -146,8 +194,18 @@ class Handshake:
 
 @attrs.frozen(slots=True)
 class Hello:
+    """Opens the broker connection. ``user`` and ``password`` (optional trailing fields: a HELLO without them is
+    valid) are checked by the broker's security plugin, if it has one."""
+
     request_id: int
     client_id: str | None = None
+    user: str | None = None
+    password: str | None = None
+
+    def __repr__(self) -> str:  # never print a password
+        password = None if self.password is None else "***"
+        return f"Hello(request_id={self.request_id}, client_id={self.client_id!r}, user={self.user!r}, " \
+               f"password={password!r})"
 
 
 @attrs.frozen(slots=True)
@@ -275,10 +333,146 @@ class Close:
     last_delivered_seq: int = -1
 
 
+@attrs.frozen(slots=True)
+class Purge:
+    """Remove every message of a queue (an administrator's command; answered by PURGED)."""
+
+    request_id: int
+    queue: str
+
+
+@attrs.frozen(slots=True)
+class Purged:
+    request_id: int
+    count: int
+
+
+# -- replayable reads (sequence ranges, cursor acks, the epoch, batch publish) ---------------------------------------
+
+
+@attrs.frozen(slots=True)
+class ReadRange:
+    """Read the messages of ``queue`` with ``from_seq <= seq < to_seq`` (None: all), at most ``limit`` (None: no
+    limit), without consuming them; with ``epoch``, the broker refuses unless it is its own (``stale-epoch``)."""
+
+    request_id: int
+    queue: str
+    from_seq: int = 0
+    to_seq: int | None = None
+    limit: int | None = None
+    epoch: str | None = None
+    #: answer in RANGE_COLUMNS frames (column buffers, for Arrow) instead of RANGE_RESULT frames
+    columnar: bool = False
+
+
+@attrs.frozen(slots=True)
+class RangeColumns:
+    """One part of a columnar range read's answer: ``count`` messages as column buffers, little-endian, laid out as
+    Apache Arrow arrays (offsets are int32, ``count + 1`` of them, starting at 0) so that a reader can wrap them
+    without a per-message step. Complete at the part with ``last`` set.
+
+    Columns: ``seq`` (int64), ``redelivery_counter`` (int32), ``priority`` (int32), ``timestamp`` (int64, microseconds
+    since the epoch, UTC), ``flags`` (one byte each: 1 = text body, 2 = persistent), message ids (``id_offsets`` into
+    UTF-8 ``id_data``), bodies (``body_offsets`` into ``body_data``; text as UTF-8), and properties as text
+    (:func:`~minibroker._core.cursors.string_properties`): message i owns entries ``prop_offsets[i]`` to
+    ``prop_offsets[i + 1]`` of the keys (``key_offsets``/``key_data``) and values (``value_offsets``/``value_data``;
+    ``value_nulls`` has one byte per value, 1 = null).
+
+    The decoder checks every buffer's size and the ends of each offsets buffer, not that offsets never decrease: a
+    reader that trusts them blindly (Arrow's ``from_buffers``) must validate the arrays it builds.
+    """
+
+    request_id: int
+    epoch: str
+    next_seq: int
+    count: int
+    seq: bytes
+    redelivery_counter: bytes
+    priority: bytes
+    timestamp: bytes
+    flags: bytes
+    id_offsets: bytes
+    id_data: bytes
+    body_offsets: bytes
+    body_data: bytes
+    prop_offsets: bytes
+    key_offsets: bytes
+    key_data: bytes
+    value_offsets: bytes
+    value_data: bytes
+    value_nulls: bytes
+    last: bool = True
+
+    @property
+    def property_count(self) -> int:
+        return (len(self.key_offsets) // 4) - 1
+
+
+@attrs.frozen(slots=True)
+class RangeResult:
+    """One part of a range read's answer (complete at the part with ``last`` set)."""
+
+    request_id: int
+    epoch: str
+    next_seq: int
+    entries: tuple[RangeEntry, ...]
+    last: bool = True
+
+
+@attrs.frozen(slots=True)
+class AckBelow:
+    """Consume every message of ``queue`` with ``seq`` below ``seq`` for cursor ``cursor``."""
+
+    request_id: int
+    queue: str
+    cursor: str
+    seq: int
+    epoch: str | None = None
+
+
+@attrs.frozen(slots=True)
+class CursorAcked:
+    request_id: int
+    result: CursorAck
+
+
+@attrs.frozen(slots=True)
+class GetBrokerInfo:
+    """The broker's epoch and name, and the positions of ``queues`` (None: every queue) with ``cursor``'s floors."""
+
+    request_id: int
+    queues: tuple[str, ...] | None = None
+    cursor: str | None = None
+
+
+@attrs.frozen(slots=True)
+class BrokerInfoResult:
+    request_id: int
+    info: BrokerInfo
+
+
+@attrs.define(slots=True)
+class Publish:
+    """A batch of messages sent outside any transaction; ``dedupe``: the broker drops ids seen before."""
+
+    request_id: int
+    messages: tuple[Message, ...]
+    dedupe: bool = False
+
+
+@attrs.frozen(slots=True)
+class Published:
+    request_id: int
+    result: PublishResult
+
+
 Frame: TypeAlias = (
     Handshake | Hello | Connected | AddConsumer | ConsumerAdded | RemoveConsumer | Send | Ok | Error | Dispatch
     | MessageAck | Pull | Begin | Commit | Rollback | Browse | BrowseResult | GetQueueStatistics
     | QueueStatisticsResult | ListQueues | QueueList | Close
+    | ReadRange | RangeResult | AckBelow | CursorAcked | GetBrokerInfo | BrokerInfoResult | Publish | Published
+    | Purge | Purged
+    | RangeColumns
 )
 
 # -- errors <-> frames ----------------------------------------------------------------------------------------------
@@ -365,6 +559,20 @@ _STATS = struct.Struct(">qqqqqqq")
 _BROWSE_RESULT = struct.Struct(">IBIBI")  # ..., last, count
 _QUEUE_STATS = struct.Struct(">IBIB")  # ..., present
 _QUEUE_LIST = struct.Struct(">IBII")  # ..., count
+_READ_RANGE = struct.Struct(">IBIqqqB")  # ..., from, to (-1: none), limit (-1: none), flags; then queue, epoch
+_READ_RANGE_COLUMNAR = 1
+_RANGE_RESULT = struct.Struct(">IBIBqI")  # ..., last, next seq, count; then epoch, then per entry _RANGE_ENTRY+message
+_RANGE_COLUMNS = _RANGE_RESULT  # the same head; then the epoch and 15 sections (u32 length + bytes)
+_COLUMN_SECTIONS = ("seq", "redelivery_counter", "priority", "timestamp", "flags", "id_offsets", "id_data",
+                    "body_offsets", "body_data", "prop_offsets", "key_offsets", "key_data", "value_offsets",
+                    "value_data", "value_nulls")
+_RANGE_ENTRY = struct.Struct(">qq")  # seq, redelivery counter
+_CURSOR_ACKED = struct.Struct(">IBIqqqq")  # ..., floor, removed, skipped, next seq; then epoch, queue, cursor
+_GET_BROKER_INFO = struct.Struct(">IBIB")  # ..., flags (1: a queue list follows the cursor)
+_BROKER_INFO = struct.Struct(">IBII")  # ..., count; then epoch, name, per queue: name + _POSITION
+_POSITION = struct.Struct(">qqqq")  # first seq, next seq, size, cursor floor (-1: none)
+_PUBLISH = struct.Struct(">IBIBI")  # ..., flags (1: dedupe), count; then the messages
+_PUBLISHED = struct.Struct(">IBIqq")  # ..., accepted, duplicates
 
 _QUEUE = DestinationKind.QUEUE
 _TOPIC = DestinationKind.TOPIC
@@ -554,10 +762,13 @@ def _simple(ftype: FrameType, head: bytes, parts: list[bytes], size: int) -> byt
     return b"".join(parts)
 
 
-def encode_hello(request_id: int, client_id: str | None = None) -> bytes:
+def encode_hello(request_id: int, client_id: str | None = None, user: str | None = None,
+                 password: str | None = None) -> bytes:
     try:
         parts: list[bytes] = [b""]
         size = _ostr(client_id, parts)
+        if user is not None or password is not None:
+            size += _ostr(user, parts) + _ostr(password, parts)
         return _simple(FrameType.HELLO, _U32.pack(request_id), parts, size)
     except _ENCODE_FAILURES as exc:
         _local("HELLO", exc)
@@ -773,6 +984,17 @@ def encode_close(request_id: int, last_delivered_seq: int = -1) -> bytes:
         _local("CLOSE", exc)
 
 
+def encode_purge(request_id: int, queue: str) -> bytes:
+    return _request_with_name(FrameType.PURGE, request_id, queue)
+
+
+def encode_purged(request_id: int, count: int) -> bytes:
+    try:
+        return _REQ_Q.pack(_REQ_Q.size - 4, FrameType.PURGED, request_id, count)
+    except _ENCODE_FAILURES as exc:
+        _local("PURGED", exc)
+
+
 def encode_browse_result(request_id: int, messages: Sequence[Message], last: bool = True) -> bytes:
     try:
         parts: list[bytes] = [b""]
@@ -838,6 +1060,245 @@ def encode_queue_list(request_id: int, queues: Sequence[QueueStatistics]) -> byt
         _local("QUEUE_LIST", exc)
 
 
+def _opt_i64(value: int | None) -> int:
+    return -1 if value is None else value
+
+
+def encode_read_range(request_id: int, queue: str, from_seq: int = 0, to_seq: int | None = None,
+                      limit: int | None = None, epoch: str | None = None, columnar: bool = False) -> bytes:
+    try:
+        if from_seq < 0 or (to_seq is not None and to_seq < 0) or (limit is not None and limit < 0):
+            raise ValueError(f"negative range bounds: from {from_seq}, to {to_seq}, limit {limit}")
+        parts: list[bytes] = [b""]
+        size = _str(queue, parts) + _ostr(epoch, parts)
+        parts[0] = _READ_RANGE.pack(_READ_RANGE.size - 4 + size, FrameType.READ_RANGE, request_id, from_seq,
+                                    _opt_i64(to_seq), _opt_i64(limit), _READ_RANGE_COLUMNAR if columnar else 0)
+        return b"".join(parts)
+    except _ENCODE_FAILURES as exc:
+        _local("READ_RANGE", exc)
+
+
+def _range_entry(entry: RangeEntry, parts: list[bytes]) -> int:
+    parts.append(_RANGE_ENTRY.pack(entry[0], entry[2]))
+    return _RANGE_ENTRY.size + _message(entry[1], parts)
+
+
+def encode_range_result(request_id: int, epoch: str, next_seq: int, entries: Sequence[RangeEntry],
+                        last: bool = True) -> bytes:
+    try:
+        parts: list[bytes] = [b""]
+        size = _str(epoch, parts)
+        for entry in entries:
+            size += _range_entry(entry, parts)
+        parts[0] = _RANGE_RESULT.pack(_RANGE_RESULT.size - 4 + size, FrameType.RANGE_RESULT, request_id,
+                                      1 if last else 0, next_seq, len(entries))
+        return b"".join(parts)
+    except _ENCODE_FAILURES as exc:
+        _local("RANGE_RESULT", exc)
+
+
+def encode_range_results(request_id: int, epoch: str, next_seq: int, entries: Iterable[RangeEntry],
+                         max_frame_size: int) -> list[bytes]:
+    """A range read's answer as RANGE_RESULT frames of at most ``max_frame_size`` bytes each (the last flagged)."""
+    frames: list[bytes] = []
+    head = _RANGE_RESULT.size + 4 + len(epoch.encode())
+    room = max_frame_size - head
+    parts: list[bytes] = []
+    count = size = 0
+
+    def flush(last: bool) -> None:
+        epoch_parts: list[bytes] = [b""]
+        esize = _str(epoch, epoch_parts)
+        epoch_parts[0] = _RANGE_RESULT.pack(_RANGE_RESULT.size - 4 + esize + size, FrameType.RANGE_RESULT,
+                                            request_id, 1 if last else 0, next_seq, count)
+        frames.append(b"".join(epoch_parts + parts))
+
+    for entry in entries:
+        one: list[bytes] = []
+        try:
+            n = _range_entry(entry, one)
+        except _ENCODE_FAILURES as exc:
+            _local("RANGE_RESULT", exc)
+        if n > room:
+            raise LocalProtocolError(f"message {entry[1].message_id} ({n} bytes) does not fit in a frame of "
+                                     f"{max_frame_size} bytes", size=n, maximum=max_frame_size)
+        if count and size + n > room:
+            flush(False)
+            parts, count, size = [], 0, 0
+        parts.extend(one)
+        count += 1
+        size += n
+    flush(True)
+    return frames
+
+
+def _le(values: array[int]) -> bytes:
+    if _BIG_ENDIAN:
+        values.byteswap()
+    return values.tobytes()
+
+
+def _offsets(lengths: Iterable[int]) -> bytes:
+    return _le(array("i", itertools.accumulate(lengths, initial=0)))
+
+
+def range_columns(request_id: int, epoch: str, next_seq: int, seqs: Sequence[int], messages: Sequence[Message],
+                  redelivery_counters: Sequence[int], last: bool = True) -> RangeColumns:
+    """The columnar form of a range read's messages (see :class:`RangeColumns`), from parallel lists."""
+    ids = [m.message_id.encode() for m in messages]
+    bodies = [b.encode() if isinstance(b, str) else b for b in (m.body for m in messages)]
+    flags = bytes([(1 if type(m.body) is str else 0) | (2 if m.persistent else 0) for m in messages])
+    prop_counts: list[int] = []
+    keys: list[bytes] = []
+    values: list[bytes] = []
+    nulls = bytearray()
+    for m in messages:
+        if m.properties or m.correlation_id is not None or m.type is not None or m.reply_to is not None or (
+                m.group_id is not None):
+            pairs = string_properties(m)
+            for k, v in pairs:
+                keys.append(k.encode())
+                values.append(b"" if v is None else v.encode())
+                nulls.append(v is None)
+            prop_counts.append(len(pairs))
+        else:
+            prop_counts.append(0)
+    return RangeColumns(
+        request_id, epoch, next_seq, len(messages),
+        seq=_le(array("q", seqs)),
+        redelivery_counter=_le(array("i", redelivery_counters)),
+        priority=_le(array("i", [m.priority for m in messages])),
+        timestamp=_le(array("q", [round(m.timestamp * 1_000_000) for m in messages])),
+        flags=flags,
+        id_offsets=_offsets(map(len, ids)), id_data=b"".join(ids),
+        body_offsets=_offsets(map(len, bodies)), body_data=b"".join(bodies),
+        prop_offsets=_offsets(prop_counts),
+        key_offsets=_offsets(map(len, keys)), key_data=b"".join(keys),
+        value_offsets=_offsets(map(len, values)), value_data=b"".join(values),
+        value_nulls=bytes(nulls),
+        last=last,
+    )
+
+
+def range_columns_of(request_id: int, epoch: str, next_seq: int, entries: Sequence[RangeEntry],
+                     last: bool = True) -> RangeColumns:
+    """:func:`range_columns` of ``(seq, message, redelivery_counter)`` entries."""
+    return range_columns(request_id, epoch, next_seq, [e[0] for e in entries], [e[1] for e in entries],
+                         [e[2] for e in entries], last)
+
+
+def encode_range_columns(frame: RangeColumns) -> bytes:
+    try:
+        parts: list[bytes] = [b""]
+        size = _str(frame.epoch, parts)
+        for name in _COLUMN_SECTIONS:
+            section: bytes = getattr(frame, name)
+            parts.append(_LEN.pack(len(section)))
+            parts.append(section)
+            size += 4 + len(section)
+        parts[0] = _RANGE_COLUMNS.pack(_RANGE_COLUMNS.size - 4 + size, FrameType.RANGE_COLUMNS, frame.request_id,
+                                       1 if frame.last else 0, frame.next_seq, frame.count)
+        return b"".join(parts)
+    except _ENCODE_FAILURES as exc:
+        _local("RANGE_COLUMNS", exc)
+
+
+def encode_range_columns_results(request_id: int, epoch: str, next_seq: int, seqs: Sequence[int],
+                                 messages: Sequence[Message], redelivery_counters: Sequence[int],
+                                 max_frame_size: int) -> list[bytes]:
+    """A columnar range read's answer as RANGE_COLUMNS frames of at most ``max_frame_size`` bytes each (the messages
+    are halved until each part fits)."""
+    frames: list[bytes] = []
+
+    def add(lo: int, hi: int, last: bool) -> None:
+        frame = encode_range_columns(range_columns(request_id, epoch, next_seq, seqs[lo:hi], messages[lo:hi],
+                                                   redelivery_counters[lo:hi], last))
+        if len(frame) - 4 <= max_frame_size:
+            frames.append(frame)
+        elif hi - lo == 1:
+            raise LocalProtocolError(f"message {messages[lo].message_id} ({len(frame)} bytes) does not fit in a "
+                                     f"frame of {max_frame_size} bytes", size=len(frame), maximum=max_frame_size)
+        else:
+            mid = (lo + hi) // 2
+            add(lo, mid, False)
+            add(mid, hi, last)
+
+    add(0, len(messages), True)
+    return frames
+
+
+def encode_ack_below(request_id: int, queue: str, cursor: str, seq: int, epoch: str | None = None) -> bytes:
+    try:
+        parts: list[bytes] = [b""]
+        size = _str(queue, parts) + _str(cursor, parts) + _ostr(epoch, parts)
+        parts[0] = _REQ_Q.pack(_REQ_Q.size - 4 + size, FrameType.ACK_BELOW, request_id, seq)
+        return b"".join(parts)
+    except _ENCODE_FAILURES as exc:
+        _local("ACK_BELOW", exc)
+
+
+def encode_cursor_acked(request_id: int, result: CursorAck) -> bytes:
+    try:
+        parts: list[bytes] = [b""]
+        size = _str(result.epoch, parts) + _str(result.queue, parts) + _str(result.cursor, parts)
+        parts[0] = _CURSOR_ACKED.pack(_CURSOR_ACKED.size - 4 + size, FrameType.CURSOR_ACKED, request_id,
+                                      result.floor, result.removed, result.skipped, result.next_seq)
+        return b"".join(parts)
+    except _ENCODE_FAILURES as exc:
+        _local("CURSOR_ACKED", exc)
+
+
+def encode_get_broker_info(request_id: int, queues: Sequence[str] | None = None, cursor: str | None = None) -> bytes:
+    try:
+        parts: list[bytes] = [b""]
+        size = _ostr(cursor, parts)
+        if queues is not None:
+            parts.append(_LEN.pack(len(queues)))
+            size += 4
+            for name in queues:
+                size += _str(name, parts)
+        parts[0] = _GET_BROKER_INFO.pack(_GET_BROKER_INFO.size - 4 + size, FrameType.GET_BROKER_INFO, request_id,
+                                         0 if queues is None else 1)
+        return b"".join(parts)
+    except _ENCODE_FAILURES as exc:
+        _local("GET_BROKER_INFO", exc)
+
+
+def encode_broker_info(request_id: int, info: BrokerInfo) -> bytes:
+    try:
+        parts: list[bytes] = [b""]
+        size = _str(info.epoch, parts) + _str(info.name, parts)
+        for p in info.queues:
+            size += _str(p.queue, parts) + _POSITION.size
+            parts.append(_POSITION.pack(p.first_seq, p.next_seq, p.size, _opt_i64(p.cursor_floor)))
+        parts[0] = _BROKER_INFO.pack(_BROKER_INFO.size - 4 + size, FrameType.BROKER_INFO, request_id,
+                                     len(info.queues))
+        return b"".join(parts)
+    except _ENCODE_FAILURES as exc:
+        _local("BROKER_INFO", exc)
+
+
+def encode_publish(request_id: int, messages: Sequence[Message], dedupe: bool = False) -> bytes:
+    try:
+        parts: list[bytes] = [b""]
+        size = 0
+        for m in messages:
+            size += _message(m, parts)
+        parts[0] = _PUBLISH.pack(_PUBLISH.size - 4 + size, FrameType.PUBLISH, request_id, 1 if dedupe else 0,
+                                 len(messages))
+        return b"".join(parts)
+    except _ENCODE_FAILURES as exc:
+        _local("PUBLISH", exc)
+
+
+def encode_published(request_id: int, result: PublishResult) -> bytes:
+    try:
+        return _PUBLISHED.pack(_PUBLISHED.size - 4, FrameType.PUBLISHED, request_id, result.accepted,
+                               result.duplicates)
+    except _ENCODE_FAILURES as exc:
+        _local("PUBLISHED", exc)
+
+
 def encode(frame: Frame) -> bytes:
     """Any frame to bytes (the ``encode_*`` functions are the fast path)."""
     match frame:
@@ -850,7 +1311,7 @@ def encode(frame: Frame) -> bytes:
         case Handshake():
             return encode_handshake(frame.version)
         case Hello():
-            return encode_hello(frame.request_id, frame.client_id)
+            return encode_hello(frame.request_id, frame.client_id, frame.user, frame.password)
         case Connected():
             return encode_connected(frame.request_id, frame.connection_id, frame.broker_name)
         case AddConsumer():
@@ -885,6 +1346,29 @@ def encode(frame: Frame) -> bytes:
             return encode_queue_list(frame.request_id, frame.queues)
         case Close():
             return encode_close(frame.request_id, frame.last_delivered_seq)
+        case ReadRange():
+            return encode_read_range(frame.request_id, frame.queue, frame.from_seq, frame.to_seq, frame.limit,
+                                     frame.epoch, frame.columnar)
+        case RangeColumns():
+            return encode_range_columns(frame)
+        case RangeResult():
+            return encode_range_result(frame.request_id, frame.epoch, frame.next_seq, frame.entries, frame.last)
+        case AckBelow():
+            return encode_ack_below(frame.request_id, frame.queue, frame.cursor, frame.seq, frame.epoch)
+        case CursorAcked():
+            return encode_cursor_acked(frame.request_id, frame.result)
+        case GetBrokerInfo():
+            return encode_get_broker_info(frame.request_id, frame.queues, frame.cursor)
+        case BrokerInfoResult():
+            return encode_broker_info(frame.request_id, frame.info)
+        case Publish():
+            return encode_publish(frame.request_id, frame.messages, frame.dedupe)
+        case Published():
+            return encode_published(frame.request_id, frame.result)
+        case Purge():
+            return encode_purge(frame.request_id, frame.queue)
+        case Purged():
+            return encode_purged(frame.request_id, frame.count)
     raise LocalProtocolError(f"not a frame: {type(frame).__name__}")
 
 
@@ -974,6 +1458,8 @@ class FrameDecoder:
             FrameType.GET_QUEUE_STATISTICS: self._get_queue_statistics,
             FrameType.LIST_QUEUES: self._list_queues,
             FrameType.CLOSE: self._close,
+            FrameType.PURGE: self._purge,
+            FrameType.PURGED: self._purged,
             FrameType.CONNECTED: self._connected,
             FrameType.CONSUMER_ADDED: self._consumer_added,
             FrameType.OK: self._ok,
@@ -982,6 +1468,15 @@ class FrameDecoder:
             FrameType.BROWSE_RESULT: self._browse_result,
             FrameType.QUEUE_STATISTICS: self._queue_statistics,
             FrameType.QUEUE_LIST: self._queue_list,
+            FrameType.READ_RANGE: self._read_range,
+            FrameType.RANGE_RESULT: self._range_result,
+            FrameType.RANGE_COLUMNS: self._range_columns,
+            FrameType.ACK_BELOW: self._ack_below,
+            FrameType.CURSOR_ACKED: self._cursor_acked,
+            FrameType.GET_BROKER_INFO: self._get_broker_info,
+            FrameType.BROKER_INFO: self._broker_info,
+            FrameType.PUBLISH: self._publish,
+            FrameType.PUBLISHED: self._published,
         }
         self._parsers = {t: p for t, p in parsers.items() if t in allowed}
 
@@ -1248,8 +1743,12 @@ class FrameDecoder:
     def _hello(self, frame: bytes) -> Hello:
         (request_id,) = _U32_UNPACK(frame, 1)
         client_id, pos = _read_ostr(frame, 5, "client id")
+        user = password = None
+        if pos != len(frame):  # the optional credentials
+            user, pos = _read_ostr(frame, pos, "user")
+            password, pos = _read_ostr(frame, pos, "password")
         self._done(frame, pos)
-        return Hello(request_id, client_id)
+        return Hello(request_id, client_id, user, password)
 
     def _connected(self, frame: bytes) -> Connected:
         request_id, connection_id = _REQ_Q_BODY.unpack_from(frame, 1)
@@ -1339,6 +1838,17 @@ class FrameDecoder:
         self._done(frame, 1 + _REQ_Q_BODY.size)
         return Close(request_id, last)
 
+    def _purge(self, frame: bytes) -> Purge:
+        (request_id,) = _U32_UNPACK(frame, 1)
+        queue, pos = _read_str(frame, 5, "queue name")
+        self._done(frame, pos)
+        return Purge(request_id, queue)
+
+    def _purged(self, frame: bytes) -> Purged:
+        request_id, count = _REQ_Q_BODY.unpack_from(frame, 1)
+        self._done(frame, 1 + _REQ_Q_BODY.size)
+        return Purged(request_id, count)
+
     def _browse_result(self, frame: bytes) -> BrowseResult:
         request_id, last, count = _BROWSE_RESULT_BODY.unpack_from(frame, 1)
         pos = 1 + _BROWSE_RESULT_BODY.size
@@ -1372,6 +1882,139 @@ class FrameDecoder:
         self._done(frame, pos)
         return QueueList(request_id, tuple(queues))
 
+    # -- replayable reads -------------------------------------------------------------------------------------------
+
+    def _read_range(self, frame: bytes) -> ReadRange:
+        request_id, from_seq, to_seq, limit, flags = _READ_RANGE_BODY.unpack_from(frame, 1)
+        if from_seq < 0 or to_seq < -1 or limit < -1:
+            raise _Malformed(f"negative range bounds: from {from_seq}, to {to_seq}, limit {limit}")
+        if flags & ~_READ_RANGE_COLUMNAR:
+            raise _Malformed(f"unknown READ_RANGE flags 0x{flags:02x}")
+        queue, pos = _read_str(frame, 1 + _READ_RANGE_BODY.size, "queue name")
+        epoch, pos = _read_ostr(frame, pos, "epoch")
+        self._done(frame, pos)
+        return ReadRange(request_id, queue, from_seq, None if to_seq == -1 else to_seq,
+                         None if limit == -1 else limit, epoch, bool(flags & _READ_RANGE_COLUMNAR))
+
+    def _range_columns(self, frame: bytes) -> RangeColumns:
+        request_id, last, next_seq, count = _RANGE_RESULT_BODY.unpack_from(frame, 1)
+        epoch, pos = _read_str(frame, 1 + _RANGE_RESULT_BODY.size, "epoch")
+        sections: dict[str, bytes] = {}
+        for name in _COLUMN_SECTIONS:
+            (n,) = _U32_UNPACK(frame, pos)
+            pos += 4
+            end = pos + n
+            if end > len(frame):
+                raise _Malformed(f"column {name} is truncated: {n} bytes announced, {len(frame) - pos} left")
+            sections[name] = frame[pos:end]
+            pos = end
+        self._done(frame, pos)
+        if len(sections["key_offsets"]) < 4 or len(sections["key_offsets"]) % 4:
+            raise _Malformed("column key_offsets is not a list of offsets")
+        nprops = len(sections["key_offsets"]) // 4 - 1
+        expected = {"seq": 8 * count, "redelivery_counter": 4 * count, "priority": 4 * count,
+                    "timestamp": 8 * count, "flags": count, "id_offsets": 4 * (count + 1),
+                    "body_offsets": 4 * (count + 1), "prop_offsets": 4 * (count + 1),
+                    "value_offsets": 4 * (nprops + 1), "value_nulls": nprops}
+        for name, size in expected.items():
+            if len(sections[name]) != size:
+                raise _Malformed(f"column {name} holds {len(sections[name])} bytes, {size} expected for {count} "
+                                 "messages")
+        for offsets, data, total in (("id_offsets", "id_data", 0), ("body_offsets", "body_data", 0),
+                                     ("prop_offsets", "", nprops), ("key_offsets", "key_data", 0),
+                                     ("value_offsets", "value_data", 0)):
+            raw = sections[offsets]
+            first = _LE_I32.unpack_from(raw, 0)[0]
+            final = _LE_I32.unpack_from(raw, len(raw) - 4)[0]
+            want = len(sections[data]) if data else total
+            if first != 0 or final != want:
+                raise _Malformed(f"column {offsets} runs from {first} to {final}, not from 0 to {want}")
+        return RangeColumns(request_id, epoch, next_seq, count, **sections, last=_read_bool(last, "the last flag"))
+
+    def _range_result(self, frame: bytes) -> RangeResult:
+        request_id, last, next_seq, count = _RANGE_RESULT_BODY.unpack_from(frame, 1)
+        epoch, pos = _read_str(frame, 1 + _RANGE_RESULT_BODY.size, "epoch")
+        if count * (_RANGE_ENTRY.size + _MSG.size) > len(frame) - pos:
+            raise _Malformed(f"{count} entries announced, {len(frame) - pos} bytes left")
+        entries = []
+        unpack = _RANGE_ENTRY.unpack_from
+        read_message = self._read_message
+        for _ in range(count):
+            seq, counter = unpack(frame, pos)
+            message, pos = read_message(frame, pos + 16)
+            entries.append(RangeEntry(seq, message, counter))
+        self._done(frame, pos)
+        return RangeResult(request_id, epoch, next_seq, tuple(entries), _read_bool(last, "the last flag"))
+
+    def _ack_below(self, frame: bytes) -> AckBelow:
+        request_id, seq = _REQ_Q_BODY.unpack_from(frame, 1)
+        queue, pos = _read_str(frame, 1 + _REQ_Q_BODY.size, "queue name")
+        cursor, pos = _read_str(frame, pos, "cursor name")
+        epoch, pos = _read_ostr(frame, pos, "epoch")
+        self._done(frame, pos)
+        return AckBelow(request_id, queue, cursor, seq, epoch)
+
+    def _cursor_acked(self, frame: bytes) -> CursorAcked:
+        request_id, floor, removed, skipped, next_seq = _CURSOR_ACKED_BODY.unpack_from(frame, 1)
+        epoch, pos = _read_str(frame, 1 + _CURSOR_ACKED_BODY.size, "epoch")
+        queue, pos = _read_str(frame, pos, "queue name")
+        cursor, pos = _read_str(frame, pos, "cursor name")
+        self._done(frame, pos)
+        return CursorAcked(request_id, CursorAck(epoch, queue, cursor, floor, removed, skipped, next_seq))
+
+    def _get_broker_info(self, frame: bytes) -> GetBrokerInfo:
+        request_id, flags = _GET_BROKER_INFO_BODY.unpack_from(frame, 1)
+        if flags & ~1:
+            raise _Malformed(f"unknown GET_BROKER_INFO flags 0x{flags:02x}")
+        cursor, pos = _read_ostr(frame, 1 + _GET_BROKER_INFO_BODY.size, "cursor name")
+        queues: tuple[str, ...] | None = None
+        if flags & 1:
+            (count,) = _U32_UNPACK(frame, pos)
+            pos += 4
+            if count * 4 > len(frame) - pos:
+                raise _Malformed(f"{count} queue names announced, {len(frame) - pos} bytes left")
+            names = []
+            for _ in range(count):
+                name, pos = _read_str(frame, pos, "queue name")
+                names.append(name)
+            queues = tuple(names)
+        self._done(frame, pos)
+        return GetBrokerInfo(request_id, queues, cursor)
+
+    def _broker_info(self, frame: bytes) -> BrokerInfoResult:
+        request_id, count = _BROKER_INFO_BODY.unpack_from(frame, 1)
+        epoch, pos = _read_str(frame, 1 + _BROKER_INFO_BODY.size, "epoch")
+        name, pos = _read_str(frame, pos, "broker name")
+        if count * (4 + _POSITION.size) > len(frame) - pos:
+            raise _Malformed(f"{count} queues announced, {len(frame) - pos} bytes left")
+        queues = []
+        for _ in range(count):
+            queue, pos = _read_str(frame, pos, "queue name")
+            first, next_seq, size, floor = _POSITION.unpack_from(frame, pos)
+            pos += _POSITION.size
+            queues.append(QueuePosition(queue, first, next_seq, size, None if floor == -1 else floor))
+        self._done(frame, pos)
+        return BrokerInfoResult(request_id, BrokerInfo(epoch, name, tuple(queues)))
+
+    def _publish(self, frame: bytes) -> Publish:
+        request_id, flags, count = _PUBLISH_BODY.unpack_from(frame, 1)
+        if flags & ~1:
+            raise _Malformed(f"unknown PUBLISH flags 0x{flags:02x}")
+        pos = 1 + _PUBLISH_BODY.size
+        if count * _MSG.size > len(frame) - pos:
+            raise _Malformed(f"{count} messages announced, {len(frame) - pos} bytes left")
+        messages = []
+        for _ in range(count):
+            message, pos = self._read_message(frame, pos)
+            messages.append(message)
+        self._done(frame, pos)
+        return Publish(request_id, tuple(messages), bool(flags & 1))
+
+    def _published(self, frame: bytes) -> Published:
+        request_id, accepted, duplicates = _PUBLISHED_BODY.unpack_from(frame, 1)
+        self._done(frame, 1 + _PUBLISHED_BODY.size)
+        return Published(request_id, PublishResult(accepted, duplicates))
+
 
 # the same layouts as the encoders', without the length and type prefix
 _SEND_BODY = struct.Struct(">IBq")
@@ -1385,6 +2028,14 @@ _PULL_BODY = struct.Struct(">qd")
 _BROWSE_RESULT_BODY = struct.Struct(">IBI")
 _QUEUE_STATS_BODY = struct.Struct(">IB")
 _QUEUE_LIST_BODY = struct.Struct(">II")
+_READ_RANGE_BODY = struct.Struct(">IqqqB")
+_LE_I32 = struct.Struct("<i")
+_RANGE_RESULT_BODY = struct.Struct(">IBqI")
+_CURSOR_ACKED_BODY = struct.Struct(">Iqqqq")
+_GET_BROKER_INFO_BODY = struct.Struct(">IB")
+_BROKER_INFO_BODY = struct.Struct(">II")
+_PUBLISH_BODY = struct.Struct(">IBI")
+_PUBLISHED_BODY = struct.Struct(">Iqq")
 
 
 def _read_stats(frame: bytes, pos: int) -> tuple[QueueStatistics, int]:

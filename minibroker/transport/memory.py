@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from .._core.commands import ConsumerInfo, MessageAck
+from .._core.cursors import BrokerInfo, CursorAck, PublishResult, RangeRead
 from .._core.queue import QueueStatistics
 from .._driver import Broker
 from ..clock import Clock
@@ -26,8 +27,9 @@ class MemoryLink:
         self._closed_handler: Callable[[BaseException | None], None] | None = None
         self._open = False
 
-    async def open(self, client_id: str | None) -> None:
-        self.connection_id = self.broker.open_connection(client_id)
+    async def open(self, client_id: str | None, user: str | None = None, password: str | None = None) -> None:
+        # with credentials, the broker's security plugin checks this connection as it checks remote ones
+        self.connection_id = self.broker.open_connection(client_id, user=user, password=password)
         self._open = True
         self.broker.register_dropper(self.connection_id, self.drop)
         self.broker.on_close(self._broker_stopped)
@@ -71,6 +73,9 @@ class MemoryLink:
 
     async def send(self, message: Message, transaction_id: int | None, sync: bool) -> None:
         self._check()
+        if self.broker.must_wait(message.destination):  # producer flow control: the queue is over its limit
+            await self.broker.wait_for_space(message.destination)
+            self._check()
         self.broker.send(self.connection_id, message, transaction_id)
 
     def ack(self, ack: MessageAck) -> None:
@@ -97,6 +102,23 @@ class MemoryLink:
         self._check()
         q = self.broker.core.queues.get(queue)
         return [] if q is None else self.broker.core.browse(queue, limit=q.policy.max_browse_page_size)
+
+    async def read_range(self, queue: str, from_seq: int = 0, to_seq: int | None = None, limit: int | None = None,
+                         epoch: str | None = None) -> RangeRead:
+        self._check()
+        return self.broker.read_range(queue, from_seq, to_seq, limit, epoch)
+
+    async def ack_below(self, queue: str, cursor: str, seq: int, epoch: str | None = None) -> CursorAck:
+        self._check()
+        return self.broker.ack_below(queue, cursor, seq, epoch)
+
+    async def broker_info(self, queues: Sequence[str] | None = None, cursor: str | None = None) -> BrokerInfo:
+        self._check()
+        return self.broker.broker_info(queues, cursor)
+
+    async def publish(self, messages: Sequence[Message], dedupe: bool = False) -> PublishResult:
+        self._check()
+        return self.broker.publish(self.connection_id, messages, dedupe)
 
     async def queue_statistics(self, queue: str) -> QueueStatistics | None:
         q = self.broker.core.queues.get(queue)

@@ -16,10 +16,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from urllib.parse import urlsplit
 
 from .._core.commands import ConsumerInfo, MessageAck
+from .._core.cursors import BrokerInfo, CursorAck, PublishResult, RangeEntry, RangeRead
 from .._core.effects import Dispatch
 from .._core.queue import QueueStatistics
 from ..clock import Clock, RealClock
@@ -28,27 +29,37 @@ from ..message import Message
 from .base import DispatchHandler
 from .codec import (
     DEFAULT_MAX_FRAME_SIZE,
+    BrokerInfoResult,
     BrowseResult,
     Connected,
     ConsumerAdded,
+    CursorAcked,
     Error,
     Frame,
     FrameDecoder,
     Handshake,
     Ok,
+    Published,
+    Purged,
     QueueList,
     QueueStatisticsResult,
+    RangeResult,
     encode_ack,
+    encode_ack_below,
     encode_add_consumer,
     encode_begin,
     encode_browse,
     encode_close,
     encode_commit,
+    encode_get_broker_info,
     encode_get_queue_statistics,
     encode_handshake,
     encode_hello,
     encode_list_queues,
+    encode_publish,
     encode_pull,
+    encode_purge,
+    encode_read_range,
     encode_remove_consumer,
     encode_rollback,
     encode_send,
@@ -81,12 +92,14 @@ def parse_tcp_url(url: str) -> tuple[str, int]:
 
 
 class _Pending:
-    __slots__ = ("future", "handler", "messages")
+    __slots__ = ("entries", "future", "handler", "messages")
 
     def __init__(self, future: asyncio.Future[object], handler: DispatchHandler | None = None) -> None:
         self.future = future
         self.handler = handler
         self.messages: list[Message] = []
+        #: the parts of a range read received so far
+        self.entries: list[RangeEntry] = []
 
 
 class TcpLink:
@@ -247,6 +260,15 @@ class TcpLink:
             result = list(frame.queues)
         elif isinstance(frame, Connected):
             result = frame
+        elif isinstance(frame, RangeResult):
+            pending.entries.extend(frame.entries)
+            if not frame.last:
+                return
+            result = (frame.epoch, frame.next_seq, pending.entries)
+        elif isinstance(frame, CursorAcked | BrokerInfoResult | Published):
+            result = frame
+        elif isinstance(frame, Purged):
+            result = frame.count
         elif not isinstance(frame, Ok):  # pragma: no cover - the decoder only yields server frames
             log.warning("%r: unexpected %r", self, frame)
         del self._pending[request_id]
@@ -300,9 +322,9 @@ class TcpLink:
 
     # -- BrokerLink -------------------------------------------------------------------------------------------------
 
-    async def open(self, client_id: str | None) -> None:
+    async def open(self, client_id: str | None, user: str | None = None, password: str | None = None) -> None:
         request_id, future = self._new_request()
-        self._write(encode_hello(request_id, client_id))
+        self._write(encode_hello(request_id, client_id, user, password))
         try:
             connected = await future
         except BaseException:
@@ -430,6 +452,53 @@ class TcpLink:
         queues = await future
         assert isinstance(queues, list)
         return queues
+
+    async def read_range(self, queue: str, from_seq: int = 0, to_seq: int | None = None, limit: int | None = None,
+                         epoch: str | None = None) -> RangeRead:
+        """The messages of ``queue`` not yet acked with ``from_seq <= seq < to_seq``, without consuming them."""
+        self._check()
+        request_id, future = self._new_request()
+        self._write(encode_read_range(request_id, queue, from_seq, to_seq, limit, epoch))
+        answer = await future
+        assert isinstance(answer, tuple)
+        broker_epoch, next_seq, entries = answer
+        return RangeRead(broker_epoch, queue, next_seq, tuple(entries))
+
+    async def ack_below(self, queue: str, cursor: str, seq: int, epoch: str | None = None) -> CursorAck:
+        """Consume every message of ``queue`` with a sequence number below ``seq``, for cursor ``cursor``."""
+        self._check()
+        request_id, future = self._new_request()
+        self._write(encode_ack_below(request_id, queue, cursor, seq, epoch))
+        answer = await future
+        assert isinstance(answer, CursorAcked)
+        return answer.result
+
+    async def broker_info(self, queues: Sequence[str] | None = None, cursor: str | None = None) -> BrokerInfo:
+        """The broker's epoch and name, and the positions of ``queues`` (None: every queue)."""
+        self._check()
+        request_id, future = self._new_request()
+        self._write(encode_get_broker_info(request_id, None if queues is None else list(queues), cursor))
+        answer = await future
+        assert isinstance(answer, BrokerInfoResult)
+        return answer.info
+
+    async def publish(self, messages: Sequence[Message], dedupe: bool = False) -> PublishResult:
+        """Send a batch of messages in one frame and wait for the broker's count (``dedupe``: drop ids seen)."""
+        self._check()
+        request_id, future = self._new_request()
+        self._write(encode_publish(request_id, messages, dedupe))
+        answer = await future
+        assert isinstance(answer, Published)
+        return answer.result
+
+    async def purge(self, queue: str) -> int:
+        """Remove every message of ``queue``, in flight ones included (needs "admin" on it); returns how many."""
+        self._check()
+        request_id, future = self._new_request()
+        self._write(encode_purge(request_id, queue))
+        count = await future
+        assert isinstance(count, int)
+        return count
 
     def drop(self) -> None:
         """Break the socket as a failed transport would (tests): the broker redelivers what was in flight."""

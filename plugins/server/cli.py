@@ -1,15 +1,20 @@
-"""``minibroker``: the command line (``serve``, ``redelivery-plan``, ...)."""
+"""``minibroker``: the command line (``serve``, ``stat``, ``purge``, ``browse``, ``redelivery-plan``)."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
 import logging
+import os
 import signal
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from minibroker.redelivery import RedeliveryPolicy, format_plan
+
+if TYPE_CHECKING:
+    from minibroker.transport.tcp import TcpLink
 
 __all__ = ["build_parser", "main"]
 
@@ -28,13 +33,21 @@ def build_parser() -> argparse.ArgumentParser:
     plan.add_argument("--dlq", default="ActiveMQ.DLQ", help="dead-letter queue name shown in the last row")
     serve = sub.add_parser(
         "serve",
-        help="run a broker (in memory) that clients reach over TCP",
-        description="Run an in-memory broker on real time, listening for minibroker clients "
-        "(connect(\"tcp://HOST:PORT\")). The first line printed is the URL to connect to. SIGTERM or SIGINT stops "
-        "it cleanly: no new connections, clients disconnected, exit status 0.",
+        help="run a broker that clients reach over TCP",
+        description="Run a broker on real time, listening for minibroker clients "
+        "(connect(\"tcp://HOST:PORT\")). The first line printed is the URL to connect to. In memory unless "
+        "--data-dir (or the config's broker.data_dir) names a directory for persistent messages. SIGTERM or SIGINT "
+        "stops it cleanly: no new connections, clients disconnected, the store flushed and closed, exit status 0. "
+        "Options given here override the --config file.",
     )
-    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
-    serve.add_argument("--port", type=int, default=61616, help="port to listen on; 0 picks a free one (default: 61616)")
+    serve.add_argument("--config", default=None, metavar="FILE",
+                       help="a broker.toml: destinations, redelivery, limits, users (see the README)")
+    serve.add_argument("--data-dir", default=None, metavar="DIR",
+                       help="keep persistent messages in DIR (SQLite); restarting on the same DIR brings back every "
+                            "unacked persistent message")
+    serve.add_argument("--host", default=None, help="address to listen on (default: 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=None,
+                       help="port to listen on; 0 picks a free one (default: 61616)")
     serve.add_argument("--log-level", default="warning", type=str.upper,
                        choices=["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"],
                        help="logging level (default: warning)")
@@ -51,34 +64,78 @@ def build_parser() -> argparse.ArgumentParser:
         description="Connect to a running broker and print one row per queue: messages held (size), in flight, "
         "enqueued, dequeued and consumers.",
     )
-    stat.add_argument("--url", default="tcp://127.0.0.1:61616",
-                      help="the broker to ask (default: tcp://127.0.0.1:61616)")
+    _client_options(stat)
+    purge = sub.add_parser(
+        "purge",
+        help="remove every message of a queue",
+        description="Connect to a running broker and remove every message of QUEUE, in-flight ones included "
+        "(nothing is dead-lettered). Needs the admin right on the queue when the broker has users.",
+    )
+    purge.add_argument("queue", metavar="QUEUE", help="the queue to purge")
+    _client_options(purge)
+    browse = sub.add_parser(
+        "browse",
+        help="print the messages of a queue without consuming them",
+        description="Connect to a running broker and print the messages of QUEUE not yet acked (in-flight ones "
+        "included), oldest first, without consuming them: one row per message with its id, priority, delivery "
+        "mode, properties and the start of its body. Needs the read right on the queue when the broker has users.",
+    )
+    browse.add_argument("queue", metavar="QUEUE", help="the queue to browse")
+    browse.add_argument("--limit", type=int, default=None, metavar="N", help="print at most N messages")
+    _client_options(browse)
     return parser
 
 
+def _client_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--url", default="tcp://127.0.0.1:61616",
+                        help="the broker to ask (default: tcp://127.0.0.1:61616)")
+    parser.add_argument("--user", default=os.environ.get("MINIBROKER_USER"),
+                        help="user name, when the broker has users (default: $MINIBROKER_USER)")
+    parser.add_argument("--password", default=os.environ.get("MINIBROKER_PASSWORD"),
+                        help="password (default: $MINIBROKER_PASSWORD, which keeps it out of the process list)")
+
+
 async def _serve(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    import attrs
+
     from minibroker import Broker, RealClock
+    from minibroker.config import BrokerConfig, load_config
+    from minibroker.errors import MinibrokerError
 
-    from .tcp import DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_FRAME_SIZE, start_server
+    from .tcp import start_server
 
+    try:
+        config = load_config(args.config) if args.config is not None else BrokerConfig()
+        if args.data_dir is not None:
+            config = attrs.evolve(config, data_dir=Path(args.data_dir))
+        broker = Broker(clock=RealClock(), **config.broker_kwargs())
+    except MinibrokerError as exc:
+        print(f"minibroker serve: {exc}", file=sys.stderr)
+        return 1
+    settings = config.server
+    host = args.host if args.host is not None else settings.host
+    port = args.port if args.port is not None else settings.port
+    stomp_port = args.stomp_port if args.stomp_port is not None else settings.stomp_port
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
-    async with Broker(clock=RealClock()) as broker:
+    async with broker:
         try:
             server = await start_server(
-                broker, args.host, args.port,
-                max_frame_size=args.max_frame_size or DEFAULT_MAX_FRAME_SIZE,
-                max_connections=args.max_connections or DEFAULT_MAX_CONNECTIONS,
+                broker, host, port,
+                max_frame_size=args.max_frame_size or settings.max_frame_size,
+                max_connections=args.max_connections or settings.max_connections,
             )
         except (OSError, ValueError) as exc:
             print(f"minibroker serve: {exc}", file=sys.stderr)
             return 1
         stomp = None
-        if args.stomp_port is not None:
+        if stomp_port is not None:
             from minibroker.plugins.stomp import start_stomp_server
 
             try:
-                stomp = await start_stomp_server(broker, args.host, args.stomp_port)
+                stomp = await start_stomp_server(broker, host, stomp_port)
             except OSError as exc:
                 await server.close()
                 print(f"minibroker serve: STOMP: {exc}", file=sys.stderr)
@@ -101,24 +158,32 @@ async def _serve(args: argparse.Namespace) -> int:
     return 0
 
 
-def format_table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
-    """Columns sized to their widest cell; the first column left-aligned, numbers right-aligned."""
+def format_table(header: Sequence[str], rows: Sequence[Sequence[object]], align: str | None = None) -> str:
+    """Columns sized to their widest cell; the first column left-aligned, the others right-aligned (or as ``align``
+    says: one ``l`` or ``r`` per column)."""
     cells = [list(map(str, header)), *[[str(c) for c in row] for row in rows]]
     widths = [max(len(row[i]) for row in cells) for i in range(len(header))]
     lines = []
     for row in cells:
-        lines.append("  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths,
-                                                                                                   strict=True))))
+        lines.append("  ".join(
+            c.ljust(w) if (align[i] == "l" if align else i == 0) else c.rjust(w)
+            for i, (c, w) in enumerate(zip(row, widths, strict=True))).rstrip())
     return "\n".join(lines)
 
 
-async def _stat(url: str) -> int:
-    from minibroker.errors import MinibrokerError
+async def _open(args: argparse.Namespace) -> TcpLink:
     from minibroker.transport.tcp import TcpLink
 
+    link = await TcpLink.open_url(args.url)
+    await link.open(None, args.user, args.password)
+    return link
+
+
+async def _stat(args: argparse.Namespace) -> int:
+    from minibroker.errors import MinibrokerError
+
     try:
-        link = await TcpLink.open_url(url)
-        await link.open(None)
+        link = await _open(args)
         try:
             queues = await link.list_queues()
         finally:
@@ -130,6 +195,55 @@ async def _stat(url: str) -> int:
     print(format_table(("queue", "size", "in flight", "enqueued", "dequeued", "consumers"), rows))
     if not rows:
         print("(no queues)")
+    return 0
+
+
+async def _purge(args: argparse.Namespace) -> int:
+    from minibroker.errors import MinibrokerError
+
+    try:
+        link = await _open(args)
+        try:
+            count = await link.purge(args.queue)
+        finally:
+            await link.close(-1)
+    except MinibrokerError as exc:
+        print(f"minibroker purge: {exc}", file=sys.stderr)
+        return 1
+    print(f"purged {count} message{'' if count == 1 else 's'} from {args.queue}")
+    return 0
+
+
+def _preview(body: str | bytes, width: int = 60) -> str:
+    text = body if isinstance(body, str) else body.decode("utf-8", "backslashreplace")
+    text = text.replace("\n", "\\n").replace("\r", "\\r").replace("\t", "\\t")
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+async def _browse(args: argparse.Namespace) -> int:
+    from minibroker.errors import MinibrokerError
+
+    if args.limit is not None and args.limit < 0:
+        print("minibroker browse: --limit must be >= 0", file=sys.stderr)
+        return 2
+    try:
+        link = await _open(args)
+        try:
+            messages = await link.browse(args.queue)
+        finally:
+            await link.close(-1)
+    except MinibrokerError as exc:
+        print(f"minibroker browse: {exc}", file=sys.stderr)
+        return 1
+    total = len(messages)
+    if args.limit is not None:
+        messages = messages[: args.limit]
+    rows = [(m.message_id, m.priority, "persistent" if m.persistent else "non-persistent",
+             ", ".join(f"{k}={v!r}" for k, v in sorted(m.properties.items())) or "-", _preview(m.body))
+            for m in messages]
+    print(format_table(("message id", "priority", "delivery", "properties", "body"), rows, "lrlll"))
+    shown = f"{len(rows)} of {total}" if len(rows) != total else str(total)
+    print(f"({shown} message{'' if total == 1 else 's'} in {args.queue})")
     return 0
 
 
@@ -151,5 +265,9 @@ def main(argv: list[str] | None = None) -> int:
                             format="%(asctime)s %(levelname)s %(name)s: %(message)s")
         return asyncio.run(_serve(args))
     if args.command == "stat":
-        return asyncio.run(_stat(args.url))
+        return asyncio.run(_stat(args))
+    if args.command == "purge":
+        return asyncio.run(_purge(args))
+    if args.command == "browse":
+        return asyncio.run(_browse(args))
     return 2  # pragma: no cover - argparse enforces the choices

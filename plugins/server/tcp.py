@@ -18,10 +18,13 @@ import contextlib
 import logging
 from types import TracebackType
 
+import attrs
+
 from minibroker._core.commands import MessageAck
 from minibroker._core.effects import Dispatch
 from minibroker._driver import Broker
 from minibroker.errors import (
+    AccessDenied,
     BrokerClosed,
     IllegalStateError,
     LimitExceeded,
@@ -30,8 +33,10 @@ from minibroker.errors import (
     RemoteProtocolError,
     TransactionError,
 )
+from minibroker.message import Destination
 from minibroker.transport.codec import (
     DEFAULT_MAX_FRAME_SIZE,
+    AckBelow,
     AddConsumer,
     Begin,
     Browse,
@@ -40,23 +45,33 @@ from minibroker.transport.codec import (
     EncodedMessages,
     Frame,
     FrameDecoder,
+    GetBrokerInfo,
     GetQueueStatistics,
     Handshake,
     Hello,
     ListQueues,
+    Publish,
     Pull,
+    Purge,
+    ReadRange,
     RemoveConsumer,
     Rollback,
     Send,
+    encode_broker_info,
     encode_browse_results,
     encode_connected,
     encode_consumer_added,
+    encode_cursor_acked,
     encode_dispatch,
     encode_error,
     encode_handshake,
     encode_ok,
+    encode_published,
+    encode_purged,
     encode_queue_list,
     encode_queue_statistics,
+    encode_range_columns_results,
+    encode_range_results,
 )
 
 __all__ = ["DEFAULT_MAX_CONNECTIONS", "DEFAULT_MAX_FRAME_SIZE", "Server", "start_server"]
@@ -96,6 +111,9 @@ class _ClientConnection:
         self.transactions: dict[int, int] = {}
         self.finished = False
         self.encoded = server.encoded
+        #: a send waiting for room in a queue over its memory limit (producer flow control): the connection reads
+        #: nothing more until it is taken, as ActiveMQ blocks a flow-controlled producer's connection
+        self.held: Send | None = None
 
     def __repr__(self) -> str:
         return f"<client {self.peer} connection={self.connection_id}>"
@@ -146,6 +164,8 @@ class _ClientConnection:
                 decoder.receive_data(data)
                 for frame in decoder:
                     self.handle(frame)
+                    while self.held is not None:
+                        await self.send_held()
                     if self.is_finished():
                         break
                 self.flush()
@@ -201,6 +221,9 @@ class _ClientConnection:
             # the hot path first: sends, acks and pulls
             if type(frame) is Send:
                 request_id = frame.request_id
+                if broker.must_wait(frame.message.destination):
+                    self.held = frame
+                    return
                 txn = frame.transaction_id
                 if txn is not None:
                     txn = self.broker_transaction(txn)
@@ -218,13 +241,35 @@ class _ClientConnection:
                 self.command(connection_id, frame)
         except MinibrokerError as exc:
             self.emit(encode_error(request_id, exc.code, str(exc)))
+        except _Violation:
+            raise  # a protocol violation (a second HELLO): fatal, handled by run()
         except Exception as exc:
             log.exception("%r: the broker failed on %s", self, type(frame).__name__)
             self.emit(encode_error(request_id, MinibrokerError.code, f"{type(exc).__name__}: {exc}"))
 
+    async def send_held(self) -> None:
+        """Wait for room for the held send (flow control), then handle it; a timeout is that send's error."""
+        frame, self.held = self.held, None
+        assert frame is not None
+        self.flush()
+        try:
+            await self.broker.wait_for_space(frame.message.destination)
+        except MinibrokerError as exc:
+            if not self.finished:
+                self.emit(encode_error(frame.request_id, exc.code, str(exc)))
+            return
+        if not self.finished and self.connection_id is not None:
+            self.handle(frame)
+
     def hello(self, frame: Hello) -> None:
         try:
-            self.connection_id = self.broker.open_connection(frame.client_id)
+            self.connection_id = self.broker.open_connection(frame.client_id, user=frame.user,
+                                                             password=frame.password, remote=True)
+        except AccessDenied as exc:
+            log.warning("%r: %s", self, exc)
+            self.emit(encode_error(frame.request_id, exc.code, str(exc), fatal=True))
+            self.finish(None)
+            return
         except MinibrokerError as exc:
             self.emit(encode_error(frame.request_id, exc.code, str(exc), fatal=True))
             self.finish(None)
@@ -237,6 +282,16 @@ class _ClientConnection:
         if not self.finished:
             self.finish(None)
             self.transport.abort()
+
+    def may_read(self, connection_id: int, queue: str) -> bool:
+        """Whether the connection's user may see ``queue`` in a listing (read or admin rights on it)."""
+        for action in ("read", "admin"):
+            try:
+                self.broker.authorize(connection_id, action, Destination.queue(queue))
+                return True
+            except AccessDenied:
+                pass
+        return False
 
     def broker_transaction(self, transaction_id: int) -> int:
         txn = self.transactions.get(transaction_id)
@@ -273,21 +328,59 @@ class _ClientConnection:
             broker.rollback(connection_id, txn)
             self.emit(encode_ok(frame.request_id))
         elif isinstance(frame, Browse):
+            broker.authorize(connection_id, "read", Destination.queue(frame.queue))
             q = broker.core.queues.get(frame.queue)
             messages = [] if q is None else broker.core.browse(frame.queue, limit=q.policy.max_browse_page_size)
             for data in encode_browse_results(frame.request_id, messages, self.server.max_frame_size):
                 self.emit(data)
         elif isinstance(frame, GetQueueStatistics):
+            broker.authorize(connection_id, "read", Destination.queue(frame.queue))
             q = broker.core.queues.get(frame.queue)
             self.emit(encode_queue_statistics(frame.request_id, None if q is None else q.statistics()))
         elif isinstance(frame, ListQueues):
             queues = broker.core.queues
-            self.emit(encode_queue_list(frame.request_id, [queues[name].statistics() for name in sorted(queues)]))
+            self.emit(encode_queue_list(frame.request_id, [queues[name].statistics() for name in sorted(queues)
+                                                           if self.may_read(connection_id, name)]))
+        elif isinstance(frame, Purge):
+            self.emit(encode_purged(frame.request_id, broker.purge(frame.queue, connection_id)))
         elif isinstance(frame, Close):
             connection_id_, self.connection_id = connection_id, None
             broker.close_connection(connection_id_, frame.last_delivered_seq)
             self.emit(encode_ok(frame.request_id))
             self.finish(frame.last_delivered_seq)
+        elif isinstance(frame, ReadRange):
+            broker.authorize(connection_id, "read", Destination.queue(frame.queue))
+            if frame.columnar:
+                # the queue's own entries straight into column buffers: no object per message on the way
+                epoch = broker.epoch
+                selected = broker.core.select_range(frame.queue, frame.from_seq, frame.to_seq, frame.limit,
+                                                    frame.epoch)
+                q = broker.core.queues.get(frame.queue)
+                frames = encode_range_columns_results(
+                    frame.request_id, epoch, 0 if q is None else q.next_seq, [e.seq for e in selected],
+                    [e.message for e in selected], [e.redelivery_counter for e in selected],
+                    self.server.max_frame_size)
+            else:
+                read = broker.read_range(frame.queue, frame.from_seq, frame.to_seq, frame.limit, frame.epoch)
+                frames = encode_range_results(frame.request_id, read.epoch, read.next_seq, read.entries,
+                                              self.server.max_frame_size)
+            for data in frames:
+                self.emit(data)
+        elif isinstance(frame, AckBelow):
+            broker.authorize(connection_id, "read", Destination.queue(frame.queue))
+            self.emit(encode_cursor_acked(frame.request_id,
+                                          broker.ack_below(frame.queue, frame.cursor, frame.seq, frame.epoch)))
+        elif isinstance(frame, GetBrokerInfo):
+            info = broker.broker_info(frame.queues, frame.cursor)
+            if frame.queues is None:  # every queue: only those the user may see, as in a queue listing
+                info = attrs.evolve(info, queues=tuple(p for p in info.queues if self.may_read(connection_id, p.queue)))
+            else:
+                for name in frame.queues:  # a queue that does not exist reads as empty (and is not created)
+                    if name in broker.core.queues:
+                        broker.authorize(connection_id, "read", Destination.queue(name))
+            self.emit(encode_broker_info(frame.request_id, info))
+        elif isinstance(frame, Publish):
+            self.emit(encode_published(frame.request_id, broker.publish(connection_id, frame.messages, frame.dedupe)))
         elif isinstance(frame, Hello):
             raise _Violation("a second HELLO frame", frame.request_id)
         else:  # pragma: no cover - the decoder only yields client frames

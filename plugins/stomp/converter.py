@@ -435,7 +435,7 @@ class StompConverter:
             )
         try:
             self._core = self.broker.core
-            self.connection_id = self.broker.open_connection(client_id)
+            self.connection_id = self.broker.open_connection(client_id, user=login, password=passcode, remote=True)
         except MinibrokerError as exc:
             raise StompError(exc.message or str(exc), fatal=True, java_class=_java_class(exc)) from None
         self.connected = True

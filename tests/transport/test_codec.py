@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from minibroker import AckType, ConsumerInfo, Destination, Dispatch, Message, MessageAck, QueueStatistics
+from minibroker._core.cursors import BrokerInfo, CursorAck, PublishResult, QueuePosition, RangeEntry
 from minibroker.errors import FrameTooLarge, LocalProtocolError, RemoteProtocolError
 from minibroker.transport import codec
 from minibroker.transport.codec import (
@@ -134,6 +135,22 @@ EVERY_FRAME: list[codec.Frame] = [
     QueueList(14, (STATS, QueueStatistics("ActiveMQ.DLQ", 0, 0, 0, 0, 0, 0, 0))),
     QueueList(14, ()),
     Close(15, 77),
+    # replayable reads (more in test_cursor_frames.py)
+    codec.ReadRange(16, "orders", 3, 10, 5, "epoch-1"),
+    codec.RangeResult(16, "epoch-1", 11, (RangeEntry(3, message(), 0), RangeEntry(7, full_message(), 2)), True),
+    codec.AckBelow(17, "orders", "spark", 10, None),
+    codec.CursorAcked(17, CursorAck("epoch-1", "orders", "spark", 10, 4, 1, 11)),
+    codec.GetBrokerInfo(18, ("orders",), "spark"),
+    codec.BrokerInfoResult(18, BrokerInfo("epoch-1", "minibroker", (QueuePosition("orders", 3, 11, 8, 3),))),
+    codec.Publish(19, (message(), full_message()), True),
+    codec.Published(19, PublishResult(1, 1)),
+    codec.ReadRange(20, "orders", 0, None, 100, None, True),
+    codec.range_columns_of(20, "epoch-1", 9, [RangeEntry(3, message(), 0), RangeEntry(7, full_message(), 2)]),
+    # administration and credentials (issue 4)
+    codec.Purge(20, "orders"),
+    codec.Purged(20, 3),
+    Hello(21, "client", "admin", "s3cret ü"),
+    Hello(22, None, None, "only-a-password"),
 ]
 
 

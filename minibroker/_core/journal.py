@@ -1,0 +1,99 @@
+"""The store journal: what the core asks the message store to do, as data (sans I/O).
+
+The core never touches a disk. When the broker has a message store, the core is given a journal (a plain list) and
+appends one operation to it for every change a store must know about, exactly as it appends dispatches to
+``output``; the driver drains the journal after each call and applies the whole batch to the store in one
+transaction, before any answer of that call (a send receipt, a commit's OK) leaves the broker. Without a store the
+journal is None and nothing is recorded.
+
+What is journaled (queues only: topics have no durable subscribers here, and non-persistent messages are never
+stored, as in ActiveMQ):
+
+* :class:`Stored`: a persistent message entered a queue (a send, a commit, a dead-letter copy, a scheduled message
+  coming due), with its sequence number and redelivery counter;
+* :class:`Removed`: it left for good (acked, committed, expired, dead-lettered, cursor-acked);
+* :class:`Redelivered`: a consumer released it (closed, dropped, rolled back after closing): its counter now;
+* :class:`Purged`: every message of a queue went;
+* :class:`Scheduled` / :class:`Unscheduled`: a persistent message waits in the scheduler (delayed delivery, the
+  broker redelivery plugin) under a job id, then comes due.
+
+The operations of one batch are in the order they happened; a store may cancel a ``Stored`` against a later
+``Removed`` of the same ``(queue, seq)`` (a message sent and consumed between two flushes), since sequence numbers
+are never reused.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, NamedTuple, TypeAlias
+
+from ..message import Message
+
+if TYPE_CHECKING:
+    from .broker import BrokerCore
+
+__all__ = [
+    "Journal",
+    "JournalOp",
+    "Purged",
+    "Redelivered",
+    "Removed",
+    "Scheduled",
+    "Stored",
+    "Unscheduled",
+    "restore",
+]
+
+
+class Stored(NamedTuple):
+    queue: str
+    seq: int
+    message: Message
+    redelivery_counter: int
+
+
+class Removed(NamedTuple):
+    queue: str
+    seq: int
+
+
+class Redelivered(NamedTuple):
+    queue: str
+    seq: int
+    redelivery_counter: int
+
+
+class Purged(NamedTuple):
+    queue: str
+
+
+class Scheduled(NamedTuple):
+    job: int
+    due: float
+    message: Message
+    redelivery_counter: int
+
+
+class Unscheduled(NamedTuple):
+    job: int
+
+
+JournalOp: TypeAlias = Stored | Removed | Redelivered | Purged | Scheduled | Unscheduled
+Journal: TypeAlias = list[JournalOp]
+
+
+def restore(core: BrokerCore, messages: Iterable[Stored], scheduled: Iterable[Scheduled] = ()) -> None:
+    """Load what a store kept into a fresh core, without journaling it again.
+
+    ``messages`` must come in sequence order per queue: each goes back to its queue's store cursor with its sequence
+    number and redelivery counter, so dispatch order is the original order. Scheduled jobs are re-armed at their due
+    time (already due ones fire at the next tick).
+    """
+    for record in messages:
+        q = core.queue(record.queue)
+        assert q is not None
+        q.restore(record.message, record.seq, record.redelivery_counter)
+        if record.message.expiration:
+            core.arm_expiry_sweep()
+    for job in scheduled:
+        core.restore_scheduled(job.job, job.due, job.message, job.redelivery_counter)

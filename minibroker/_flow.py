@@ -1,0 +1,74 @@
+"""Producer flow control at the edge: senders waiting for room in a queue over its memory limit.
+
+The core counts the bytes each queue holds (``Queue.memory``) and refuses a send to a full queue
+(:class:`~minibroker.errors.LimitExceeded`). Whether a producer waits instead is decided here, in the driver's
+world: a send that must wait parks a future per queue; after every driver call that may have freed memory (acks,
+commits, purges, expiry), :meth:`SpaceWaiters.wake` releases the futures of queues that have room again, and each
+sender checks again (another may have filled the queue first). The wait follows the broker's clock, so a
+``ManualClock`` test sees the timeout in virtual time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+
+from .clock import Clock, TimerHandle
+
+__all__ = ["SpaceWaiters"]
+
+
+class SpaceWaiters:
+    def __init__(self, clock: Clock) -> None:
+        self.clock = clock
+        self._waiting: dict[str, list[asyncio.Future[None]]] = {}
+
+    def __bool__(self) -> bool:
+        return bool(self._waiting)
+
+    def __len__(self) -> int:
+        return sum(len(futures) for futures in self._waiting.values())
+
+    async def wait(self, queue: str, deadline: float | None) -> bool:
+        """Wait until :meth:`wake` finds room in ``queue`` (True) or the clock reaches ``deadline`` (False)."""
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        futures = self._waiting.setdefault(queue, [])
+        futures.append(future)
+        timer: TimerHandle | None = None
+        timed_out = False
+
+        def expire() -> None:
+            nonlocal timed_out
+            if not future.done():
+                timed_out = True
+                future.set_result(None)
+
+        if deadline is not None:
+            timer = self.clock.call_at(deadline, expire)
+        try:
+            await future
+        finally:
+            if timer is not None:
+                timer.cancel()
+            waiting = self._waiting.get(queue)
+            if waiting is not None:
+                if future in waiting:
+                    waiting.remove(future)
+                if not waiting:
+                    del self._waiting[queue]
+        return not timed_out
+
+    def wake(self, has_space: Callable[[str], bool]) -> None:
+        """Release the waiters of every queue that has room now."""
+        for queue, futures in list(self._waiting.items()):
+            if has_space(queue):
+                for future in futures:
+                    if not future.done():
+                        future.set_result(None)
+
+    def fail_all(self, error: BaseException) -> None:
+        """The broker stops: every waiting sender gets ``error``."""
+        for futures in self._waiting.values():
+            for future in futures:
+                if not future.done():
+                    future.set_exception(error)

@@ -1,0 +1,402 @@
+"""``broker.toml``: a broker's settings in one file (``minibroker serve --config broker.toml``).
+
+:func:`load_config` reads the file (stdlib ``tomllib``) and :func:`parse_config` checks a parsed document; both return
+a :class:`BrokerConfig` whose :meth:`~BrokerConfig.broker_kwargs` are ``Broker(...)`` arguments and whose
+:attr:`~BrokerConfig.server` holds the listener's settings. Every mistake is a :class:`ConfigError` naming the
+offending key as a dotted path (``destinations."orders.>".memory_limit``). Every table and key is optional::
+
+    [broker]
+    name = "minibroker"
+    data_dir = "data"                  # persistence (relative to this file); absent: memory only
+    store_synchronous = "NORMAL"       # or "FULL": also survive a power failure (an fsync per write)
+    scheduler_support = false          # AMQ_SCHEDULED_DELAY; [redelivery] turns it on
+
+    [server]
+    host = "127.0.0.1"
+    port = 61616
+    stomp_port = 61613                 # absent: no STOMP listener
+
+    [limits]
+    max_connections = 1000
+    max_frame_size = "64 MiB"          # sizes: bytes, or a string with kB/KiB/MB/MiB/GB/GiB
+
+    [destinations.">"]                 # ActiveMQ policyEntry, keyed by destination wildcards (most specific wins)
+    dead_letter_strategy = "individual"
+    queue_prefix = "DLQ."
+    memory_limit = "1 MiB"             # producer flow control past this many unacked bytes per queue
+    send_fail_if_no_space = false      # true: a send to a full queue fails at once (LimitExceeded)
+    send_fail_if_no_space_after_timeout = 30.0   # else waits; absent: waits as long as it takes
+
+    [redelivery]                       # the broker redelivery plugin (RedeliveryPolicy fields, in seconds)
+    maximum_redeliveries = 3
+    initial_redelivery_delay = 5.0
+    [redelivery.destinations."orders.>"]
+    maximum_redeliveries = 10
+
+    [security]
+    anonymous_access_allowed = false
+    [users.admin]
+    password = "secret"
+    groups = ["admins"]
+    [[authorization]]                  # absent: every authenticated user may do anything
+    destination = ">"
+    read = ["admins"]
+    write = ["admins"]
+    admin = ["admins"]
+
+The ``[destinations]`` keys are :class:`~minibroker.DestinationPolicy` fields, ``[redelivery]`` keys
+:class:`~minibroker.client.RedeliveryPolicy` fields plus ``send_to_dlq_if_max_retries_exceeded`` and
+``fallback_to_dead_letter``; users and authorization entries are those of :mod:`minibroker.plugins.auth`.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import tomllib
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from ._core.queue import DestinationPolicy
+from .errors import InvalidConfiguration, MinibrokerError
+from .redelivery import RedeliveryPolicy
+
+__all__ = ["BrokerConfig", "ConfigError", "ServerConfig", "load_config", "parse_config", "parse_size"]
+
+
+class ConfigError(InvalidConfiguration):
+    """A ``broker.toml`` mistake; ``key`` is the dotted path of the offending key, ``path`` the file (if any)."""
+
+    def __init__(self, key: str, problem: str, path: str | None = None) -> None:
+        where = f"{path}: " if path else ""
+        super().__init__(f"{where}{key}: {problem}", key=key, path=path, problem=problem)
+
+
+@attrs.frozen(slots=True)
+class ServerConfig:
+    """The TCP listener's settings (``minibroker serve`` options override them)."""
+
+    host: str = "127.0.0.1"
+    port: int = 61616
+    stomp_port: int | None = None
+    max_connections: int = 1000
+    max_frame_size: int = 64 * 1024 * 1024
+
+
+@attrs.frozen(slots=True)
+class BrokerConfig:
+    name: str = "minibroker"
+    data_dir: Path | None = None
+    store_synchronous: str = "NORMAL"
+    scheduler_support: bool = False
+    history_limit: int = 10_000
+    policies: Mapping[str, DestinationPolicy] = attrs.field(factory=dict)
+    redelivery: Any = None  # a RedeliveryPlugin, when [redelivery] is given
+    auth: Any = None  # an AuthPlugin, when [users] is given
+    server: ServerConfig = ServerConfig()
+
+    def plugins(self) -> list[Any]:
+        return [p for p in (self.redelivery, self.auth) if p is not None]
+
+    def broker_kwargs(self) -> dict[str, Any]:
+        """Arguments for ``Broker(**config.broker_kwargs(), clock=...)``."""
+        kwargs: dict[str, Any] = {
+            "name": self.name,
+            "policies": dict(self.policies) or None,
+            "scheduler_support": self.scheduler_support,
+            "history_limit": self.history_limit,
+            "plugins": self.plugins(),
+        }
+        if self.data_dir is not None:
+            from .store import SqliteStore
+
+            kwargs["store"] = SqliteStore(self.data_dir, synchronous=self.store_synchronous)
+        return kwargs
+
+
+# -- sizes --------------------------------------------------------------------------------------------------------
+
+_UNITS = {"": 1, "b": 1, "kb": 1000, "kib": 1024, "mb": 1000**2, "mib": 1024**2, "gb": 1000**3, "gib": 1024**3}
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*$")
+
+
+def parse_size(value: object) -> int:
+    """Bytes from an integer or a string such as ``"64 MiB"``, ``"512kb"``, ``"1.5 GB"``."""
+    if isinstance(value, bool):
+        raise ValueError("expected a size (bytes or a string like '64 MiB'), not a boolean")
+    if isinstance(value, int):
+        if value < 0:
+            raise ValueError(f"a size cannot be negative ({value})")
+        return value
+    if isinstance(value, str):
+        m = _SIZE.match(value)
+        if m is not None and m.group(2).lower() in _UNITS:
+            return int(float(m.group(1)) * _UNITS[m.group(2).lower()])
+    raise ValueError(f"expected a size (bytes or a string like '64 MiB'), not {value!r}")
+
+
+# -- checking values ----------------------------------------------------------------------------------------------
+
+
+def _key(*parts: str) -> str:
+    """A dotted TOML path, quoting the parts that are not bare keys."""
+    return ".".join(p if re.fullmatch(r"[A-Za-z0-9_-]+", p) else '"' + p.replace('"', '\\"') + '"' for p in parts)
+
+
+class _Reader:
+    def __init__(self, path: str | None) -> None:
+        self.path = path
+
+    def fail(self, key: str, problem: str) -> ConfigError:
+        return ConfigError(key, problem, self.path)
+
+    def table(self, doc: Mapping[str, Any], name: str, *where: str) -> dict[str, Any]:
+        value = doc.get(name, {})
+        if not isinstance(value, dict):
+            raise self.fail(_key(*where, name), f"expected a table, not {type(value).__name__}")
+        return value
+
+    def unknown(self, table: Mapping[str, Any], allowed: set[str] | frozenset[str], *where: str) -> None:
+        for name in table:
+            if name not in allowed:
+                known = ", ".join(sorted(allowed))
+                raise self.fail(_key(*where, name), f"unknown key (known keys: {known})")
+
+    def value(self, table: Mapping[str, Any], name: str, kind: str, default: Any, *where: str) -> Any:
+        if name not in table:
+            return default
+        return self.check(table[name], kind, _key(*where, name))
+
+    def check(self, value: Any, kind: str, key: str) -> Any:
+        optional = kind.endswith(" | None")
+        kind = kind.removesuffix(" | None")
+        if kind == "bool":
+            if not isinstance(value, bool):
+                raise self.fail(key, f"expected true or false, not {value!r}")
+            return value
+        if kind == "int":
+            if not isinstance(value, int) or isinstance(value, bool):
+                raise self.fail(key, f"expected an integer, not {value!r}")
+            return value
+        if kind == "float":
+            if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value):
+                raise self.fail(key, f"expected a number, not {value!r}")
+            return float(value)
+        if kind == "str":
+            if not isinstance(value, str):
+                raise self.fail(key, f"expected a string, not {value!r}")
+            return value
+        if kind == "size":
+            try:
+                return parse_size(value)
+            except ValueError as exc:
+                raise self.fail(key, str(exc)) from None
+        if kind == "groups":
+            if isinstance(value, str):
+                return [g.strip() for g in value.split(",") if g.strip()]
+            if not isinstance(value, list) or not all(isinstance(g, str) for g in value):
+                raise self.fail(key, f"expected a list of group names, not {value!r}")
+            return value
+        raise AssertionError(f"unknown kind {kind} (optional={optional})")  # pragma: no cover
+
+
+def _fields(cls: type, skip: frozenset[str] = frozenset()) -> dict[str, str]:
+    """Field name -> kind, from an attrs class's annotations (``int``, ``float | None``...)."""
+    kinds = {}
+    for field in attrs.fields(cls):
+        if field.name in skip:
+            continue
+        kind = str(field.type)
+        kinds[field.name] = kind
+    return kinds
+
+
+_POLICY_FIELDS = _fields(DestinationPolicy) | {"memory_limit": "size"}
+_REDELIVERY_FIELDS = _fields(RedeliveryPolicy, frozenset({"destination"}))
+_REDELIVERY_PLUGIN_KEYS = {"send_to_dlq_if_max_retries_exceeded", "fallback_to_dead_letter", "destinations"}
+_TOP = {"broker", "server", "limits", "destinations", "redelivery", "security", "users", "authorization"}
+
+
+def _build(reader: _Reader, factory: Callable[..., Any], table: Mapping[str, Any], kinds: Mapping[str, str],
+           *where: str) -> Any:
+    reader.unknown(table, set(kinds), *where)
+    kwargs = {name: reader.check(value, kinds[name], _key(*where, name)) for name, value in table.items()}
+    try:
+        return factory(**kwargs)
+    except MinibrokerError as exc:
+        bad = getattr(exc, "field", None) or getattr(exc, "option", None)
+        key = _key(*where, bad) if isinstance(bad, str) and bad in kwargs else _key(*where)
+        raise reader.fail(key, exc.message or str(exc)) from None
+    except (TypeError, ValueError) as exc:
+        raise reader.fail(_key(*where), str(exc)) from None
+
+
+def _policy(reader: _Reader, pattern: str, table: Mapping[str, Any]) -> DestinationPolicy:
+    where = ("destinations", pattern)
+    policy: DestinationPolicy = _build(reader, DestinationPolicy, table, _POLICY_FIELDS, *where)
+    if policy.dead_letter_strategy not in ("shared", "individual"):
+        raise reader.fail(_key(*where, "dead_letter_strategy"),
+                          f"expected \"shared\" or \"individual\", not {policy.dead_letter_strategy!r}")
+    for name in ("memory_limit", "max_browse_page_size"):
+        if getattr(policy, name) < 0:
+            raise reader.fail(_key(*where, name), "cannot be negative")
+    timeout = policy.send_fail_if_no_space_after_timeout
+    if timeout is not None and timeout <= 0:
+        raise reader.fail(_key(*where, "send_fail_if_no_space_after_timeout"), "must be > 0 seconds")
+    return policy
+
+
+def parse_config(doc: Mapping[str, Any], *, path: str | os.PathLike[str] | None = None) -> BrokerConfig:
+    """Check a parsed ``broker.toml`` (a dict as ``tomllib`` returns) and build its :class:`BrokerConfig`.
+    Relative paths (``data_dir``) are relative to ``path``'s directory (the working directory without one)."""
+    reader = _Reader(None if path is None else str(path))
+    base = Path(path).parent if path is not None else Path.cwd()
+    reader.unknown(doc, _TOP)
+
+    broker = reader.table(doc, "broker")
+    reader.unknown(broker, {"name", "data_dir", "store_synchronous", "scheduler_support", "history_limit"}, "broker")
+    name = reader.value(broker, "name", "str", "minibroker", "broker")
+    data_dir_text = reader.value(broker, "data_dir", "str", None, "broker")
+    data_dir = None if data_dir_text is None else base / Path(data_dir_text).expanduser()
+    synchronous = reader.value(broker, "store_synchronous", "str", "NORMAL", "broker").upper()
+    if synchronous not in ("OFF", "NORMAL", "FULL", "EXTRA"):
+        raise reader.fail("broker.store_synchronous", f"expected NORMAL or FULL (or OFF, EXTRA), not {synchronous!r}")
+    scheduler_support = reader.value(broker, "scheduler_support", "bool", False, "broker")
+    history_limit = reader.value(broker, "history_limit", "int", 10_000, "broker")
+    if history_limit < 0:
+        raise reader.fail("broker.history_limit", "cannot be negative")
+
+    server = reader.table(doc, "server")
+    reader.unknown(server, {"host", "port", "stomp_port"}, "server")
+    limits = reader.table(doc, "limits")
+    reader.unknown(limits, {"max_connections", "max_frame_size"}, "limits")
+    server_config = ServerConfig(
+        host=reader.value(server, "host", "str", "127.0.0.1", "server"),
+        port=reader.value(server, "port", "int", 61616, "server"),
+        stomp_port=reader.value(server, "stomp_port", "int", None, "server"),
+        max_connections=reader.value(limits, "max_connections", "int", 1000, "limits"),
+        max_frame_size=reader.value(limits, "max_frame_size", "size", 64 * 1024 * 1024, "limits"),
+    )
+    for key, value, low in (("server.port", server_config.port, 0), ("server.stomp_port", server_config.stomp_port, 0),
+                            ("limits.max_connections", server_config.max_connections, 1),
+                            ("limits.max_frame_size", server_config.max_frame_size, 1024)):
+        if value is not None and not low <= value <= (65535 if "port" in key else 2**31):
+            raise reader.fail(key, f"{value} is out of range")
+
+    policies: dict[str, DestinationPolicy] = {}
+    for pattern, table in reader.table(doc, "destinations").items():
+        if not isinstance(table, dict):
+            raise reader.fail(_key("destinations", pattern), "expected a table of policy settings")
+        policies[pattern] = _policy(reader, pattern, table)
+    if policies:
+        from .destination_map import DestinationMap
+
+        try:
+            DestinationMap(DestinationPolicy(), policies)
+        except InvalidConfiguration as exc:
+            raise reader.fail(_key("destinations", str(getattr(exc, "key", ""))), exc.message) from None
+
+    redelivery_plugin = None
+    redelivery = reader.table(doc, "redelivery")
+    if "redelivery" in doc:
+        redelivery_plugin = _redelivery(reader, redelivery)
+        scheduler_support = True
+
+    auth_plugin = _auth(reader, doc)
+    return BrokerConfig(name=name, data_dir=data_dir, store_synchronous=synchronous,
+                        scheduler_support=scheduler_support, history_limit=history_limit, policies=policies,
+                        redelivery=redelivery_plugin, auth=auth_plugin, server=server_config)
+
+
+def _redelivery(reader: _Reader, table: Mapping[str, Any]) -> Any:
+    from minibroker.plugins.redelivery import RedeliveryPlugin
+
+    fields = {k: v for k, v in table.items() if k not in _REDELIVERY_PLUGIN_KEYS}
+    default = _build(reader, RedeliveryPolicy, fields, _REDELIVERY_FIELDS, "redelivery")
+    per_destination = {}
+    for pattern, sub in reader.table(table, "destinations", "redelivery").items():
+        if not isinstance(sub, dict):
+            raise reader.fail(_key("redelivery", "destinations", pattern), "expected a table of policy settings")
+        per_destination[pattern] = _build(reader, RedeliveryPolicy, sub, _REDELIVERY_FIELDS,
+                                          "redelivery", "destinations", pattern)
+    plugin = RedeliveryPlugin(
+        default,
+        policies=per_destination,
+        send_to_dlq_if_max_retries_exceeded=reader.value(table, "send_to_dlq_if_max_retries_exceeded", "bool", True,
+                                                         "redelivery"),
+        fallback_to_dead_letter=reader.value(table, "fallback_to_dead_letter", "bool", True, "redelivery"),
+    )
+    for where, policy in [(("redelivery",), default), *((("redelivery", "destinations", p), pol)
+                                                        for p, pol in per_destination.items())]:
+        for name in ("initial_redelivery_delay", "redelivery_delay"):
+            if getattr(policy, name) < 1.0:
+                raise reader.fail(_key(*where, name), "the broker redelivery plugin refuses delays under 1 second "
+                                  "(as ActiveMQ: 'must exceed: 1000')")
+    return plugin
+
+
+def _auth(reader: _Reader, doc: Mapping[str, Any]) -> Any:
+    from minibroker.plugins.auth import AuthorizationEntry, AuthPlugin, User
+
+    security = reader.table(doc, "security")
+    reader.unknown(security, {"anonymous_access_allowed"}, "security")
+    anonymous = reader.value(security, "anonymous_access_allowed", "bool", False, "security")
+    users: dict[str, User] = {}
+    for name, table in reader.table(doc, "users").items():
+        if not isinstance(table, dict):
+            raise reader.fail(_key("users", name), "expected a table with a password (and groups)")
+        reader.unknown(table, {"password", "groups"}, "users", name)
+        if "password" not in table:
+            raise reader.fail(_key("users", name, "password"), "missing")
+        users[name] = User(reader.value(table, "password", "str", None, "users", name),
+                           frozenset(reader.value(table, "groups", "groups", [], "users", name)))
+    raw_entries = doc.get("authorization")
+    entries: list[AuthorizationEntry] | None = None
+    if raw_entries is not None:
+        if not isinstance(raw_entries, list):
+            raise reader.fail("authorization", "expected an array of tables ([[authorization]])")
+        entries = []
+        for i, table in enumerate(raw_entries):
+            where = ("authorization", str(i))
+            if not isinstance(table, dict):
+                raise reader.fail(_key(*where), "expected a table")
+            reader.unknown(table, {"destination", "read", "write", "admin"}, *where)
+            destination = reader.value(table, "destination", "str", None, *where)
+            if destination is None:
+                raise reader.fail(_key(*where, "destination"), "missing")
+            entry = AuthorizationEntry(destination, *(frozenset(reader.value(table, a, "groups", [], *where))
+                                                      for a in ("read", "write", "admin")))
+            try:
+                _check_pattern(destination)
+            except InvalidConfiguration as exc:
+                raise reader.fail(_key(*where, "destination"), exc.message) from None
+            entries.append(entry)
+    if not users and not anonymous:
+        if entries is not None:
+            raise reader.fail("authorization", "authorization entries need [users] (or anonymous_access_allowed)")
+        return None
+    return AuthPlugin(users, entries, anonymous_access_allowed=anonymous)
+
+
+def _check_pattern(pattern: str) -> None:
+    """Raise InvalidConfiguration unless ``pattern`` is a valid destination wildcard."""
+    from .destination_map import DestinationMap
+
+    DestinationMap(None, {pattern: None})
+
+
+def load_config(path: str | os.PathLike[str]) -> BrokerConfig:
+    """Read and check ``broker.toml``; :class:`ConfigError` on a missing file, bad TOML or a bad setting."""
+    p = Path(path)
+    try:
+        with p.open("rb") as f:
+            doc = tomllib.load(f)
+    except OSError as exc:
+        raise ConfigError("(file)", f"cannot read it: {exc.strerror or exc}", str(p)) from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError("(syntax)", f"not valid TOML: {exc}", str(p)) from None
+    return parse_config(doc, path=p)

@@ -1,0 +1,312 @@
+"""Message stores: where a broker keeps its persistent messages across restarts.
+
+The broker core journals every change to its persistent messages (see ``minibroker._core.journal``); the driver
+hands each call's batch of operations to the store's :meth:`MessageStore.apply`, which must make them durable, all
+or nothing, before it returns: only then does the broker answer the call (a synchronous send's receipt, a commit's
+OK). At start-up (and on ``Broker.restart()``) :meth:`MessageStore.load` gives back what survived.
+
+* :class:`SqliteStore` keeps them in one SQLite database (stdlib ``sqlite3``, WAL journal) in a directory, the
+  ``--data-dir`` of ``minibroker serve``. One transaction per batch. ``synchronous="NORMAL"`` (the default) survives
+  the broker process being killed at any point (the data is in the operating system once ``apply`` returns);
+  ``synchronous="FULL"`` also survives a power failure, at the cost of an fsync per batch.
+* :class:`MemoryStore` keeps them in this process: ``Broker.restart()`` then behaves as a persistent broker's restart
+  does, without a disk (handy in tests).
+
+Tables: ``messages(queue, seq, counter, message)`` keyed by queue and sequence number (loaded in that order, which is
+the queue's send order) and ``scheduled(job, due, counter, message)``. Messages are kept in the wire encoding of
+:mod:`minibroker.transport.codec`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+import sys
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import IO, Protocol
+
+import attrs
+
+from ._core.journal import JournalOp, Purged, Redelivered, Removed, Scheduled, Stored, Unscheduled
+from .errors import IllegalStateError, InvalidConfiguration, MinibrokerError, StoreError
+from .message import Message
+from .transport.codec import FrameDecoder
+from .transport.codec import _message as _encode_message_parts
+
+if sys.platform != "win32":  # POSIX: one broker per data directory at a time
+    import fcntl
+
+__all__ = ["DATABASE_NAME", "MemoryStore", "MessageStore", "SqliteStore", "StoreError", "StoredState"]
+
+#: the database file inside a data directory
+DATABASE_NAME = "minibroker.sqlite3"
+_LOCK_NAME = "lock"
+_SCHEMA_VERSION = 1
+
+
+@attrs.frozen(slots=True)
+class StoredState:
+    """What a store holds: persistent messages in queue and sequence order, and scheduled messages."""
+
+    messages: tuple[Stored, ...] = ()
+    scheduled: tuple[Scheduled, ...] = ()
+
+
+class MessageStore(Protocol):
+    """What the broker needs of a store."""
+
+    def load(self) -> StoredState: ...
+
+    def apply(self, ops: Sequence[JournalOp]) -> None:
+        """Make a batch of journal operations durable, all or nothing, before returning."""
+
+    def close(self) -> None: ...
+
+
+def encode_message(message: Message) -> bytes:
+    """A message in the wire encoding (the store's format)."""
+    parts: list[bytes] = []
+    _encode_message_parts(message, parts)
+    return b"".join(parts)
+
+
+def decode_message(data: bytes) -> Message:
+    message, end = FrameDecoder(handshake=False)._read_message(data, 0)
+    if end != len(data):
+        raise StoreError(f"a stored message has {len(data) - end} unexpected trailing bytes")
+    return message
+
+
+class _Batch:
+    """One batch folded into row changes: a message stored and removed within the batch never reaches the disk."""
+
+    def __init__(self) -> None:
+        self.added: dict[tuple[str, int], Stored] = {}
+        self.counters: dict[tuple[str, int], int] = {}
+        self.removed: list[tuple[str, int]] = []
+        self.scheduled: dict[int, Scheduled] = {}
+        self.unscheduled: list[int] = []
+
+    def __bool__(self) -> bool:
+        return bool(self.added or self.counters or self.removed or self.scheduled or self.unscheduled)
+
+
+def _segments(ops: Iterable[JournalOp]) -> Iterator[_Batch | Purged]:
+    """Fold ``ops`` into batches, cut at each purge (which must apply between what came before and after it)."""
+    batch = _Batch()
+    for op in ops:
+        kind = type(op)
+        if kind is Stored:
+            assert isinstance(op, Stored)
+            batch.added[(op.queue, op.seq)] = op
+        elif kind is Removed:
+            assert isinstance(op, Removed)
+            key = (op.queue, op.seq)
+            if batch.added.pop(key, None) is None:
+                batch.removed.append(key)
+            batch.counters.pop(key, None)
+        elif kind is Redelivered:
+            assert isinstance(op, Redelivered)
+            key = (op.queue, op.seq)
+            added = batch.added.get(key)
+            if added is not None:
+                batch.added[key] = added._replace(redelivery_counter=op.redelivery_counter)
+            else:
+                batch.counters[key] = op.redelivery_counter
+        elif kind is Scheduled:
+            assert isinstance(op, Scheduled)
+            batch.scheduled[op.job] = op
+        elif kind is Unscheduled:
+            assert isinstance(op, Unscheduled)
+            if batch.scheduled.pop(op.job, None) is None:
+                batch.unscheduled.append(op.job)
+        elif kind is Purged:
+            assert isinstance(op, Purged)
+            if batch:
+                yield batch
+                batch = _Batch()
+            yield op
+        else:  # pragma: no cover - the journal holds only these
+            raise TypeError(f"not a journal operation: {op!r}")
+    if batch:
+        yield batch
+
+
+class SqliteStore:
+    """Persistent messages in ``<directory>/minibroker.sqlite3`` (created if missing), one transaction per batch.
+
+    The directory is locked (``<directory>/lock``) while the store is open: a second broker on the same directory
+    gets :class:`StoreError`. ``synchronous`` is SQLite's setting: ``"NORMAL"`` survives a killed process,
+    ``"FULL"`` a power failure too.
+    """
+
+    def __init__(self, directory: str | os.PathLike[str], *, synchronous: str = "NORMAL") -> None:
+        if synchronous.upper() not in ("OFF", "NORMAL", "FULL", "EXTRA"):
+            raise InvalidConfiguration(f"synchronous must be OFF, NORMAL, FULL or EXTRA, not {synchronous!r}",
+                                       synchronous=synchronous)
+        self.directory = Path(directory)
+        self.path = self.directory / DATABASE_NAME
+        self._lock: IO[bytes] | None = None
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            self._lock = self._acquire_lock()
+            self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        except (OSError, sqlite3.Error) as exc:
+            self._release_lock()
+            raise StoreError(f"cannot open the message store in {self.directory}: {exc}",
+                             directory=str(self.directory)) from exc
+        self._closed = False
+        try:
+            self._setup(synchronous.upper())
+        except sqlite3.Error as exc:
+            self.close()
+            raise StoreError(f"cannot open the message store {self.path}: {exc}", path=str(self.path)) from exc
+
+    def __repr__(self) -> str:
+        return f"<SqliteStore {self.path}{' closed' if self._closed else ''}>"
+
+    def _acquire_lock(self) -> IO[bytes] | None:
+        if sys.platform == "win32":  # pragma: no cover - no advisory locks there
+            return None
+        lock = open(self.directory / _LOCK_NAME, "ab")  # noqa: SIM115 - held open while the store is
+        try:
+            fcntl.flock(lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            lock.close()
+            raise StoreError(f"the message store in {self.directory} is in use by another broker",
+                             directory=str(self.directory)) from None
+        return lock
+
+    def _release_lock(self) -> None:
+        lock, self._lock = self._lock, None
+        if lock is not None:
+            lock.close()  # closing the file releases the lock
+
+    def _setup(self, synchronous: str) -> None:
+        db = self._db
+        mode = db.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+        if str(mode).lower() != "wal":
+            raise StoreError(f"SQLite refused the WAL journal mode for {self.path} (got {mode})")
+        db.execute(f"PRAGMA synchronous={synchronous}")
+        version = db.execute("PRAGMA user_version").fetchone()[0]
+        if version not in (0, _SCHEMA_VERSION):
+            raise StoreError(f"{self.path} has schema version {version}; this minibroker reads version "
+                             f"{_SCHEMA_VERSION}", path=str(self.path))
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            db.execute("CREATE TABLE IF NOT EXISTS messages (queue TEXT NOT NULL, seq INTEGER NOT NULL, "
+                       "counter INTEGER NOT NULL, message BLOB NOT NULL, PRIMARY KEY (queue, seq)) WITHOUT ROWID")
+            db.execute("CREATE TABLE IF NOT EXISTS scheduled (job INTEGER PRIMARY KEY, due REAL NOT NULL, "
+                       "counter INTEGER NOT NULL, message BLOB NOT NULL)")
+            db.execute(f"PRAGMA user_version={_SCHEMA_VERSION}")
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise IllegalStateError(f"the message store {self.path} is closed")
+
+    # -- MessageStore -----------------------------------------------------------------------------------------------
+
+    def load(self) -> StoredState:
+        self._check_open()
+        try:
+            rows = self._db.execute("SELECT queue, seq, counter, message FROM messages ORDER BY queue, seq").fetchall()
+            jobs = self._db.execute("SELECT job, due, counter, message FROM scheduled ORDER BY job").fetchall()
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot read the message store {self.path}: {exc}", path=str(self.path)) from exc
+        try:
+            messages = tuple(Stored(q, seq, decode_message(blob), counter) for q, seq, counter, blob in rows)
+            scheduled = tuple(Scheduled(job, due, decode_message(blob), counter) for job, due, counter, blob in jobs)
+        except MinibrokerError as exc:
+            raise StoreError(f"the message store {self.path} holds an unreadable message: {exc}",
+                             path=str(self.path)) from exc
+        return StoredState(messages, scheduled)
+
+    def apply(self, ops: Sequence[JournalOp]) -> None:
+        self._check_open()
+        db = self._db
+        try:
+            db.execute("BEGIN")
+            try:
+                for segment in _segments(ops):
+                    if isinstance(segment, Purged):
+                        db.execute("DELETE FROM messages WHERE queue = ?", (segment.queue,))
+                        continue
+                    if segment.added:
+                        db.executemany("INSERT OR REPLACE INTO messages VALUES (?, ?, ?, ?)", [
+                            (op.queue, op.seq, op.redelivery_counter, encode_message(op.message))
+                            for op in segment.added.values()])
+                    if segment.counters:
+                        db.executemany("UPDATE messages SET counter = ? WHERE queue = ? AND seq = ?", [
+                            (counter, queue, seq) for (queue, seq), counter in segment.counters.items()])
+                    if segment.removed:
+                        db.executemany("DELETE FROM messages WHERE queue = ? AND seq = ?", segment.removed)
+                    if segment.scheduled:
+                        db.executemany("INSERT OR REPLACE INTO scheduled VALUES (?, ?, ?, ?)", [
+                            (op.job, op.due, op.redelivery_counter, encode_message(op.message))
+                            for op in segment.scheduled.values()])
+                    if segment.unscheduled:
+                        db.executemany("DELETE FROM scheduled WHERE job = ?", [(j,) for j in segment.unscheduled])
+                db.execute("COMMIT")
+            except BaseException:
+                with contextlib.suppress(sqlite3.Error):
+                    db.execute("ROLLBACK")
+                raise
+        except (sqlite3.Error, MinibrokerError) as exc:
+            raise StoreError(f"the message store {self.path} failed: {exc}", path=str(self.path)) from exc
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        with contextlib.suppress(sqlite3.Error):
+            self._db.close()
+        self._release_lock()
+
+    # -- inspection (tests, tools) ----------------------------------------------------------------------------------
+
+    def count(self, queue: str | None = None) -> int:
+        """Persistent messages stored (in ``queue``, or in all queues)."""
+        self._check_open()
+        if queue is None:
+            return int(self._db.execute("SELECT count(*) FROM messages").fetchone()[0])
+        return int(self._db.execute("SELECT count(*) FROM messages WHERE queue = ?", (queue,)).fetchone()[0])
+
+
+class MemoryStore:
+    """A store in this process's memory: survives ``Broker.restart()``, not the process."""
+
+    def __init__(self) -> None:
+        self.messages: dict[tuple[str, int], Stored] = {}
+        self.scheduled: dict[int, Scheduled] = {}
+        #: batches applied (for tests: one per driver call that changed something)
+        self.batches = 0
+
+    def load(self) -> StoredState:
+        ordered = sorted(self.messages.items(), key=lambda item: item[0])
+        return StoredState(tuple(op for _, op in ordered), tuple(self.scheduled[j] for j in sorted(self.scheduled)))
+
+    def apply(self, ops: Sequence[JournalOp]) -> None:
+        self.batches += 1
+        for segment in _segments(ops):
+            if isinstance(segment, Purged):
+                for key in [k for k in self.messages if k[0] == segment.queue]:
+                    del self.messages[key]
+                continue
+            self.messages.update(segment.added)
+            for key, counter in segment.counters.items():
+                if key in self.messages:
+                    self.messages[key] = self.messages[key]._replace(redelivery_counter=counter)
+            for key in segment.removed:
+                self.messages.pop(key, None)
+            self.scheduled.update(segment.scheduled)
+            for job in segment.unscheduled:
+                self.scheduled.pop(job, None)
+
+    def close(self) -> None:
+        pass
