@@ -1,0 +1,179 @@
+"""``minibroker serve --config/--data-dir`` and the day-to-day commands ``purge`` and ``browse``, as processes."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from minibroker.client import AckMode, connect
+from minibroker.errors import AccessDenied, LimitExceeded
+from minibroker.transport.tcp import TcpLink
+
+BIN = Path(sys.executable).parent
+MINIBROKER = str(BIN / "minibroker")
+TIMEOUT = 10.0
+
+CONFIG = """
+[limits]
+max_connections = 2
+
+[destinations."limited.>"]
+memory_limit = 1000
+send_fail_if_no_space = true
+
+[users.admin]
+password = "admin-pw"
+groups = ["admins"]
+
+[users.reader]
+password = "reader-pw"
+groups = ["readers"]
+
+[[authorization]]
+destination = ">"
+read = ["admins", "readers"]
+write = ["admins"]
+admin = ["admins"]
+"""
+
+
+async def run(*argv: str, cwd: Path, env: dict[str, str] | None = None) -> tuple[int, str, str]:
+    proc = await asyncio.create_subprocess_exec(*argv, cwd=cwd, env=env, stdout=asyncio.subprocess.PIPE,
+                                                stderr=asyncio.subprocess.PIPE)
+    out, err = await asyncio.wait_for(proc.communicate(), TIMEOUT)
+    assert proc.returncode is not None
+    return proc.returncode, out.decode(), err.decode()
+
+
+class Served:
+    def __init__(self, proc: asyncio.subprocess.Process, url: str) -> None:
+        self.proc = proc
+        self.url = url
+
+    async def stop(self) -> int:
+        self.proc.send_signal(signal.SIGTERM)
+        return await asyncio.wait_for(self.proc.wait(), TIMEOUT)
+
+
+async def serve(cwd: Path, *options: str) -> Served:
+    proc = await asyncio.create_subprocess_exec(MINIBROKER, "serve", "--port", "0", *options, cwd=cwd,
+                                                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    assert proc.stdout is not None and proc.stderr is not None
+    try:
+        line = await asyncio.wait_for(proc.stdout.readline(), TIMEOUT)
+        if not line:
+            raise AssertionError((await proc.stderr.read()).decode())
+    except BaseException:
+        if proc.returncode is None:
+            proc.kill()
+        await proc.wait()
+        raise
+    return Served(proc, line.decode().strip())
+
+
+@pytest.fixture
+async def served(tmp_path: Path) -> AsyncIterator[Served]:
+    (tmp_path / "broker.toml").write_text(CONFIG)
+    s = await serve(tmp_path, "--config", "broker.toml", "--data-dir", "data")
+    try:
+        yield s
+    finally:
+        if s.proc.returncode is None:
+            s.proc.kill()
+            await s.proc.wait()
+
+
+ADMIN = ("--user", "admin", "--password", "admin-pw")
+
+
+async def fill(url: str, queue: str, bodies: list[str]) -> None:
+    async with await connect(url, user="admin", password="admin-pw") as conn:
+        producer = await (await conn.create_session()).create_producer(queue)
+        for body in bodies:
+            await producer.send(body, properties={"n": len(body)})
+
+
+async def test_config_applies(served: Served) -> None:
+    with pytest.raises(AccessDenied):
+        await connect(served.url)
+    async with await connect(served.url, user="admin", password="admin-pw") as conn:
+        producer = await (await conn.create_session()).create_producer("limited.q")
+        await producer.send("x" * 900)
+        await producer.send("x" * 900)  # 964 + 964 bytes: over the limit after this one
+        with pytest.raises(LimitExceeded, match=r"limited\.q"):
+            await producer.send("x")
+        async with await connect(served.url, user="reader", password="reader-pw"):
+            with pytest.raises(LimitExceeded, match="at most 2 connections"):
+                await connect(served.url, user="reader", password="reader-pw")
+
+
+async def test_browse_and_purge(served: Served, tmp_path: Path) -> None:
+    await fill(served.url, "orders", ["first", "second\nline", "third" * 20])
+    code, out, err = await run(MINIBROKER, "browse", "--url", served.url, "orders", *ADMIN, cwd=tmp_path)
+    assert code == 0, err
+    lines = out.splitlines()
+    assert lines[0].split()[:3] == ["message", "id", "priority"]
+    assert "first" in lines[1] and "second\\nline" in lines[2] and lines[3].endswith("...")
+    assert lines[-1] == "(3 messages in orders)"
+    code, out, _ = await run(MINIBROKER, "browse", "--url", served.url, "orders", "--limit", "1", *ADMIN,
+                             cwd=tmp_path)
+    assert code == 0 and len(out.splitlines()) == 3 and out.splitlines()[-1] == "(1 of 3 messages in orders)"
+
+    code, out, err = await run(MINIBROKER, "purge", "--url", served.url, "orders", "--user", "reader",
+                               "--password", "reader-pw", cwd=tmp_path)
+    assert code == 1 and "User reader is not authorized to administer: queue://orders" in err
+    env = {"MINIBROKER_USER": "admin", "MINIBROKER_PASSWORD": "admin-pw", "PATH": str(BIN)}
+    code, out, err = await run(MINIBROKER, "purge", "--url", served.url, "orders", cwd=tmp_path, env=env)
+    assert (code, out.strip()) == (0, "purged 3 messages from orders"), err
+    code, out, _ = await run(MINIBROKER, "stat", "--url", served.url, *ADMIN, cwd=tmp_path)
+    assert code == 0 and out.splitlines()[1].split()[:2] == ["orders", "0"]
+
+
+async def test_wrong_password(served: Served, tmp_path: Path) -> None:
+    code, _, err = await run(MINIBROKER, "stat", "--url", served.url, "--user", "admin", "--password", "nope",
+                             cwd=tmp_path)
+    assert code == 1 and "User name [admin] or password is invalid" in err
+
+
+async def test_sigterm_flushes_and_a_restart_brings_messages_back(served: Served, tmp_path: Path) -> None:
+    await fill(served.url, "orders", ["a", "b", "c"])
+    async with await connect(served.url, user="admin", password="admin-pw") as conn:
+        consumer = await (await conn.create_session(AckMode.CLIENT_ACKNOWLEDGE)).create_consumer("orders")
+        msg = await consumer.receive(timeout=TIMEOUT)
+        assert msg is not None and msg.body == "a"
+        await msg.acknowledge()
+        # acks are fire-and-forget: a request on the same connection is the barrier that proves it was applied
+        assert isinstance(conn._link, TcpLink)
+        stats = await conn._link.queue_statistics("orders")
+        assert stats is not None and stats.size == 2
+        assert await served.stop() == 0
+    again = await serve(tmp_path, "--config", "broker.toml", "--data-dir", "data")
+    try:
+        code, out, _ = await run(MINIBROKER, "browse", "--url", again.url, "orders", *ADMIN, cwd=tmp_path)
+        assert code == 0 and out.splitlines()[-1] == "(2 messages in orders)"
+        # a second broker on the same directory is refused
+        code, _, err = await run(MINIBROKER, "serve", "--port", "0", "--data-dir", "data", cwd=tmp_path)
+        assert code == 1 and "in use by another broker" in err
+    finally:
+        assert await again.stop() == 0
+
+
+async def test_bad_config(tmp_path: Path) -> None:
+    (tmp_path / "broker.toml").write_text('[destinations."orders.>"]\nmemroy_limit = 5\n')
+    code, _, err = await run(MINIBROKER, "serve", "--port", "0", "--config", "broker.toml", cwd=tmp_path)
+    assert code == 1 and 'destinations."orders.>".memroy_limit: unknown key' in err
+
+
+@pytest.mark.parametrize("command", ["purge", "browse", "stat", "serve"])
+async def test_help(command: str, tmp_path: Path) -> None:
+    code, out, _ = await run(MINIBROKER, command, "--help", cwd=tmp_path)
+    assert code == 0 and out.startswith(f"usage: minibroker {command}")
+    if command != "serve":
+        assert "--password" in out and "--url" in out
+    else:
+        assert "--config" in out and "--data-dir" in out
