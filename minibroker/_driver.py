@@ -201,6 +201,9 @@ class Broker:
 
             store = SqliteStore(data_dir)
         self.store: MessageStore | None = store
+        if store is not None:
+            # what the store keeps survives a restart, and so does the epoch that says so
+            self.epoch_source = store.epoch
         self._journal: Journal | None = [] if self.store is not None else None
         self._store_open = self.store is not None
         self.core = BrokerCore(self.clock, policy_for=policy_for, history_limit=history_limit,
@@ -582,7 +585,8 @@ class Broker:
 
     @property
     def epoch(self) -> str:
-        """This broker state's epoch: it changes on :meth:`restart`, when every message and sequence number is lost."""
+        """This broker state's epoch: it changes on :meth:`restart` when every message and sequence number is lost
+        (no store); with a store, which keeps them, it stays the same."""
         return self.core.cursors(self.epoch_source).epoch
 
     def broker_info(self, queues: Iterable[str] | None = None, cursor: str | None = None) -> BrokerInfo:

@@ -29,6 +29,7 @@ from typing import IO, Protocol
 
 import attrs
 
+from ._core.cursors import random_epoch
 from ._core.journal import JournalOp, Purged, Redelivered, Removed, Scheduled, Stored, Unscheduled
 from .errors import IllegalStateError, InvalidConfiguration, MinibrokerError, StoreError
 from .message import Message
@@ -61,6 +62,11 @@ class MessageStore(Protocol):
 
     def apply(self, ops: Sequence[JournalOp]) -> None:
         """Make a batch of journal operations durable, all or nothing, before returning."""
+
+    def epoch(self) -> str:
+        """The broker epoch kept with the messages: the same after a restart, since nothing was lost
+        (readers such as the Spark source compare it to detect a broker that forgot its messages)."""
+        ...
 
     def close(self) -> None: ...
 
@@ -200,6 +206,7 @@ class SqliteStore:
                        "counter INTEGER NOT NULL, message BLOB NOT NULL, PRIMARY KEY (queue, seq)) WITHOUT ROWID")
             db.execute("CREATE TABLE IF NOT EXISTS scheduled (job INTEGER PRIMARY KEY, due REAL NOT NULL, "
                        "counter INTEGER NOT NULL, message BLOB NOT NULL)")
+            db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
             db.execute(f"PRAGMA user_version={_SCHEMA_VERSION}")
             db.execute("COMMIT")
         except BaseException:
@@ -226,6 +233,19 @@ class SqliteStore:
             raise StoreError(f"the message store {self.path} holds an unreadable message: {exc}",
                              path=str(self.path)) from exc
         return StoredState(messages, scheduled)
+
+    def epoch(self) -> str:
+        self._check_open()
+        try:
+            row = self._db.execute("SELECT value FROM meta WHERE key = 'epoch'").fetchone()
+            if row is not None:
+                return str(row[0])
+            value = random_epoch()
+            with self._db:
+                self._db.execute("INSERT INTO meta (key, value) VALUES ('epoch', ?)", (value,))
+            return value
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot read the broker epoch from {self.path}: {exc}", path=str(self.path)) from exc
 
     def apply(self, ops: Sequence[JournalOp]) -> None:
         self._check_open()
@@ -286,6 +306,7 @@ class MemoryStore:
         self.scheduled: dict[int, Scheduled] = {}
         #: batches applied (for tests: one per driver call that changed something)
         self.batches = 0
+        self._epoch = random_epoch()
 
     def load(self) -> StoredState:
         ordered = sorted(self.messages.items(), key=lambda item: item[0])
@@ -307,6 +328,9 @@ class MemoryStore:
             self.scheduled.update(segment.scheduled)
             for job in segment.unscheduled:
                 self.scheduled.pop(job, None)
+
+    def epoch(self) -> str:
+        return self._epoch
 
     def close(self) -> None:
         pass

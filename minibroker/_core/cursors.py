@@ -14,10 +14,11 @@ position is done". This module holds that logic for the broker core:
 * **Cursor acks** (:func:`ack_below`): "consume every message of queue Q with ``seq < N``", on behalf of a named cursor,
   independent of any connection or consumer. Cumulative and idempotent: acking below N twice is acking once, and
   acking below a lower number later changes nothing. The cursor's *floor* (the highest N acked) is remembered.
-* **The epoch**: an id drawn when the broker's state is created. This broker keeps everything in memory, so a
-  restart loses every message and starts the sequence numbers again at 0; offsets from before the restart would then
-  silently point at other messages. Every answer carries the epoch, and requests may name the epoch they expect:
-  a mismatch raises :class:`~minibroker.errors.StaleEpoch`.
+* **The epoch**: an id drawn when the broker's state is created. A broker in memory loses every message on a restart
+  and starts the sequence numbers again at 0, so offsets from before the restart would silently point at other
+  messages: its epoch changes. A broker with a store keeps its messages and sequence numbers, and its epoch (kept in
+  the store). Every answer carries the epoch, and requests may name the epoch they expect: a mismatch raises
+  :class:`~minibroker.errors.StaleEpoch`.
 * **Duplicate check** (:class:`DuplicateFilter`): an opt-in, per-destination filter keyed by message id, applied by
   the batch publish path (``publish(messages, dedupe=True)``), so that a writer which re-sends a batch under the same
   ids after a failure (a retried Spark task) does not create duplicates. It remembers the last ``window`` ids of the

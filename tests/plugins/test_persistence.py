@@ -363,3 +363,29 @@ class TestBrokerRestart:
     def test_data_dir_and_store_are_exclusive(self, tmp_path: Path) -> None:
         with pytest.raises(ValueError, match="not both"):
             Broker(data_dir=tmp_path, store=MemoryStore())
+
+
+class TestEpochWithAStore:
+    async def test_a_restart_with_a_store_keeps_the_epoch(self) -> None:
+        """Messages and sequence numbers survive a restart with a store, so the epoch Spark compares does too;
+        without a store a restart loses everything and the epoch changes."""
+        from minibroker import Broker, ManualClock
+        from minibroker.store import MemoryStore
+
+        async with Broker(clock=ManualClock(), store=MemoryStore()) as kept:
+            before = kept.epoch
+            await kept.restart()
+            assert kept.epoch == before
+        async with Broker(clock=ManualClock()) as lost:
+            before = lost.epoch
+            await lost.restart()
+            assert lost.epoch != before
+
+    async def test_the_epoch_is_kept_on_disk(self, tmp_path: Path) -> None:
+        """A new broker process on the same data directory reports the same epoch."""
+        from minibroker import Broker, ManualClock
+
+        async with Broker(clock=ManualClock(), data_dir=tmp_path) as first:
+            epoch = first.epoch
+        async with Broker(clock=ManualClock(), data_dir=tmp_path) as second:
+            assert second.epoch == epoch
