@@ -184,14 +184,15 @@ class Queue:
 
     # -- adding and removing messages -------------------------------------------------------------------------------
 
-    def add(self, message: Message, redelivery_counter: int = 0, scheduled: bool = False) -> QueueEntry:
+    def add(self, message: Message, redelivery_counter: int = 0) -> QueueEntry:
         """Append a newly sent message (tail of the store cursor)."""
         seq = self.next_seq
         self.next_seq = seq + 1
-        entry = QueueEntry(message, seq, redelivery_counter, None, None, scheduled)
+        size = message.size_estimate()
+        entry = QueueEntry(message, seq, redelivery_counter, None, None, size)
         self.entries[seq] = entry
         self.enqueued += 1
-        self.memory += message.size_estimate()
+        self.memory += size
         if message.persistent:
             self.persistent.append(entry)
             if self.journal is not None:
@@ -202,11 +203,12 @@ class Queue:
 
     def restore(self, message: Message, seq: int, redelivery_counter: int) -> QueueEntry:
         """Put back a persistent message loaded from the store (not journaled, not counted as enqueued)."""
-        entry = QueueEntry(message, seq, redelivery_counter)
+        size = message.size_estimate()
+        entry = QueueEntry(message, seq, redelivery_counter, None, None, size)
         self.entries[seq] = entry
         if seq >= self.next_seq:
             self.next_seq = seq + 1
-        self.memory += message.size_estimate()
+        self.memory += size
         self.persistent.append(entry)
         return entry
 
@@ -214,7 +216,7 @@ class Queue:
         """Forget an entry for good (acked, dead-lettered, expired or purged)."""
         if self.entries.pop(entry.seq, None) is not None:
             message = entry.message
-            self.memory -= message.size_estimate()
+            self.memory -= entry.size
             if self.journal is not None and message.persistent:
                 self.journal.append(Removed(self.destination.name, entry.seq))
 

@@ -30,8 +30,8 @@ class QueueEntry:
     holder: Subscription | None = None
     #: id of the transaction whose STANDARD/INDIVIDUAL ack will remove it at commit
     acked_in_txn: int | None = None
-    #: the broker redelivery plugin's "redeliveryDelay" mark (skips the client's pre-dispatch check)
-    scheduled: bool = False
+    #: the bytes counted against its destination's memory limit (the message's estimate, kept for the removal)
+    size: int = 0
 
 
 @attrs.define(slots=True, eq=False)
