@@ -18,18 +18,16 @@ from __future__ import annotations
 
 import asyncio
 import signal
-import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from servekit import serve
 
 from minibroker.client import AckMode, connect
 from minibroker.errors import MinibrokerError
 from minibroker.transport.tcp import TcpLink
 
-BIN = Path(sys.executable).parent
-MINIBROKER = str(BIN / "minibroker")
 TIMEOUT = 30.0
 PRODUCERS = 2
 PER_PRODUCER = 5_000
@@ -37,28 +35,6 @@ KILL_AFTER = 6_000
 COMMIT_EVERY = 25
 #: the consumer commits this many, then holds one more batch uncommitted until the kill
 CONSUME = 2_000
-
-
-class Server:
-    def __init__(self, proc: asyncio.subprocess.Process, url: str) -> None:
-        self.proc = proc
-        self.url = url
-
-
-async def serve(data_dir: Path, cwd: Path) -> Server:
-    proc = await asyncio.create_subprocess_exec(MINIBROKER, "serve", "--port", "0", "--data-dir", str(data_dir),
-                                                cwd=cwd, stdout=asyncio.subprocess.PIPE,
-                                                stderr=asyncio.subprocess.PIPE)
-    assert proc.stdout is not None
-    try:
-        line = await asyncio.wait_for(proc.stdout.readline(), TIMEOUT)
-    except BaseException:
-        proc.kill()
-        await proc.wait()
-        raise
-    url = line.decode().strip()
-    assert url.startswith("tcp://127.0.0.1:"), line
-    return Server(proc, url)
 
 
 @pytest.fixture
@@ -74,7 +50,7 @@ async def processes() -> AsyncIterator[list[asyncio.subprocess.Process]]:
 async def test_sigkill_mid_stream_loses_nothing_confirmed_and_redelivers_nothing_acked(
         tmp_path: Path, processes: list[asyncio.subprocess.Process]) -> None:
     data_dir = tmp_path / "data"
-    server = await serve(data_dir, tmp_path)
+    server = await serve(tmp_path, "--data-dir", str(data_dir))
     processes.append(server.proc)
 
     confirmed: set[str] = set()        # sends the broker answered
@@ -142,7 +118,7 @@ async def test_sigkill_mid_stream_loses_nothing_confirmed_and_redelivers_nothing
     assert len(acked) >= CONSUME and len(held) == COMMIT_EVERY, "the consumer did not get its share before the kill"
 
     # the same directory, a new process
-    server = await serve(data_dir, tmp_path)
+    server = await serve(tmp_path, "--data-dir", str(data_dir))
     processes.append(server.proc)
     link = await TcpLink.open_url(server.url)
     await link.open(None)

@@ -9,51 +9,14 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from servekit import MINIBROKER, TIMEOUT, Served, run, serve
 
 from minibroker.client import AckMode, connect
-
-BIN = Path(sys.executable).parent
-MINIBROKER = str(BIN / "minibroker")
-TIMEOUT = 10.0
-
-
-async def run(*argv: str, cwd: Path) -> tuple[int, str, str]:
-    proc = await asyncio.create_subprocess_exec(*argv, cwd=cwd, stdout=asyncio.subprocess.PIPE,
-                                                stderr=asyncio.subprocess.PIPE)
-    out, err = await asyncio.wait_for(proc.communicate(), TIMEOUT)
-    assert proc.returncode is not None
-    return proc.returncode, out.decode(), err.decode()
-
-
-class Served:
-    def __init__(self, proc: asyncio.subprocess.Process, url: str) -> None:
-        self.proc = proc
-        self.url = url
-
-    async def stop(self, sig: int = signal.SIGTERM) -> int:
-        self.proc.send_signal(sig)
-        return await asyncio.wait_for(self.proc.wait(), TIMEOUT)
-
-
-async def serve(cwd: Path, *argv: str) -> Served:
-    # the working directory is not the repository: the installed package is what runs
-    proc = await asyncio.create_subprocess_exec(*argv, "serve", "--port", "0", cwd=cwd,
-                                                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
-    assert proc.stdout is not None
-    try:
-        line = await asyncio.wait_for(proc.stdout.readline(), TIMEOUT)
-    except BaseException:
-        proc.kill()
-        await proc.wait()
-        raise
-    url = line.decode().strip()
-    assert url.startswith("tcp://127.0.0.1:"), line
-    return Served(proc, url)
 
 
 @pytest.fixture
 async def served(tmp_path: Path) -> AsyncIterator[Served]:
-    s = await serve(tmp_path, MINIBROKER)
+    s = await serve(tmp_path)
     try:
         yield s
     finally:
@@ -105,7 +68,7 @@ async def test_stat_without_a_broker(served: Served, tmp_path: Path) -> None:
 
 
 async def test_python_dash_m(tmp_path: Path) -> None:
-    s = await serve(tmp_path, sys.executable, "-m", "minibroker")
+    s = await serve(tmp_path, command=(sys.executable, "-m", "minibroker"))
     try:
         async with await connect(s.url) as conn:
             session = await conn.create_session()

@@ -2,21 +2,15 @@
 
 from __future__ import annotations
 
-import asyncio
-import signal
-import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from servekit import MINIBROKER, TIMEOUT, Served, run, serve
 
 from minibroker.client import AckMode, connect
 from minibroker.errors import AccessDenied, LimitExceeded
 from minibroker.transport.tcp import TcpLink
-
-BIN = Path(sys.executable).parent
-MINIBROKER = str(BIN / "minibroker")
-TIMEOUT = 10.0
 
 CONFIG = """
 [limits]
@@ -40,40 +34,6 @@ read = ["admins", "readers"]
 write = ["admins"]
 admin = ["admins"]
 """
-
-
-async def run(*argv: str, cwd: Path, env: dict[str, str] | None = None) -> tuple[int, str, str]:
-    proc = await asyncio.create_subprocess_exec(*argv, cwd=cwd, env=env, stdout=asyncio.subprocess.PIPE,
-                                                stderr=asyncio.subprocess.PIPE)
-    out, err = await asyncio.wait_for(proc.communicate(), TIMEOUT)
-    assert proc.returncode is not None
-    return proc.returncode, out.decode(), err.decode()
-
-
-class Served:
-    def __init__(self, proc: asyncio.subprocess.Process, url: str) -> None:
-        self.proc = proc
-        self.url = url
-
-    async def stop(self) -> int:
-        self.proc.send_signal(signal.SIGTERM)
-        return await asyncio.wait_for(self.proc.wait(), TIMEOUT)
-
-
-async def serve(cwd: Path, *options: str) -> Served:
-    proc = await asyncio.create_subprocess_exec(MINIBROKER, "serve", "--port", "0", *options, cwd=cwd,
-                                                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
-    assert proc.stdout is not None and proc.stderr is not None
-    try:
-        line = await asyncio.wait_for(proc.stdout.readline(), TIMEOUT)
-        if not line:
-            raise AssertionError((await proc.stderr.read()).decode())
-    except BaseException:
-        if proc.returncode is None:
-            proc.kill()
-        await proc.wait()
-        raise
-    return Served(proc, line.decode().strip())
 
 
 @pytest.fixture
@@ -127,7 +87,7 @@ async def test_browse_and_purge(served: Served, tmp_path: Path) -> None:
     code, out, err = await run(MINIBROKER, "purge", "--url", served.url, "orders", "--user", "reader",
                                "--password", "reader-pw", cwd=tmp_path)
     assert code == 1 and "User reader is not authorized to administer: queue://orders" in err
-    env = {"MINIBROKER_USER": "admin", "MINIBROKER_PASSWORD": "admin-pw", "PATH": str(BIN)}
+    env = {"MINIBROKER_USER": "admin", "MINIBROKER_PASSWORD": "admin-pw", "PATH": str(Path(MINIBROKER).parent)}
     code, out, err = await run(MINIBROKER, "purge", "--url", served.url, "orders", cwd=tmp_path, env=env)
     assert (code, out.strip()) == (0, "purged 3 messages from orders"), err
     code, out, _ = await run(MINIBROKER, "stat", "--url", served.url, *ADMIN, cwd=tmp_path)
