@@ -77,6 +77,9 @@ class Consumer:
         self.retry_consumer_id: int | None = None
         self._retry_seq = 0
         self._arrivals = 0
+        #: the AUTO range ack being folded over a network link (see _ack_auto_later)
+        self._auto_ack: MessageAck | None = None
+        self._auto_ack_arrival = 0
         self._retry_tasks: set[asyncio.Task[None]] = set()
         self._in_transaction = False
         conn = session.connection
@@ -199,7 +202,10 @@ class Consumer:
                     session.last_delivered_seq = item.seq
                 if self._ack_each:
                     # AUTO: the ack of exactly this message, sent before receive() returns
-                    self._send_ack(MessageAck(item.sub_id, AckType.STANDARD, item.message_id, item.message_id, 1))
+                    if session.connection._link.coalesce_acks:
+                        self._ack_auto_later(item)
+                    else:
+                        self._send_ack(MessageAck(item.sub_id, AckType.STANDARD, item.message_id, item.message_id, 1))
                 else:
                     self._delivered.append(item)
                     self._ack_later(item, AckType.DELIVERED)
@@ -351,8 +357,30 @@ class Consumer:
                 start = i
         return acks
 
+    def _ack_auto_later(self, item: ReceivedMessage) -> None:
+        """Over a network link, extend the pending AUTO range ack when ``item`` was dispatched right after the
+        range's last message (consecutive arrivals: nothing else of this subscription lies between them); the range
+        goes out at the end of this loop iteration, or before any other ack of this consumer."""
+        pending = self._auto_ack
+        if pending is not None and pending.consumer_id == item.sub_id and self._auto_ack_arrival + 1 == item.arrival:
+            pending.last_message_id = item.message_id
+            pending.message_count += 1
+            self._auto_ack_arrival = item.arrival
+            return
+        self._flush_auto_ack()
+        self._auto_ack = MessageAck(item.sub_id, AckType.STANDARD, item.message_id, item.message_id, 1)
+        self._auto_ack_arrival = item.arrival
+        asyncio.get_running_loop().call_soon(self._flush_auto_ack)
+
+    def _flush_auto_ack(self) -> None:
+        pending, self._auto_ack = self._auto_ack, None
+        if pending is not None:
+            self._send_ack(pending)
+
     def _send_ack(self, ack: MessageAck) -> None:
         """Acks are asynchronous, as ActiveMQ sends them by default: a refusal goes to the exception listener."""
+        if self._auto_ack is not None and ack is not self._auto_ack:
+            self._flush_auto_ack()  # acks of one consumer keep their order
         if self._closed and ack.ack_type is not AckType.POISON:
             return
         conn = self.session.connection
@@ -608,6 +636,7 @@ class Consumer:
         """Stop locally: forget buffered messages (the broker redelivers them), wake waiters, stop timers."""
         if self._closed:
             return
+        self._flush_auto_ack()  # what the application received is acked before the consumer goes
         self._closed = True
         audit = self.session.connection.audit
         if audit.enabled:

@@ -27,6 +27,9 @@ class BrokerLink(Protocol):
     clock: Clock
     #: True when the transport reconnects on failure (ActiveMQ ``failover:``): duplicate suppression applies
     fault_tolerant: bool
+    #: True when an ack reaches the broker only after the call returns anyway (a network link): the client may then
+    #: fold consecutive AUTO acks into one range ack per loop iteration, which no one can tell apart
+    coalesce_acks: bool
 
     async def open(self, client_id: str | None, user: str | None = None, password: str | None = None) -> None: ...
 

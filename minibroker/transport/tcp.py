@@ -106,6 +106,7 @@ class TcpLink:
     """Connects one client connection to a broker over TCP. Create with ``await TcpLink.open_url(url)``."""
 
     fault_tolerant = False
+    coalesce_acks = True
 
     def __init__(
         self,
