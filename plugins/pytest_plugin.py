@@ -22,6 +22,7 @@ raised, or when an exception escaped into the event loop, unless the marker allo
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import subprocess
 import sys
@@ -31,18 +32,37 @@ from typing import Any
 import attrs
 import pytest
 
-try:
-    import pytest_asyncio
-except ImportError as _missing:  # pragma: no cover - installed without the "pytest" extra
-    raise ImportError(
-        "the minibroker pytest plugin needs pytest-asyncio: pip install 'minibroker[pytest]' "
-        "(or disable the plugin with -p no:minibroker)"
-    ) from _missing
-
 from minibroker import Broker, ManualClock, RealClock
 from minibroker._driver import BrokerPlugin
 from minibroker.client import Connection, RedeliveryPolicyMap, RetryPolicy, connect
 from minibroker.testing import delivery_history
+
+MISSING_ASYNCIO = (
+    "the minibroker fixtures need pytest-asyncio: pip install 'minibroker[pytest]' (or pytest-asyncio itself)"
+)
+
+
+def _unavailable(func: Callable[..., Any]) -> Any:
+    """Without pytest-asyncio the async fixtures cannot run: each becomes a fixture that says what to install.
+
+    Why not fail at import: the plugin loads in every pytest run of an environment that has minibroker, and a
+    project that never asks for these fixtures must not break.
+    """
+
+    @functools.wraps(func)
+    def fixture(*args: Any, **kwargs: Any) -> Any:
+        raise pytest.UsageError(MISSING_ASYNCIO)
+
+    return pytest.fixture(fixture)
+
+
+try:
+    import pytest_asyncio
+
+    async_fixture: Callable[[Callable[..., Any]], Any] = pytest_asyncio.fixture
+except ImportError:  # pragma: no cover - installed without the "pytest" extra
+    async_fixture = _unavailable
+
 
 __all__ = ["BrokerOptions", "minibroker_spark", "threaded_minibroker"]
 
@@ -123,7 +143,7 @@ def _teardown_report(broker: Broker, options: BrokerOptions, loop_errors: list[d
     return "\n\n".join(sections) or None
 
 
-@pytest_asyncio.fixture
+@async_fixture
 async def minibroker(request: pytest.FixtureRequest) -> AsyncIterator[Broker]:
     """A fresh in-process broker for this test (virtual time by default), checked on teardown."""
     options = _options(request)
@@ -152,7 +172,7 @@ def manual_clock(minibroker: Broker) -> ManualClock:
     return clock
 
 
-@pytest_asyncio.fixture
+@async_fixture
 async def minibroker_connection(minibroker: Broker, request: pytest.FixtureRequest) -> AsyncIterator[Connection]:
     """A client connection to the ``minibroker`` broker, with the marker's redelivery policy."""
     options = _options(request)
@@ -166,7 +186,7 @@ async def minibroker_connection(minibroker: Broker, request: pytest.FixtureReque
 BrokerFactory = Callable[..., Awaitable[Broker]]
 
 
-@pytest_asyncio.fixture
+@async_fixture
 async def minibroker_factory() -> AsyncIterator[BrokerFactory]:
     """``await minibroker_factory(clock=..., policies=..., ...)`` builds and starts another broker (the arguments of
     :class:`~minibroker.Broker`); all are stopped after the test."""
@@ -185,7 +205,7 @@ async def minibroker_factory() -> AsyncIterator[BrokerFactory]:
             await broker.stop()
 
 
-@pytest_asyncio.fixture
+@async_fixture
 async def minibroker_server(request: pytest.FixtureRequest) -> AsyncIterator[Any]:
     """An in-process broker on real time, also listening on a random TCP port of 127.0.0.1 (``.url``,
     ``.broker``), for code under test that takes a URL."""
