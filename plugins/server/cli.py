@@ -186,16 +186,35 @@ async def _stat(args: argparse.Namespace) -> int:
         link = await _open(args)
         try:
             queues = await link.list_queues()
+            dead = await _dead_letter_depths(link, [q.name for q in queues if "DLQ" in q.name])
         finally:
             await link.close(-1)
     except MinibrokerError as exc:
         print(f"minibroker stat: {exc}", file=sys.stderr)
         return 1
-    rows = [(q.name, q.size, q.inflight, q.enqueued, q.dequeued, q.consumers) for q in queues]
-    print(format_table(("queue", "size", "in flight", "enqueued", "dequeued", "consumers"), rows))
+    rows = [(q.name, q.size, q.inflight, q.enqueued, q.dequeued, q.consumers, dead.get(q.name, 0)) for q in queues]
+    print(format_table(("queue", "size", "in flight", "enqueued", "dequeued", "consumers", "dlq depth"), rows))
     if not rows:
         print("(no queues)")
     return 0
+
+
+async def _dead_letter_depths(link: TcpLink, dead_letter_queues: Sequence[str]) -> dict[str, int]:
+    """How many messages each queue has in dead-letter queues, by the dead letters' original destination (read
+    without consuming them, a page at a time)."""
+    depths: dict[str, int] = {}
+    for name in dead_letter_queues:
+        seq = 0
+        while True:
+            page = await link.read_range(name, seq, None, 1000)
+            for entry in page.entries:
+                origin = entry.message.original_destination
+                if origin is not None:
+                    depths[origin.name] = depths.get(origin.name, 0) + 1
+            if len(page.entries) < 1000:
+                break
+            seq = page.entries[-1].seq + 1
+    return depths
 
 
 async def _purge(args: argparse.Namespace) -> int:

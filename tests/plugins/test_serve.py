@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from servekit import MINIBROKER, TIMEOUT, Served, run, serve
 
-from minibroker.client import AckMode, connect
+from minibroker.client import AckMode, RedeliveryPolicy, connect
 
 
 @pytest.fixture
@@ -55,9 +55,29 @@ async def test_stat(served: Served, tmp_path: Path) -> None:
         code, out, err = await run(MINIBROKER, "stat", "--url", served.url, cwd=tmp_path)
     assert code == 0, err
     lines = out.splitlines()
-    assert lines[0].split() == ["queue", "size", "in", "flight", "enqueued", "dequeued", "consumers"]
+    assert lines[0].split() == ["queue", "size", "in", "flight", "enqueued", "dequeued", "consumers", "dlq", "depth"]
     rows = {line.split()[0]: line.split()[1:] for line in lines[1:]}
-    assert rows == {"invoices": ["0", "0", "0", "0", "1"], "orders": ["3", "0", "3", "0", "0"]}
+    assert rows == {"invoices": ["0", "0", "0", "0", "1", "0"], "orders": ["3", "0", "3", "0", "0", "0"]}
+
+
+async def test_stat_counts_dead_letters_per_queue(served: Served, tmp_path: Path) -> None:
+    """The "dlq depth" column: how many of a queue's messages sit in a dead-letter queue."""
+    policy = RedeliveryPolicy(maximum_redeliveries=0)
+    async with await connect(served.url, redelivery_policy=policy) as conn:
+        session = await conn.create_session(AckMode.SESSION_TRANSACTED)
+        producer = await session.create_producer("orders")
+        for body in ("a", "b"):
+            await producer.send(body)
+        await session.commit()
+        consumer = await session.create_consumer("orders")
+        for _ in range(2):
+            assert await consumer.receive(timeout=TIMEOUT) is not None
+        await session.rollback()  # maximum_redeliveries=0: both go to ActiveMQ.DLQ
+        code, out, err = await run(MINIBROKER, "stat", "--url", served.url, cwd=tmp_path)
+    assert code == 0, err
+    rows = {line.split()[0]: line.split()[1:] for line in out.splitlines()[1:]}
+    assert rows["orders"][-1] == "2"
+    assert rows["ActiveMQ.DLQ"][0] == "2" and rows["ActiveMQ.DLQ"][-1] == "0"
 
 
 async def test_stat_without_a_broker(served: Served, tmp_path: Path) -> None:
