@@ -14,9 +14,7 @@ import math
 import random
 import re
 from collections.abc import Iterable, Mapping
-from decimal import Decimal
 from typing import Any, Protocol, runtime_checkable
-from urllib.parse import unquote_plus
 
 import attrs
 
@@ -211,6 +209,8 @@ def _java_double(value: float) -> str:
         return "-0.0" if math.copysign(1.0, value) < 0 else "0.0"
     sign = "-" if value < 0 else ""
     magnitude = abs(value)
+    from decimal import Decimal  # here, not at import: only ActiveMQ-style policy strings need it
+
     _, digit_tuple, exponent = Decimal(repr(magnitude)).as_tuple()
     assert isinstance(exponent, int)
     digits = "".join(map(str, digit_tuple)).lstrip("0")
@@ -441,6 +441,8 @@ class RedeliveryPolicy:
 
         Only ``jms.redeliveryPolicy.*`` and ``redeliveryPolicy.*`` options are read: a URI carries others too.
         """
+        from urllib.parse import unquote_plus  # only URI options need it
+
         _, _, tail = query.rpartition("?")
         tail = tail.partition("#")[0]
         options: dict[str, object] = {}

@@ -39,7 +39,7 @@ sequence number removes it. ``CursorAck.skipped`` counts the messages left this 
 from __future__ import annotations
 
 import base64
-import uuid
+import os
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import NamedTuple
@@ -112,7 +112,7 @@ def string_properties(message: Message) -> list[tuple[str, str | None]]:
 
 def random_epoch() -> str:
     """A fresh random epoch: 16 hex digits."""
-    return uuid.uuid4().hex[:16]
+    return os.urandom(8).hex()
 
 
 class RangeEntry(NamedTuple):
