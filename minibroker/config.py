@@ -54,7 +54,6 @@ from __future__ import annotations
 import math
 import os
 import re
-import tomllib
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -391,6 +390,8 @@ def _check_pattern(pattern: str) -> None:
 
 def load_config(path: str | os.PathLike[str]) -> BrokerConfig:
     """Read and check ``broker.toml``; :class:`ConfigError` on a missing file, bad TOML or a bad setting."""
+    import tomllib  # here, not at import: a broker started without a config file does not pay for its parser
+
     p = Path(path)
     try:
         with p.open("rb") as f:
