@@ -624,7 +624,7 @@ class BrokerCore:
         self.connections[connection_id].transactions.discard(transaction_id)
         now = self.clock.now()
         touched: set[Destination] = set()
-        for sub, entry, individual in txn.acks:
+        for sub, entry, _individual in txn.acks:
             if entry.acked_in_txn != transaction_id:
                 continue
             entry.acked_in_txn = None
@@ -633,7 +633,9 @@ class BrokerCore:
             if sub.closed and sub.destination.kind is QUEUE:
                 entry.redelivery_counter += 1
                 self.queues[sub.destination.name].give_back([entry])
-            elif not individual:
+            else:
+                # ActiveMQ's afterRollback narrows the window by one for a STANDARD and an INDIVIDUAL ack alike
+                # (the INDIVIDUAL one had widened it by one when it was made)
                 sub.contract(1)
             touched.add(sub.destination)
         for message in txn.sends:

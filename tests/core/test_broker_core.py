@@ -944,3 +944,19 @@ class TestStatistics:
         s = env.stats()
         assert (s.size, s.inflight, s.enqueued - s.dequeued) == (0, 0, 0)
         assert env.held(c) == [] and DLQ not in env.core.queues
+
+
+class TestTransactedIndividualAck:
+    def test_rollback_takes_back_the_widened_window(self, env: Env) -> None:
+        """An INDIVIDUAL ack inside a transaction widens the window by one (the message stays dispatched until the
+        commit); a rollback narrows it again, as ActiveMQ's afterRollback does for every ack of the transaction."""
+        cid = env.consumer(prefetch=2)
+        [a, _b, _c] = env.send(3)
+        assert env.drained_ids(cid) == [a, _b]
+        before = env.core.subscriptions[cid].extension
+        txn = env.core.begin(env.conn)
+        env.ack(cid, AckType.INDIVIDUAL, a, txn=txn)
+        assert env.core.subscriptions[cid].extension == before + 1
+        env.core.rollback(env.conn, txn)
+        assert env.core.subscriptions[cid].extension == before
+        assert env.held(cid) == [a, _b, _c]  # the widened window let the third one through before the rollback
