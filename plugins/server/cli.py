@@ -8,13 +8,16 @@ import logging
 import os
 import signal
 import sys
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, TypeVar
 
 from minibroker.redelivery import RedeliveryPolicy, format_plan
 
 if TYPE_CHECKING:
+    from minibroker._core.queue import QueueStatistics
     from minibroker.transport.tcp import TcpLink
+
+T = TypeVar("T")
 
 __all__ = ["build_parser", "main"]
 
@@ -179,19 +182,30 @@ async def _open(args: argparse.Namespace) -> TcpLink:
     return link
 
 
-async def _stat(args: argparse.Namespace) -> int:
+async def _ask(args: argparse.Namespace, command: str, request: Callable[[TcpLink], Awaitable[T]]) -> T | None:
+    """Connect to ``--url``, run ``request`` on the link and close it; None (after printing why) on an error."""
     from minibroker.errors import MinibrokerError
 
     try:
         link = await _open(args)
         try:
-            queues = await link.list_queues()
-            dead = await _dead_letter_depths(link, [q.name for q in queues if "DLQ" in q.name])
+            return await request(link)
         finally:
             await link.close(-1)
     except MinibrokerError as exc:
-        print(f"minibroker stat: {exc}", file=sys.stderr)
+        print(f"minibroker {command}: {exc}", file=sys.stderr)
+        return None
+
+
+async def _stat(args: argparse.Namespace) -> int:
+    async def request(link: TcpLink) -> tuple[list[QueueStatistics], dict[str, int]]:
+        queues = await link.list_queues()
+        return queues, await _dead_letter_depths(link, [q.name for q in queues if "DLQ" in q.name])
+
+    answer = await _ask(args, "stat", request)
+    if answer is None:
         return 1
+    queues, dead = answer
     rows = [(q.name, q.size, q.inflight, q.enqueued, q.dequeued, q.consumers, dead.get(q.name, 0)) for q in queues]
     print(format_table(("queue", "size", "in flight", "enqueued", "dequeued", "consumers", "dlq depth"), rows))
     if not rows:
@@ -218,16 +232,8 @@ async def _dead_letter_depths(link: TcpLink, dead_letter_queues: Sequence[str]) 
 
 
 async def _purge(args: argparse.Namespace) -> int:
-    from minibroker.errors import MinibrokerError
-
-    try:
-        link = await _open(args)
-        try:
-            count = await link.purge(args.queue)
-        finally:
-            await link.close(-1)
-    except MinibrokerError as exc:
-        print(f"minibroker purge: {exc}", file=sys.stderr)
+    count = await _ask(args, "purge", lambda link: link.purge(args.queue))
+    if count is None:
         return 1
     print(f"purged {count} message{'' if count == 1 else 's'} from {args.queue}")
     return 0
@@ -240,19 +246,11 @@ def _preview(body: str | bytes, width: int = 60) -> str:
 
 
 async def _browse(args: argparse.Namespace) -> int:
-    from minibroker.errors import MinibrokerError
-
     if args.limit is not None and args.limit < 0:
         print("minibroker browse: --limit must be >= 0", file=sys.stderr)
         return 2
-    try:
-        link = await _open(args)
-        try:
-            messages = await link.browse(args.queue)
-        finally:
-            await link.close(-1)
-    except MinibrokerError as exc:
-        print(f"minibroker browse: {exc}", file=sys.stderr)
+    messages = await _ask(args, "browse", lambda link: link.browse(args.queue))
+    if messages is None:
         return 1
     total = len(messages)
     if args.limit is not None:
