@@ -84,6 +84,7 @@ class Consumer:
         self._in_transaction = False
         conn = session.connection
         self._priority_buffer = conn.message_priority_supported
+        self._audit = conn.audit
         self._non_blocking = conn.non_blocking_redelivery
         mode = session.ack_mode
         self._transacted = mode is AckMode.SESSION_TRANSACTED
@@ -114,18 +115,19 @@ class Consumer:
         if dispatch.message is None:
             self._buffer.append(_NULL)
         else:
-            audit = self.session.connection.audit
+            audit = self._audit
             if audit.enabled and audit.is_duplicate(dispatch.message, self):
                 self._on_duplicate(dispatch)
                 return
             msg = ReceivedMessage(dispatch, self)
-            self._arrivals += 1
-            msg.arrival = self._arrivals
+            self._arrivals = msg.arrival = self._arrivals + 1
             if self._priority_buffer and self._buffer:
                 self._insert_by_priority(msg)
             else:
                 self._buffer.append(msg)
-        self._wake()
+        waiter = self._waiter
+        if waiter is not None or self._listener is not None:
+            self._wake()
 
     def _on_duplicate(self, dispatch: Dispatch) -> None:
         """A message this connection has seen before (after a failover): never shown to the application again.
@@ -184,15 +186,15 @@ class Consumer:
 
         In AUTO and DUPS_OK modes the message is acked before this returns.
         """
-        self._check_open()
+        if self._closed or self._close_deferred:
+            self._check_open()
         session = self.session
         if session._listener_count:
             session._check_no_listener()
-        clock = session.connection.clock
-        pull = self.prefetch == 0
         buffer = self._buffer
+        pull = self.prefetch == 0
         # Fast path: a plain message is already here (the common case with a prefetch window).
-        if not pull and self._running and buffer:
+        if buffer and not pull and self._running:
             item = buffer[0]
             if (item is not None and not item.message.expiration and not self._transacted
                     and not self._ack_batch):
@@ -202,14 +204,16 @@ class Consumer:
                     session.last_delivered_seq = item.seq
                 if self._ack_each:
                     # AUTO: the ack of exactly this message, sent before receive() returns
-                    if session.connection._link.coalesce_acks:
+                    link = session.connection._link
+                    if link.coalesce_acks:
                         self._ack_auto_later(item)
-                    else:
+                    elif not link.ack_one(item.sub_id, item.message_id):
                         self._send_ack(MessageAck(item.sub_id, AckType.STANDARD, item.message_id, item.message_id, 1))
                 else:
                     self._delivered.append(item)
                     self._ack_later(item, AckType.DELIVERED)
                 return item
+        clock = session.connection.clock
         deadline = None if timeout is None or timeout <= 0 else clock.now() + timeout
         while True:
             if pull:

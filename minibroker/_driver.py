@@ -288,7 +288,7 @@ class Broker:
             pending.append(f"broker: {message.message_id} scheduled for {message.destination} at "
                            f"+{when - self.clock.now():.3f}s (redelivery counter {counter})")
         for name, q in sorted(core.queues.items()):
-            if q.has_pending() and q.consumers and not q.paused and any(s.room() > 0 for s in q.consumers):
+            if q.consumers and q.dispatchable():
                 pending.append(f"broker: queue {name} has {q.pending_count} message(s) ready to dispatch")
         if core._throttle_due:
             pending.extend(f"broker: queue {name} throttled" for name in sorted(core._throttle_due))
@@ -426,7 +426,7 @@ class Broker:
     def _flush(self) -> None:
         if self._journal:
             self._persist()
-        if self._space_waiters:
+        if self._space_waiters.waiting:
             self._space_waiters.wake(self.core.has_space)
         core = self.core
         out = core.output
@@ -512,7 +512,8 @@ class Broker:
         self._flush()
 
     def send(self, connection_id: int, message: Message, transaction_id: int | None = None) -> None:
-        self._check_open()
+        if self._closed:
+            self._check_open()
         if self._principals:
             self.authorize(connection_id, "write", message.destination)
         self.core.send(connection_id, message, transaction_id)
@@ -560,6 +561,13 @@ class Broker:
     def ack(self, connection_id: int, ack: MessageAck) -> None:
         self.core.ack(connection_id, ack)
         self._flush()
+
+    def ack_one(self, connection_id: int, consumer_id: int, message_id: str) -> bool:
+        """The AUTO ack of one message (see :meth:`BrokerCore.ack_one`); False: send a full ack instead."""
+        if self.core.ack_one(connection_id, consumer_id, message_id):
+            self._flush()
+            return True
+        return False
 
     def pull(self, connection_id: int, consumer_id: int, timeout: float) -> None:
         self.core.pull(connection_id, consumer_id, timeout)

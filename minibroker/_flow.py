@@ -21,18 +21,19 @@ __all__ = ["SpaceWaiters"]
 class SpaceWaiters:
     def __init__(self, clock: Clock) -> None:
         self.clock = clock
-        self._waiting: dict[str, list[asyncio.Future[None]]] = {}
+        #: queue name -> the futures of the senders waiting for room in it (empty: nobody waits)
+        self.waiting: dict[str, list[asyncio.Future[None]]] = {}
 
     def __bool__(self) -> bool:
-        return bool(self._waiting)
+        return bool(self.waiting)
 
     def __len__(self) -> int:
-        return sum(len(futures) for futures in self._waiting.values())
+        return sum(len(futures) for futures in self.waiting.values())
 
     async def wait(self, queue: str, deadline: float | None) -> bool:
         """Wait until :meth:`wake` finds room in ``queue`` (True) or the clock reaches ``deadline`` (False)."""
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        futures = self._waiting.setdefault(queue, [])
+        futures = self.waiting.setdefault(queue, [])
         futures.append(future)
         timer: TimerHandle | None = None
         timed_out = False
@@ -50,17 +51,17 @@ class SpaceWaiters:
         finally:
             if timer is not None:
                 timer.cancel()
-            waiting = self._waiting.get(queue)
+            waiting = self.waiting.get(queue)
             if waiting is not None:
                 if future in waiting:
                     waiting.remove(future)
                 if not waiting:
-                    del self._waiting[queue]
+                    del self.waiting[queue]
         return not timed_out
 
     def wake(self, has_space: Callable[[str], bool]) -> None:
         """Release the waiters of every queue that has room now."""
-        for queue, futures in list(self._waiting.items()):
+        for queue, futures in list(self.waiting.items()):
             if has_space(queue):
                 for future in futures:
                     if not future.done():
@@ -68,7 +69,7 @@ class SpaceWaiters:
 
     def fail_all(self, error: BaseException) -> None:
         """The broker stops: every waiting sender gets ``error``."""
-        for futures in self._waiting.values():
+        for futures in self.waiting.values():
             for future in futures:
                 if not future.done():
                     future.set_exception(error)

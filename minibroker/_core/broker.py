@@ -157,7 +157,7 @@ class BrokerCore:
         expired: list[QueueEntry] = []
         if destination.kind is QUEUE:
             q = self.queues.get(destination.name)
-            if q is not None and q.consumers and q.has_pending():
+            if q is not None and q.consumers and q.dispatchable():
                 now = self.clock.now()
                 start = len(self.output)
                 if self.throttles and q.destination.name in self.throttles:
@@ -398,6 +398,23 @@ class BrokerCore:
             raise InvalidAcknowledge(f"ack type {kind.name} is not accepted by this broker", ack=ack)
         self._dispatch_destination(sub.destination)
 
+    def ack_one(self, connection_id: int, consumer_id: int, message_id: str) -> bool:
+        """A STANDARD ack of exactly one dispatched message, outside a transaction: what AUTO sends on every
+        ``receive()``, without building a :class:`MessageAck`. False when the message is not one this connection's
+        consumer holds: the caller then sends the full ack, which :meth:`ack` refuses with the right error."""
+        sub = self.subscriptions.get(consumer_id)
+        if sub is None or sub.connection_id != connection_id:
+            return False
+        entry = sub.dispatched.get(message_id)
+        if entry is None:
+            return False
+        if self.history.enabled:
+            self.history.add(message_id, self.clock.now(), "ack", consumer_id, "STANDARD", None,
+                             entry.redelivery_counter)
+        self._consume(sub, entry)
+        self._dispatch_destination(sub.destination)
+        return True
+
     def _ack_range(self, sub: Subscription, ack: MessageAck) -> list[QueueEntry]:
         """The dispatched entries from ``first_message_id`` (None: the oldest) to ``last_message_id``."""
         first = ack.first_message_id
@@ -471,8 +488,8 @@ class BrokerCore:
     def _consume(self, sub: Subscription, entry: QueueEntry, contract: bool = True) -> None:
         """The message is done with: it leaves the subscription and the destination."""
         sub.dispatched.pop(entry.message.message_id, None)
-        if contract:
-            sub.contract(1)
+        if contract and sub.extension and sub.prefetch:
+            sub.extension -= 1  # Subscription.contract(1), inline: one call less per ack
         entry.holder = None
         if sub.destination.kind is QUEUE:
             q = self.queues[sub.destination.name]

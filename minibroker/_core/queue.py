@@ -256,10 +256,10 @@ class Queue:
     def _next_cursor(self) -> _Fifo | _ByPriority | None:
         """ActiveMQ's ``StoreQueueCursor.getNextCursor``: stay on a list while it has messages, else switch."""
         current = self.persistent if self._on_persistent else self.non_persistent
-        if len(current):
+        if current:
             return current
         other = self.non_persistent if self._on_persistent else self.persistent
-        if len(other):
+        if other:
             self._on_persistent = not self._on_persistent
             return other
         return None
@@ -434,7 +434,17 @@ class Queue:
             paged.append(cursor.popleft())
 
     def has_pending(self) -> bool:
-        return bool(self.redelivery or len(self.paged) or len(self.persistent) or len(self.non_persistent))
+        return bool(self.redelivery or self.paged or self.persistent or self.non_persistent)
+
+    def dispatchable(self) -> bool:
+        """Worth a :meth:`dispatch`: messages wait, the queue is not paused, and some consumer has room (one cheap
+        check before reading the clock, as most sends to a busy queue find every window full)."""
+        if self.paused or not (self.redelivery or self.paged or self.persistent or self.non_persistent):
+            return False
+        for sub in self.consumers:
+            if (sub.extension if sub.prefetch == 0 else sub.prefetch + sub.extension - len(sub.dispatched)) > 0:
+                return True
+        return False
 
     def _dispatch_some(self, now: float, out: list[Dispatch], expired: list[QueueEntry], limit: int) -> None:
         """The slow, general path: at most ``limit`` dispatches, in the same order as :meth:`dispatch`."""

@@ -74,15 +74,20 @@ class MemoryLink:
             self.broker.remove_consumer(self.connection_id, consumer_id, last_delivered_seq)
 
     async def send(self, message: Message, transaction_id: int | None, sync: bool) -> None:
-        self._check()
-        if self.broker.must_wait(message.destination):  # producer flow control: the queue is over its limit
-            await self.broker.wait_for_space(message.destination)
+        if not self._open:
             self._check()
-        self.broker.send(self.connection_id, message, transaction_id)
+        broker = self.broker
+        if broker.core.memory_limited and broker.must_wait(message.destination):  # producer flow control: the queue is over its limit
+            await broker.wait_for_space(message.destination)
+            self._check()
+        broker.send(self.connection_id, message, transaction_id)
 
     def ack(self, ack: MessageAck) -> None:
         self._check()
         self.broker.ack(self.connection_id, ack)
+
+    def ack_one(self, consumer_id: int, message_id: str) -> bool:
+        return self._open and self.broker.ack_one(self.connection_id, consumer_id, message_id)
 
     def pull(self, consumer_id: int, timeout: float) -> None:
         self._check()

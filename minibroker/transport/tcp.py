@@ -405,6 +405,10 @@ class TcpLink:
             self._check()
         self._write(encode_ack(ack))
 
+    def ack_one(self, consumer_id: int, message_id: str) -> bool:
+        """Over the network AUTO acks are folded into range acks (``coalesce_acks``): never this shortcut."""
+        return False
+
     def pull(self, consumer_id: int, timeout: float) -> None:
         self._check()
         self._write(encode_pull(consumer_id, timeout))
