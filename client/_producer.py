@@ -28,6 +28,7 @@ class Producer:
         self._seq = 0
         self._id_prefix = f"{session.connection.connection_id}:{session.session_id}:{producer_id}"
         self._message_id_prefix = f"ID:{self._id_prefix}:"
+        self._transacted = session.transacted  # a session's ack mode never changes
         self.closed = False
 
     def __repr__(self) -> str:
@@ -85,7 +86,7 @@ class Producer:
             self._id_prefix,
             seq,
         )
-        txn = session._transaction_for() if session.transacted else None
+        txn = session._transaction_for() if self._transacted else None
         # ActiveMQ: persistent sends outside a transaction wait for the broker's receipt, others do not,
         # unless the connection asks for alwaysSyncSend
         await conn._link.send(message, txn, conn.always_sync_send or (persistent and txn is None))

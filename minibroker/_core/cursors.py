@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import base64
 import os
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import NamedTuple
 
@@ -204,7 +204,7 @@ class DuplicateFilter:
         if window < 1:
             raise InvalidConfiguration(f"a duplicate window holds at least 1 id, not {window}", window=window)
         self.window = window
-        self._ids: dict[str, None] = {}
+        self._ids: OrderedDict[str, None] = OrderedDict()  # drops the oldest in O(1), see History.records
 
     def __len__(self) -> int:
         return len(self._ids)
@@ -219,7 +219,7 @@ class DuplicateFilter:
             return True
         ids[message_id] = None
         if len(ids) > self.window:
-            del ids[next(iter(ids))]
+            ids.popitem(last=False)
         return False
 
 

@@ -3,6 +3,8 @@ expiry and dead-lettering, with the time and the consumer. Tests read it to expl
 
 from __future__ import annotations
 
+from collections import OrderedDict
+
 import attrs
 
 __all__ = ["DeadLetterRecord", "History", "HistoryRecord"]
@@ -51,7 +53,9 @@ class History:
         self.limit = limit
         self.enabled = limit > 0
         # plain tuples on the hot path; HistoryRecord objects are built only when a test reads them
-        self.records: dict[str, list[tuple[object, ...]]] = {}
+        # oldest first; an OrderedDict drops the oldest in O(1) (a plain dict's next(iter()) would skip every
+        # slot deleted before, once the history is full: on every new message)
+        self.records: OrderedDict[str, list[tuple[object, ...]]] = OrderedDict()
 
     def add(
         self,
@@ -72,7 +76,7 @@ class History:
         if records is None:
             records = self.records[message_id] = []
             if len(self.records) > self.limit:
-                del self.records[next(iter(self.records))]
+                self.records.popitem(last=False)
         records.append(
             (time, event, consumer_id, ack_type, transaction_id, redelivery_counter, detail, destination, delay)
         )
