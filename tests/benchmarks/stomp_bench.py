@@ -6,6 +6,10 @@ it with stomp.py, the Python STOMP client, over TCP. For each acknowledgement mo
 prefetch (1, 1000) it sends N messages of SIZE bytes, then consumes them, and prints the rate of each phase and the
 broker's CPU time per message (both phases together, and the SEND phase alone), beside the ActiveMQ 5.17 reference
 from the issue. Not part of the test run.
+
+``measure(messages)`` returns the same figures as :class:`Result` rows (for ``run.py``); ``--runs N`` keeps the best
+of N runs per case (the machine is shared and noisy); ``--profile FILE`` runs the broker child under cProfile and
+dumps its stats to FILE when it stops (read them with ``python -m pstats FILE``).
 """
 
 from __future__ import annotations
@@ -27,6 +31,10 @@ REFERENCE_CPU = "11-25 us/msg"
 
 CHILD = r"""
 import asyncio, sys, threading, time
+profile_path = sys.argv[1] if len(sys.argv) > 1 else ""
+if profile_path:
+    import cProfile
+    profiler = cProfile.Profile()
 from minibroker import Broker, RealClock
 from minibroker.plugins.stomp import start_stomp_server
 
@@ -50,14 +58,23 @@ async def main():
         await done.wait()
         await server.close()
 
-asyncio.run(main())
+if profile_path:
+    profiler.enable()
+    try:
+        asyncio.run(main())
+    finally:
+        profiler.disable()
+        profiler.dump_stats(profile_path)
+else:
+    asyncio.run(main())
 """
 
 
 class BrokerProcess:
-    def __init__(self) -> None:
+    def __init__(self, profile: str | None = None) -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, "-P", "-c", CHILD], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1,
+            [sys.executable, "-P", "-c", CHILD, *([os.path.abspath(profile)] if profile else [])],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1,
         )
         assert self.proc.stdout is not None and self.proc.stdin is not None
         line = self.proc.stdout.readline()
@@ -121,13 +138,42 @@ class Counter(stomp.ConnectionListener):  # type: ignore[misc]
 
 @dataclass
 class Result:
+    """One case: ack mode and prefetch, the rate of each phase, the broker's CPU per message (seconds)."""
+
     ack: str
     prefetch: int
+    messages: int
+    #: SEND phase: messages per second until the last one's RECEIPT
     send_rate: float
+    #: receive phase: messages per second from SUBSCRIBE to the last MESSAGE (and, acking, its ack)
     receive_rate: float
+    #: broker process CPU (user + system) per message, both phases, as the broker reports it
     cpu_per_message: float
+    #: the same from /proc (clock-tick resolution)
     proc_cpu_per_message: float
+    #: broker CPU per message in the SEND phase alone
     send_cpu_per_message: float
+
+    @property
+    def rate(self) -> float:
+        """Messages per second through both phases (one message's send and receive time together)."""
+        return 1.0 / (1.0 / self.send_rate + 1.0 / self.receive_rate)
+
+    @property
+    def broker_us_per_message(self) -> float:
+        return self.cpu_per_message * 1e6
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"ack": self.ack, "prefetch": self.prefetch, "messages": self.messages,
+                "send_msg_per_s": self.send_rate, "receive_msg_per_s": self.receive_rate, "msg_per_s": self.rate,
+                "broker_us_per_msg": self.cpu_per_message * 1e6,
+                "send_broker_us_per_msg": self.send_cpu_per_message * 1e6}
+
+
+#: the cases measured: (ack mode, prefetch)
+CASES: tuple[tuple[str, int], ...] = (
+    ("auto", 1), ("auto", 1000), ("client-individual", 1), ("client-individual", 1000),
+)
 
 
 def run_case(broker: BrokerProcess, ack: str, prefetch: int, messages: int, size: int) -> Result:
@@ -160,23 +206,45 @@ def run_case(broker: BrokerProcess, ack: str, prefetch: int, messages: int, size
     cpu1, proc1 = broker.cpu(), broker.cpu_from_proc()
     producer.disconnect()
     consumer.disconnect()
-    return Result(ack, prefetch, messages / (t1 - t0), messages / (t2 - t1), (cpu1 - cpu0) / messages,
+    return Result(ack, prefetch, messages, messages / (t1 - t0), messages / (t2 - t1), (cpu1 - cpu0) / messages,
                   (proc1 - proc0) / messages, (cpu_sent - cpu0) / messages)
+
+
+def measure(messages: int = 20_000, *, size: int = 100, runs: int = 1, cases: tuple[tuple[str, int], ...] = CASES,
+            profile: str | None = None) -> list[Result]:
+    """Each case of ``cases`` against one broker child; with ``runs`` > 1 the run with the least broker CPU is kept.
+
+    ``profile``: a file the broker child's cProfile stats are dumped to when it stops.
+    """
+    best: dict[tuple[str, int], Result] = {}
+    broker = BrokerProcess(profile)
+    try:
+        for _ in range(runs):
+            for ack, prefetch in cases:
+                result = run_case(broker, ack, prefetch, messages, size)
+                kept = best.get((ack, prefetch))
+                if kept is None or result.cpu_per_message < kept.cpu_per_message:
+                    best[(ack, prefetch)] = result
+    finally:
+        broker.stop()
+    return [best[case] for case in cases]
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--messages", type=int, default=20_000)
     parser.add_argument("--size", type=int, default=100)
+    parser.add_argument("--runs", type=int, default=1, help="keep the best of N runs per case")
+    parser.add_argument("--case", action="append", metavar="ACK:PREFETCH",
+                        help="only this case (repeatable), e.g. auto:1000 or client-individual:1")
+    parser.add_argument("--profile", metavar="FILE", help="run the broker child under cProfile, stats to FILE")
     args = parser.parse_args(argv)
-    broker = BrokerProcess()
-    try:
-        results = [run_case(broker, ack, prefetch, args.messages, args.size)
-                   for ack in ("auto", "client-individual") for prefetch in (1, 1000)]
-    finally:
-        broker.stop()
+    cases = CASES
+    if args.case:
+        cases = tuple((ack, int(prefetch)) for ack, prefetch in (c.rsplit(":", 1) for c in args.case))
+    results = measure(args.messages, size=args.size, runs=args.runs, cases=cases, profile=args.profile)
     print(f"STOMP connector, stomp.py {stomp.__version__} client, {args.messages} messages of {args.size} bytes, "
-          f"broker in a child process")
+          f"broker in a child process" + (f", best of {args.runs} runs" if args.runs > 1 else ""))
     header = (f"{'ack':<18} {'prefetch':>8} {'send msg/s':>11} {'receive msg/s':>14} {'broker CPU/msg':>15} "
               f"{'(/proc)':>9} {'of which SEND':>14}   ActiveMQ 5.17 reference")
     print(header)
