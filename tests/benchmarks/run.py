@@ -242,23 +242,42 @@ def launch_env() -> dict[str, str]:
     return env
 
 
-def serve_launch_to_accept() -> tuple[float, float]:
-    """``minibroker serve``: seconds from launch to the first accepted TCP connection, and from SIGTERM to exit."""
+def serve_launch() -> tuple[float, float, float]:
+    """``minibroker serve``: seconds from launch to the first accepted TCP connection, from launch to the first
+    answered client handshake (``connect()`` returns: the broker is serving), and from SIGTERM to exit.
+
+    ``serve`` binds and prints its URL before it imports the broker, so the kernel accepts a connection long before
+    the broker can answer it: the first figure is when clients can connect, the second when they get a reply."""
     import signal
     import socket
     import subprocess
+    import threading
+
+    async def handshake(url: str) -> float:
+        async with await connect(url):
+            return time.perf_counter() - start
 
     start = time.perf_counter()
     process = subprocess.Popen(SERVE, stdout=subprocess.PIPE, text=True, env=launch_env())
-    assert process.stdout is not None
-    url = process.stdout.readline().strip()
-    host, port = url.removeprefix("tcp://").rsplit(":", 1)
-    with socket.create_connection((host, int(port)), timeout=10):
-        accepted = time.perf_counter() - start
-    stop = time.perf_counter()
-    process.send_signal(signal.SIGTERM)
-    process.wait(timeout=10)
-    return accepted, time.perf_counter() - stop
+    try:
+        assert process.stdout is not None
+        url = process.stdout.readline().strip()
+        host, port = url.removeprefix("tcp://").rsplit(":", 1)
+        with socket.create_connection((host, int(port)), timeout=10):
+            accepted = time.perf_counter() - start
+        replied = asyncio.run(handshake(url))
+        stop = time.perf_counter()
+        process.send_signal(signal.SIGTERM)
+        # a blocking wait, not wait(timeout=...): that one polls, at 0.5, 1, 2... 32, 50 ms intervals
+        guard = threading.Timer(10, process.kill)
+        guard.start()
+        process.wait()
+        guard.cancel()
+        return accepted, replied, time.perf_counter() - stop
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
 
 
 def python_launch() -> float:
@@ -368,13 +387,17 @@ def main(argv: list[str] | None = None) -> int:
         per = best_of(runs, lambda: start_stop(2_000))
         rows.append(Row("broker start+stop, in-process", per * 1e3, "ms", "-", None, "<= 0.1 ms", per <= 1e-4))
     if wanted("serve"):
-        serve_launch_to_accept()  # warm-up: writes the bytecode caches, as an install would
-        launches = [serve_launch_to_accept() for _ in range(max(runs, 3))]
-        accept = min(a for a, _ in launches)
-        stop = min(s for _, s in launches)
+        serve_launch()  # warm-up: writes the bytecode caches, as an install would
+        launches = [serve_launch() for _ in range(max(runs, 3))]
+        accept = min(a for a, _, _ in launches)
+        reply = min(r for _, r, _ in launches)
+        stop = min(s for _, _, s in launches)
         python = min(python_launch() for _ in range(runs))
-        rows.append(Row("minibroker serve: launch -> first accept", accept * 1e3, "ms",
-                        f"python -c pass {python * 1e3:.0f} ms", accept / python, "<= 150 ms", accept <= 0.150))
+        baseline = f"python -c pass {python * 1e3:.0f} ms"
+        rows.append(Row("minibroker serve: launch -> first accept", accept * 1e3, "ms", baseline, accept / python,
+                        "<= 150 ms", accept <= 0.150))
+        rows.append(Row("minibroker serve: launch -> first reply", reply * 1e3, "ms", baseline, reply / python, "-",
+                        None))
         rows.append(Row("minibroker serve: SIGTERM -> exit", stop * 1e3, "ms", "-", None, "-", None))
     if wanted("tcp"):
         rate = max(tcp_processes(n) for _ in range(1 if args.quick else 2))
