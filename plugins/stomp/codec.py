@@ -77,6 +77,9 @@ _JAVA_WS_BYTES: Final = bytes(range(0x21))
 _JAVA_WS: Final = "".join(chr(i) for i in range(0x21))
 
 _COMMAND, _HEADERS, _BODY = 0, 1, 2
+#: command lines that need no trimming or decoding (a dict lookup instead)
+_PLAIN_COMMANDS: Final = {c.encode(): c for c in CLIENT_COMMANDS | SERVER_COMMANDS}
+_CONTENT_LENGTH: Final = re.compile(r"[+-]?[0-9]{1,10}")
 
 
 @attrs.define(slots=True)
@@ -95,9 +98,6 @@ class StompFrame:
 
 _ESCAPE_11: Final = str.maketrans({"\\": "\\\\", "\n": "\\n", ":": "\\c"})
 _ESCAPE_12: Final = str.maketrans({"\\": "\\\\", "\n": "\\n", ":": "\\c", "\r": "\\r"})
-#: escaped header names, by version (names repeat: message-id, destination, ...)
-_ESCAPED_NAMES_11: dict[str, str] = {}
-_ESCAPED_NAMES_12: dict[str, str] = {}
 _UNESCAPE: Final = re.compile(r"\\(.)", re.DOTALL)
 _UNESCAPE_11: Final = {"n": "\n", "c": ":", "\\": "\\"}
 _UNESCAPE_12: Final = {"n": "\n", "c": ":", "\\": "\\", "r": "\r"}
@@ -138,6 +138,42 @@ def encode_frame(frame: StompFrame, version: str = "1.2", *, trailer: bytes = b"
 
     The caller sets ``content-length`` when it wants one; a body holding NUL needs it.
     """
+    headers = frame.headers
+    if headers:
+        # Every name and value in one string, "name\0value" joined by \x01, so that checking and escaping them all
+        # is a few scans in C; the separators are then turned into ":" and EOL. When the counts show a NUL or a
+        # \x01 of the frame's own, the header-by-header path below decides (and raises for a NUL).
+        count = len(headers)
+        text: str | None = "\x01".join(map("\0".join, headers.items()))
+        assert text is not None
+        if text.count("\0") != count or text.count("\x01") != count - 1:
+            text = None
+        elif version == "1.0":
+            if "\n" in text or "\r" in text or ":" in "\0".join(headers):
+                text = None
+        else:
+            if "\\" in text:
+                text = text.replace("\\", "\\\\")
+            if "\n" in text:
+                text = text.replace("\n", "\\n")
+            if ":" in text:
+                text = text.replace(":", "\\c")
+            if "\r" in text and version == "1.2":
+                text = text.replace("\r", "\\r")
+        if text is None:
+            head = _encode_head(frame, version)
+        else:
+            head = "".join((frame.command, "\n", text.replace("\0", ":").replace("\x01", "\n"), "\n\n"))
+    else:
+        head = frame.command + "\n\n"
+    body = frame.body
+    if body and b"\0" in body and "content-length" not in headers:
+        raise LocalProtocolError(f"a {frame.command} body holding NUL needs a content-length header")
+    return b"".join((head.encode("utf-8"), body, trailer))
+
+
+def _encode_head(frame: StompFrame, version: str) -> str:
+    """The command and header lines, one header at a time (raises for what ``version`` cannot carry)."""
     parts: list[str] = [frame.command, "\n"]
     if version == "1.0":
         for name, value in frame.headers.items():
@@ -146,23 +182,12 @@ def encode_frame(frame: StompFrame, version: str = "1.2", *, trailer: bytes = b"
             parts += (name, ":", value, "\n")
     else:
         table = _ESCAPE_12 if version == "1.2" else _ESCAPE_11
-        names = _ESCAPED_NAMES_12 if version == "1.2" else _ESCAPED_NAMES_11
         for name, value in frame.headers.items():
-            escaped = names.get(name)
-            if escaped is None:
-                if "\0" in name:
-                    raise LocalProtocolError(f"header {name!r} holds a NUL character", header=name)
-                escaped = name.translate(table)
-                if len(names) < 4096:
-                    names[name] = escaped
-            if "\0" in value:
+            if "\0" in name or "\0" in value:
                 raise LocalProtocolError(f"header {name!r} holds a NUL character", header=name)
-            parts += (escaped, ":", value.translate(table), "\n")
+            parts += (name.translate(table), ":", value.translate(table), "\n")
     parts.append("\n")
-    body = frame.body
-    if body and "content-length" not in frame.headers and b"\0" in body:
-        raise LocalProtocolError(f"a {frame.command} body holding NUL needs a content-length header")
-    return "".join(parts).encode("utf-8") + body + trailer
+    return "".join(parts)
 
 
 # -- decoding ---------------------------------------------------------------------------------------------------------
@@ -270,36 +295,89 @@ class StompDecoder:
         while True:
             state = self._state
             if state == _COMMAND:
-                nl = buf.find(b"\n", self._pos)
+                pos = self._pos
+                nl = buf.find(b"\n", pos)
                 if nl < 0:
-                    if len(buf) - self._pos > self.max_command_length:
+                    if len(buf) - pos > self.max_command_length:
                         raise RemoteProtocolError("The maximum command length was exceeded")
                     self._compact()
                     return None
-                start = self._pos
-                line = bytes(buf[start:nl])
-                self._pos = nl + 1
-                if len(line) > self.max_command_length:
-                    raise RemoteProtocolError("The maximum command length was exceeded")
-                command = line.strip(_JAVA_WS_BYTES)
-                if not command:
+                if nl == pos:  # a heart-beat (or the EOL after a frame's NUL)
                     self.heartbeats += 1
+                    self._pos = nl + 1
                     continue
-                self._frame_start = start
-                self._command = command.decode("utf-8", "replace")
+                if nl - pos > self.max_command_length:
+                    raise RemoteProtocolError("The maximum command length was exceeded")
+                line = bytes(buf[pos:nl])
+                command = _PLAIN_COMMANDS.get(line)
+                if command is None:
+                    stripped = line.strip(_JAVA_WS_BYTES)
+                    if not stripped:
+                        self.heartbeats += 1
+                        self._pos = nl + 1
+                        continue
+                    command = stripped.decode("utf-8", "replace")
+                self._frame_start = pos
+                # fast path: the whole header block is here, LF-only and short: parse it in one go, and when the body
+                # is complete too, return the frame without touching the decoder's state
+                end = buf.find(b"\n\n", nl)
+                if end >= 0 and end - nl <= self.max_header_length:
+                    text = buf[nl + 1 : end].decode("utf-8", "replace")
+                    if "\r" not in text:
+                        if self.max_frame_size is not None:
+                            self._check_frame_size(end + 2)
+                        headers: dict[str, str] = {}
+                        if text:
+                            lines = text.split("\n")
+                            if len(lines) > self.max_headers:
+                                raise RemoteProtocolError("The maximum number of headers was exceeded")
+                            if "\\" in text or self.version == "1.0":
+                                self._parse_lines(lines, headers)
+                            else:  # the usual case: nothing to trim, nothing to unescape
+                                for header in lines:
+                                    name, _, value = header.partition(":")
+                                    if name not in headers:
+                                        headers[name] = value
+                        start = end + 2
+                        length = None
+                        if command == "SEND" or self.role == "client":
+                            raw = headers.get("content-length")
+                            if raw is not None:
+                                length = self._content_length(raw)
+                        if length is not None:
+                            stop = start + length
+                            complete = len(buf) > stop
+                            if complete and buf[stop] != 0:
+                                raise RemoteProtocolError(
+                                    "content-length bytes were read and there was no trailing null byte")
+                        else:
+                            stop = buf.find(b"\0", start)
+                            complete = stop >= 0
+                            if complete and stop - start > self.max_data_length:
+                                raise RemoteProtocolError("The maximum data length was exceeded", size=stop - start)
+                        if complete:
+                            if self.max_frame_size is not None:
+                                self._check_frame_size(stop + 1)
+                            frame = StompFrame(command, headers, bytes(buf[start:stop]))
+                            stop += 1
+                            if len(buf) > stop and buf[stop] == 10:
+                                self.heartbeats += 1  # the EOL after the NUL, skipped at once
+                                stop += 1
+                            self._pos = stop
+                            return frame
+                        # the body is still coming
+                        self._command = command
+                        self._headers = headers
+                        self._state = _BODY
+                        self._pos = self._body_start = self._scan = start
+                        self._length = length
+                        return self._read_body()
+                # the general path: one header line at a time
+                self._pos = nl + 1
+                self._command = command
                 self._headers = {}
                 self._header_count = 0
                 self._state = _HEADERS
-                # fast path: the whole header block is here, LF-only and short: parse it in one go
-                end = buf.find(b"\n\n", nl)
-                if end >= 0 and end - nl <= self.max_header_length:
-                    block = bytes(buf[nl + 1 : end])
-                    if b"\r" not in block:
-                        self._check_frame_size(end + 2)
-                        if block:
-                            self._parse_block(block)
-                        self._pos = end + 2
-                        self._start_body()
             elif state == _HEADERS:
                 nl = buf.find(b"\n", self._pos)
                 if nl < 0:
@@ -323,29 +401,19 @@ class StompDecoder:
                     raise RemoteProtocolError("The maximum number of headers was exceeded")
                 self._add_header(line)
             else:
-                frame = self._read_body()
-                if frame is None:
-                    return None
-                return frame
+                return self._read_body()
 
-    def _parse_block(self, block: bytes) -> None:
-        """Every header line of a frame at once (no CR anywhere, none longer than the header limit)."""
-        text = block.decode("utf-8", "replace")
-        lines = text.split("\n")
-        if len(lines) > self.max_headers:
-            raise RemoteProtocolError("The maximum number of headers was exceeded")
-        headers = self._headers
+    def _parse_lines(self, lines: list[str], headers: dict[str, str]) -> None:
+        """Header lines that need trimming (1.0) or may hold escapes; the first of repeated names wins."""
         version = self.version
         trim = version == "1.0"
-        escaped = "\\" in text
         for line in lines:
             name, _, value = line.partition(":")
             if trim:
                 name = name.strip(_JAVA_WS)
                 value = value.strip(_JAVA_WS)
-            if escaped:
-                name = unescape_header(name, version)
-                value = unescape_header(value, version)
+            name = unescape_header(name, version)
+            value = unescape_header(value, version)
             if name not in headers:
                 headers[name] = value
 
@@ -363,25 +431,31 @@ class StompDecoder:
 
     def _start_body(self) -> None:
         self._state = _BODY
-        self._body_start = self._pos
-        self._scan = self._pos
+        self._body_start = self._scan = self._pos
         self._length = None
-        if self.role == "client" or self._command == "SEND":
+        if self._command == "SEND" or self.role == "client":
             raw = self._headers.get("content-length")
             if raw is not None:
-                text = raw.strip(_JAVA_WS)
-                if not re.fullmatch(r"[+-]?[0-9]{1,10}", text) or not 0 <= int(text) <= 2**31 - 1:
-                    raise RemoteProtocolError("Specified content-length is not a valid integer", value=raw)
-                length = int(text)
-                if length > self.max_data_length:
-                    raise RemoteProtocolError("The maximum data length was exceeded", size=length)
-                self._length = length
+                self._length = self._content_length(raw)
+
+    def _content_length(self, raw: str) -> int:
+        if raw.isdigit() and raw.isascii() and len(raw) <= 9:
+            length = int(raw)  # plain digits below 2**31: the usual case
+        else:
+            text = raw.strip(_JAVA_WS)
+            if not _CONTENT_LENGTH.fullmatch(text) or not 0 <= int(text) <= 2**31 - 1:
+                raise RemoteProtocolError("Specified content-length is not a valid integer", value=raw)
+            length = int(text)
+        if length > self.max_data_length:
+            raise RemoteProtocolError("The maximum data length was exceeded", size=length)
+        return length
 
     def _read_body(self) -> StompFrame | None:
         buf = self._buf
         start = self._body_start
-        if self._length is not None:
-            end = start + self._length
+        length = self._length
+        if length is not None:
+            end = start + length
             if len(buf) <= end:
                 self._check_frame_size(len(buf))
                 self._compact()
@@ -399,12 +473,12 @@ class StompDecoder:
                 return None
             if end - start > self.max_data_length:
                 raise RemoteProtocolError("The maximum data length was exceeded", size=end - start)
-        self._check_frame_size(end + 1)
+        if self.max_frame_size is not None:
+            self._check_frame_size(end + 1)
         frame = StompFrame(self._command, self._headers, bytes(buf[start:end]))
         self._pos = end + 1
         self._state = _COMMAND
         self._headers = {}
-        self._compact()
         return frame
 
     def _compact(self) -> None:
