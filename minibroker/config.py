@@ -61,6 +61,7 @@ from typing import Any
 import attrs
 
 from ._core.queue import DestinationPolicy
+from ._defaults import DEFAULT_HOST, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_FRAME_SIZE, DEFAULT_PORT, MIN_FRAME_SIZE
 from .errors import InvalidConfiguration, MinibrokerError
 from .redelivery import RedeliveryPolicy
 
@@ -79,11 +80,11 @@ class ConfigError(InvalidConfiguration):
 class ServerConfig:
     """The TCP listener's settings (``minibroker serve`` options override them)."""
 
-    host: str = "127.0.0.1"
-    port: int = 61616
+    host: str = DEFAULT_HOST
+    port: int = DEFAULT_PORT
     stomp_port: int | None = None
-    max_connections: int = 1000
-    max_frame_size: int = 64 * 1024 * 1024
+    max_connections: int = DEFAULT_MAX_CONNECTIONS
+    max_frame_size: int = DEFAULT_MAX_FRAME_SIZE
 
 
 @attrs.frozen(slots=True)
@@ -274,15 +275,15 @@ def parse_config(doc: Mapping[str, Any], *, path: str | os.PathLike[str] | None 
     limits = reader.table(doc, "limits")
     reader.unknown(limits, {"max_connections", "max_frame_size"}, "limits")
     server_config = ServerConfig(
-        host=reader.value(server, "host", "str", "127.0.0.1", "server"),
-        port=reader.value(server, "port", "int", 61616, "server"),
+        host=reader.value(server, "host", "str", DEFAULT_HOST, "server"),
+        port=reader.value(server, "port", "int", DEFAULT_PORT, "server"),
         stomp_port=reader.value(server, "stomp_port", "int", None, "server"),
-        max_connections=reader.value(limits, "max_connections", "int", 1000, "limits"),
-        max_frame_size=reader.value(limits, "max_frame_size", "size", 64 * 1024 * 1024, "limits"),
+        max_connections=reader.value(limits, "max_connections", "int", DEFAULT_MAX_CONNECTIONS, "limits"),
+        max_frame_size=reader.value(limits, "max_frame_size", "size", DEFAULT_MAX_FRAME_SIZE, "limits"),
     )
     for key, value, low in (("server.port", server_config.port, 0), ("server.stomp_port", server_config.stomp_port, 0),
                             ("limits.max_connections", server_config.max_connections, 1),
-                            ("limits.max_frame_size", server_config.max_frame_size, 1024)):
+                            ("limits.max_frame_size", server_config.max_frame_size, MIN_FRAME_SIZE)):
         if value is not None and not low <= value <= (65535 if "port" in key else 2**31):
             raise reader.fail(key, f"{value} is out of range")
 

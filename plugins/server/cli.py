@@ -1,23 +1,36 @@
-"""``minibroker``: the command line (``serve``, ``stat``, ``purge``, ``browse``, ``redelivery-plan``)."""
+"""``minibroker``: the command line (``serve``, ``stat``, ``purge``, ``browse``, ``redelivery-plan``).
+
+``minibroker serve`` binds its listening sockets and prints their URLs before it imports the broker (asyncio, attrs
+and the broker are most of a launch): a client that connects at once waits in the kernel's backlog and is served as
+soon as the event loop runs. So this module imports only what that needs; the rest is imported where it is used.
+"""
 
 from __future__ import annotations
 
 import argparse
-import asyncio
-import logging
 import os
 import signal
+import socket
 import sys
-from collections.abc import Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING, TypeVar
 
-from minibroker.redelivery import RedeliveryPolicy, format_plan
+from minibroker._defaults import (
+    DEFAULT_HOST,
+    DEFAULT_MAX_CONNECTIONS,
+    DEFAULT_MAX_FRAME_SIZE,
+    DEFAULT_PORT,
+    check_limits,
+)
 
+TYPE_CHECKING = False  # not typing's: importing typing costs a few ms of every launch
 if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable, Sequence
+    from typing import TypeVar
+
     from minibroker._core.queue import QueueStatistics
+    from minibroker.config import BrokerConfig
     from minibroker.transport.tcp import TcpLink
 
-T = TypeVar("T")
+    T = TypeVar("T")
 
 __all__ = ["build_parser", "main"]
 
@@ -48,19 +61,19 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--data-dir", default=None, metavar="DIR",
                        help="keep persistent messages in DIR (SQLite); restarting on the same DIR brings back every "
                             "unacked persistent message")
-    serve.add_argument("--host", default=None, help="address to listen on (default: 127.0.0.1)")
+    serve.add_argument("--host", default=None, help=f"address to listen on (default: {DEFAULT_HOST})")
     serve.add_argument("--port", type=int, default=None,
-                       help="port to listen on; 0 picks a free one (default: 61616)")
+                       help=f"port to listen on; 0 picks a free one (default: {DEFAULT_PORT})")
     serve.add_argument("--log-level", default="warning", type=str.upper,
                        choices=["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"],
                        help="logging level (default: warning)")
     serve.add_argument("--max-frame-size", type=int, default=None, metavar="BYTES",
-                       help="largest frame accepted from a client (default: 64 MiB)")
+                       help=f"largest frame accepted from a client (default: {DEFAULT_MAX_FRAME_SIZE // 2**20} MiB)")
     serve.add_argument("--stomp-port", type=int, default=None, metavar="PORT",
                        help="also serve STOMP 1.0-1.2 on this port (0 picks a free one; its URL is printed on the "
                             "second line)")
     serve.add_argument("--max-connections", type=int, default=None, metavar="N",
-                       help="client connections accepted at once (default: 1000)")
+                       help=f"client connections accepted at once (default: {DEFAULT_MAX_CONNECTIONS})")
     stat = sub.add_parser(
         "stat",
         help="print the queues of a running broker with their statistics",
@@ -90,66 +103,152 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _client_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--url", default="tcp://127.0.0.1:61616",
-                        help="the broker to ask (default: tcp://127.0.0.1:61616)")
+    url = f"tcp://{DEFAULT_HOST}:{DEFAULT_PORT}"
+    parser.add_argument("--url", default=url, help=f"the broker to ask (default: {url})")
     parser.add_argument("--user", default=os.environ.get("MINIBROKER_USER"),
                         help="user name, when the broker has users (default: $MINIBROKER_USER)")
     parser.add_argument("--password", default=os.environ.get("MINIBROKER_PASSWORD"),
                         help="password (default: $MINIBROKER_PASSWORD, which keeps it out of the process list)")
 
 
-async def _serve(args: argparse.Namespace) -> int:
+def _serve_main(args: argparse.Namespace) -> int:
+    """``minibroker serve``: check the settings, bind, print the URLs, and only then import and start the broker."""
+    config: BrokerConfig | None = None
+    if args.config is not None:  # host and port can come from the file: read it first
+        from minibroker.config import load_config
+        from minibroker.errors import MinibrokerError
+
+        try:
+            config = load_config(args.config)
+        except MinibrokerError as exc:
+            print(f"minibroker serve: {exc}", file=sys.stderr)
+            return 1
+    if config is not None:
+        c = config.server
+        host, port, stomp_port, max_frame_size, max_connections = (
+            c.host, c.port, c.stomp_port, c.max_frame_size, c.max_connections)
+    else:
+        host, port, stomp_port, max_frame_size, max_connections = (
+            DEFAULT_HOST, DEFAULT_PORT, None, DEFAULT_MAX_FRAME_SIZE, DEFAULT_MAX_CONNECTIONS)
+    host = args.host if args.host is not None else host
+    port = args.port if args.port is not None else port
+    stomp_port = args.stomp_port if args.stomp_port is not None else stomp_port
+    max_frame_size = args.max_frame_size or max_frame_size
+    max_connections = args.max_connections or max_connections
+    try:
+        check_limits(max_frame_size, max_connections)
+        socks = _listen(host, port)
+    except (OSError, ValueError) as exc:
+        print(f"minibroker serve: {exc}", file=sys.stderr)
+        return 1
+    stomp_socks: list[socket.socket] = []
+    if stomp_port is not None:
+        try:
+            stomp_socks = _listen(host, stomp_port)
+        except (OSError, ValueError) as exc:
+            _close(socks)
+            print(f"minibroker serve: STOMP: {exc}", file=sys.stderr)
+            return 1
+    # SIGTERM or SIGINT from now on (while the broker is imported and started) is a clean stop once it runs
+    requested: list[int] = []
+    previous = {sig: signal.signal(sig, lambda signum, frame: requested.append(signum))
+                for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        print(_url("tcp", socks[0]), flush=True)
+        if stomp_socks:
+            print(_url("stomp", stomp_socks[0]), flush=True)
+        import asyncio
+        import logging
+
+        logging.basicConfig(level=args.log_level, stream=sys.stderr,
+                            format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+        return asyncio.run(_serve(args, config, socks, stomp_socks, max_frame_size, max_connections, requested))
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def _listen(host: str, port: int) -> list[socket.socket]:
+    """Listening sockets on every address of ``host``:``port``, bound as asyncio's ``create_server`` binds them
+    (SO_REUSEADDR, IPv6 sockets IPv6-only, a backlog of 100), with its error message when one cannot be bound."""
+    if not 0 <= port <= 65535:
+        raise ValueError(f"port must be 0-65535, not {port}")
+    infos = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    socks: list[socket.socket] = []
+    try:
+        for family, kind, proto, _, address in dict.fromkeys(infos):  # without duplicates, in order
+            sock = socket.socket(family, kind, proto)
+            socks.append(sock)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if family == socket.AF_INET6:
+                sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+            try:
+                sock.bind(address)
+            except OSError as exc:
+                raise OSError(exc.errno, f"error while attempting to bind on address {address!r}: "
+                                         f"{(exc.strerror or str(exc)).lower()}") from None
+            sock.listen(100)
+    except BaseException:
+        _close(socks)
+        raise
+    return socks
+
+
+def _close(socks: Sequence[socket.socket]) -> None:
+    for sock in socks:
+        sock.close()
+
+
+def _url(scheme: str, sock: socket.socket) -> str:
+    """The URL ``Server.url`` (``tcp``) or ``StompServer.url`` (``stomp``) gives for a listener on ``sock``."""
+    host, port = sock.getsockname()[:2]
+    if scheme == "tcp" and ":" in host:
+        host = f"[{host}]"
+    return f"{scheme}://{host}:{port}"
+
+
+async def _serve(args: argparse.Namespace, config: BrokerConfig | None, socks: list[socket.socket],
+                 stomp_socks: list[socket.socket], max_frame_size: int, max_connections: int,
+                 requested: list[int]) -> int:
+    """Start a broker and serve on the listening sockets until SIGTERM or SIGINT (or at once if one came already)."""
+    import asyncio
+    import logging
     from pathlib import Path
 
     import attrs
 
     from minibroker import Broker, RealClock
-    from minibroker.config import BrokerConfig, load_config
+    from minibroker.config import BrokerConfig
     from minibroker.errors import MinibrokerError
 
     from .tcp import start_server
 
     try:
-        config = load_config(args.config) if args.config is not None else BrokerConfig()
+        if config is None:
+            config = BrokerConfig()
         if args.data_dir is not None:
             config = attrs.evolve(config, data_dir=Path(args.data_dir))
         broker = Broker(clock=RealClock(), **config.broker_kwargs())
     except MinibrokerError as exc:
+        _close(socks + stomp_socks)
         print(f"minibroker serve: {exc}", file=sys.stderr)
         return 1
-    settings = config.server
-    host = args.host if args.host is not None else settings.host
-    port = args.port if args.port is not None else settings.port
-    stomp_port = args.stomp_port if args.stomp_port is not None else settings.stomp_port
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
     async with broker:
-        try:
-            server = await start_server(
-                broker, host, port,
-                max_frame_size=args.max_frame_size or settings.max_frame_size,
-                max_connections=args.max_connections or settings.max_connections,
-            )
-        except (OSError, ValueError) as exc:
-            print(f"minibroker serve: {exc}", file=sys.stderr)
-            return 1
+        server = await start_server(broker, sock=socks, max_frame_size=max_frame_size,
+                                    max_connections=max_connections)
         stomp = None
-        if stomp_port is not None:
+        if stomp_socks:
             from minibroker.plugins.stomp import start_stomp_server
 
-            try:
-                stomp = await start_stomp_server(broker, host, stomp_port)
-            except OSError as exc:
-                await server.close()
-                print(f"minibroker serve: STOMP: {exc}", file=sys.stderr)
-                return 1
+            stomp = await start_stomp_server(broker, sock=stomp_socks)
         signals = (signal.SIGTERM, signal.SIGINT)
         for sig in signals:
             loop.add_signal_handler(sig, stop.set)
+        if requested:  # a signal came while the broker was being imported or started
+            stop.set()
         try:
-            print(server.url, flush=True)
-            if stomp is not None:
-                print(stomp.url, flush=True)
             await stop.wait()
             logging.getLogger("minibroker.server").info("stopping")
         finally:
@@ -267,6 +366,8 @@ async def _browse(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command == "redelivery-plan":
+        from minibroker.redelivery import RedeliveryPolicy, format_plan
+
         options: dict[str, object] = {}
         for item in args.options:
             name, sep, value = item.partition("=")
@@ -278,9 +379,9 @@ def main(argv: list[str] | None = None) -> int:
         print(format_plan(policy.explain(dead_letter_queue=args.dlq)))
         return 0
     if args.command == "serve":
-        logging.basicConfig(level=args.log_level, stream=sys.stderr,
-                            format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-        return asyncio.run(_serve(args))
+        return _serve_main(args)
+    import asyncio
+
     if args.command == "stat":
         return asyncio.run(_stat(args))
     if args.command == "purge":

@@ -16,12 +16,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import socket
+from collections.abc import Sequence
 from types import TracebackType
 
 import attrs
 
 from minibroker._core.commands import MessageAck
 from minibroker._core.effects import Dispatch
+from minibroker._defaults import DEFAULT_MAX_CONNECTIONS, check_limits
 from minibroker._driver import Broker
 from minibroker.errors import (
     AccessDenied,
@@ -78,8 +81,6 @@ __all__ = ["DEFAULT_MAX_CONNECTIONS", "DEFAULT_MAX_FRAME_SIZE", "Server", "start
 
 log = logging.getLogger("minibroker.server")
 
-#: ActiveMQ's ``maximumConnections`` default on a transport connector is 1000
-DEFAULT_MAX_CONNECTIONS = 1000
 _READ_SIZE = 256 * 1024
 #: drain a client's socket (wait for it to read) once this many bytes wait to be sent
 _HIGH_WATER = 1024 * 1024
@@ -396,7 +397,8 @@ class Server:
         self.max_connections = max_connections
         self.host = ""
         self.port = 0
-        self._server: asyncio.Server | None = None
+        #: one per listening socket (a host name can resolve to several addresses)
+        self._servers: list[asyncio.Server] = []
         self._connections: set[_ClientConnection] = set()
         self._tasks: set[asyncio.Task[None]] = set()
         self._closing = False
@@ -416,9 +418,13 @@ class Server:
     def connections(self) -> int:
         return len(self._connections)
 
-    async def _start(self, host: str, port: int) -> None:
-        self._server = await asyncio.start_server(self._accept, host, port, limit=_READ_SIZE)
-        sockname = self._server.sockets[0].getsockname()
+    async def _start(self, host: str, port: int, socks: Sequence[socket.socket]) -> None:
+        if socks:
+            for sock in socks:
+                self._servers.append(await asyncio.start_server(self._accept, sock=sock, limit=_READ_SIZE))
+        else:
+            self._servers.append(await asyncio.start_server(self._accept, host, port, limit=_READ_SIZE))
+        sockname = self._servers[0].sockets[0].getsockname()
         self.host, self.port = sockname[0], sockname[1]
         self.broker.on_close(self._broker_stopped)
         log.info("listening on %s", self.url)
@@ -454,8 +460,8 @@ class Server:
     def _broker_stopped(self) -> None:
         """The broker stopped: stop listening and close every client connection (``wait_closed()`` then returns)."""
         self._closing = True
-        if self._server is not None:
-            self._server.close()
+        for listener in self._servers:
+            listener.close()
         for conn in list(self._connections):
             conn.abort(BrokerClosed("the broker stopped"))
 
@@ -463,8 +469,8 @@ class Server:
         """Stop accepting, close every client connection (a fatal ERROR frame says why), wait until they are gone."""
         if not self._closing:
             self._closing = True
-            if self._server is not None:
-                self._server.close()
+            for listener in self._servers:
+                listener.close()
             for conn in list(self._connections):
                 conn.abort(BrokerClosed("the broker is shutting down"))
         await self.wait_closed()
@@ -473,8 +479,8 @@ class Server:
         """Wait until the server is closed (by ``close()``) and every client handler has finished."""
         if not self._closing:
             await self._closed.wait()
-        if self._server is not None:
-            await self._server.wait_closed()
+        for listener in self._servers:
+            await listener.wait_closed()
         while self._tasks:
             await asyncio.wait(list(self._tasks))
         self._closed.set()
@@ -495,12 +501,14 @@ async def start_server(
     *,
     max_frame_size: int = DEFAULT_MAX_FRAME_SIZE,
     max_connections: int = DEFAULT_MAX_CONNECTIONS,
+    sock: socket.socket | Sequence[socket.socket] | None = None,
 ) -> Server:
-    """Listen on ``host``:``port`` (0: a free port, see ``server.port``) for clients of ``broker``."""
-    if max_frame_size < 1024:
-        raise ValueError(f"max_frame_size must be at least 1024 bytes, not {max_frame_size}")
-    if max_connections < 1:
-        raise ValueError(f"max_connections must be at least 1, not {max_connections}")
+    """Listen on ``host``:``port`` (0: a free port, see ``server.port``) for clients of ``broker``.
+
+    ``sock``: serve on this already bound (and possibly listening) socket, or these sockets, instead of binding
+    ``host``:``port``; the server owns and closes them. ``minibroker serve`` binds before it imports the broker, so
+    that clients can connect (and wait in the backlog) while it starts."""
+    check_limits(max_frame_size, max_connections)
     server = Server(broker, max_frame_size=max_frame_size, max_connections=max_connections)
-    await server._start(host, port)
+    await server._start(host, port, [sock] if isinstance(sock, socket.socket) else list(sock or ()))
     return server

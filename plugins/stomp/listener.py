@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+import socket
+from collections.abc import Callable, Sequence
 from types import TracebackType
 
 from minibroker._driver import Broker
@@ -226,7 +227,8 @@ class StompServer:
         self.connect_timeout = connect_timeout
         self.host = ""
         self.port = 0
-        self._server: asyncio.Server | None = None
+        #: one per listening socket (a host name can resolve to several addresses); empty once closed
+        self._servers: list[asyncio.Server] = []
         self._connections: set[_StompProtocol] = set()
         self._changed = asyncio.Event()
         #: connections accepted since the start
@@ -269,14 +271,15 @@ class StompServer:
 
     async def close(self) -> None:
         """Stop accepting, drop every client (a transport failure for the broker), wait for them to be gone."""
-        server = self._server
-        if server is None:
+        servers, self._servers = self._servers, []
+        if not servers:
             return
-        self._server = None
-        server.close()
+        for listener in servers:
+            listener.close()
         self._drop_all()
         await self.wait_connection_count(0)
-        await server.wait_closed()
+        for listener in servers:
+            await listener.wait_closed()
 
     async def __aenter__(self) -> StompServer:
         return self
@@ -295,25 +298,31 @@ async def start_stomp_server(
     authenticator: Authenticator | None = None,
     max_frame_size: int | None = DEFAULT_MAX_FRAME_SIZE,
     connect_timeout: float = CONNECT_TIMEOUT,
+    sock: socket.socket | Sequence[socket.socket] | None = None,
 ) -> StompServer:
     """Listen for STOMP 1.0/1.1/1.2 clients on ``host:port`` (0: a free port, see ``.port``) for ``broker``.
 
     ``authenticator(login, passcode)`` checks CONNECT's credentials (None admits everyone, as ActiveMQ without a
     security plugin). ``max_frame_size`` bounds a whole frame in bytes. The server stops with ``await server.close()``
-    or when the broker stops.
+    or when the broker stops. ``sock``: serve on this already bound (and possibly listening) socket, or these sockets,
+    instead of binding ``host:port``; the server owns and closes them.
     """
     server = StompServer(broker, authenticator=authenticator, max_frame_size=max_frame_size,
                          connect_timeout=connect_timeout)
     loop = asyncio.get_running_loop()
-    aserver = await loop.create_server(lambda: _StompProtocol(server), host, port)
-    server._server = aserver
-    sockname = aserver.sockets[0].getsockname()
+    socks = [sock] if isinstance(sock, socket.socket) else list(sock or ())
+    if socks:
+        for s in socks:
+            server._servers.append(await loop.create_server(lambda: _StompProtocol(server), sock=s))
+    else:
+        server._servers.append(await loop.create_server(lambda: _StompProtocol(server), host, port))
+    sockname = server._servers[0].sockets[0].getsockname()
     server.host, server.port = sockname[0], sockname[1]
 
     def broker_stopped() -> None:
-        if server._server is not None:
-            server._server.close()
-            server._server = None
+        servers, server._servers = server._servers, []
+        for listener in servers:
+            listener.close()
         server._drop_all()
 
     broker.on_close(broker_stopped)

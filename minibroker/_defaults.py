@@ -1,0 +1,22 @@
+"""The TCP listener's defaults and limits, shared by :mod:`minibroker.config`, :mod:`minibroker.plugins.server.tcp` and
+``minibroker serve``. This module imports nothing: ``minibroker serve`` reads it to bind its socket before it imports
+the broker (asyncio, attrs)."""
+
+from __future__ import annotations
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 61616
+#: ActiveMQ's ``maximumConnections`` default on a transport connector
+DEFAULT_MAX_CONNECTIONS = 1000
+#: the same as ``minibroker.transport.codec.DEFAULT_MAX_FRAME_SIZE`` (a test checks that they agree)
+DEFAULT_MAX_FRAME_SIZE = 64 * 1024 * 1024
+#: the smallest ``max_frame_size`` a listener accepts
+MIN_FRAME_SIZE = 1024
+
+
+def check_limits(max_frame_size: int, max_connections: int) -> None:
+    """ValueError unless ``max_frame_size`` and ``max_connections`` are limits a listener can work with."""
+    if max_frame_size < MIN_FRAME_SIZE:
+        raise ValueError(f"max_frame_size must be at least {MIN_FRAME_SIZE} bytes, not {max_frame_size}")
+    if max_connections < 1:
+        raise ValueError(f"max_connections must be at least 1, not {max_connections}")

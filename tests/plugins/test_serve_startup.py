@@ -1,0 +1,111 @@
+"""How ``minibroker serve`` starts: it binds and prints its URL before it imports the broker, so that clients can
+connect at once; a signal, a client or a mistake in the meantime is handled as well as once it runs."""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+import signal
+import socket
+from pathlib import Path
+
+import pytest
+from servekit import MINIBROKER, TIMEOUT, run, serve
+
+from minibroker import Broker
+from minibroker.client import AckMode, connect
+from minibroker.plugins.server.tcp import start_server
+from minibroker.plugins.stomp import start_stomp_server
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+async def test_a_signal_right_after_the_url_is_a_clean_stop(sig: int, tmp_path: Path) -> None:
+    """The signal comes while the broker is still being imported: the broker starts, stops at once, exit status 0."""
+    served = await serve(tmp_path)
+    try:
+        assert await served.stop(sig) == 0
+        assert served.proc.stderr is not None
+        assert await served.proc.stderr.read() == b""
+    finally:
+        await served.kill()
+
+
+async def test_a_client_connecting_right_after_the_url_is_served(tmp_path: Path) -> None:
+    """The connection waits in the listening socket's backlog until the broker runs, then gets its answers."""
+    served = await serve(tmp_path)
+    try:
+        async with await connect(served.url) as conn:
+            session = await conn.create_session(AckMode.AUTO_ACKNOWLEDGE)
+            await (await session.create_producer("early")).send("first")
+            consumer = await session.create_consumer("early")
+            msg = await consumer.receive(timeout=TIMEOUT)
+            assert msg is not None and msg.body == "first"
+        assert await served.stop() == 0
+    finally:
+        await served.kill()
+
+
+async def test_port_in_use_exits_1_without_printing_a_url(tmp_path: Path) -> None:
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = str(taken.getsockname()[1])
+        code, out, err = await run(MINIBROKER, "serve", "--port", port, cwd=tmp_path)
+        assert (code, out) == (1, "")
+        assert err == (f"minibroker serve: [Errno {errno.EADDRINUSE}] error while attempting to bind on address "
+                       f"('127.0.0.1', {port}): address already in use\n")
+        # the STOMP port too; the TCP socket bound just before is released
+        code, out, err = await run(MINIBROKER, "serve", "--port", "0", "--stomp-port", port, cwd=tmp_path)
+        assert (code, out) == (1, "")
+        assert err == (f"minibroker serve: STOMP: [Errno {errno.EADDRINUSE}] error while attempting to bind on address "
+                       f"('127.0.0.1', {port}): address already in use\n")
+
+
+@pytest.mark.parametrize(("options", "message"), [
+    (["--max-frame-size", "10"], "max_frame_size must be at least 1024 bytes, not 10"),
+    (["--max-connections", "-1"], "max_connections must be at least 1, not -1"),
+    (["--port", "70000"], "port must be 0-65535, not 70000"),
+    (["--port", "0", "--stomp-port", "-1"], "STOMP: port must be 0-65535, not -1"),
+])
+async def test_bad_settings_exit_1_before_the_url(options: list[str], message: str, tmp_path: Path) -> None:
+    code, out, err = await run(MINIBROKER, "serve", *options, cwd=tmp_path)
+    assert (code, out, err) == (1, "", f"minibroker serve: {message}\n")
+
+
+async def test_host_and_ports_from_the_config_file(tmp_path: Path) -> None:
+    """The file is read before binding: its [server] host, port and stomp_port are used (no --port here)."""
+    (tmp_path / "broker.toml").write_text('[server]\nhost = "127.0.0.1"\nport = 0\nstomp_port = 0\n')
+    proc = await asyncio.create_subprocess_exec(MINIBROKER, "serve", "--config", "broker.toml", cwd=tmp_path,
+                                                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    assert proc.stdout is not None
+    try:
+        tcp_url = (await asyncio.wait_for(proc.stdout.readline(), TIMEOUT)).decode().strip()
+        stomp_url = (await asyncio.wait_for(proc.stdout.readline(), TIMEOUT)).decode().strip()
+        assert tcp_url.startswith("tcp://127.0.0.1:") and stomp_url.startswith("stomp://127.0.0.1:")
+        async with await connect(tcp_url):
+            pass
+        proc.send_signal(signal.SIGTERM)
+        assert await asyncio.wait_for(proc.wait(), TIMEOUT) == 0
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+
+
+async def test_servers_on_sockets_bound_beforehand() -> None:
+    """``start_server(sock=...)`` and ``start_stomp_server(sock=...)`` serve on listening sockets they are given
+    (one or several), and close them."""
+    socks = [socket.create_server(("127.0.0.1", 0)) for _ in range(3)]
+    async with Broker() as broker:
+        server = await start_server(broker, sock=socks[:2])
+        stomp = await start_stomp_server(broker, sock=socks[2])
+        assert server.url == f"tcp://127.0.0.1:{socks[0].getsockname()[1]}"
+        assert stomp.url == f"stomp://127.0.0.1:{socks[2].getsockname()[1]}"
+        for sock in socks[:2]:
+            async with await connect(f"tcp://127.0.0.1:{sock.getsockname()[1]}") as conn:
+                await conn.create_session()
+        reader, writer = await asyncio.open_connection("127.0.0.1", socks[2].getsockname()[1])
+        writer.write(b"CONNECT\naccept-version:1.2\nhost:localhost\n\n\x00")
+        assert (await asyncio.wait_for(reader.readuntil(b"\x00"), TIMEOUT)).startswith(b"CONNECTED")
+        writer.close()
+        await stomp.close()
+        await server.close()
+    assert all(sock.fileno() == -1 for sock in socks)
