@@ -4,16 +4,65 @@
 >>> from minibroker.client import connect, AckMode
 """
 
-from ._core.commands import AckType, ConsumerInfo, MessageAck
-from ._core.cursors import BrokerInfo, CursorAck, PublishResult, QueuePosition, RangeEntry, RangeRead
-from ._core.effects import Dispatch
-from ._core.history import HistoryRecord
-from ._core.queue import DestinationPolicy, QueueStatistics
-from ._driver import Broker, BrokerStatistics, QueueView
-from .clock import Clock, ManualClock, RealClock
-from .message import Destination, DestinationKind, Message, PropertyValue
+# The public names are imported on first use (PEP 562): every ``minibroker.xxx`` import runs this module, and
+# ``minibroker serve`` binds its socket before it pays for asyncio, attrs and the broker.
+TYPE_CHECKING = False  # not typing's: importing typing costs a few ms of every launch
+if TYPE_CHECKING:
+    from ._core.commands import AckType, ConsumerInfo, MessageAck
+    from ._core.cursors import BrokerInfo, CursorAck, PublishResult, QueuePosition, RangeEntry, RangeRead
+    from ._core.effects import Dispatch
+    from ._core.history import HistoryRecord
+    from ._core.queue import DestinationPolicy, QueueStatistics
+    from ._driver import Broker, BrokerStatistics, QueueView
+    from .clock import Clock, ManualClock, RealClock
+    from .message import Destination, DestinationKind, Message, PropertyValue
 
 __version__ = "0.1.0"
+
+#: public name -> the module that defines it
+_LAZY = {
+    "AckType": "._core.commands",
+    "ConsumerInfo": "._core.commands",
+    "MessageAck": "._core.commands",
+    "BrokerInfo": "._core.cursors",
+    "CursorAck": "._core.cursors",
+    "PublishResult": "._core.cursors",
+    "QueuePosition": "._core.cursors",
+    "RangeEntry": "._core.cursors",
+    "RangeRead": "._core.cursors",
+    "Dispatch": "._core.effects",
+    "HistoryRecord": "._core.history",
+    "DestinationPolicy": "._core.queue",
+    "QueueStatistics": "._core.queue",
+    "Broker": "._driver",
+    "BrokerStatistics": "._driver",
+    "QueueView": "._driver",
+    "Clock": ".clock",
+    "ManualClock": ".clock",
+    "RealClock": ".clock",
+    "Destination": ".message",
+    "DestinationKind": ".message",
+    "Message": ".message",
+    "PropertyValue": ".message",
+}
+
+
+if not TYPE_CHECKING:  # hidden from type checkers, which see the imports above (and flag a misspelt name)
+
+    def __getattr__(name: str) -> object:
+        module = _LAZY.get(name)
+        if module is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        import importlib
+
+        value = getattr(importlib.import_module(module, __name__), name)
+        globals()[name] = value  # once: later lookups find it without coming here
+        return value
+
+
+def __dir__() -> list[str]:
+    return sorted((set(globals()) - {"TYPE_CHECKING"}) | set(_LAZY))
+
 
 __all__ = [
     "AckType",

@@ -1,5 +1,6 @@
 """How ``minibroker serve`` starts: it binds and prints its URL before it imports the broker, so that clients can
-connect at once; a signal, a client or a mistake in the meantime is handled as well as once it runs."""
+connect at once; a signal, a client or a mistake in the meantime is handled as well as once it runs. And ``import
+minibroker`` itself is cheap: its public names are imported on first use."""
 
 from __future__ import annotations
 
@@ -7,11 +8,14 @@ import asyncio
 import errno
 import signal
 import socket
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from servekit import MINIBROKER, TIMEOUT, run, serve
 
+import minibroker
 from minibroker import Broker
 from minibroker.client import AckMode, connect
 from minibroker.plugins.server.tcp import start_server
@@ -88,6 +92,42 @@ async def test_host_and_ports_from_the_config_file(tmp_path: Path) -> None:
         if proc.returncode is None:
             proc.kill()
             await proc.wait()
+
+
+def _imported_by(code: str, tmp_path: Path) -> set[str]:
+    """The modules a fresh interpreter has imported after running ``code``."""
+    out = subprocess.run([sys.executable, "-c", f"{code}\nimport sys\nprint(*sys.modules)"], cwd=tmp_path,
+                         capture_output=True, text=True, check=True, timeout=TIMEOUT).stdout
+    return set(out.split())
+
+
+def test_the_command_line_imports_neither_asyncio_nor_the_broker(tmp_path: Path) -> None:
+    modules = _imported_by("import minibroker.plugins.server.cli", tmp_path)
+    assert "minibroker.plugins.server.cli" in modules
+    unwanted = {"asyncio", "attrs", "typing", "logging", "minibroker._driver", "minibroker.config",
+                "minibroker.redelivery"}
+    assert modules & unwanted == set()
+
+
+def test_import_minibroker_is_lazy(tmp_path: Path) -> None:
+    assert "asyncio" not in _imported_by("import minibroker", tmp_path)
+    modules = _imported_by("from minibroker import Broker", tmp_path)
+    assert {"asyncio", "minibroker._driver"} <= modules
+
+
+def test_the_public_names_are_all_there() -> None:
+    from minibroker import _driver, clock
+
+    assert minibroker.Broker is _driver.Broker and minibroker.ManualClock is clock.ManualClock
+    assert set(minibroker.__all__) <= set(dir(minibroker))
+    assert "TYPE_CHECKING" not in dir(minibroker)
+    namespace: dict[str, object] = {}
+    exec("from minibroker import *", namespace)
+    assert set(minibroker.__all__) <= set(namespace)
+    with pytest.raises(AttributeError, match="has no attribute 'Brokr'"):
+        minibroker.Brokr  # type: ignore[attr-defined]  # noqa: B018
+    with pytest.raises(ImportError):
+        exec("from minibroker import Brokr", {})
 
 
 async def test_servers_on_sockets_bound_beforehand() -> None:
