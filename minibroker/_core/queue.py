@@ -374,12 +374,14 @@ class Queue:
             self._dispatch_some(now, out, expired, limit)
             return
         consumers = self.consumers
-        if (len(consumers) == 1 and not self.redelivery and not self.paged
-                and not (self.persistent and self.non_persistent)):
+        if len(consumers) == 1 and not self.exclusive_count and consumers[0].selector is None:
             sub = consumers[0]
-            if sub.selector is None and not self.exclusive_count:
+            if not self.redelivery and not self.paged and not (self.persistent and self.non_persistent):
                 self._dispatch_simple(sub, now, out, expired)
-                return
+            else:
+                self.page_in()
+                self._dispatch_single(sub, now, out, expired)
+            return
         self.page_in()
         self._dispatch_general(now, out, expired)
 
@@ -395,6 +397,25 @@ class Queue:
                 waiting.appendleft(entry)
             if not self._has_room():
                 return
+
+    def _dispatch_single(self, sub: Subscription, now: float, out: list[Dispatch], expired: list[QueueEntry]) -> None:
+        """One consumer without a selector, with messages paged in or waiting for redelivery: the general path's
+        order (redeliveries, then the paged-in list) without its per-message choice of a consumer. A message of a
+        group hands the rest to the general path (ownership, first-for-consumer flag)."""
+        room = sub.room()
+        for waiting in (self.redelivery, self.paged):
+            while waiting and room > 0:
+                entry = waiting.popleft()
+                message = entry.message
+                if message.group_id is not None:
+                    waiting.appendleft(entry)
+                    self._dispatch_general(now, out, expired)
+                    return
+                if message.expiration and now >= message.expiration:
+                    expired.append(entry)
+                    continue
+                self.dispatch_to(sub, entry, out)
+                room -= 1
 
     def _dispatch_simple(self, sub: Subscription, now: float, out: list[Dispatch], expired: list[QueueEntry]) -> None:
         """The common case, one consumer without a selector, nothing paged in and one kind of persistence waiting:
