@@ -213,22 +213,23 @@ async def _serve(args: argparse.Namespace, config: BrokerConfig | None, socks: l
     """Start a broker and serve on the listening sockets until SIGTERM or SIGINT (or at once if one came already)."""
     import asyncio
     import logging
-    from pathlib import Path
-
-    import attrs
 
     from minibroker import Broker, RealClock
-    from minibroker.config import BrokerConfig
     from minibroker.errors import MinibrokerError
 
     from .tcp import start_server
 
     try:
-        if config is None:
-            config = BrokerConfig()
-        if args.data_dir is not None:
-            config = attrs.evolve(config, data_dir=Path(args.data_dir))
-        broker = Broker(clock=RealClock(), **config.broker_kwargs())
+        if config is None:  # Broker's defaults are BrokerConfig()'s: no need to import minibroker.config
+            broker = Broker(clock=RealClock(), data_dir=args.data_dir)
+        else:
+            from pathlib import Path
+
+            import attrs
+
+            if args.data_dir is not None:
+                config = attrs.evolve(config, data_dir=Path(args.data_dir))
+            broker = Broker(clock=RealClock(), **config.broker_kwargs())
     except MinibrokerError as exc:
         _close(socks + stomp_socks)
         print(f"minibroker serve: {exc}", file=sys.stderr)

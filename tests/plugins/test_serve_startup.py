@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import errno
+import inspect
 import signal
 import socket
 import subprocess
@@ -128,6 +129,19 @@ def test_the_public_names_are_all_there() -> None:
         minibroker.Brokr  # type: ignore[attr-defined]  # noqa: B018
     with pytest.raises(ImportError):
         exec("from minibroker import Brokr", {})
+
+
+def test_serve_without_a_config_builds_the_broker_the_config_would() -> None:
+    """Without --config, ``serve`` builds ``Broker(clock=..., data_dir=...)`` and does not import minibroker.config:
+    that is the broker ``BrokerConfig()`` describes only while Broker's defaults are BrokerConfig's."""
+    from minibroker._defaults import DEFAULT_MAX_FRAME_SIZE
+    from minibroker.config import BrokerConfig
+    from minibroker.transport.codec import DEFAULT_MAX_FRAME_SIZE as CODEC_MAX_FRAME_SIZE
+
+    defaults = {name: p.default for name, p in inspect.signature(Broker).parameters.items()}
+    for name, value in BrokerConfig().broker_kwargs().items():
+        assert value == defaults[name] or (not value and not defaults[name]), name
+    assert DEFAULT_MAX_FRAME_SIZE == CODEC_MAX_FRAME_SIZE
 
 
 async def test_servers_on_sockets_bound_beforehand() -> None:
