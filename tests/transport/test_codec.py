@@ -208,6 +208,20 @@ class TestRoundTrip:
         [back] = decode_all(codec.encode_dispatch(dispatch, cache))
         assert same(back, Dispatch(3, original, 8, 1, True))
 
+    def test_encoded_messages_bounded_by_count_and_bytes(self) -> None:
+        sent = [message(message_id=f"ID:x:{i}", body="b" * 100) for i in range(10)]
+        by_count = EncodedMessages(limit=4)
+        by_bytes = EncodedMessages(max_bytes=250)
+        for m in sent:
+            by_count.put(m, b"r" * 100)
+            by_bytes.put(m, b"r" * 100)
+        assert len(by_count) == 4 and by_count.get(sent[5]) is None and by_count.get(sent[9]) == b"r" * 100
+        assert len(by_bytes) == 2 and by_bytes.bytes == 200 and by_bytes.get(sent[7]) is None
+        by_bytes.put(sent[9], b"s" * 50)  # the same message again: replaced, not counted twice
+        assert by_bytes.bytes == 150 and by_bytes.get(sent[9]) == b"s" * 50
+        by_bytes.clear()
+        assert len(by_bytes) == 0 and by_bytes.bytes == 0
+
     def test_browse_results_are_split_to_fit(self) -> None:
         messages = [message(message_id=f"ID:x:{i}", body="b" * 500) for i in range(50)]
         frames = codec.encode_browse_results(4, messages, 4096)
