@@ -367,9 +367,10 @@ class Queue:
         return best
 
     def dispatch(self, now: float, out: list[Dispatch], expired: list[QueueEntry], limit: int | None = None) -> None:
-        """Hand pending messages to consumers with room (at most ``limit``). Expired ones go to ``expired``."""
-        if self.paused or not self._has_room():
-            return
+        """Hand pending messages to consumers with room (at most ``limit``). Expired ones go to ``expired``.
+
+        Call it only when :meth:`dispatchable` says so (the broker checks that first, and it is not checked again).
+        """
         if limit is not None:
             self._dispatch_some(now, out, expired, limit)
             return
