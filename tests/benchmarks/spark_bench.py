@@ -17,6 +17,7 @@ import sys
 import time
 import zlib
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from minibroker import Destination, Message
@@ -121,16 +122,38 @@ def expected(n: int) -> tuple[int, int, int]:
     return n, sum(zlib.crc32(body(i)) for i in range(n)), n * (n - 1) // 2
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--small", action="store_true", help="10k and 100k messages instead of 100k and 1M")
-    parser.add_argument("--repeat", type=int, default=3)
-    args = parser.parse_args()
+@dataclass
+class SparkFigures:
+    """Seconds (best of the runs) of each read, and the sizes they were measured at."""
+
+    n1: int
+    n2: int
+    parts: int
+    #: n1 messages, one partition: the minibroker source, generated tuples, generated Arrow batches
+    broker: float
+    tuples: float
+    arrow: float
+    #: n2 messages over ``parts`` partitions: the minibroker source, generated Arrow batches; and one partition
+    broker_parts: float
+    arrow_parts: float
+    broker_one: float
+
+    @property
+    def ratio(self) -> float:
+        """The n1 read against the same rows generated as Arrow inside a reader (the issue's target: <= 1.5)."""
+        return self.broker / self.arrow
+
+    @property
+    def ratio_parts(self) -> float:
+        return self.broker_parts / self.arrow_parts
+
+
+def measure(small: bool = False, repeat: int = 3) -> SparkFigures | str:
+    """Run both reads and their baselines (a local[2] Spark session); a string says why Spark is unavailable."""
     reason = spark_unavailable()
     if reason is not None:
-        print(f"spark_bench: skipped, {reason}")
-        return 0
-    n1, n2 = (10_000, 100_000) if args.small else (100_000, 1_000_000)
+        return reason
+    n1, n2 = (10_000, 100_000) if small else (100_000, 1_000_000)
     parts2 = 4
     spark = build_spark_session("minibroker-bench", master="local[2]",
                                 conf={"spark.sql.execution.arrow.maxRecordsPerBatch": "10000"})
@@ -138,9 +161,7 @@ def main() -> int:
         spark.dataSource.register(generated_source(arrow))
     try:
         with ThreadedBroker(history_limit=0, timeout=600) as tb:
-            t = time.perf_counter()
             fill(tb, "bench", n1)
-            print(f"filled {n1:,} messages of {BODY_SIZE} bytes in {time.perf_counter() - t:.2f} s", flush=True)
 
             def broker_read(n: int, parts: int) -> tuple[int, int, int]:
                 per = -(-n // parts)
@@ -153,35 +174,45 @@ def main() -> int:
                                 .option("n", str(n)).option("parts", str(parts)).load())
 
             want = expected(n1)
-            mb, got = best(lambda: broker_read(n1, 1), args.repeat)
+            mb, got = best(lambda: broker_read(n1, 1), repeat)
             assert got == want, (got, want)
-            gt, got = best(lambda: generated(n1, 1, False), args.repeat)
+            gt, got = best(lambda: generated(n1, 1, False), repeat)
             assert got == want, (got, want)
-            ga, got = best(lambda: generated(n1, 1, True), args.repeat)
+            ga, got = best(lambda: generated(n1, 1, True), repeat)
             assert got == want, (got, want)
-            print(f"\n{n1:,} messages, 1 partition (count + checksum of body and seq):")
-            print(f"  minibroker source (TCP, Arrow batches)  {mb:6.2f} s  {n1 / mb:>10,.0f} msg/s")
-            print(f"  baseline: generated rows, tuples         {gt:6.2f} s   -> minibroker / baseline = {mb / gt:.2f}x")
-            print(f"  baseline: generated rows, Arrow          {ga:6.2f} s   -> minibroker / baseline = {mb / ga:.2f}x")
-
-            t = time.perf_counter()
             fill(tb, "bench", n2, n1)
-            print(f"\nfilled up to {n2:,} messages in {time.perf_counter() - t:.2f} s", flush=True)
             want = expected(n2)
-            mb2, got = best(lambda: broker_read(n2, parts2), max(1, args.repeat - 1))
+            mb2, got = best(lambda: broker_read(n2, parts2), max(1, repeat - 1))
             assert got == want, (got, want)
-            ga2, got = best(lambda: generated(n2, parts2, True), max(1, args.repeat - 1))
+            ga2, got = best(lambda: generated(n2, parts2, True), max(1, repeat - 1))
             assert got == want, (got, want)
             mb1, got = best(lambda: broker_read(n2, 1), 1)
             assert got == want, (got, want)
-            print(f"{n2:,} messages, {parts2} partitions on 2 cores:")
-            print(f"  minibroker source                        {mb2:6.2f} s  {n2 / mb2:>10,.0f} msg/s")
-            print(f"  baseline: generated rows, Arrow          {ga2:6.2f} s   -> minibroker / baseline = "
-                  f"{mb2 / ga2:.2f}x")
-            print(f"  minibroker source, 1 partition           {mb1:6.2f} s   -> {parts2} partitions speed-up = "
-                  f"{mb1 / mb2:.2f}x")
     finally:
         spark.stop()
+    return SparkFigures(n1, n2, parts2, mb, gt, ga, mb2, ga2, mb1)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--small", action="store_true", help="10k and 100k messages instead of 100k and 1M")
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    f = measure(args.small, args.repeat)
+    if isinstance(f, str):
+        print(f"spark_bench: skipped, {f}")
+        return 0
+    print(f"\n{f.n1:,} messages, 1 partition (count + checksum of body and seq):")
+    print(f"  minibroker source (TCP, Arrow batches)  {f.broker:6.2f} s  {f.n1 / f.broker:>10,.0f} msg/s")
+    print(f"  baseline: generated rows, tuples         {f.tuples:6.2f} s   -> minibroker / baseline = "
+          f"{f.broker / f.tuples:.2f}x")
+    print(f"  baseline: generated rows, Arrow          {f.arrow:6.2f} s   -> minibroker / baseline = {f.ratio:.2f}x")
+    print(f"{f.n2:,} messages, {f.parts} partitions on 2 cores:")
+    print(f"  minibroker source                        {f.broker_parts:6.2f} s  {f.n2 / f.broker_parts:>10,.0f} msg/s")
+    print(f"  baseline: generated rows, Arrow          {f.arrow_parts:6.2f} s   -> minibroker / baseline = "
+          f"{f.ratio_parts:.2f}x")
+    print(f"  minibroker source, 1 partition           {f.broker_one:6.2f} s   -> {f.parts} partitions speed-up = "
+          f"{f.broker_one / f.broker_parts:.2f}x")
     return 0
 
 
