@@ -28,7 +28,6 @@ from ..errors import (
     TransactionError,
 )
 from ..message import Destination, DestinationKind, Message
-from ..selector import parse_selector
 from .commands import AckType, ConsumerInfo, MessageAck
 from .cursors import (
     CursorAck,
@@ -232,7 +231,11 @@ class BrokerCore:
         conn = self._connection(connection_id)
         if info.prefetch < 0:
             raise InvalidDestination(f"prefetch must be >= 0, not {info.prefetch}", prefetch=info.prefetch)
-        selector = parse_selector(info.selector) if info.selector else None
+        selector = None
+        if info.selector:
+            from ..selector import parse_selector  # only consumers with a selector need the parser (~4 ms to import)
+
+            selector = parse_selector(info.selector)
         consumer_id = self._next_consumer
         self._next_consumer += 1
         sub = Subscription(
