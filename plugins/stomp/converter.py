@@ -921,22 +921,40 @@ class StompConverter:
         self._forget(sub, [delivery])
 
     def _run_auto_acks(self, limit: int | None) -> None:
+        """Send the owed auto acks, oldest first (at most ``limit`` messages, counting those dispatched meanwhile).
+
+        Consecutive acks of one consumer go as one STANDARD range ack (first..last, with its count), which the broker
+        checks against what it dispatched: all of a consumer's auto acks are owed in dispatch order, so the range is
+        exactly those messages. Should it not be (the broker refuses the count or the ids), each message is acked on
+        its own, as before; a refusal then means the message is no longer held (the consumer went away meanwhile).
+        """
         pending = self._auto_acks
-        if not pending or self.connection_id is None:
-            return
-        done = 0
-        ack = self.broker.ack
         connection_id = self.connection_id
+        if not pending or connection_id is None:
+            return
+        budget: float = math.inf if limit is None else limit
+        ack = self.broker.ack
         by_consumer = self._by_consumer
-        while pending and (limit is None or done < limit):
-            consumer_id, message_id = pending.popleft()
-            done += 1
+        while pending and budget > 0:
+            consumer_id, first = pending.popleft()
+            budget -= 1
+            ids = [first]
+            while pending and budget > 0 and pending[0][0] == consumer_id:
+                ids.append(pending.popleft()[1])
+                budget -= 1
             if consumer_id not in by_consumer:
                 continue
             try:
-                ack(connection_id, MessageAck(consumer_id, AckType.STANDARD, message_id, message_id, 1))
+                ack(connection_id, MessageAck(consumer_id, AckType.STANDARD, ids[-1], first, len(ids)))
+                continue
             except MinibrokerError:
-                pass  # already released (the consumer went away meanwhile)
+                if len(ids) == 1:
+                    continue
+            for message_id in ids:
+                try:
+                    ack(connection_id, MessageAck(consumer_id, AckType.STANDARD, message_id, message_id, 1))
+                except MinibrokerError:
+                    pass
 
     # -- transactions -------------------------------------------------------------------------------------------------
 
