@@ -153,6 +153,11 @@ def measure(small: bool = False, repeat: int = 3) -> SparkFigures | str:
     reason = spark_unavailable()
     if reason is not None:
         return reason
+    if __name__ != "__main__":
+        # imported (by run.py): Spark's workers cannot import this file, so its baseline source travels by value
+        from pyspark import cloudpickle
+
+        cloudpickle.register_pickle_by_value(sys.modules[__name__])
     n1, n2 = (10_000, 100_000) if small else (100_000, 1_000_000)
     parts2 = 4
     spark = build_spark_session("minibroker-bench", master="local[2]",
