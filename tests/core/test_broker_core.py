@@ -252,6 +252,34 @@ class TestAckTypes:
         env.ack(c, AckType.STANDARD, "m2", None, 3)
         assert env.held(c) == ["m3"]
 
+    def test_ack_one_is_a_standard_ack_of_exactly_that_message(self) -> None:
+        """ack_one (AUTO's shortcut, no MessageAck) does what STANDARD id..id count 1 does, oldest or not."""
+        fast, full = Env(), Env()
+        for e in (fast, full):
+            e.send(4)
+            e.consumer(prefetch=2)
+            e.drain()
+        c = 1
+        assert fast.core.ack_one(fast.conn, c, "m1")
+        full.ack(c, AckType.STANDARD, "m1", "m1", 1)
+        assert fast.snapshot() == full.snapshot()
+        assert fast.drained_ids() == full.drained_ids() == ["m2"]  # the window refilled by one
+        assert [r.event for r in fast.core.history.of("m1")] == [r.event for r in full.core.history.of("m1")]
+        assert fast.core.history.of("m1")[-1].ack_type == "STANDARD"
+
+    def test_ack_one_declines_what_it_cannot_apply(self, env: Env) -> None:
+        """Unknown consumer, another connection's consumer, a message not held: False and nothing changes, so the
+        client sends the full ack, which the broker refuses with the right error."""
+        env.send(2)
+        c = env.consumer(prefetch=1)
+        env.drain()
+        other = env.core.add_connection()
+        before = env.snapshot()
+        assert not env.core.ack_one(env.conn, c + 99, "m0")
+        assert not env.core.ack_one(other, c, "m0")
+        assert not env.core.ack_one(env.conn, c, "m1")  # pending, not dispatched
+        assert env.snapshot() == before and env.drain() == []
+
     @pytest.mark.parametrize("count", [1, 2, 4])
     def test_standard_wrong_count_is_refused(self, env: Env, count: int) -> None:
         """Outside a transaction, message_count must equal the span: else "Unmatched acknowledge", nothing changes."""

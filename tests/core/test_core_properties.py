@@ -390,6 +390,57 @@ def test_random_operations_keep_invariants(seed: int) -> None:
     assert model.log, f"seed={seed}: nothing happened"
 
 
+@pytest.mark.parametrize("seed", range(100))
+def test_single_consumer_fast_paths_dispatch_as_the_general_path(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Queue.dispatch takes shortcuts for one consumer without a selector (straight from the store cursor, or the
+    paged-in list without choosing a consumer per message); the same operations dispatch exactly the same messages,
+    in the same order, with the shortcuts replaced by the general path."""
+    from minibroker._core.queue import Queue
+
+    def record(model: Model) -> list[tuple[int, str | None, int, int]]:
+        seen: list[tuple[int, str | None, int, int]] = []
+        drain = model.core.drain
+
+        def recording_drain() -> list[Dispatch]:
+            out = drain()
+            seen.extend((d.consumer_id, d.message and d.message.message_id, d.seq, d.redelivery_counter) for d in out)
+            return out
+
+        model.core.drain = recording_drain  # type: ignore[method-assign]
+        model.run(OPS)
+        return seen
+
+    fast = record(Model(seed))
+
+    def general(self: Queue, sub: object, now: float, out: list[Dispatch], expired: list[Any]) -> None:
+        self.page_in()
+        self._dispatch_general(now, out, expired)
+
+    monkeypatch.setattr(Queue, "_dispatch_simple", general)
+    monkeypatch.setattr(Queue, "_dispatch_single", general)
+    assert record(Model(seed)) == fast, f"seed={seed}"
+
+
+def test_the_fast_paths_are_exercised(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The comparison above is not vacuous: across its seeds both shortcuts dispatch messages."""
+    from minibroker._core.queue import Queue
+
+    counts: Counter[str] = Counter()
+    for name in ("_dispatch_simple", "_dispatch_single"):
+        original = getattr(Queue, name)
+
+        def counting(self: Queue, sub: Any, now: float, out: list[Dispatch], expired: list[Any],
+                     original: Any = original, name: str = name) -> None:
+            before = len(out)
+            original(self, sub, now, out, expired)
+            counts[name] += len(out) - before
+
+        monkeypatch.setattr(Queue, name, counting)
+    for seed in range(100):
+        Model(seed).run(OPS)
+    assert counts["_dispatch_simple"] > 100 and counts["_dispatch_single"] > 20, counts
+
+
 def test_sequences_exercise_every_path() -> None:
     """The generator is not vacuous: across the seeds every kind of operation and outcome happens."""
     seen: Counter[str] = Counter()
