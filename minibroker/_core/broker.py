@@ -354,8 +354,10 @@ class BrokerCore:
     def _enqueue(self, message: Message, connection_id: int = 0, redelivery_counter: int = 0) -> None:
         dest = message.destination
         if dest.kind is QUEUE:
-            q = self.queue(dest.name)
-            assert q is not None
+            q = self.queues.get(dest.name)
+            if q is None:
+                q = self.queue(dest.name)
+                assert q is not None
             q.add(message, redelivery_counter)
             if message.expiration and self._next_sweep is None:
                 self._next_sweep = self.clock.now() + EXPIRE_PERIOD

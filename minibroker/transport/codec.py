@@ -872,13 +872,15 @@ class EncodedMessages:
 
     def put(self, message: Message, raw: bytes) -> None:
         entries = self._entries
-        self.bytes += len(raw)
-        while entries and (len(entries) >= self.limit or self.bytes > self.max_bytes):
-            self.bytes -= len(entries.popitem(last=False)[1][1])
-        old = entries.get(id(message))
-        if old is not None:
+        key = id(message)
+        old = entries.get(key)
+        if old is not None:  # the same message again: replaced (held here, its id cannot name another message)
             self.bytes -= len(old[1])
-        entries[id(message)] = (message, raw)
+        entries[key] = (message, raw)
+        self.bytes += len(raw)
+        if self.bytes > self.max_bytes or len(entries) > self.limit:
+            while len(entries) > 1 and (len(entries) > self.limit or self.bytes > self.max_bytes):
+                self.bytes -= len(entries.popitem(last=False)[1][1])
 
     def get(self, message: Message) -> bytes | None:
         entry = self._entries.get(id(message))
