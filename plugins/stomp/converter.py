@@ -56,7 +56,7 @@ from minibroker.errors import (
 )
 from minibroker.message import Destination, DestinationKind, Message, PropertyValue
 
-from .codec import VERSIONS, StompFrame, can_encode_header, encode_frame
+from .codec import VERSIONS, StompDecoder, StompFrame, can_encode_header, encode_frame
 
 __all__ = [
     "ACTIVEMQ_VERSION",
@@ -100,6 +100,11 @@ _MESSAGE_FIELDS: Final = (
 )
 if tuple(field.name for field in attrs.fields(Message))[: len(_MESSAGE_FIELDS)] != _MESSAGE_FIELDS:
     raise ImportError("minibroker.message.Message changed its field order: update the STOMP converter's _message")
+#: the headers of a MESSAGE besides its properties: a property of one of these names replaces it (the frame path)
+_MESSAGE_HEADERS: Final = frozenset({
+    "message-id", "destination", "correlation-id", "expires", "redelivered", "priority", "reply-to", "timestamp",
+    "type", "original-destination", "persistent", "subscription", "ack", "content-length",
+})
 #: scheduler properties ActiveMQ reads as numbers even when a STOMP client sent them as strings
 _SCHEDULER_PROPERTIES: Final = frozenset({"AMQ_SCHEDULED_DELAY", "AMQ_SCHEDULED_PERIOD", "AMQ_SCHEDULED_REPEAT"})
 _LONG: Final = re.compile(r"[+-]?[0-9]{1,19}")
@@ -153,6 +158,8 @@ class _Subscription:
     unacked: dict[str, _Delivery] = attrs.field(factory=dict)
     next_index: int = 0
     closed: bool = False
+    #: the ``subscription`` header line of its MESSAGEs, escaped ("" without an id; None: MESSAGEs take the frame path)
+    id_line: str | None = ""
 
 
 @attrs.define(slots=True, eq=False)
@@ -202,6 +209,21 @@ def java_double(value: float) -> str:
     power = exponent + len(digits) - 1
     mantissa = text[0] + "." + (text[1:] or "0")
     return f"{'-' if sign else ''}{mantissa}E{power}"
+
+
+def _escape_value(text: str, version: str) -> str | None:
+    """``text`` escaped for a 1.1/1.2 header; None when it holds a NUL (no version can carry one)."""
+    if "\0" in text:
+        return None
+    if "\\" in text:
+        text = text.replace("\\", "\\\\")
+    if "\n" in text:
+        text = text.replace("\n", "\\n")
+    if ":" in text:
+        text = text.replace(":", "\\c")
+    if "\r" in text and version == "1.2":
+        text = text.replace("\r", "\\r")
+    return text
 
 
 def _parse_long(value: str) -> int:
@@ -266,7 +288,8 @@ class StompConverter:
         self._name = f"{_TEMPORARY_PREFIX}{next(_connection_numbers)}"
         self._message_seq = 0
         self._ack_seq = 0
-        self._out: list[tuple[StompFrame, str]] = []
+        #: what to write, oldest first, each with the version it is written in: a frame, or a MESSAGE already encoded
+        self._out: list[tuple[StompFrame | bytes, str]] = []
         self._auto_acks: deque[tuple[int, str]] = deque()
         self._subs: dict[str, _Subscription] = {}
         self._by_consumer: dict[int, _Subscription] = {}
@@ -284,6 +307,8 @@ class StompConverter:
         self._strict_destinations: dict[str, list[Destination]] = {}
         #: broker destinations whose STOMP name cannot change (no temporary destination is named like them)
         self._stomp_names: dict[Destination, str] = {}
+        #: the same, escaped for the negotiated version (a version is negotiated before any MESSAGE is made)
+        self._escaped_names: dict[Destination, str] = {}
         self._producer_id = f"{self._name}:-1:1"
         self._now = broker.clock.now
         self._handlers: dict[str, Callable[[StompFrame], None]] = {
@@ -372,9 +397,17 @@ class StompConverter:
         return bool(self._out)
 
     def take_frames(self) -> list[StompFrame]:
-        """The frames to send, oldest first (they leave the output)."""
+        """The frames to send, oldest first (they leave the output); MESSAGEs encoded early are decoded back."""
         out, self._out = self._out, []
-        return [frame for frame, _ in out]
+        frames: list[StompFrame] = []
+        for item, version in out:
+            if isinstance(item, bytes):
+                decoder = StompDecoder(role="client", version=version)
+                decoder.receive_data(item)
+                frames.extend(decoder)
+            else:
+                frames.append(item)
+        return frames
 
     def data_to_send(self) -> bytes:
         """The output encoded for the wire (each frame in the version it was produced under)."""
@@ -382,16 +415,20 @@ class StompConverter:
         if not out:
             return b""
         chunks = []
-        for frame, version in out:
+        for item, version in out:
+            if type(item) is bytes:
+                chunks.append(item)
+                continue
+            assert isinstance(item, StompFrame)
             try:
-                chunks.append(encode_frame(frame, version))
+                chunks.append(encode_frame(item, version))
             except LocalProtocolError:
-                chunks.append(encode_frame(_sanitized(frame, version), version))
+                chunks.append(encode_frame(_sanitized(item, version), version))
         return b"".join(chunks)
 
     # -- output helpers ---------------------------------------------------------------------------------------------
 
-    def _emit(self, frame: StompFrame, version: str | None = None) -> None:
+    def _emit(self, frame: StompFrame | bytes, version: str | None = None) -> None:
         self._out.append((frame, version or self.version))
         if not self._in_frame and self.on_output is not None:
             self.on_output()
@@ -539,6 +576,7 @@ class StompConverter:
         found = ("/queue/" if kind is QUEUE else "/topic/") + name
         if len(self._stomp_names) >= 1024:
             self._stomp_names.clear()
+            self._escaped_names.clear()
         self._stomp_names[destination] = found
         return found
 
@@ -654,6 +692,9 @@ class StompConverter:
         ack = headers.get("ack")
         mode = ack if ack in (AckMode.CLIENT, AckMode.INDIVIDUAL) else AckMode.AUTO
         sub = _Subscription(sub_id, destination, self.stomp_name(destination), mode, browser)
+        if sub_id is not None:
+            escaped_id = _escape_value(sub_id, self.version)
+            sub.id_line = None if escaped_id is None else "\nsubscription:" + escaped_id
         if browser:
             self._register(sub)
             if destination.is_queue:
@@ -718,7 +759,83 @@ class StompConverter:
             sub.unacked[message.message_id] = delivery
             if ack_id is not None:
                 self._acks[ack_id] = (sub, delivery)
-        self._emit(self._message_frame(sub, message, redelivery_counter, ack_id))
+        data = self._message_bytes(sub, message, redelivery_counter, ack_id)
+        self._emit(data if data is not None else self._message_frame(sub, message, redelivery_counter, ack_id))
+
+    def _message_bytes(
+        self, sub: _Subscription, message: Message, redelivery_counter: int, ack_id: str | None
+    ) -> bytes | None:
+        """The MESSAGE frame :meth:`_message_frame` makes, encoded at once (the usual case, about 4x cheaper than a
+        header dict and :func:`encode_frame`); None when it takes the frame path: STOMP 1.0, a property named like
+        one of the frame's own headers (it would replace that header in place), or a value that cannot be written as
+        it is (a NUL: the frame path writes it sanitized). Checked against the frame path in the tests."""
+        version = self.version
+        id_line = sub.id_line
+        properties = message.properties
+        if version == "1.0" or id_line is None or (properties and not _MESSAGE_HEADERS.isdisjoint(properties)):
+            return None
+        message_id = _escape_value(message.message_id, version)
+        if message_id is None:
+            return None
+        destination = message.destination
+        name = self._escaped_names.get(destination)
+        if name is None:
+            name = _escape_value(self.stomp_name(destination), version)
+            if name is None:
+                return None
+            if destination in self._stomp_names:  # not a temporary destination: its name stays
+                self._escaped_names[destination] = name
+        parts = ["MESSAGE\nmessage-id:", message_id, "\ndestination:", name]
+        if message.correlation_id is not None:
+            text = _escape_value(message.correlation_id, version)
+            if text is None:
+                return None
+            parts += ("\ncorrelation-id:", text)
+        expiration = message.expiration
+        parts += ("\nexpires:", str(int(round(expiration * 1000))) if expiration else "0")
+        if redelivery_counter > 0:
+            parts.append("\nredelivered:true")
+        parts += ("\npriority:", str(message.priority))
+        if message.reply_to is not None:
+            text = _escape_value(self.stomp_name(message.reply_to), version)
+            if text is None:
+                return None
+            parts += ("\nreply-to:", text)
+        parts += ("\ntimestamp:", str(int(round(message.timestamp * 1000))))
+        if message.type is not None:
+            text = _escape_value(message.type, version)
+            if text is None:
+                return None
+            parts += ("\ntype:", text)
+        if message.original_destination is not None:
+            text = _escape_value(self.stomp_name(message.original_destination), version)
+            if text is None:
+                return None
+            parts += ("\noriginal-destination:", text)
+        if message.persistent:
+            parts.append("\npersistent:true")
+        if properties:
+            for key, value in properties.items():
+                text = value if type(value) is str else java_string(value)
+                if text is None:
+                    continue
+                escaped_key = _escape_value(key, version)
+                escaped_text = _escape_value(text, version)
+                if escaped_key is not None and escaped_text is not None:  # else: dropped, as can_encode_header says
+                    parts += ("\n", escaped_key, ":", escaped_text)
+        parts.append(id_line)
+        if ack_id is not None:
+            parts += ("\nack:", ack_id)  # digits
+        body = message.body
+        if isinstance(body, str):
+            data = body.encode("utf-8")
+            if b"\0" in data:
+                parts += ("\ncontent-length:", str(len(data)))
+        else:
+            data = body
+            parts += ("\ncontent-length:", str(len(data)))
+        parts.append("\n\n")
+        return b"".join(("".join(parts).encode("utf-8"), data, b"\0\n"))
 
     def _message_frame(
         self, sub: _Subscription, message: Message, redelivery_counter: int, ack_id: str | None

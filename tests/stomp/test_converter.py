@@ -4,10 +4,13 @@ beyond the broker's own)."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from minibroker import Broker
+from minibroker import Broker, ManualClock
+from minibroker.message import Destination, DestinationKind, Message, PropertyValue
 from minibroker.plugins.stomp import StompConverter, StompFrame
-from minibroker.plugins.stomp.converter import java_double, java_string
+from minibroker.plugins.stomp.converter import _escape_value, _Subscription, java_double, java_string
 
 pytestmark = pytest.mark.usefixtures("loop_errors")
 
@@ -99,3 +102,67 @@ class TestJavaStrings:
     def test_java_string(self) -> None:
         assert java_string(True) == "true" and java_string(42) == "42" and java_string("s") == "s"
         assert java_string(b"raw") is None and java_string(None) is None
+
+
+class _BareBroker:
+    """Enough of a broker for building MESSAGE frames: a clock (and weak-referenceable, for temporaries)."""
+
+    clock = ManualClock()
+
+
+_header_text = st.text(st.sampled_from("ab:\\\n\r\0é \t"), max_size=6)
+_property_names = st.one_of(_header_text, st.sampled_from(["priority", "subscription", "content-length", "x", "ack"]))
+_property_values = st.one_of(_header_text, st.integers(-5, 5), st.floats(allow_nan=True), st.booleans(),
+                             st.binary(max_size=3), st.none())
+_destinations = st.builds(Destination, st.sampled_from(list(DestinationKind)),
+                          st.sampled_from(["q", "a:b", "x\\y", "n\nl", "ID:minibroker-stomp-1:1", "zero\0"]))
+
+
+class TestEarlyEncoding:
+    """MESSAGEs are encoded as they are made (no header dict): byte for byte what the frame path writes."""
+
+    @settings(max_examples=400, deadline=None)
+    @given(
+        version=st.sampled_from(["1.0", "1.1", "1.2"]),
+        sub_id=st.one_of(st.none(), _header_text),
+        ack_id=st.one_of(st.none(), st.integers(0, 10**6).map(str)),
+        redelivery=st.integers(0, 2),
+        message_id=_header_text,
+        destination=_destinations,
+        optional=st.tuples(st.one_of(st.none(), _header_text), st.one_of(st.none(), _destinations),
+                           st.one_of(st.none(), _header_text), st.one_of(st.none(), _destinations)),
+        properties=st.dictionaries(_property_names, _property_values, max_size=4),
+        body=st.one_of(st.text(st.sampled_from("x\0é"), max_size=4), st.binary(max_size=4)),
+        numbers=st.tuples(st.integers(0, 9), st.booleans(), st.sampled_from([0.0, 1.5, 1763786000.1235]),
+                          st.sampled_from([0.0, 1763786000.123, 0.0005])),
+    )
+    def test_same_bytes_as_the_frame_path(
+        self, version: str, sub_id: str | None, ack_id: str | None, redelivery: int, message_id: str,
+        destination: Destination, optional: tuple[str | None, Destination | None, str | None, Destination | None],
+        properties: dict[str, PropertyValue], body: str | bytes, numbers: tuple[int, bool, float, float],
+    ) -> None:
+        conv = StompConverter(_BareBroker())  # type: ignore[arg-type]
+        conv.version = version
+        conv._temporary(DestinationKind.QUEUE, "mine")  # ID:minibroker-stomp-N:1 is this connection's temporary
+        correlation_id, reply_to, message_type, original = optional
+        priority, persistent, expiration, timestamp = numbers
+        message = Message(message_id, destination, body, properties, priority, persistent, timestamp, expiration,
+                          correlation_id, reply_to, message_type, None, 0, "p", 1, original)
+        conv.receive_frame(frame("SUBSCRIBE"))  # not connected: an ERROR, which sets nothing up
+        conv.take_frames()
+        sub = _Subscription(sub_id, destination, "/queue/q", "client")
+        if sub_id is not None:
+            escaped = _escape_value(sub_id, version)
+            sub.id_line = None if escaped is None else "\nsubscription:" + escaped
+        early = conv._message_bytes(sub, message, redelivery, ack_id)
+        conv._emit(conv._message_frame(sub, message, redelivery, ack_id))
+        expected = conv.data_to_send()
+        if early is not None:
+            assert early == expected
+            conv._emit(early)
+            (decoded,) = conv.take_frames()
+            assert decoded == conv._message_frame(sub, message, redelivery, ack_id)
+        # the common case does take the early path
+        if version != "1.0" and "\0" not in message_id + (sub_id or "") and not properties and "\0" not in \
+                destination.name and all(o is None for o in optional):
+            assert early is not None
