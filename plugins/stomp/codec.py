@@ -79,7 +79,10 @@ _JAVA_WS: Final = "".join(chr(i) for i in range(0x21))
 _COMMAND, _HEADERS, _BODY = 0, 1, 2
 #: command lines that need no trimming or decoding (a dict lookup instead)
 _PLAIN_COMMANDS: Final = {c.encode(): c for c in CLIENT_COMMANDS | SERVER_COMMANDS}
+_PLAIN_COMMAND_NAMES: Final = frozenset(_PLAIN_COMMANDS.values())
 _CONTENT_LENGTH: Final = re.compile(r"[+-]?[0-9]{1,10}")
+#: the longest unfinished frame start joined to newly received bytes by copying (longer: a bytearray accumulates)
+_JOIN_LIMIT: Final = 65536
 
 
 @attrs.define(slots=True)
@@ -222,7 +225,8 @@ class StompDecoder:
         self.max_header_length = max_header_length
         self.max_headers = max_headers
         self.max_data_length = max_data_length
-        self._buf = bytearray()
+        #: bytes, so that slices are made in one copy; a bytearray while a long frame accumulates (see receive_data)
+        self._buf: bytes | bytearray = b""
         self._pos = 0
         self._state = _COMMAND
         self._frame_start = 0
@@ -245,7 +249,20 @@ class StompDecoder:
         if self._error is not None:
             raise self._error
         self.bytes_received += len(data)
-        self._buf += data
+        buf = self._buf
+        cut = self._pos if self._state == _COMMAND else self._frame_start
+        rest = len(buf) - cut
+        if rest == 0:
+            self._buf = bytes(data)
+        elif type(buf) is bytearray:
+            buf += data
+            return
+        elif rest <= _JOIN_LIMIT:
+            self._buf = buf[cut:] + data  # the start of a frame, joined to what follows
+        else:  # a long frame still coming: accumulate in a bytearray (amortized appends, not a copy per read)
+            self._buf = bytearray(buf[cut:])
+            self._buf += data
+        self._shift(cut)
 
     def receive_eof(self) -> None:
         """The peer closed its side: an error if a frame was cut short (blank lines alone are fine)."""
@@ -260,6 +277,47 @@ class StompDecoder:
         if self._error is not None:
             raise self._error
         try:
+            # The fast path: a complete frame with a known command, LF line ends, no escapes (not 1.0), every limit
+            # met and a valid body. It changes nothing but the position until it has the frame; anything else, or
+            # any doubt, goes to the general parser (which raises the errors), from the same position.
+            buf = self._buf
+            pos = self._pos
+            end = buf.find(b"\n\n", pos) if self._state == _COMMAND else -1
+            if end > pos:
+                command, _, text = buf[pos:end].decode("utf-8", "replace").partition("\n")
+                if (
+                    command in _PLAIN_COMMAND_NAMES and len(command) <= self.max_command_length
+                    and end - pos - len(command) <= self.max_header_length
+                    and "\r" not in text and "\\" not in text and self.version != "1.0"
+                ):
+                    headers: dict[str, str] = {}
+                    count = 0
+                    if text:
+                        for header in text.split("\n"):
+                            name, _, value = header.partition(":")
+                            if name not in headers:
+                                headers[name] = value
+                            count += 1
+                    start = end + 2
+                    raw = headers.get("content-length") if command == "SEND" or self.role == "client" else None
+                    if raw is None:
+                        stop = buf.find(b"\0", start)
+                        ok = stop >= 0 and stop - start <= self.max_data_length
+                    elif raw.isdigit() and raw.isascii() and len(raw) <= 9:
+                        stop = start + int(raw)
+                        ok = stop - start <= self.max_data_length and stop < len(buf) and buf[stop] == 0
+                    else:
+                        ok = False
+                    limit = self.max_frame_size
+                    if ok and count <= self.max_headers and (limit is None or stop + 1 - pos <= limit):
+                        body = buf[start:stop]
+                        frame = StompFrame(command, headers, body if type(body) is bytes else bytes(body))
+                        stop += 1
+                        if len(buf) > stop and buf[stop] == 10:
+                            self.heartbeats += 1  # the EOL after the NUL, skipped at once
+                            stop += 1
+                        self._pos = stop
+                        return frame
             return self._next()
         except RemoteProtocolError as exc:
             self._error = exc
@@ -482,11 +540,16 @@ class StompDecoder:
         return frame
 
     def _compact(self) -> None:
-        """Drop consumed bytes from the buffer (offsets are moved with them)."""
+        """Drop consumed bytes from a bytearray buffer (a bytes buffer is cut when the next bytes are joined to it)."""
+        buf = self._buf
         cut = self._pos if self._state == _COMMAND else self._frame_start
-        if cut == 0 or (cut < 65536 and cut < len(self._buf)):
+        if type(buf) is not bytearray or cut == 0 or (cut < 65536 and cut < len(buf)):
             return
-        del self._buf[:cut]
+        del buf[:cut]
+        self._shift(cut)
+
+    def _shift(self, cut: int) -> None:
+        """The first ``cut`` bytes left the buffer: move the offsets with them."""
         self._pos -= cut
         self._frame_start -= cut
         self._body_start -= cut

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import time
 
 import pytest
 from hypothesis import given, settings
@@ -84,6 +85,37 @@ class TestRoundTrip:
             got.extend(decoder)
         assert got == batch
         decoder.receive_eof()
+
+    @pytest.mark.parametrize("chunk", [1000, 4096, 65536, 70001, 262144])
+    def test_long_frames_in_reads_of_any_size(self, chunk: int) -> None:
+        """Frames longer than a read (the buffer switches to accumulating in place) come out whole, in order."""
+        rng = random.Random(chunk)
+        batch = []
+        for size in (10, 200_000, 65_536, 65_535, 3, 150_000):
+            body = bytes(rng.getrandbits(8) for _ in range(64)) * (size // 64)
+            batch.append(StompFrame("SEND", {"destination": "/queue/a", "content-length": str(len(body))}, body))
+            batch.append(StompFrame("ACK", {"id": str(size)}))
+        wire = b"".join(encode_frame(f, "1.2") for f in batch)
+        decoder = StompDecoder(role="server", version="1.2")
+        got: list[StompFrame] = []
+        for i in range(0, len(wire), chunk):
+            decoder.receive_data(wire[i : i + chunk])
+            got.extend(decoder)
+        assert got == batch and all(type(f.body) is bytes for f in got)
+        decoder.receive_eof()
+
+    def test_a_long_frame_in_small_reads_takes_linear_time(self) -> None:
+        """20 MB in 4 KB reads: each read costs its own size, not the frame's so far (that took minutes)."""
+        body = b"x" * 20_000_000
+        wire = b"SEND\ndestination:/queue/a\n\n" + body + b"\0\n"
+        decoder = StompDecoder(role="server", version="1.2")
+        started = time.monotonic()
+        frames = []
+        for i in range(0, len(wire), 4096):
+            decoder.receive_data(wire[i : i + 4096])
+            frames.extend(decoder)
+        assert [len(f.body) for f in frames] == [len(body)]
+        assert time.monotonic() - started < 10
 
     def test_one_byte_at_a_time(self) -> None:
         wire = b"SEND\ndestination:/queue/a\ncontent-length:3\n\na\0b\0\nMESSAGE\nx:y\n\nhello\0"
