@@ -30,6 +30,7 @@ Theory of operation
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import re
@@ -712,10 +713,7 @@ class StompConverter:
             no_local=bool(no_local),
         )
         assert self.connection_id is not None
-
-        def route(dispatch: Dispatch) -> None:
-            self._on_dispatch(sub, dispatch)
-
+        route: Callable[[Dispatch], None] = functools.partial(self._on_dispatch, sub)  # a C call, no Python frame
         sub.consumer_id = self.broker.add_consumer(self.connection_id, info, route)
         self._register(sub)
 
@@ -741,12 +739,16 @@ class StompConverter:
             return
         if sub.consumer_id is None:
             sub.consumer_id = dispatch.consumer_id
-        self._deliver(sub, message, dispatch.redelivery_counter)
-        if sub.mode == AckMode.AUTO:
-            first = not self._auto_acks
-            self._auto_acks.append((dispatch.consumer_id, message.message_id))
-            if first and not self._in_frame and self.on_output is not None:
-                self.on_output()
+        if sub.mode != AckMode.AUTO:
+            self._deliver(sub, message, dispatch.redelivery_counter)
+            return
+        # _deliver and _emit inline (the hot path of an auto subscription), then the ack owed
+        data = self._message_bytes(sub, message, dispatch.redelivery_counter, None)
+        self._out.append((data if data is not None else self._message_frame(sub, message, dispatch.redelivery_counter,
+                                                                           None), self.version))
+        self._auto_acks.append((dispatch.consumer_id, message.message_id))
+        if not self._in_frame and self.on_output is not None:
+            self.on_output()
 
     def _deliver(self, sub: _Subscription, message: Message, redelivery_counter: int) -> None:
         ack_id: str | None = None
@@ -785,6 +787,20 @@ class StompConverter:
                 return None
             if destination in self._stomp_names:  # not a temporary destination: its name stays
                 self._escaped_names[destination] = name
+        body = message.body
+        if (
+            type(body) is bytes and not properties and not redelivery_counter and not message.persistent
+            and message.correlation_id is None and message.reply_to is None and message.type is None
+            and message.original_destination is None
+        ):  # the plainest MESSAGE (no optional header): one f-string
+            expiration = message.expiration
+            ack_line = "" if ack_id is None else "\nack:" + ack_id
+            head = (
+                f"MESSAGE\nmessage-id:{message_id}\ndestination:{name}"
+                f"\nexpires:{round(expiration * 1000) if expiration else 0}\npriority:{message.priority}"
+                f"\ntimestamp:{round(message.timestamp * 1000)}{id_line}{ack_line}\ncontent-length:{len(body)}\n\n"
+            )
+            return b"".join((head.encode("utf-8"), body, b"\0\n"))
         parts = ["MESSAGE\nmessage-id:", message_id, "\ndestination:", name]
         if message.correlation_id is not None:
             text = _escape_value(message.correlation_id, version)
@@ -826,7 +842,6 @@ class StompConverter:
         parts.append(id_line)
         if ack_id is not None:
             parts += ("\nack:", ack_id)  # digits
-        body = message.body
         if isinstance(body, str):
             data = body.encode("utf-8")
             if b"\0" in data:

@@ -135,17 +135,23 @@ class TestEarlyEncoding:
         body=st.one_of(st.text(st.sampled_from("x\0é"), max_size=4), st.binary(max_size=4)),
         numbers=st.tuples(st.integers(0, 9), st.booleans(), st.sampled_from([0.0, 1.5, 1763786000.1235]),
                           st.sampled_from([0.0, 1763786000.123, 0.0005])),
+        plain=st.booleans(),
     )
     def test_same_bytes_as_the_frame_path(
         self, version: str, sub_id: str | None, ack_id: str | None, redelivery: int, message_id: str,
         destination: Destination, optional: tuple[str | None, Destination | None, str | None, Destination | None],
         properties: dict[str, PropertyValue], body: str | bytes, numbers: tuple[int, bool, float, float],
+        plain: bool,
     ) -> None:
         conv = StompConverter(_BareBroker())  # type: ignore[arg-type]
         conv.version = version
         conv._temporary(DestinationKind.QUEUE, "mine")  # ID:minibroker-stomp-N:1 is this connection's temporary
         correlation_id, reply_to, message_type, original = optional
         priority, persistent, expiration, timestamp = numbers
+        if plain:  # the usual MESSAGE: a bytes body, no optional header, no property (its own shortcut)
+            correlation_id = reply_to = message_type = original = None
+            persistent, redelivery, properties = False, 0, {}
+            body = body.encode() if isinstance(body, str) else body
         message = Message(message_id, destination, body, properties, priority, persistent, timestamp, expiration,
                           correlation_id, reply_to, message_type, None, 0, "p", 1, original)
         conv.receive_frame(frame("SUBSCRIBE"))  # not connected: an ERROR, which sets nothing up
