@@ -762,7 +762,10 @@ class StompConverter:
             if ack_id is not None:
                 self._acks[ack_id] = (sub, delivery)
         data = self._message_bytes(sub, message, redelivery_counter, ack_id)
-        self._emit(data if data is not None else self._message_frame(sub, message, redelivery_counter, ack_id))
+        self._out.append((data if data is not None else self._message_frame(sub, message, redelivery_counter, ack_id),
+                          self.version))
+        if not self._in_frame and self.on_output is not None:
+            self.on_output()
 
     def _message_bytes(
         self, sub: _Subscription, message: Message, redelivery_counter: int, ack_id: str | None
@@ -996,6 +999,20 @@ class StompConverter:
                 self._acks.pop(delivery.ack_id, None)
 
     def _on_ack(self, frame: StompFrame) -> None:
+        headers = frame.headers
+        if self.version == "1.2" and "transaction" not in headers:
+            # the usual client-individual ACK: a known ack id, no transaction (anything else: the general path)
+            ack_id = headers.get("id")
+            known = None if ack_id is None else self._acks.get(ack_id)
+            if known is not None and known[0].mode == AckMode.INDIVIDUAL and not known[0].browser:
+                sub, delivery = known
+                message_id = delivery.message_id
+                assert self.connection_id is not None and sub.consumer_id is not None and ack_id is not None
+                self.broker.ack(self.connection_id, MessageAck(
+                    sub.consumer_id, AckType.INDIVIDUAL, message_id, message_id, 1, None))
+                sub.unacked.pop(message_id, None)
+                self._acks.pop(ack_id, None)
+                return
         found = self._find(frame, nack=False)
         if found is None:
             self._unexpected(frame, "ACK")
