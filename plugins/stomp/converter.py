@@ -1076,6 +1076,7 @@ class StompConverter:
         checks against what it dispatched: all of a consumer's auto acks are owed in dispatch order, so the range is
         exactly those messages. Should it not be (the broker refuses the count or the ids), each message is acked on
         its own, as before; a refusal then means the message is no longer held (the consumer went away meanwhile).
+        A lone message goes through ``Broker.ack_one`` (the same STANDARD ack, without building a MessageAck).
         """
         pending = self._auto_acks
         connection_id = self.connection_id
@@ -1083,10 +1084,19 @@ class StompConverter:
             return
         budget: float = math.inf if limit is None else limit
         ack = self.broker.ack
+        ack_one = self.broker.ack_one
         by_consumer = self._by_consumer
         while pending and budget > 0:
             consumer_id, first = pending.popleft()
             budget -= 1
+            if not pending or pending[0][0] != consumer_id:  # one message (prefetch 1, or several consumers)
+                if consumer_id in by_consumer:
+                    try:
+                        if not ack_one(connection_id, consumer_id, first):  # not held any more: the full ack
+                            ack(connection_id, MessageAck(consumer_id, AckType.STANDARD, first, first, 1))
+                    except MinibrokerError:
+                        pass
+                continue
             ids = [first]
             while pending and budget > 0 and pending[0][0] == consumer_id:
                 ids.append(pending.popleft()[1])
