@@ -1459,6 +1459,9 @@ class FrameDecoder:
         self._need_handshake = handshake
         self._failure: RemoteProtocolError | None = None
         self._destinations: dict[tuple[int, bytes], Destination] = {}
+        # the last message's destination and producer: a stream mostly repeats them (no lookup, no decode then)
+        self._last_dest: tuple[int, bytes, Destination | None] = (-1, b"", None)
+        self._last_producer: tuple[bytes, str] = (b"", "")
         #: where to remember the encoding of each message decoded from a SEND frame
         self.encoded = encoded
         allowed = {"client": CLIENT_FRAMES, "server": SERVER_FRAMES, "any": CLIENT_FRAMES | SERVER_FRAMES}[sender]
@@ -1688,9 +1691,17 @@ class FrameDecoder:
         a = pos + n_id
         message_id = frame[pos:a].decode()
         b = a + n_dest
-        dest = self._destination(kind, frame[a:b])
+        raw = frame[a:b]
+        last_kind, last_raw, dest = self._last_dest
+        if dest is None or raw != last_raw or kind != last_kind:
+            dest = self._destination(kind, raw)
+            self._last_dest = (kind, raw, dest)
         c = b + n_pid
-        producer_id = frame[b:c].decode()
+        raw = frame[b:c]
+        last_pid, producer_id = self._last_producer
+        if raw != last_pid:
+            producer_id = raw.decode()
+            self._last_producer = (raw, producer_id)
         raw = frame[c:end]
         body = raw.decode() if flags & _MSG_TEXT else raw
         pos = end
