@@ -1396,8 +1396,8 @@ class _Malformed(Exception):
 
 
 _U32_UNPACK = _U32.unpack_from
-#: receive_data: leftover + new bytes up to this size are joined into one bytes object (see there)
-_JOIN_LIMIT = 1 << 20
+#: receive_data: a leftover up to this size is joined with the new bytes into one bytes object (see there)
+_JOIN_LIMIT = 64 * 1024
 _MSG_UNPACK = _MSG.unpack_from
 
 
@@ -1529,13 +1529,13 @@ class FrameDecoder:
                 del buf[:pos]
                 self._pos = 0
             buf += data
-        elif len(buf) - pos + len(data) <= _JOIN_LIMIT:
-            # a frame split across two reads (most reads end inside one): joined into bytes, so that every frame of
-            # this read is sliced out once; a bytearray would cost a second copy per frame (bytes(buf[a:b]))
+        elif len(buf) - pos <= _JOIN_LIMIT:
+            # a small frame split across two reads (most reads end inside one): joined into bytes, so that every
+            # frame of this read is sliced out once; a bytearray would cost a second copy per frame (bytes(buf[a:b]))
             self._buf = buf[pos:] + data
             self._pos = 0
         else:
-            # a large frame arriving in pieces: a bytearray grows in place instead of being copied on every read
+            # a large frame arriving in pieces: a bytearray grows in place instead of being copied again on every read
             grown = bytearray(memoryview(buf)[pos:])
             grown += data
             self._buf = grown
