@@ -190,8 +190,7 @@ class BrokerCore:
         for i in range(start, len(output)):
             d = output[i]
             if d.message is not None:
-                history.add(d.message.message_id, now, "dispatched", d.consumer_id,
-                                                                redelivery_counter=d.redelivery_counter)
+                history.add(d.message.message_id, now, "dispatched", d.consumer_id, None, None, d.redelivery_counter)
 
     # -- connections ------------------------------------------------------------------------------------------------
 
