@@ -99,19 +99,24 @@ class StompFrame:
 
 # -- header escaping ------------------------------------------------------------------------------------------------
 
-_ESCAPE_11: Final = str.maketrans({"\\": "\\\\", "\n": "\\n", ":": "\\c"})
-_ESCAPE_12: Final = str.maketrans({"\\": "\\\\", "\n": "\\n", ":": "\\c", "\r": "\\r"})
 _UNESCAPE: Final = re.compile(r"\\(.)", re.DOTALL)
 _UNESCAPE_11: Final = {"n": "\n", "c": ":", "\\": "\\"}
 _UNESCAPE_12: Final = {"n": "\n", "c": ":", "\\": "\\", "r": "\r"}
 
 
 def escape_header(text: str, version: str) -> str:
-    """A header name or value as it is written in ``version`` (1.0: unchanged)."""
-    if version == "1.2":
-        return text.translate(_ESCAPE_12)
-    if version == "1.1":
-        return text.translate(_ESCAPE_11)
+    """A header name or value as it is written in ``version`` (1.0: unchanged). Each special character is looked
+    for before it is replaced: most headers hold none, and both are single C scans (cheaper than str.translate)."""
+    if version == "1.0":
+        return text
+    if "\\" in text:
+        text = text.replace("\\", "\\\\")
+    if "\n" in text:
+        text = text.replace("\n", "\\n")
+    if ":" in text:
+        text = text.replace(":", "\\c")
+    if "\r" in text and version == "1.2":
+        text = text.replace("\r", "\\r")
     return text
 
 
@@ -155,14 +160,7 @@ def encode_frame(frame: StompFrame, version: str = "1.2", *, trailer: bytes = b"
             if "\n" in text or "\r" in text or ":" in "\0".join(headers):
                 text = None
         else:
-            if "\\" in text:
-                text = text.replace("\\", "\\\\")
-            if "\n" in text:
-                text = text.replace("\n", "\\n")
-            if ":" in text:
-                text = text.replace(":", "\\c")
-            if "\r" in text and version == "1.2":
-                text = text.replace("\r", "\\r")
+            text = escape_header(text, version)
         if text is None:
             head = _encode_head(frame, version)
         else:
@@ -184,11 +182,10 @@ def _encode_head(frame: StompFrame, version: str) -> str:
                 raise LocalProtocolError(f"header {name!r} cannot be written in STOMP 1.0", header=name)
             parts += (name, ":", value, "\n")
     else:
-        table = _ESCAPE_12 if version == "1.2" else _ESCAPE_11
         for name, value in frame.headers.items():
             if "\0" in name or "\0" in value:
                 raise LocalProtocolError(f"header {name!r} holds a NUL character", header=name)
-            parts += (name.translate(table), ":", value.translate(table), "\n")
+            parts += (escape_header(name, version), ":", escape_header(value, version), "\n")
     parts.append("\n")
     return "".join(parts)
 

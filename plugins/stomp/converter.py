@@ -57,7 +57,7 @@ from minibroker.errors import (
 )
 from minibroker.message import Destination, DestinationKind, Message, PropertyValue
 
-from .codec import VERSIONS, StompDecoder, StompFrame, can_encode_header, encode_frame
+from .codec import VERSIONS, StompDecoder, StompFrame, can_encode_header, encode_frame, escape_header
 
 __all__ = [
     "ACTIVEMQ_VERSION",
@@ -214,17 +214,7 @@ def java_double(value: float) -> str:
 
 def _escape_value(text: str, version: str) -> str | None:
     """``text`` escaped for a 1.1/1.2 header; None when it holds a NUL (no version can carry one)."""
-    if "\0" in text:
-        return None
-    if "\\" in text:
-        text = text.replace("\\", "\\\\")
-    if "\n" in text:
-        text = text.replace("\n", "\\n")
-    if ":" in text:
-        text = text.replace(":", "\\c")
-    if "\r" in text and version == "1.2":
-        text = text.replace("\r", "\\r")
-    return text
+    return None if "\0" in text else escape_header(text, version)
 
 
 def _parse_long(value: str) -> int:
