@@ -1432,6 +1432,31 @@ def _read_bool(value: int, what: str) -> bool:
 Side = Literal["client", "server", "any"]
 
 
+def _request_and_int(make: Callable[[int, int], Frame]) -> Callable[[bytes], Frame]:
+    """The parser of a frame that is a request id and one 64-bit integer (COMMIT, ROLLBACK, CLOSE, PURGED,
+    CONSUMER_ADDED): ``make(request_id, value)``."""
+    end = 1 + _REQ_Q_BODY.size
+
+    def parse(frame: bytes) -> Frame:
+        request_id, value = _REQ_Q_BODY.unpack_from(frame, 1)
+        FrameDecoder._done(frame, end)
+        return make(request_id, value)
+
+    return parse
+
+
+def _request_and_queue(make: Callable[[int, str], Frame]) -> Callable[[bytes], Frame]:
+    """The parser of a frame that is a request id and a queue name (BROWSE, GET_QUEUE_STATISTICS, PURGE)."""
+
+    def parse(frame: bytes) -> Frame:
+        (request_id,) = _U32_UNPACK(frame, 1)
+        queue, pos = _read_str(frame, 5, "queue name")
+        FrameDecoder._done(frame, pos)
+        return make(request_id, queue)
+
+    return parse
+
+
 class FrameDecoder:
     """Turns a byte stream into frames. ``sender`` says whose frames these are: ``"client"`` (the server decodes
     what clients send), ``"server"`` (a client decodes what the broker sends) or ``"any"``; a frame the other side
@@ -1473,16 +1498,16 @@ class FrameDecoder:
             FrameType.ACK: self._ack,
             FrameType.PULL: self._pull,
             FrameType.BEGIN: self._begin,
-            FrameType.COMMIT: self._commit,
-            FrameType.ROLLBACK: self._rollback,
-            FrameType.BROWSE: self._browse,
-            FrameType.GET_QUEUE_STATISTICS: self._get_queue_statistics,
+            FrameType.COMMIT: _request_and_int(Commit),
+            FrameType.ROLLBACK: _request_and_int(Rollback),
+            FrameType.BROWSE: _request_and_queue(Browse),
+            FrameType.GET_QUEUE_STATISTICS: _request_and_queue(GetQueueStatistics),
             FrameType.LIST_QUEUES: self._list_queues,
-            FrameType.CLOSE: self._close,
-            FrameType.PURGE: self._purge,
-            FrameType.PURGED: self._purged,
+            FrameType.CLOSE: _request_and_int(Close),
+            FrameType.PURGE: _request_and_queue(Purge),
+            FrameType.PURGED: _request_and_int(Purged),
             FrameType.CONNECTED: self._connected,
-            FrameType.CONSUMER_ADDED: self._consumer_added,
+            FrameType.CONSUMER_ADDED: _request_and_int(ConsumerAdded),
             FrameType.OK: self._ok,
             FrameType.ERROR: self._error,
             FrameType.DISPATCH: self._dispatch,
@@ -1810,11 +1835,6 @@ class FrameDecoder:
                             bool(flags & _CI_BROWSER), bool(flags & _CI_NO_LOCAL), session_id)
         return AddConsumer(request_id, info)
 
-    def _consumer_added(self, frame: bytes) -> ConsumerAdded:
-        request_id, consumer_id = _REQ_Q_BODY.unpack_from(frame, 1)
-        self._done(frame, 1 + _REQ_Q_BODY.size)
-        return ConsumerAdded(request_id, consumer_id)
-
     def _remove_consumer(self, frame: bytes) -> RemoveConsumer:
         request_id, consumer_id, last = _REMOVE_CONSUMER_BODY.unpack_from(frame, 1)
         self._done(frame, 1 + _REMOVE_CONSUMER_BODY.size)
@@ -1842,48 +1862,10 @@ class FrameDecoder:
         self._done(frame, 9)
         return Begin(txn)
 
-    def _commit(self, frame: bytes) -> Commit:
-        request_id, txn = _REQ_Q_BODY.unpack_from(frame, 1)
-        self._done(frame, 1 + _REQ_Q_BODY.size)
-        return Commit(request_id, txn)
-
-    def _rollback(self, frame: bytes) -> Rollback:
-        request_id, txn = _REQ_Q_BODY.unpack_from(frame, 1)
-        self._done(frame, 1 + _REQ_Q_BODY.size)
-        return Rollback(request_id, txn)
-
-    def _browse(self, frame: bytes) -> Browse:
-        (request_id,) = _U32_UNPACK(frame, 1)
-        queue, pos = _read_str(frame, 5, "queue name")
-        self._done(frame, pos)
-        return Browse(request_id, queue)
-
-    def _get_queue_statistics(self, frame: bytes) -> GetQueueStatistics:
-        (request_id,) = _U32_UNPACK(frame, 1)
-        queue, pos = _read_str(frame, 5, "queue name")
-        self._done(frame, pos)
-        return GetQueueStatistics(request_id, queue)
-
     def _list_queues(self, frame: bytes) -> ListQueues:
         (request_id,) = _U32_UNPACK(frame, 1)
         self._done(frame, 5)
         return ListQueues(request_id)
-
-    def _close(self, frame: bytes) -> Close:
-        request_id, last = _REQ_Q_BODY.unpack_from(frame, 1)
-        self._done(frame, 1 + _REQ_Q_BODY.size)
-        return Close(request_id, last)
-
-    def _purge(self, frame: bytes) -> Purge:
-        (request_id,) = _U32_UNPACK(frame, 1)
-        queue, pos = _read_str(frame, 5, "queue name")
-        self._done(frame, pos)
-        return Purge(request_id, queue)
-
-    def _purged(self, frame: bytes) -> Purged:
-        request_id, count = _REQ_Q_BODY.unpack_from(frame, 1)
-        self._done(frame, 1 + _REQ_Q_BODY.size)
-        return Purged(request_id, count)
 
     def _browse_result(self, frame: bytes) -> BrowseResult:
         request_id, last, count = _BROWSE_RESULT_BODY.unpack_from(frame, 1)
