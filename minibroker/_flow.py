@@ -24,9 +24,6 @@ class SpaceWaiters:
         #: queue name -> the futures of the senders waiting for room in it (empty: nobody waits)
         self.waiting: dict[str, list[asyncio.Future[None]]] = {}
 
-    def __bool__(self) -> bool:
-        return bool(self.waiting)
-
     def __len__(self) -> int:
         return sum(len(futures) for futures in self.waiting.values())
 

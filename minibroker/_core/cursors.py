@@ -204,7 +204,7 @@ class DuplicateFilter:
         if window < 1:
             raise InvalidConfiguration(f"a duplicate window holds at least 1 id, not {window}", window=window)
         self.window = window
-        self._ids: OrderedDict[str, None] = OrderedDict()  # drops the oldest in O(1), see History.records
+        self._ids: OrderedDict[str, None] = OrderedDict()  # popitem(last=False) drops the oldest in O(1)
 
     def __len__(self) -> int:
         return len(self._ids)

@@ -455,18 +455,12 @@ class Queue:
                 return
             paged.append(cursor.popleft())
 
-    def has_pending(self) -> bool:
-        return bool(self.redelivery or self.paged or self.persistent or self.non_persistent)
-
     def dispatchable(self) -> bool:
         """Worth a :meth:`dispatch`: messages wait, the queue is not paused, and some consumer has room (one cheap
         check before reading the clock, as most sends to a busy queue find every window full)."""
         if self.paused or not (self.redelivery or self.paged or self.persistent or self.non_persistent):
             return False
-        for sub in self.consumers:
-            if (sub.extension if sub.prefetch == 0 else sub.prefetch + sub.extension - len(sub.dispatched)) > 0:
-                return True
-        return False
+        return self._has_room()
 
     def _dispatch_some(self, now: float, out: list[Dispatch], expired: list[QueueEntry], limit: int) -> None:
         """The slow, general path: at most ``limit`` dispatches, in the same order as :meth:`dispatch`."""

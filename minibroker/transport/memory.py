@@ -77,8 +77,7 @@ class MemoryLink:
         if not self._open:
             self._check()
         broker = self.broker
-        # producer flow control: the queue is over its memory limit
-        if broker.core.memory_limited and broker.must_wait(message.destination):
+        if broker.must_wait(message.destination):  # producer flow control: the queue is over its memory limit
             await broker.wait_for_space(message.destination)
             self._check()
         broker.send(self.connection_id, message, transaction_id)
