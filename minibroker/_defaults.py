@@ -8,7 +8,8 @@ DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 61616
 #: ActiveMQ's ``maximumConnections`` default on a transport connector
 DEFAULT_MAX_CONNECTIONS = 1000
-#: the same as ``minibroker.transport.codec.DEFAULT_MAX_FRAME_SIZE`` (a test checks that they agree)
+#: the default largest frame either side of the native protocol accepts (ActiveMQ's ``wireFormat.maxFrameSize`` is
+#: configurable the same way); the codec takes it from here
 DEFAULT_MAX_FRAME_SIZE = 64 * 1024 * 1024
 #: the smallest ``max_frame_size`` a listener accepts
 MIN_FRAME_SIZE = 1024

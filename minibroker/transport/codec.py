@@ -38,6 +38,7 @@ from .._core.commands import AckType, ConsumerInfo, MessageAck
 from .._core.cursors import BrokerInfo, CursorAck, PublishResult, QueuePosition, RangeEntry, string_properties
 from .._core.effects import Dispatch
 from .._core.queue import QueueStatistics
+from .._defaults import DEFAULT_MAX_FRAME_SIZE
 from ..errors import FrameTooLarge, LocalProtocolError, MinibrokerError, RemoteProtocolError
 from ..message import Destination, DestinationKind, Message, PropertyValue
 
@@ -126,8 +127,6 @@ __all__ = [
 MAGIC = b"MBRK"
 _BIG_ENDIAN = sys.byteorder == "big"
 PROTOCOL_VERSION = 1
-#: the default largest frame either side accepts (ActiveMQ's ``wireFormat.maxFrameSize`` is configurable the same way)
-DEFAULT_MAX_FRAME_SIZE = 64 * 1024 * 1024
 
 
 class FrameType(enum.IntEnum):
