@@ -153,27 +153,31 @@ class BrokerCore:
         return t
 
     def _dispatch_destination(self, destination: Destination) -> None:
-        expired: list[QueueEntry] = []
         if destination.kind is QUEUE:
             q = self.queues.get(destination.name)
             if q is not None and q.consumers and q.dispatchable():
-                now = self.clock.now()
-                start = len(self.output)
-                if self.throttles and q.destination.name in self.throttles:
-                    self._dispatch_throttled(q, now, expired)
-                else:
-                    q.dispatch(now, self.output, expired)
-                if self.history.enabled:
-                    self._record_dispatches(start, now)
-                for entry in expired:
-                    self._expire_entry(q, entry, now, pending=False)
+                self._dispatch_queue(q)
         else:
             t = self.topics.get(destination.name)
             if t is not None:
-                now = self.clock.now()
-                t.dispatch(now, self.output, expired)
+                expired: list[QueueEntry] = []
+                t.dispatch(self.clock.now(), self.output, expired)
                 t.expired += len(expired)
                 t.dequeued += len(expired)
+
+    def _dispatch_queue(self, q: Queue) -> None:
+        """Dispatch what ``q`` can; call it only when ``q.dispatchable()`` (callers on hot paths check inline)."""
+        expired: list[QueueEntry] = []
+        now = self.clock.now()
+        start = len(self.output)
+        if self.throttles and q.destination.name in self.throttles:
+            self._dispatch_throttled(q, now, expired)
+        else:
+            q.dispatch(now, self.output, expired)
+        if self.history.enabled:
+            self._record_dispatches(start, now)
+        for entry in expired:
+            self._expire_entry(q, entry, now, pending=False)
 
     def _dispatch_throttled(self, q: Queue, now: float, expired: list[QueueEntry]) -> None:
         name = q.destination.name
@@ -360,8 +364,9 @@ class BrokerCore:
             q.add(message, redelivery_counter)
             if message.expiration and self._next_sweep is None:
                 self._next_sweep = self.clock.now() + EXPIRE_PERIOD
-            if q.consumers:
-                self._dispatch_destination(dest)
+            # most sends to a queue with consumers find every window full: no dispatch then
+            if q.consumers and q.dispatchable():
+                self._dispatch_queue(q)
         else:
             t = self.topics.get(dest.name)
             if t is None:

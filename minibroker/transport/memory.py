@@ -77,7 +77,8 @@ class MemoryLink:
         if not self._open:
             self._check()
         broker = self.broker
-        if broker.must_wait(message.destination):  # producer flow control: the queue is over its memory limit
+        # producer flow control: the queue is over its memory limit (only ever so on a broker with memory limits)
+        if broker.core.memory_limited and broker.must_wait(message.destination):
             await broker.wait_for_space(message.destination)
             self._check()
         broker.send(self.connection_id, message, transaction_id)
