@@ -194,7 +194,7 @@ class BrokerCore:
         for i in range(start, len(output)):
             d = output[i]
             if d.message is not None:
-                history.add(d.message.message_id, now, "dispatched", d.consumer_id, None, None, d.redelivery_counter)
+                history.note(d.message.message_id, (now, "dispatched", d.consumer_id, None, None, d.redelivery_counter))
 
     # -- connections ------------------------------------------------------------------------------------------------
 
@@ -340,7 +340,7 @@ class BrokerCore:
             self.history.add(message.message_id, self.clock.now(), "sent", transaction_id=transaction_id)
             return
         if self.history.enabled:
-            self.history.add(message.message_id, self.clock.now(), "sent")
+            self.history.note(message.message_id, (self.clock.now(), "sent"))
         if self.scheduler_support and self._schedule_delayed(message):
             return
         self._enqueue(message, connection_id)
@@ -418,8 +418,8 @@ class BrokerCore:
         if entry is None:
             return False
         if self.history.enabled:
-            self.history.add(message_id, self.clock.now(), "ack", consumer_id, "STANDARD", None,
-                             entry.redelivery_counter)
+            self.history.note(message_id, (self.clock.now(), "ack", consumer_id, "STANDARD", None,
+                                           entry.redelivery_counter))
         self._consume(sub, entry)
         self._dispatch_destination(sub.destination)
         return True

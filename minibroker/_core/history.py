@@ -71,18 +71,22 @@ class History:
         destination: str | None = None,
         delay: float | None = None,
     ) -> None:
-        if not self.enabled:
-            return
+        if self.enabled:
+            self.note(message_id, (time, event, consumer_id, ack_type, transaction_id, redelivery_counter, detail,
+                                   destination, delay))
+
+    def note(self, message_id: str, record: tuple[object, ...]) -> None:
+        """:meth:`add` for the per-message hot paths (send, dispatch, ack), which check ``enabled`` first: the record
+        is a tuple of :class:`HistoryRecord`'s leading fields (the rest take their defaults when it is read)."""
         records = self.records.get(message_id)
         if records is None:
-            records = self.records[message_id] = []
+            self.records[message_id] = [record]
             order = self._order
             order.append(message_id)
             if len(order) > self.limit:
                 del self.records[order.popleft()]
-        records.append(
-            (time, event, consumer_id, ack_type, transaction_id, redelivery_counter, detail, destination, delay)
-        )
+        else:
+            records.append(record)
 
     def of(self, message_id: str) -> tuple[HistoryRecord, ...]:
         return tuple(HistoryRecord(*fields) for fields in self.records.get(message_id, ()))  # type: ignore[arg-type]
