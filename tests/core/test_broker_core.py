@@ -13,6 +13,7 @@ import pytest
 from minibroker._core.broker import EXPIRE_PERIOD, NOW_UNKNOWN_DELIVERED, BrokerCore
 from minibroker._core.commands import AckType, ConsumerInfo, MessageAck
 from minibroker._core.effects import Dispatch
+from minibroker._core.history import HistoryRecord
 from minibroker._core.queue import DestinationPolicy
 from minibroker.errors import IllegalStateError, InvalidAcknowledge, TransactionError
 from minibroker.message import Destination, Message
@@ -935,6 +936,18 @@ class TestHistory:
         assert records[3].redelivery_counter == 1 and records[4].redelivery_counter == 1
         assert records[-1].destination == f"queue://{DLQ}" and records[-1].detail == "boom"
         assert all(r.time == T0 for r in records)
+
+    def test_hot_path_records_read_back_whole(self, env: Env) -> None:
+        """The send, dispatch and one-message-ack records (kept short on the hot path) read back with every field,
+        the ones they leave out at their defaults."""
+        env.send(1)
+        c = env.consumer()
+        env.drain()
+        assert env.core.ack_one(env.conn, c, "m0")
+        sent, dispatched, ack = env.core.history.of("m0")
+        assert sent == HistoryRecord(T0, "sent")
+        assert dispatched == HistoryRecord(T0, "dispatched", c, redelivery_counter=0)
+        assert ack == HistoryRecord(T0, "ack", c, "STANDARD", None, 0, None, None, None)
 
     def test_history_of_unknown_message_is_empty(self, env: Env) -> None:
         """An id the broker never saw has no history."""
