@@ -22,7 +22,6 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
-import sys
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Protocol
@@ -31,19 +30,16 @@ import attrs
 
 from ._core.cursors import random_epoch
 from ._core.journal import JournalOp, Purged, Redelivered, Removed, Scheduled, Stored, Unscheduled
+from ._data_dir_lock import in_use_message, lock_data_dir
 from .errors import IllegalStateError, InvalidConfiguration, MinibrokerError, StoreError
 from .message import Message
 from .transport.codec import FrameDecoder
 from .transport.codec import _message as _encode_message_parts
 
-if sys.platform != "win32":  # POSIX: one broker per data directory at a time
-    import fcntl
-
 __all__ = ["DATABASE_NAME", "MemoryStore", "MessageStore", "SqliteStore", "StoreError", "StoredState"]
 
 #: the database file inside a data directory
 DATABASE_NAME = "minibroker.sqlite3"
-_LOCK_NAME = "lock"
 _SCHEMA_VERSION = 1
 
 
@@ -174,16 +170,10 @@ class SqliteStore:
         return f"<SqliteStore {self.path}{' closed' if self._closed else ''}>"
 
     def _acquire_lock(self) -> IO[bytes] | None:
-        if sys.platform == "win32":  # pragma: no cover - no advisory locks there
-            return None
-        lock = open(self.directory / _LOCK_NAME, "ab")  # noqa: SIM115 - held open while the store is
         try:
-            fcntl.flock(lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            lock.close()
-            raise StoreError(f"the message store in {self.directory} is in use by another broker",
-                             directory=str(self.directory)) from None
-        return lock
+            return lock_data_dir(self.directory)  # held open while the store is
+        except BlockingIOError:
+            raise StoreError(in_use_message(self.directory), directory=str(self.directory)) from None
 
     def _release_lock(self) -> None:
         lock, self._lock = self._lock, None

@@ -135,6 +135,15 @@ def _serve_main(args: argparse.Namespace) -> int:
     stomp_port = args.stomp_port if args.stomp_port is not None else stomp_port
     max_frame_size = args.max_frame_size or max_frame_size
     max_connections = args.max_connections or max_connections
+    # a directory another broker holds fails here, before a URL is printed (the store takes the lock itself later)
+    data_dir = args.data_dir if args.data_dir is not None else config.data_dir if config is not None else None
+    if data_dir is not None:
+        from minibroker._data_dir_lock import data_dir_in_use
+
+        reason = data_dir_in_use(data_dir)
+        if reason is not None:
+            print(f"minibroker serve: {reason}", file=sys.stderr)
+            return 1
     try:
         check_limits(max_frame_size, max_connections)
         socks = _listen(host, port)

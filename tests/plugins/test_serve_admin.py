@@ -116,9 +116,13 @@ async def test_sigterm_flushes_and_a_restart_brings_messages_back(served: Served
     try:
         code, out, _ = await run(MINIBROKER, "browse", "--url", again.url, "orders", *ADMIN, cwd=tmp_path)
         assert code == 0 and out.splitlines()[-1] == "(2 messages in orders)"
-        # a second broker on the same directory is refused
-        code, _, err = await run(MINIBROKER, "serve", "--port", "0", "--data-dir", "data", cwd=tmp_path)
-        assert code == 1 and "in use by another broker" in err
+        # a second broker on the same directory is refused, before it prints a URL anyone could connect to
+        code, out, err = await run(MINIBROKER, "serve", "--port", "0", "--data-dir", "data", cwd=tmp_path)
+        assert code == 1 and out == "" and "in use by another broker" in err
+        # and so is one that names the directory in its config file
+        (tmp_path / "same-dir.toml").write_text('[broker]\ndata_dir = "data"\n')
+        code, out, err = await run(MINIBROKER, "serve", "--port", "0", "--config", "same-dir.toml", cwd=tmp_path)
+        assert code == 1 and out == "" and "in use by another broker" in err
     finally:
         assert await again.stop() == 0
 

@@ -1,0 +1,58 @@
+"""One broker per data directory: an advisory lock on a file inside it, held while the broker's store is open.
+
+Standard library only, and cheap to import: ``minibroker serve`` asks :func:`data_dir_in_use` before it prints its URL
+and imports the broker, so that a second broker on the same directory fails before anyone connects to it.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+if sys.platform != "win32":  # POSIX flock; Windows has no advisory locks, so there is no check there
+    import fcntl
+
+TYPE_CHECKING = False  # not typing's: this module is on the launch path of ``minibroker serve``
+if TYPE_CHECKING:
+    from typing import IO
+
+#: the lock file inside a data directory
+LOCK_NAME = "lock"
+
+
+def in_use_message(directory: str | os.PathLike[str]) -> str:
+    return f"the message store in {os.fspath(directory)} is in use by another broker"
+
+
+def lock_data_dir(directory: str | os.PathLike[str]) -> IO[bytes] | None:
+    """Take ``directory``'s lock (it must exist) and return the open lock file: closing it releases the lock.
+
+    :class:`BlockingIOError` when another broker holds it; None where there are no advisory locks (Windows).
+    """
+    if sys.platform == "win32":  # pragma: no cover
+        return None
+    lock = open(os.path.join(directory, LOCK_NAME), "ab")  # noqa: SIM115 - the caller holds it open
+    try:
+        fcntl.flock(lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        lock.close()
+        raise
+    return lock
+
+
+def data_dir_in_use(directory: str | os.PathLike[str]) -> str | None:
+    """Why a broker cannot use ``directory`` right now (another one holds it), or None.
+
+    Only a held lock counts: other errors (a missing directory, permissions) are left for the store to report when
+    it opens, with its own message."""
+    if not os.path.isdir(directory):
+        return None
+    try:
+        lock = lock_data_dir(directory)
+    except BlockingIOError:
+        return in_use_message(directory)
+    except OSError:
+        return None
+    if lock is not None:
+        lock.close()
+    return None
