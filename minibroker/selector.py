@@ -15,6 +15,11 @@ room:
   ``x = NULL``, ``TRUE = 1``, ``(a = 1) < 2``.
 * ``NOT`` binds looser than comparisons (``NOT a = 1`` means ``NOT (a = 1)``), as the JMS specification says.
 * ``/`` and ``%`` always give floats (Java doubles), so ``1 / 0`` is infinity, not an error.
+* A selector starting with ``convert_string_expressions:`` (what ActiveMQ's STOMP connector puts before every
+  SUBSCRIBE selector, since STOMP headers are all strings) reads a string compared with a number or a boolean
+  (``=``, ``<>``, ``<``, ``<=``, ``>``, ``>=``, ``BETWEEN``) as that type first, with Java's ``valueOf`` rules: so
+  ``x = 5`` and ``x > 4`` select a message whose ``x`` is ``"5"``. A string that does not read (``"5.0"`` against an
+  integer, ``"abc"``) is neither equal nor ordered. ``IN``, ``LIKE`` and arithmetic never convert.
 """
 
 from __future__ import annotations
@@ -31,7 +36,7 @@ import attrs
 
 from minibroker.errors import InvalidSelector
 
-__all__ = ["Lookup", "Selector", "parse_selector"]
+__all__ = ["CONVERT_STRINGS_PREFIX", "Lookup", "Selector", "parse_selector"]
 
 #: How a selector reads a message: identifier -> header or property value, or None when absent.
 Lookup = Callable[[str], object]
@@ -40,6 +45,9 @@ _Value = Callable[[Lookup], object]
 _Truth = Callable[[Lookup], bool | None]
 
 _JAVA_LONG_MAX = 2**63 - 1
+
+#: ActiveMQ's parser prefix for selectors whose comparisons read strings as numbers or booleans
+CONVERT_STRINGS_PREFIX = "convert_string_expressions:"
 
 
 @attrs.frozen
@@ -54,7 +62,7 @@ class Selector:
     @property
     def match_all(self) -> bool:
         """True for an empty selector, which JMS treats as no selector at all."""
-        return not self.text.strip()
+        return not self.text.removeprefix(CONVERT_STRINGS_PREFIX).strip()
 
     def evaluate(self, lookup: Lookup) -> bool | None:
         """The three-valued result: True, False, or None for unknown (which does not select the message)."""
@@ -78,10 +86,13 @@ def parse_selector(text: str) -> Selector:
 
 @functools.lru_cache(maxsize=512)
 def _parse_cached(text: str) -> Selector:
-    if not text.strip():
+    body = text.removeprefix(CONVERT_STRINGS_PREFIX)
+    if not body.strip():
         return Selector(text, _always_true)
-    parser = _Parser(text, _tokenize(text))
-    return parser.parse()
+    # positions in errors count from the expression itself, after any prefix
+    parser = _Parser(body, _tokenize(body), convert_strings=body is not text)
+    truth, identifiers = parser.parse()
+    return Selector(text, truth, identifiers)
 
 
 def _always_true(lookup: Lookup) -> bool | None:
@@ -297,6 +308,57 @@ _ORDERINGS = {
     "<=": _ordering(operator.le),
 }
 
+# -- convert_string_expressions ---------------------------------------------------------------------
+
+#: what Java's Long.valueOf reads (no spaces, an optional sign, digits)
+_JAVA_LONG = re.compile(r"[+-]?\d+")
+#: what Java's Double.valueOf reads once it has trimmed the ends (hexadecimal floats aside)
+_JAVA_DOUBLE = re.compile(r"([+-]?(?:NaN|Infinity|(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?))[fFdD]?")
+_JAVA_WHITESPACE = "".join(map(chr, range(33)))
+
+
+class _Unreadable:
+    """A string that does not read as the type it is compared with: equal to nothing, ordered with nothing."""
+
+    __slots__ = ()
+
+
+_UNREADABLE = _Unreadable()
+
+
+def _read_as(text: str, other: object) -> object:
+    """``text`` read as ``other``'s type (ActiveMQ's ComparisonExpression with string conversion on)."""
+    if isinstance(other, bool):
+        return text.lower() == "true"  # Boolean.valueOf
+    if isinstance(other, int):
+        if _JAVA_LONG.fullmatch(text):
+            value = int(text)
+            if -_JAVA_LONG_MAX - 1 <= value <= _JAVA_LONG_MAX:
+                return value
+        return _UNREADABLE
+    if isinstance(other, float):
+        match = _JAVA_DOUBLE.fullmatch(text.strip(_JAVA_WHITESPACE))
+        return _UNREADABLE if match is None else float(match.group(1))
+    return text
+
+
+def _converting(compare: Callable[[object, object], bool | None]) -> Callable[[object, object], bool | None]:
+    """``compare``, after reading a string operand as the other operand's type when that is a number or a boolean."""
+
+    def converted(left: object, right: object) -> bool | None:
+        if isinstance(left, str):
+            if right is not None and not isinstance(right, str):
+                left = _read_as(left, right)
+        elif isinstance(right, str) and left is not None:
+            right = _read_as(right, left)
+        return compare(left, right)
+
+    return converted
+
+
+_CONVERTING_ORDERINGS = {op: _converting(compare) for op, compare in _ORDERINGS.items()}
+_CONVERTING_EQUAL = _converting(_equal)
+
 
 def _not(value: bool | None) -> bool | None:
     return None if value is None else not value
@@ -417,11 +479,14 @@ def _like_pattern(pattern: str, escape: str | None) -> re.Pattern[str]:
 class _Parser:
     """Recursive descent over the token list; one method per precedence level, loosest first."""
 
-    def __init__(self, text: str, tokens: list[_Token]) -> None:
+    def __init__(self, text: str, tokens: list[_Token], convert_strings: bool = False) -> None:
         self.text = text
         self.tokens = tokens
         self.index = 0
         self.identifiers: set[str] = set()
+        # the comparisons this selector uses (convert_string_expressions: ones that read strings first)
+        self.equal = _CONVERTING_EQUAL if convert_strings else _equal
+        self.orderings = _CONVERTING_ORDERINGS if convert_strings else _ORDERINGS
 
     # -- token helpers
 
@@ -487,14 +552,14 @@ class _Parser:
 
     # -- grammar
 
-    def parse(self) -> Selector:
+    def parse(self) -> tuple[_Truth, frozenset[str]]:
+        """The selector's condition and the identifiers it reads."""
         if self.peek().kind is _T.END:
             raise self.fail("the selector has no expression")
         node = self.or_expression()
         if self.peek().kind is not _T.END:
             raise self.fail(f"unexpected {self.peek().describe()}")
-        truth = self.truth(node, "a selector must be a condition")
-        return Selector(self.text, truth, frozenset(self.identifiers))
+        return self.truth(node, "a selector must be a condition"), frozenset(self.identifiers)
 
     def or_expression(self) -> _Node:
         node = self.and_expression()
@@ -546,18 +611,17 @@ class _Parser:
             else:
                 return node
 
-    @staticmethod
-    def _equality_node(left: _Node, right: _Node, negate: bool) -> _Node:
-        lv, rv = left.value, right.value
+    def _equality_node(self, left: _Node, right: _Node, negate: bool) -> _Node:
+        lv, rv, equal = left.value, right.value, self.equal
         if negate:
 
             def differs(lookup: Lookup) -> bool | None:
-                return _not(_equal(lv(lookup), rv(lookup)))
+                return _not(equal(lv(lookup), rv(lookup)))
 
             return _boolean(differs, left.position)
 
         def equals(lookup: Lookup) -> bool | None:
-            return _equal(lv(lookup), rv(lookup))
+            return equal(lv(lookup), rv(lookup))
 
         return _boolean(equals, left.position)
 
@@ -597,9 +661,8 @@ class _Parser:
             else:
                 return node
 
-    @staticmethod
-    def _ordering_node(left: _Node, right: _Node, op: str) -> _Node:
-        lv, rv, compare = left.value, right.value, _ORDERINGS[op]
+    def _ordering_node(self, left: _Node, right: _Node, op: str) -> _Node:
+        lv, rv, compare = left.value, right.value, self.orderings[op]
 
         def ordered(lookup: Lookup) -> bool | None:
             return compare(lv(lookup), rv(lookup))
@@ -633,7 +696,8 @@ class _Parser:
         for operand in (node, low, high):
             self.check_ordered(operand, "BETWEEN", position)
         value, lo, hi = node.value, low.value, high.value
-        ge, le, lt, gt = _ORDERINGS[">="], _ORDERINGS["<="], _ORDERINGS["<"], _ORDERINGS[">"]
+        orderings = self.orderings
+        ge, le, lt, gt = orderings[">="], orderings["<="], orderings["<"], orderings[">"]
 
         def between(lookup: Lookup) -> bool | None:
             # ActiveMQ expands x BETWEEN a AND b to (x >= a AND x <= b), NOT BETWEEN to (x < a OR x > b).

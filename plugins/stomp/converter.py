@@ -694,10 +694,16 @@ class StompConverter:
                                               "browser": "end", "destination": sub.stomp_destination,
                                               "message-id": "0"}))
             return
+        selector = headers.get("selector") or None
+        if selector is not None:
+            from minibroker.selector import CONVERT_STRINGS_PREFIX
+
+            # as ActiveMQ's connector: STOMP headers are all strings, so comparisons read them as numbers or booleans
+            selector = CONVERT_STRINGS_PREFIX + selector
         info = ConsumerInfo(
             destination=destination,
             prefetch=prefetch,
-            selector=headers.get("selector") or None,
+            selector=selector,
             priority=max(-128, min(127, priority)) if priority is not None else 0,
             exclusive=bool(exclusive),
             no_local=bool(no_local),

@@ -455,6 +455,64 @@ ATOMS = [
 ]
 
 
+class TestConvertStringExpressions:
+    """ActiveMQ's ``convert_string_expressions:`` prefix (put before every STOMP selector): a string compared with a
+    number or a boolean is read as that type first, with Java's valueOf rules."""
+
+    HEADERS: dict[str, object] = {"n": "5", "big": "12", "f": " 2.5 ", "d": "2.5d", "t": "TRUE", "x": "abc",
+                                  "dec": "5.0", "num": 5, "flag": True}
+
+    @pytest.mark.parametrize(("text", "expected"), [
+        ("n = 5", True),
+        ("5 = n", True),
+        ("n <> 5", False),
+        ("big > 10", True),
+        ("big < 10", False),
+        ("big BETWEEN 10 AND 13", True),
+        ("big NOT BETWEEN 10 AND 13", False),
+        ("n = 5.0", True),  # Double.valueOf reads "5"
+        ("dec = 5", False),  # Long.valueOf does not read "5.0"
+        ("dec = 5.0", True),
+        ("f = 2.5", True),  # Double.valueOf trims, and takes a d or f suffix
+        ("d = 2.5", True),
+        ("t = TRUE", True),  # Boolean.valueOf ignores case; anything but "true" is false
+        ("x = FALSE", True),
+        ("x = 5", False),  # unreadable: neither equal, nor ordered
+        ("x <> 5", True),
+        ("x > 5 OR x <= 5", False),
+        ("num = '5'", True),  # a typed property against a string literal reads the literal
+        ("flag = 'true'", True),
+        ("n = '5'", True),  # two strings: compared as strings, as always
+        ("missing = 5", None),
+        ("n IN ('5')", True),
+    ])
+    def test_comparisons_read_strings(self, text: str, expected: bool | None) -> None:
+        assert evaluate(f"convert_string_expressions:{text}", self.HEADERS) is expected
+
+    @pytest.mark.parametrize("text", ["num IN ('5')", "num LIKE '5'", "n + 1 = 6", "n * 2 > 1"])
+    def test_in_like_and_arithmetic_never_convert(self, text: str) -> None:
+        assert evaluate(f"convert_string_expressions:{text}", self.HEADERS) is evaluate(text, self.HEADERS)
+        assert not matches(f"convert_string_expressions:{text}", self.HEADERS)
+
+    @pytest.mark.parametrize("text", ["n = 5", "big > 10", "t = TRUE", "num = '5'"])
+    def test_without_the_prefix_types_never_mix(self, text: str) -> None:
+        assert evaluate(text, self.HEADERS) is False
+
+    def test_the_prefix_alone_selects_everything(self) -> None:
+        selector = parse_selector("convert_string_expressions: ")
+        assert selector.match_all and selector.matches(self.HEADERS.get)
+
+    def test_errors_point_into_the_expression_after_the_prefix(self) -> None:
+        with pytest.raises(InvalidSelector) as info:
+            parse_selector("convert_string_expressions:a =")
+        assert info.value.position == 3 and "'a ='" in str(info.value)
+
+    def test_it_is_another_selector_than_the_same_text_without_it(self) -> None:
+        plain, converting = parse_selector("n = 5"), parse_selector("convert_string_expressions:n = 5")
+        assert plain != converting and converting.text == "convert_string_expressions:n = 5"
+        assert converting.identifiers == plain.identifiers == frozenset({"n"})
+
+
 def expressions() -> st.SearchStrategy[str]:
     return st.recursive(
         st.sampled_from(ATOMS),

@@ -306,6 +306,24 @@ class TestSubscribe:
         assert reply.body.startswith(b"javax.jms.InvalidSelectorException: ")
         await client.close()
 
+    async def test_selector_reads_string_headers_as_numbers_and_booleans(self, server: StompServer,
+                                                                        broker: Broker) -> None:
+        """STOMP headers are strings; ActiveMQ's connector prefixes every SUBSCRIBE selector with
+        convert_string_expressions:, so x = 5 matches the header x:5 (spec: stomp.md, SUBSCRIBE)."""
+        client = await connected(server)
+        for body, price, vip in (("cheap", "5", "false"), ("dear", "12", "true"), ("odd", "twelve", "true"),
+                                 ("decimal", "12.0", "true")):
+            await client.send("/queue/C", body, price=price, vip=vip)
+        await client.request("SUBSCRIBE", {"id": "s", "destination": "/queue/C",
+                                           "selector": "price > 10 AND vip = TRUE"})
+        assert (await client.message()).body == b"dear"  # "twelve" does not read; "12.0" is not an integer
+        await client.no_message()
+        await client.request("SUBSCRIBE", {"id": "t", "destination": "/queue/C", "selector": "price = 5"})
+        assert (await client.message()).body == b"cheap"
+        await client.no_message()
+        assert broker.queue("C").size == 2
+        await client.close()
+
     async def test_prefetch_zero_never_delivers(self, server: StompServer) -> None:
         client = await connected(server)
         await client.send("/queue/Z", "x")
