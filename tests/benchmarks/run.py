@@ -1,10 +1,12 @@
-"""minibroker benchmarks: ``.venv/bin/python tests/benchmarks/run.py [--quick] [--only NAME ...] [--profile]``.
+"""minibroker benchmarks: ``.venv/bin/python tests/benchmarks/run.py [--quick] [--only NAME ...] [--profile]
+[--instructions]``.
 
 Each scenario is measured against a baseline taken in the same run, and printed as a ratio: these machines are shared
 and noisy, so a lone absolute time means little. The STOMP rows (stomp_bench.py, stomp.py against a broker child)
 compare with ActiveMQ's figures from issue 7, which cannot be measured here; the Spark rows (spark_bench.py) need the
-``spark`` extra and Java. ``--profile`` prints a cProfile of the in-process AUTO scenario instead of the table. Not
-part of the default test run.
+``spark`` extra and Java. ``--profile`` prints a cProfile of the in-process AUTO scenario instead of the table;
+``--instructions`` counts the CPU instructions per message of the in-process scenarios and their baseline with
+valgrind, a figure the machine's noise does not move. Not part of the default test run.
 """
 
 from __future__ import annotations
@@ -416,16 +418,64 @@ def profile_inprocess(n: int, top: int = 25) -> None:
     stats.sort_stats("tottime").print_stats(top)
 
 
+#: the in-process scenarios counted by --instructions, the baseline first: (name, call of this module, with ``n``)
+INSTRUCTION_SCENARIOS = (
+    ("asyncio.Queue pair (the baseline)", "asyncio_queue_pair(n)"),
+    ("in-process AUTO p1000", "inprocess_pair(n)"),
+    ("in-process AUTO p1000, default broker (history on)", "inprocess_pair(n, history=True)"),
+    ("in-process CLIENT p1000 (ack every 100)", "inprocess_pair(n, AckMode.CLIENT_ACKNOWLEDGE)"),
+)
+
+
+def instructions(call: str, n: int) -> int:
+    """CPU instructions of a child Python that runs ``call`` (a coroutine call of this module) with ``n``, counted
+    by valgrind's callgrind: the same count on a busy machine as on an idle one."""
+    import re
+    import subprocess
+    from pathlib import Path
+
+    code = (f"import asyncio, sys; sys.path.insert(0, {str(Path(__file__).parent)!r}); from run import *; n = {n}; "
+            f"n and asyncio.run({call})")
+    done = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable, "-P",
+                           "-c", code], capture_output=True, text=True, check=True)
+    found = re.search(r"Collected : (\d+)", done.stderr)
+    assert found is not None, done.stderr
+    return int(found.group(1))
+
+
+def print_instructions(n: int) -> int:
+    """Instructions per message of the in-process scenarios and their baseline (--instructions): a figure that the
+    machine's noise does not move, to tell whether a change made the hot path cheaper. The targets are about time:
+    a broker's instructions also run slower (more calls, branches and memory) than the baseline's tight loop."""
+    import shutil
+
+    if shutil.which("valgrind") is None:
+        print("--instructions needs valgrind (callgrind)")
+        return 1
+    per_item = [(name, (instructions(call, n) - instructions(call, 0)) / n) for name, call in INSTRUCTION_SCENARIOS]
+    base = per_item[0][1]
+    title = f"scenario ({n:,} messages, callgrind)"
+    print(f"{title:<54} {'instructions/msg':>17} {'baseline/this':>14}")
+    for name, count in per_item:
+        print(f"{name:<54} {count:>17,.0f} {base / count:>14.3f}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="fewer messages and runs (a smoke test)")
     parser.add_argument("--only", nargs="*", help="run only scenarios whose name contains one of these words")
     parser.add_argument("--profile", action="store_true",
                         help="print a cProfile of the in-process AUTO scenario instead of the table")
+    parser.add_argument("--instructions", action="store_true",
+                        help="instead of the table, count the CPU instructions per message of the in-process "
+                             "scenarios and their baseline (needs valgrind; a few minutes)")
     args = parser.parse_args(argv)
     if args.profile:
         profile_inprocess(20_000 if args.quick else 100_000)
         return 0
+    if args.instructions:
+        return print_instructions(5_000 if args.quick else 20_000)
     n = 20_000 if args.quick else 100_000
     runs = 1 if args.quick else 3
     rows: list[Row] = []
