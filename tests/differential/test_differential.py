@@ -18,6 +18,9 @@ from scriptrunner import compare, public, run_script
 
 HERE = Path(__file__).resolve().parent
 CORPUS = sorted(p for p in (HERE / "corpus").glob("*.json") if p.name != "MANIFEST.json")
+#: hand-written scripts of single features (selectors, groups, browsing, expiry, priority, destination options, ...),
+#: recorded on the real broker by ``record_features.py``
+FEATURES = sorted((HERE / "features").glob("*.json"))
 #: how much later than minibroker the real broker may redeliver (its timers and threads), and how much earlier
 LATE_MS = 80
 EARLY_MS = 40
@@ -39,8 +42,29 @@ def redelivery_gaps(events: list[dict[str, Any]], time_key: str) -> list[tuple[i
     return gaps
 
 
+#: recordings minibroker does not reproduce yet, and why (strict: a fixed one fails until it leaves this list)
+KNOWN_DIFFERENCES = {
+    "close_session_after_rollback_dlq": "closing a transacted session does not roll back through the redelivery policy",
+    "close_connection_after_rollback_dlq": "closing a connection does not roll back through the redelivery policy",
+    "connect_start_false": "receive() delivers before the connection is started",
+    "priority_client_ack_reordered_true": "a CLIENT ack out of dispatch order acks messages ActiveMQ leaves in flight",
+    "priority_client_ack_reordered_false": "a CLIENT ack out of dispatch order acks messages ActiveMQ leaves in flight",
+    "feat_browse_expired": "a browse returns expired messages instead of expiring them",
+    "feat_browse_priority_order": "a browse of a prioritized queue is in send order, not priority order",
+    "feat_consumer_priority": "destination options (?consumer.priority=) are not read",
+    "feat_dest_option_prefetch": "destination options (?consumer.prefetchSize=) are not read",
+    "feat_exclusive_consumer": "destination options (?consumer.exclusive=) are not read",
+}
+
+
 def _params() -> list[Any]:
-    return [pytest.param(path, marks=pytest.mark.conformance, id=path.stem) for path in CORPUS]
+    params = []
+    for path in CORPUS + FEATURES:
+        marks = [pytest.mark.conformance]
+        if path.stem in KNOWN_DIFFERENCES:
+            marks.append(pytest.mark.xfail(reason=KNOWN_DIFFERENCES[path.stem], strict=True))
+        params.append(pytest.param(path, marks=marks, id=path.stem))
+    return params
 
 
 @pytest.mark.parametrize("transport", ["memory", "tcp"])
