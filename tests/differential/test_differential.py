@@ -57,12 +57,36 @@ KNOWN_DIFFERENCES = {
 }
 
 
+#: features not built yet, by the prefix of their recordings' names (recorded first, built later)
+NOT_BUILT = {
+    "advisory_": "advisory topics are not implemented yet (issue 18)",
+    "composite_": "composite destinations in the native API are not implemented yet (issue 18)",
+    "durable_": "durable topic subscriptions are not implemented yet (issue 18)",
+    "temp_": "temporary destinations are not implemented yet (issue 18)",
+    "virtual_topic_": "virtual topics are not implemented yet (issue 18)",
+    "wildcard_queue_": "wildcard consumers are not implemented yet (issue 18)",
+    "wildcard_topic_": "wildcard consumers are not implemented yet (issue 18)",
+    "map_message_": "map messages are not implemented yet (issue 19)",
+    "scheduler_period_": "AMQ_SCHEDULED_PERIOD/REPEAT are not implemented yet (issue 19)",
+    "scheduler_repeat_no_": "AMQ_SCHEDULED_PERIOD/REPEAT are not implemented yet (issue 19)",
+    "scheduler_persistent_": "delivered scheduled messages carry no scheduledJobId yet (issue 19)",
+}
+
+
+def known_difference(name: str) -> str | None:
+    """Why minibroker does not reproduce this recording yet (None: it must)."""
+    if name in KNOWN_DIFFERENCES:
+        return KNOWN_DIFFERENCES[name]
+    return next((why for prefix, why in NOT_BUILT.items() if name.startswith(prefix)), None)
+
+
 def _params() -> list[Any]:
     params = []
     for path in CORPUS + FEATURES:
         marks = [pytest.mark.conformance]
-        if path.stem in KNOWN_DIFFERENCES:
-            marks.append(pytest.mark.xfail(reason=KNOWN_DIFFERENCES[path.stem], strict=True))
+        why = known_difference(path.stem)
+        if why is not None:
+            marks.append(pytest.mark.xfail(reason=why, strict=True))
         params.append(pytest.param(path, marks=marks, id=path.stem))
     return params
 

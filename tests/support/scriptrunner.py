@@ -346,8 +346,9 @@ class ScriptRunner:
             e["ttl_ms"] = ttl
         if group is not None:
             e["group"] = group
-        if "delay_ms" in op:
-            e["delay_ms"] = op["delay_ms"]
+        for key in ("delay_ms", "period_ms", "repeat", "cron"):
+            if key in op:
+                e[key] = op[key]
         if session.transacted:
             e["transacted"] = True
         for key in ("correlation_id", "reply_to"):  # the oracle echoes these headers (recordings made before it did
@@ -357,6 +358,9 @@ class ScriptRunner:
         properties: dict[str, Any] = {}
         for key, value in (op.get("props") or {}).items():
             properties[key] = value
+        for key, name in SCHEDULE_PROPERTIES.items():  # set as the oracle sets them
+            if key in op:
+                properties[name] = op[key]
         producer = await session.create_producer(("topic://" if topic else "queue://") + dest)
         try:
             await producer.send(
@@ -596,6 +600,11 @@ async def run_script(script: dict[str, Any], transport: str = "memory") -> list[
 
 TIMING = {"t_ms", "gap_ms"}
 GAP_ACTIONS = {"rollback", "recover", "close_consumer", "close_session", "close_connection", "nack"}
+
+
+#: the send op's scheduling fields and the message properties they set (ActiveMQ's ScheduledMessage names)
+SCHEDULE_PROPERTIES = {"delay_ms": "AMQ_SCHEDULED_DELAY", "period_ms": "AMQ_SCHEDULED_PERIOD",
+                       "repeat": "AMQ_SCHEDULED_REPEAT", "cron": "AMQ_SCHEDULED_CRON"}
 
 
 def _java_cause(text: Any) -> Any:
