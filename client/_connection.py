@@ -132,10 +132,16 @@ class Connection:
         self._check_open()
         self.started = True
         for session in self.sessions:
+            for consumer in list(session.consumers):
+                consumer._connection_started(True)
             session._wake_dispatcher()
 
     async def stop(self) -> None:
+        """Hold messages back from receive() and listeners until :meth:`start` (the broker keeps dispatching)."""
         self.started = False
+        for session in self.sessions:
+            for consumer in list(session.consumers):
+                consumer._connection_started(False)
 
     async def create_session(self, ack_mode: AckMode | int = AckMode.AUTO_ACKNOWLEDGE) -> Session:
         """A new session in ``ack_mode`` (an :class:`AckMode` or its JMS integer value)."""
@@ -164,7 +170,7 @@ class Connection:
         for session in sessions:
             for consumer in session.consumers:
                 last = max(last, consumer.last_delivered_seq)
-            session._abandon()
+            await session._close_with_connection()
         self._closed = True
         await self._link.close(last)
 

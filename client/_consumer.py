@@ -62,6 +62,8 @@ class Consumer:
         self.name = f"ID:{session.connection.connection_id}:{session.session_id}:{session._next_consumer_number()}"
         self._buffer: deque[ReceivedMessage | None] = deque()
         self._running = True
+        #: the connection is started: a stopped one holds prefetched messages back from receive() (as ActiveMQ)
+        self._started = session.connection.started
         self._delivered: list[ReceivedMessage] = []
         self._delivered_counter = 0
         self._additional_window = 0
@@ -167,6 +169,11 @@ class Consumer:
                 return
         buffer.append(msg)
 
+    def _connection_started(self, started: bool) -> None:
+        self._started = started
+        if started:
+            self._wake()
+
     def _wake(self) -> None:
         waiter = self._waiter
         if waiter is not None and not waiter.done():
@@ -177,7 +184,7 @@ class Consumer:
     def _has_deliverable(self) -> bool:
         """A message can be handed out now (not while a redelivery delay blocks, nor once the application has
         closed the consumer, even if the close waits for the transaction to end)."""
-        return self._running and bool(self._buffer) and not self._close_deferred
+        return self._running and self._started and bool(self._buffer) and not self._close_deferred
 
     # -- synchronous receive ----------------------------------------------------------------------------------------
 
@@ -194,7 +201,7 @@ class Consumer:
         buffer = self._buffer
         pull = self.prefetch == 0
         # Fast path: a plain message is already here (the common case with a prefetch window).
-        if buffer and not pull and self._running:
+        if buffer and not pull and self._running and self._started:
             item = buffer[0]
             if (item is not None and not item.message.expiration and not self._transacted
                     and not self._ack_batch):
@@ -262,7 +269,7 @@ class Consumer:
         while True:
             if self._closed:
                 return None
-            if self._running and self._buffer:
+            if self._running and self._started and self._buffer:
                 return self._buffer.popleft()
             if not wait or (deadline is not None and clock.now() >= deadline):
                 return None
@@ -454,8 +461,11 @@ class Consumer:
         delivered = self._delivered
         if not delivered:
             return
-        if self._closed:  # the broker already took the messages back when the consumer was removed
-            delivered.clear()
+        if self._closed:
+            # closed with its session or connection, whose rollback comes after the consumers stop (ActiveMQ's
+            # dispose order): the broker still has the consumer, so what exhausted the redelivery policy goes to
+            # the DLQ now; the rest the broker takes back when the consumer is removed
+            self._poison_exhausted_on_close()
             return
         audit = self.session.connection.audit
         for msg in delivered:
@@ -510,6 +520,21 @@ class Consumer:
             self._after(delay, redispatch)
         else:
             redispatch()
+
+    def _poison_exhausted_on_close(self) -> None:
+        delivered = self._delivered
+        policy = self.redelivery_policy
+        if not isinstance(policy, DelayLevelPolicy) and policy.exceeded(delivered[-1].redelivery_counter + 1):
+            for msg in delivered:
+                msg.redelivery_counter += 1
+            last = delivered[-1]
+            cause = last.rollback_cause
+            cause_text = "null" if cause is None else f"{type(cause).__name__}: {cause}"
+            cause_line = (f"java.lang.Throwable: Delivery[{last.redelivery_counter}] exceeds redelivery policy limit:"
+                          f"{self._policy_text()}, cause:{cause_text}")
+            for ack in self._range_acks(AckType.POISON, delivered, poison_cause=cause_line):
+                self._send_ack(ack)
+        delivered.clear()
 
     def _after(self, delay: float, callback: Callable[[], None]) -> None:
         """Run ``callback`` after ``delay`` seconds on the connection's clock; pending ones show in settled()."""

@@ -7,13 +7,14 @@ session's consumers run one after another on the session's own dispatcher task, 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import attrs
 
 from minibroker._core.commands import ConsumerInfo
-from minibroker.errors import IllegalStateError, SessionClosed, TransactionRolledBack
+from minibroker.errors import IllegalStateError, MinibrokerError, SessionClosed, TransactionRolledBack
 from minibroker.message import Destination, Message
 from minibroker.redelivery import DelayLevelPolicy, RetryPolicy
 
@@ -328,13 +329,26 @@ class Session:
         consumers = list(self.consumers)
         for consumer in consumers:
             consumer._dispose()
+        # As ActiveMQ's session dispose: consumers stop first, then the open transaction rolls back while the broker
+        # still has them, so a message past its redelivery limit is poison-acked to the DLQ, not just released.
+        await self._rollback_transaction()
         last = max((c.last_delivered_seq for c in consumers), default=-1)
         for consumer in consumers:
             await self.connection._link.remove_consumer(consumer.consumer_id, last)
             if consumer.retry_consumer_id is not None:
                 await self.connection._link.remove_consumer(consumer.retry_consumer_id, last)
-        await self._rollback_transaction()
         await self._shutdown()
+
+    async def _close_with_connection(self) -> None:
+        """The connection closes: stop the consumers and roll back an open transaction (as ActiveMQ's session
+        dispose does), then stop locally; the connection's own close releases the rest at the broker."""
+        if self._closed:
+            return
+        for consumer in list(self.consumers):
+            consumer._dispose()
+        with contextlib.suppress(MinibrokerError):  # the link is gone: the broker releases it all (as ActiveMQ)
+            await self._rollback_transaction()
+        self._abandon()
 
     async def _shutdown(self) -> None:
         task = self._abandon()

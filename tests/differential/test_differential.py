@@ -44,9 +44,6 @@ def redelivery_gaps(events: list[dict[str, Any]], time_key: str) -> list[tuple[i
 
 #: recordings minibroker does not reproduce yet, and why (strict: a fixed one fails until it leaves this list)
 KNOWN_DIFFERENCES = {
-    "close_session_after_rollback_dlq": "closing a transacted session does not roll back through the redelivery policy",
-    "close_connection_after_rollback_dlq": "closing a connection does not roll back through the redelivery policy",
-    "connect_start_false": "receive() delivers before the connection is started",
     "priority_client_ack_reordered_true": "a CLIENT ack out of dispatch order acks messages ActiveMQ leaves in flight",
     "priority_client_ack_reordered_false": "a CLIENT ack out of dispatch order acks messages ActiveMQ leaves in flight",
     "feat_browse_expired": "a browse returns expired messages instead of expiring them",
