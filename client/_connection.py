@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import os
 import random
+import socket
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING
@@ -31,6 +34,16 @@ if TYPE_CHECKING:
 __all__ = ["Connection", "ListenerError", "PrefetchPolicy", "connect"]
 
 _connection_numbers = itertools.count(1)
+
+
+def _process_id_prefix() -> str:
+    """What makes this process's ids unique across hosts, processes and restarts, as ActiveMQ's ``IdGenerator``
+    (host, a per-process number, the start time in ms): message ids from two client processes never collide."""
+    host = "".join(c if c.isalnum() or c in "-." else "-" for c in socket.gethostname()) or "localhost"
+    return f"{host}-{os.getpid()}-{time.time_ns() // 1_000_000}-0"
+
+
+_ID_PREFIX = _process_id_prefix()
 
 
 @attrs.frozen(slots=True)
@@ -87,7 +100,7 @@ class Connection:
         self._reconnecting: asyncio.Task[None] | None = None
         self.clock: Clock = link.clock
         self.client_id = client_id
-        self.connection_id = f"minibroker-{next(_connection_numbers)}"
+        self.connection_id = f"{_ID_PREFIX}:{next(_connection_numbers)}"
         self.redelivery_policy = redelivery_policy or RedeliveryPolicy()
         self.prefetch_policy = prefetch
         self.non_blocking_redelivery = non_blocking_redelivery
