@@ -11,7 +11,7 @@ from minibroker.client import connect
 
 def _prefix_of_a_new_process() -> str:
     code = "from minibroker.client._connection import _ID_PREFIX; print(_ID_PREFIX)"
-    return subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout.strip()
+    return subprocess.run([sys.executable, "-P", "-c", code], check=True, capture_output=True, text=True).stdout.strip()
 
 
 class TestMessageIds:
