@@ -353,15 +353,19 @@ class Consumer:
 
     @staticmethod
     def _range_acks(
-        ack_type: AckType, messages: list[ReceivedMessage], txn: int | None = None, poison_cause: str | None = None
+        ack_type: AckType, messages: list[ReceivedMessage], txn: int | None = None, poison_cause: str | None = None,
+        *, by_dispatch_run: bool = True,
     ) -> list[MessageAck]:
-        """Range acks covering ``messages``: one per broker subscription and per run in the broker's dispatch order
-        (normally exactly one; a non-blocking redelivery puts a message after others dispatched later)."""
+        """Range acks covering ``messages``: one per broker subscription and, with ``by_dispatch_run``, per run in the
+        broker's dispatch order (normally exactly one; a non-blocking redelivery puts a message after others
+        dispatched later). Without it, one range from the first received to the last, as ActiveMQ's CLIENT
+        acknowledge sends it: when the application received them out of dispatch order (client-side priority
+        reordering, a non-blocking redelivery) the broker cannot match the range and acks nothing (recorded)."""
         acks: list[MessageAck] = []
         start = 0
         for i in range(1, len(messages) + 1):
             if (i == len(messages) or messages[i].sub_id != messages[start].sub_id
-                    or messages[i].arrival < messages[i - 1].arrival):
+                    or (by_dispatch_run and messages[i].arrival < messages[i - 1].arrival)):
                 run = messages[start:i]
                 acks.append(MessageAck(run[0].sub_id, ack_type, run[-1].message_id, run[0].message_id, len(run), txn,
                                        poison_cause))
@@ -407,7 +411,7 @@ class Consumer:
             return
         txn = self.session._transaction_for(self) if self._transacted else None
         self._pending_ack = None
-        for ack in self._range_acks(AckType.STANDARD, delivered, txn):
+        for ack in self._range_acks(AckType.STANDARD, delivered, txn, by_dispatch_run=self._transacted):
             self._send_ack(ack)
         self._delivered_counter = max(0, self._delivered_counter - len(delivered))
         self._additional_window = max(0, self._additional_window - len(delivered))

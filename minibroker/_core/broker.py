@@ -425,7 +425,8 @@ class BrokerCore:
         return True
 
     def _ack_range(self, sub: Subscription, ack: MessageAck) -> list[QueueEntry]:
-        """The dispatched entries from ``first_message_id`` (None: the oldest) to ``last_message_id``."""
+        """The dispatched entries from ``first_message_id`` (None: the oldest) to ``last_message_id``, in dispatch
+        order; empty when ``last`` comes before ``first`` there, which ActiveMQ answers by acking nothing."""
         first = ack.first_message_id
         last = ack.last_message_id
         if last not in sub.dispatched or (first is not None and first not in sub.dispatched):
@@ -443,7 +444,7 @@ class BrokerCore:
                 span.append(entry)
                 if message_id == last:
                     return span
-        raise InvalidAcknowledge(f"Unmatched acknowledge: {first} comes after {last}", ack=ack)
+        return []  # ActiveMQ: "Could not correlate acknowledgment with dispatched message": nothing is acked
 
     def _record_ack(self, sub: Subscription, entries: Iterable[QueueEntry], ack: MessageAck) -> None:
         history = self.history
@@ -466,6 +467,8 @@ class BrokerCore:
                 self._consume(sub, entry)
                 return
         span = self._ack_range(sub, ack)
+        if not span:
+            return
         if txn is None and len(span) != ack.message_count:
             raise InvalidAcknowledge(
                 f"Unmatched acknowledge: the range holds {len(span)} messages, the ack says {ack.message_count}",
