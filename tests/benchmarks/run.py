@@ -538,6 +538,12 @@ def main(argv: list[str] | None = None) -> int:
         rows.extend(stomp_rows(5_000 if args.quick else 20_000, runs))
     if wanted("spark"):
         rows.extend(spark_rows(args.quick, runs))
+    if wanted("suite"):
+        from suite_bench import measure as measure_suite
+
+        suite = measure_suite(200 if args.quick else 1000, runs)
+        rows.append(Row(f"pytest: {suite.tests:,} tests on the minibroker fixture", suite.minibroker_s, "s",
+                        f"asyncio.Queue fixture {suite.queue_s:.2f} s", suite.ratio, "<= 1.5x", suite.ratio <= 1.5))
     if wanted("conformance"):
         seconds, count = conformance_wall_time()
         rows.append(Row(f"conformance suite ({count} scenarios), virtual time", seconds, "s", "-", None, "<= 5 s",
