@@ -13,7 +13,8 @@ if TYPE_CHECKING:
     from ._core.effects import Dispatch
     from ._core.history import HistoryRecord
     from ._core.queue import DestinationPolicy, QueueStatistics
-    from ._driver import Broker, BrokerStatistics, QueueView
+    from ._driver import Admission, Broker, BrokerStatistics, QueueView
+    from ._link import MemoryLink
     from .clock import Clock, ManualClock, RealClock
     from .message import Destination, DestinationKind, Message, PropertyValue
 
@@ -34,9 +35,11 @@ _LAZY = {
     "HistoryRecord": "._core.history",
     "DestinationPolicy": "._core.queue",
     "QueueStatistics": "._core.queue",
+    "Admission": "._driver",
     "Broker": "._driver",
     "BrokerStatistics": "._driver",
     "QueueView": "._driver",
+    "MemoryLink": "._link",
     "Clock": ".clock",
     "ManualClock": ".clock",
     "RealClock": ".clock",
@@ -66,6 +69,7 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "AckType",
+    "Admission",
     "Broker",
     "BrokerInfo",
     "BrokerStatistics",
@@ -78,6 +82,7 @@ __all__ = [
     "Dispatch",
     "HistoryRecord",
     "ManualClock",
+    "MemoryLink",
     "Message",
     "MessageAck",
     "PropertyValue",

@@ -42,10 +42,10 @@ from typing import Final, NoReturn
 
 import attrs
 
+from minibroker import Broker
 from minibroker._core.broker import NOW_UNKNOWN_DELIVERED
 from minibroker._core.commands import AckType, ConsumerInfo, MessageAck
 from minibroker._core.effects import Dispatch
-from minibroker._driver import Broker
 from minibroker.errors import (
     AccessDenied,
     InvalidClientIdError,
@@ -291,8 +291,8 @@ class StompConverter:
         self._temp_by_stomp: dict[tuple[DestinationKind, str], str] = {}
         self._temp_names: dict[tuple[DestinationKind, str], str] = {}
         self._in_frame = False
-        #: the broker core this connection lives in (Broker.restart() starts a new one)
-        self._core: object | None = None
+        #: the broker incarnation this connection lives in (Broker.restart() starts a new one)
+        self._incarnation = -1
         #: STOMP destination names already converted (a temporary destination keeps its name per connection)
         self._destinations: dict[str, list[Destination]] = {}
         self._strict_destinations: dict[str, list[Destination]] = {}
@@ -476,13 +476,13 @@ class StompConverter:
                 raise StompError(f"User name [{login}] or password is invalid.", fatal=True,
                                  java_class="java.lang.SecurityException")
         client_id = headers.get("client-id")
-        if client_id is not None and any(c.client_id == client_id for c in self.broker.core.connections.values()):
+        if client_id is not None and self.broker.client_connected(client_id):
             raise StompError(
                 f"Broker: {self.broker.name} - Client: {client_id} already connected from {self.remote_address}",
                 fatal=True, java_class="javax.jms.InvalidClientIDException",
             )
         try:
-            self._core = self.broker.core
+            self._incarnation = self.broker.incarnation
             self.connection_id = self.broker.open_connection(client_id, user=login, password=passcode, remote=True)
         except MinibrokerError as exc:
             raise StompError(exc.message or str(exc), fatal=True, java_class=_java_class(exc)) from None
@@ -722,11 +722,7 @@ class StompConverter:
 
     def _browse(self, sub: _Subscription) -> None:
         """A queue browser: what the queue holds, in flight included, without consuming it (at most a page)."""
-        core = self.broker.core
-        queue = core.queues.get(sub.destination.name)
-        if queue is None:
-            return
-        for message in core.browse(sub.destination.name, limit=queue.policy.max_browse_page_size):
+        for message in self.broker.browse_page(sub.destination.name):
             self._deliver(sub, message, 0)
 
     def _on_dispatch(self, sub: _Subscription, dispatch: Dispatch) -> None:
@@ -1165,7 +1161,7 @@ class StompConverter:
     def _teardown(self, *, graceful: bool) -> None:
         """Give back what the client held (all counted as delivered), roll back, forget temporaries."""
         self.closed = True
-        if self.connection_id is None or self.broker.core is not self._core:
+        if self.connection_id is None or self.broker.incarnation != self._incarnation:
             return  # never connected, or the broker restarted: nothing of ours is left in it
         self._run_auto_acks(None)
         subs = list(self._all_subs)

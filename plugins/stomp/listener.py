@@ -21,7 +21,7 @@ import socket
 from collections.abc import Callable, Sequence
 from types import TracebackType
 
-from minibroker._driver import Broker
+from minibroker import Broker
 from minibroker.clock import TimerHandle
 from minibroker.errors import RemoteProtocolError
 
