@@ -23,6 +23,10 @@ Theory of operation
   and, like ActiveMQ, the connection stays usable -- except for the fatal ones (unknown command, bad
   ``accept-version`` or ``heart-beat``, rejected login or client id, framing limits) after which
   :attr:`~StompConverter.close_after_output` is set and the broker connection is already closed.
+* **Producer flow control**: a SEND to a queue over its memory limit asks ``Broker.admit`` like every edge; when
+  it must wait, the converter keeps it in :attr:`~StompConverter.held_admission` and takes no further frame; the
+  listener awaits the admission and calls :meth:`~StompConverter.release_held`, which sends (RECEIPT) or answers
+  the wait's error (ERROR), as ActiveMQ blocks the producer's connection.
 * **Closing**: DISCONNECT, UNSUBSCRIBE and a dropped transport all give back every unacked message with
   ``redelivered:true`` (the broker counts them all as delivered), roll back open transactions and forget the
   connection's temporary destinations.
@@ -42,7 +46,7 @@ from typing import Final, NoReturn
 
 import attrs
 
-from minibroker import Broker
+from minibroker import Admission, Broker
 from minibroker._core.broker import NOW_UNKNOWN_DELIVERED
 from minibroker._core.commands import AckType, ConsumerInfo, MessageAck
 from minibroker._core.effects import Dispatch
@@ -170,6 +174,21 @@ class _Transaction:
     acked: list[tuple[_Subscription, _Delivery]] = attrs.field(factory=list)
 
 
+@attrs.define(slots=True, eq=False)
+class _HeldSend:
+    """A SEND whose queue is over its memory limit: its messages (made when the frame came, as ActiveMQ stamps them)
+    wait for the broker's admission, and the connection's following frames wait behind them."""
+
+    frame: StompFrame
+    messages: list[Message]
+    transaction: int | None
+    admission: Admission
+
+
+class _Held(Exception):
+    """The frame is held (producer flow control): no reply yet."""
+
+
 def _java_class(exc: MinibrokerError) -> str:
     if isinstance(exc, InvalidSelector):
         return "javax.jms.InvalidSelectorException"
@@ -291,6 +310,8 @@ class StompConverter:
         self._temp_by_stomp: dict[tuple[DestinationKind, str], str] = {}
         self._temp_names: dict[tuple[DestinationKind, str], str] = {}
         self._in_frame = False
+        #: a SEND waiting for room (producer flow control); no frame is handled until it is released
+        self._held: _HeldSend | None = None
         #: the broker incarnation this connection lives in (Broker.restart() starts a new one)
         self._incarnation = -1
         #: STOMP destination names already converted (a temporary destination keeps its name per connection)
@@ -345,6 +366,8 @@ class StompConverter:
             except _Drop:
                 self._fail_connection()
                 return
+            except _Held:
+                return  # answered by release_held
             except MinibrokerError as exc:
                 self._error(StompError(exc.message or str(exc), java_class=_java_class(exc)), frame)
                 return
@@ -352,6 +375,35 @@ class StompConverter:
             if receipt is not None and command not in ("CONNECT", "STOMP", "DISCONNECT"):
                 # before the MESSAGEs the frame itself caused (a SUBSCRIBE's backlog)
                 self._out.insert(mark, (StompFrame("RECEIPT", {"receipt-id": receipt}), self.version))
+        finally:
+            self._in_frame = False
+
+    @property
+    def held_admission(self) -> Admission | None:
+        """What a held SEND waits for (None: nothing is held); await it, then call :meth:`release_held`."""
+        return None if self._held is None else self._held.admission
+
+    def release_held(self, error: MinibrokerError | None) -> None:
+        """The held SEND's wait ended: ``error`` (the wait timed out, the broker stopped) is its ERROR; else it is
+        sent, after asking again (another producer may have filled the queue first: then it stays held)."""
+        held, self._held = self._held, None
+        if held is None or self.closed or self.close_after_output:
+            return
+        self._in_frame = True
+        try:
+            if error is None:
+                try:
+                    self._send_or_hold(held.frame, held.messages, held.transaction)
+                except _Held:
+                    return
+                except MinibrokerError as exc:
+                    error = exc
+            if error is not None:
+                self._error(StompError(error.message or str(error), java_class=_java_class(error)), held.frame)
+                return
+            receipt = held.frame.headers.get("receipt")
+            if receipt is not None:
+                self._emit(StompFrame("RECEIPT", {"receipt-id": receipt}))
         finally:
             self._in_frame = False
 
@@ -582,14 +634,30 @@ class StompConverter:
         message = self._message(frame, destinations[0])
         tx_name = headers.get("transaction")
         txn = None if tx_name is None else self._core_transaction(tx_name)
+        if len(destinations) == 1:
+            if self.broker.admit(message.destination) is None:  # the hot path: no flow control in the way
+                connection_id = self.connection_id
+                assert connection_id is not None
+                self.broker.send(connection_id, message, txn)
+                return
+            messages = [message]
+        else:
+            messages = [message if destination is message.destination or destination == message.destination
+                        else attrs.evolve(message, destination=destination) for destination in destinations]
+        self._send_or_hold(frame, messages, txn)
+
+    def _send_or_hold(self, frame: StompFrame, messages: list[Message], txn: int | None) -> None:
+        """Send every message once the broker admits them all (a composite SEND is never half sent), else hold."""
+        broker = self.broker
+        for message in messages:
+            admission = broker.admit(message.destination)
+            if admission is not None:
+                self._held = _HeldSend(frame, messages, txn, admission)
+                raise _Held
         connection_id = self.connection_id
         assert connection_id is not None
-        if len(destinations) == 1:
-            self.broker.send(connection_id, message, txn)
-            return
-        for destination in destinations:
-            same = destination is message.destination or destination == message.destination
-            self.broker.send(connection_id, message if same else attrs.evolve(message, destination=destination), txn)
+        for message in messages:
+            broker.send(connection_id, message, txn)
 
     def _core_transaction(self, name: str | None) -> int | None:
         if name is None:
@@ -1161,6 +1229,7 @@ class StompConverter:
     def _teardown(self, *, graceful: bool) -> None:
         """Give back what the client held (all counted as delivered), roll back, forget temporaries."""
         self.closed = True
+        self._held = None
         if self.connection_id is None or self.broker.incarnation != self._incarnation:
             return  # never connected, or the broker restarted: nothing of ours is left in it
         self._run_auto_acks(None)
