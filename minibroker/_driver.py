@@ -390,8 +390,9 @@ class Broker:
         return BrokerStatistics(len(core.connections), len(core.subscriptions), len(core.queues), len(core.topics),
                                 len(core.transactions))
 
-    async def settle(self) -> None:
-        """Let every task that can run now, run (clients, listeners), without moving the clock."""
+    async def run_ready(self) -> None:
+        """Run every task that is ready now (clients, listeners) until none is, without moving the clock; unlike
+        :meth:`settled`, work waiting on a timer stays waiting."""
         await settle()
 
     # -- the driver: operations used by transports -------------------------------------------------------------------
