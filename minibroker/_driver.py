@@ -525,8 +525,9 @@ class Broker:
         it waited gets :class:`~minibroker.errors.ConnectionClosed`."""
         admission = self.admit(message.destination)
         if admission is not None:
+            incarnation = self._incarnation
             await admission
-            if connection_id not in self.core.connections:
+            if incarnation != self._incarnation or connection_id not in self.core.connections:
                 raise ConnectionClosed("the connection closed while its send waited for room",
                                        connection_id=connection_id)
         self.send(connection_id, message, transaction_id)

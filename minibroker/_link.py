@@ -92,12 +92,10 @@ class MemoryLink:
         if not self._open:
             self._check()
         broker = self.broker
-        # producer flow control: a queue over its memory limit makes the send wait here (the driver decides)
-        admission = broker.admit(message.destination)
-        if admission is not None:
-            await admission
-            self._check()
-        broker.send(self.connection_id, message, transaction_id)
+        if broker.admit(message.destination) is None:  # the hot path: no flow control in the way, no coroutine
+            broker.send(self.connection_id, message, transaction_id)
+        else:  # producer flow control: the queue is over its memory limit
+            await broker.send_when_admitted(self.connection_id, message, transaction_id)
 
     def ack(self, ack: MessageAck) -> None:
         self._check()
