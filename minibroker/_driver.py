@@ -207,6 +207,11 @@ class Broker:
     def closed(self) -> bool:
         return self._closed
 
+    @property
+    def running(self) -> bool:
+        """Started and not stopped yet."""
+        return self._started and not self._closed
+
     def on_close(self, hook: Callable[[], None]) -> None:
         """Run ``hook`` when the broker stops (transports use it to drop their clients)."""
         self._close_hooks.append(hook)

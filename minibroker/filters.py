@@ -85,9 +85,14 @@ class BrokerFilter:
     next: BrokerFilter
 
     def attach(self, broker: Broker, next_filter: BrokerFilter) -> None:
+        """Take this filter's place in ``broker``'s chain; one filter serves one running broker at a time."""
+        current = getattr(self, "broker", None)
+        if current is not None and current is not broker and current.running:
+            raise InvalidConfiguration(f"{type(self).__name__} is already installed in a running broker; give each "
+                                       "broker its own instance", plugin=type(self).__name__)
+        self.on_attach(broker)
         self.broker = broker
         self.next = next_filter
-        self.on_attach(broker)
 
     def on_attach(self, broker: Broker) -> None:
         """Called once per broker, when the chain is built (not a hook: it does not pass on)."""

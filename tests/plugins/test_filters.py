@@ -88,6 +88,14 @@ class TestChain:
             Broker(plugins=[Misspelt()])
         assert info.value.hook == "on_sned" and info.value.plugin == "Misspelt"  # type: ignore[attr-defined]
 
+    async def test_one_filter_serves_one_running_broker(self) -> None:
+        shared = RefuseBody()
+        Broker(plugins=[shared])  # never started: holds nothing
+        async with Broker(plugins=[shared]):
+            with pytest.raises(InvalidConfiguration, match="already installed in a running broker"):
+                Broker(plugins=[shared])
+        Broker(plugins=[shared])  # the running one stopped: free again
+
     def test_the_hooks_are_the_base_class_methods(self) -> None:
         assert {name[3:] for name in vars(BrokerFilter) if name.startswith("on_") and name != "on_attach"} == HOOKS
 
