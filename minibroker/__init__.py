@@ -8,6 +8,7 @@
 # ``minibroker serve`` binds its socket before it pays for asyncio, attrs and the broker.
 TYPE_CHECKING = False  # not typing's: importing typing costs a few ms of every launch
 if TYPE_CHECKING:
+    from ._core.broker import NOW_UNKNOWN_DELIVERED
     from ._core.commands import AckType, ConsumerInfo, MessageAck
     from ._core.cursors import BrokerInfo, CursorAck, PublishResult, QueuePosition, RangeEntry, RangeRead
     from ._core.effects import Dispatch
@@ -22,6 +23,7 @@ __version__ = "0.1.0"
 
 #: public name -> the module that defines it
 _LAZY = {
+    "NOW_UNKNOWN_DELIVERED": "._core.broker",
     "AckType": "._core.commands",
     "ConsumerInfo": "._core.commands",
     "MessageAck": "._core.commands",
@@ -68,6 +70,7 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
+    "NOW_UNKNOWN_DELIVERED",
     "AckType",
     "Admission",
     "Broker",

@@ -22,9 +22,7 @@ from types import TracebackType
 
 import attrs
 
-from minibroker import Admission, Broker
-from minibroker._core.commands import MessageAck
-from minibroker._core.effects import Dispatch
+from minibroker import Admission, Broker, Dispatch, MessageAck
 from minibroker._defaults import DEFAULT_MAX_CONNECTIONS, check_limits
 from minibroker.errors import (
     AccessDenied,

@@ -45,10 +45,7 @@ from typing import Final, NoReturn
 
 import attrs
 
-from minibroker import Admission, Broker
-from minibroker._core.broker import NOW_UNKNOWN_DELIVERED
-from minibroker._core.commands import AckType, ConsumerInfo, MessageAck
-from minibroker._core.effects import Dispatch
+from minibroker import NOW_UNKNOWN_DELIVERED, AckType, Admission, Broker, ConsumerInfo, Dispatch, MessageAck
 from minibroker.errors import (
     AccessDenied,
     LocalProtocolError,
