@@ -65,7 +65,10 @@ class Edge(Protocol):
     async def send(self, queue: str, body: str, *, ttl: float | None = None, transaction: str | None = None) -> None:
         ...
 
-    async def subscribe(self, queue: str, ack: str = "auto", selector: str | None = None) -> Subscription: ...
+    async def subscribe(self, queue: str, ack: str = "auto", selector: str | None = None,
+                        transaction: str | None = None) -> Subscription:
+        """``transaction``: the subscription's acks belong to it (settled at its commit)."""
+        ...
 
     async def begin(self) -> str: ...
 
@@ -106,7 +109,7 @@ class _ClientSubscription:
 
     async def ack(self, message: Received) -> None:
         assert isinstance(message.handle, ReceivedMessage)
-        await message.handle.acknowledge()
+        await message.handle.acknowledge()  # in a transacted session: nothing until the commit
 
     async def reject(self, message: Received) -> None:
         # the client's redelivery policy allows no redelivery: recover() poisons the message into the DLQ
@@ -145,8 +148,11 @@ class ClientEdge:
         except MinibrokerError as exc:
             raise Refused(str(exc)) from exc
 
-    async def subscribe(self, queue: str, ack: str = "auto", selector: str | None = None) -> Subscription:
-        session = await self.connection.create_session(_MODES[ack])
+    async def subscribe(self, queue: str, ack: str = "auto", selector: str | None = None,
+                        transaction: str | None = None) -> Subscription:
+        # JMS: the consumer of a transacted session; what it receives is acked by the commit
+        session = (self._transactions[transaction] if transaction is not None
+                   else await self.connection.create_session(_MODES[ack]))
         try:
             consumer = await session.create_consumer(queue, selector=selector)
         except MinibrokerError as exc:
@@ -180,10 +186,11 @@ class ClientEdge:
 
 
 class _StompSubscription:
-    def __init__(self, edge: StompEdge, sub_id: str, ack: str) -> None:
+    def __init__(self, edge: StompEdge, sub_id: str, ack: str, transaction: str | None) -> None:
         self.edge = edge
         self.sub_id = sub_id
         self.mode = ack
+        self.transaction = transaction
 
     async def receive(self) -> Received:
         frame = await self.edge.client.expect(
@@ -197,7 +204,10 @@ class _StompSubscription:
 
     async def ack(self, message: Received) -> None:
         assert isinstance(message.handle, StompFrame)
-        await self.edge.request("ACK", {"id": message.handle.headers["ack"]})
+        headers = {"id": message.handle.headers["ack"]}
+        if self.transaction is not None:
+            headers["transaction"] = self.transaction
+        await self.edge.request("ACK", headers)
 
     async def reject(self, message: Received) -> None:
         assert isinstance(message.handle, StompFrame)
@@ -236,14 +246,15 @@ class StompEdge:
             headers["transaction"] = transaction
         await self.request("SEND", headers, body)
 
-    async def subscribe(self, queue: str, ack: str = "auto", selector: str | None = None) -> Subscription:
+    async def subscribe(self, queue: str, ack: str = "auto", selector: str | None = None,
+                        transaction: str | None = None) -> Subscription:
         sub_id = f"sub-{next(_names)}"
         headers = {"destination": f"/queue/{queue}", "id": sub_id,
                    "ack": {"auto": "auto", "client": "client", "individual": "client-individual"}[ack]}
         if selector is not None:
             headers["selector"] = selector
         await self.request("SUBSCRIBE", headers)
-        return _StompSubscription(self, sub_id, ack)
+        return _StompSubscription(self, sub_id, ack, transaction)
 
     async def begin(self) -> str:
         name = f"tx-{next(_names)}"

@@ -97,6 +97,19 @@ class TestTransactions:
         assert broker.queue("orders").size == 0
 
 
+    async def test_an_ack_in_a_transaction_settles_at_commit(self, edges: EdgeFactory, broker: Broker) -> None:
+        edge = await edges.open()
+        await edge.send("orders", "m1")
+        tx = await edge.begin()
+        sub = await edge.subscribe("orders", ack="individual", transaction=tx)
+        await sub.ack(await sub.receive())
+        await edge.barrier()
+        assert broker.queue("orders").size == 1
+        await edge.commit(tx)
+        await edge.barrier()
+        assert broker.queue("orders").size == 0
+
+
 class TestBrowse:
     async def test_a_browser_sees_without_consuming(self, edges: EdgeFactory, broker: Broker) -> None:
         edge = await edges.open()
