@@ -1,7 +1,10 @@
 """The asyncio side of the broker: owns the core, the clock's timer, and the routing of dispatches to consumers.
 
 The core is synchronous and pure; this driver is the only thing that turns its deadlines into timers and its output
-into calls on consumers (in-process) or writes on sockets (the TCP server registers routes the same way).
+into calls on consumers (in-process) or writes on sockets (the TCP server registers routes the same way). It is also
+the only door into the core: edges (the in-process link, the TCP server, the STOMP connector) and plugins use its
+public methods, never ``broker.core``, so producer flow control (:meth:`Broker.admit`) and the plugin chain apply
+to every edge alike.
 """
 
 from __future__ import annotations
@@ -58,7 +61,9 @@ class Broker:
     destination to its :class:`DestinationPolicy` (prioritised messages, dead-letter strategy): a mapping keyed by
     ActiveMQ destination wildcards (``">"`` for every queue, ``"orders.>"``), or a function of the destination.
     ``scheduler_support`` enables delayed delivery (``AMQ_SCHEDULED_DELAY``) and is required by the broker
-    redelivery plugin, as in ActiveMQ; ``plugins`` are installed in order.
+    redelivery plugin, as in ActiveMQ. ``plugins``: :class:`~minibroker.filters.BrokerFilter` s form the chain every
+    connect, subscribe, send, ack, commit, rollback, dispatch and dead letter goes through, outermost first; other
+    plugins (``install(broker)``) are installed in order.
 
     Persistence: with ``data_dir`` (or a ``store``, see :mod:`minibroker.store`), persistent messages sent to queues
     are stored (SQLite in ``data_dir``) before the send is answered, removed when acked, and loaded again when a
