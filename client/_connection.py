@@ -14,14 +14,13 @@ from typing import TYPE_CHECKING
 
 import attrs
 
+from minibroker import Broker, MemoryLink
 from minibroker._core.cursors import BrokerInfo, CursorAck, PublishResult, RangeRead
-from minibroker._driver import Broker
 from minibroker.clock import Clock, RealClock
 from minibroker.errors import ConnectionClosed, InvalidConfiguration, MinibrokerError, UnsupportedOperation
 from minibroker.message import Destination, Message
 from minibroker.redelivery import RedeliveryPolicy, RedeliveryPolicyMap, RetryPolicy
 from minibroker.transport.base import BrokerLink
-from minibroker.transport.memory import MemoryLink
 
 from ._ack_mode import AckMode
 from ._audit import ConnectionAudit
@@ -264,7 +263,7 @@ class Connection:
     def _report_listener_error(self, consumer: Consumer, message: ReceivedMessage, error: BaseException) -> None:
         self.listener_errors.append(ListenerError(consumer, message, error))
         if isinstance(self._link, MemoryLink):
-            self._link.broker.report_listener_error(consumer.name, message.message_id, message.body, error)
+            self._link.report_listener_error(consumer.name, message.message_id, message.body, error)
 
     def _pending_work(self) -> list[str]:
         """What this connection's consumers and listeners still have to do (for ``Broker.settled``)."""
@@ -281,7 +280,7 @@ class Connection:
     def _attach(self, link: BrokerLink) -> None:
         """In-process links let the broker see this connection's pending work."""
         if isinstance(link, MemoryLink):
-            link.broker.register_probe(link.connection_id, self._pending_work)
+            link.watch(self._pending_work)
 
     async def __aenter__(self) -> Connection:
         return self
@@ -325,12 +324,12 @@ async def connect(
         broker = target
 
         async def reopen() -> BrokerLink:
-            new = MemoryLink(broker)
+            new = broker.link()
             new.fault_tolerant = True
             await new.open(client_id, user, password)
             return new
 
-        link = MemoryLink(target)
+        link = target.link()
         if fault_tolerant:
             link.fault_tolerant = True
             reconnect = reopen

@@ -8,12 +8,14 @@
 # ``minibroker serve`` binds its socket before it pays for asyncio, attrs and the broker.
 TYPE_CHECKING = False  # not typing's: importing typing costs a few ms of every launch
 if TYPE_CHECKING:
+    from ._core.broker import NOW_UNKNOWN_DELIVERED
     from ._core.commands import AckType, ConsumerInfo, MessageAck
     from ._core.cursors import BrokerInfo, CursorAck, PublishResult, QueuePosition, RangeEntry, RangeRead
     from ._core.effects import Dispatch
     from ._core.history import HistoryRecord
     from ._core.queue import DestinationPolicy, QueueStatistics
-    from ._driver import Broker, BrokerStatistics, QueueView
+    from ._driver import Admission, Broker, BrokerStatistics, QueueView
+    from ._link import MemoryLink
     from .clock import Clock, ManualClock, RealClock
     from .message import Destination, DestinationKind, Message, PropertyValue
 
@@ -21,6 +23,7 @@ __version__ = "0.1.0"
 
 #: public name -> the module that defines it
 _LAZY = {
+    "NOW_UNKNOWN_DELIVERED": "._core.broker",
     "AckType": "._core.commands",
     "ConsumerInfo": "._core.commands",
     "MessageAck": "._core.commands",
@@ -34,9 +37,11 @@ _LAZY = {
     "HistoryRecord": "._core.history",
     "DestinationPolicy": "._core.queue",
     "QueueStatistics": "._core.queue",
+    "Admission": "._driver",
     "Broker": "._driver",
     "BrokerStatistics": "._driver",
     "QueueView": "._driver",
+    "MemoryLink": "._link",
     "Clock": ".clock",
     "ManualClock": ".clock",
     "RealClock": ".clock",
@@ -65,7 +70,9 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
+    "NOW_UNKNOWN_DELIVERED",
     "AckType",
+    "Admission",
     "Broker",
     "BrokerInfo",
     "BrokerStatistics",
@@ -78,6 +85,7 @@ __all__ = [
     "Dispatch",
     "HistoryRecord",
     "ManualClock",
+    "MemoryLink",
     "Message",
     "MessageAck",
     "PropertyValue",

@@ -1,7 +1,10 @@
 """The asyncio side of the broker: owns the core, the clock's timer, and the routing of dispatches to consumers.
 
 The core is synchronous and pure; this driver is the only thing that turns its deadlines into timers and its output
-into calls on consumers (in-process) or writes on sockets (the TCP server registers routes the same way).
+into calls on consumers (in-process) or writes on sockets (the TCP server registers routes the same way). It is also
+the only door into the core: edges (the in-process link, the TCP server, the STOMP connector) and plugins use its
+public methods, never ``broker.core``, so producer flow control (:meth:`Broker.admit`) and the plugin chain apply
+to every edge alike.
 """
 
 from __future__ import annotations
@@ -11,19 +14,19 @@ import os
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import TracebackType
-from typing import TYPE_CHECKING, Protocol
-
-import attrs
+from typing import TYPE_CHECKING
 
 from ._core.broker import BrokerCore
 from ._core.commands import ConsumerInfo, MessageAck
 from ._core.cursors import BrokerInfo, CursorAck, EpochSource, PublishResult, RangeRead
 from ._core.effects import Dispatch
-from ._core.history import HistoryRecord
+from ._core.history import DeadLetterRecord, HistoryRecord
 from ._core.journal import Journal
 from ._core.journal import restore as _restore_core
 from ._core.queue import DestinationPolicy, QueueStatistics
+from ._core.subscription import QueueEntry
 from ._flow import SpaceWaiters
+from ._views import Admission, BrokerStatistics, ListenerFailure, QueueView
 from .clock import Clock, ManualClock, RealClock, TimerHandle, settle
 from .destination_map import DestinationMap
 from .errors import (
@@ -34,123 +37,21 @@ from .errors import (
     SettleTimeout,
     TransactionRolledBack,
 )
+from .filters import BrokerFilter, BrokerPlugin, ConnectionContext, DeadLetterRequest, hooks_of
 from .message import Destination, DestinationKind, Message
 
 if TYPE_CHECKING:  # the store module (sqlite3, the codec) is imported only by brokers that have a data_dir
+    from ._link import MemoryLink
     from .store import MessageStore
 
-__all__ = ["Broker", "BrokerPlugin", "BrokerStatistics", "ListenerFailure", "QueueView"]
+__all__ = ["Admission", "Broker", "BrokerPlugin", "BrokerStatistics", "ListenerFailure", "QueueView"]
 
 DispatchRoute = Callable[[Dispatch], None]
-
-
-class BrokerPlugin(Protocol):
-    """An extension installed when the broker is created (as ActiveMQ's ``BrokerPlugin.installPlugin``)."""
-
-    def install(self, broker: Broker) -> None: ...
-
-
-class SecurityPolicy(Protocol):
-    """What a security plugin (``minibroker.plugins.auth``) gives the broker as ``broker.security``.
-
-    ``authenticate`` returns the connection's principal or raises :class:`~minibroker.errors.AccessDenied`;
-    ``authorize`` raises it when ``principal`` may not do ``action`` ("read", "write" or "admin") on
-    ``destination``; ``exists`` False means the action would create the destination (ActiveMQ asks "admin" for that).
-    """
-
-    def authenticate(self, user: str | None, password: str | None) -> object: ...
-
-    def authorize(self, principal: object, action: str, destination: Destination, exists: bool) -> None: ...
-
-
-@attrs.frozen(slots=True)
-class ListenerFailure:
-    """An exception a message listener raised: which consumer, which message, what."""
-
-    consumer: str
-    message_id: str
-    body: str | bytes
-    error: BaseException
 
 
 def _pending_report(pending: list[str], timeout: float) -> str:
     lines = "\n".join(f"  - {item}" for item in pending)
     return f"the broker did not settle within {timeout} s; still pending:\n{lines}"
-
-
-@attrs.frozen(slots=True)
-class BrokerStatistics:
-    connections: int
-    consumers: int
-    queues: int
-    topics: int
-    transactions: int
-
-
-class QueueView:
-    """A live, read-only look at one queue: ``size`` counts unacked messages, in flight included."""
-
-    __slots__ = ("_broker", "name")
-
-    def __init__(self, broker: Broker, name: str) -> None:
-        self._broker = broker
-        self.name = name
-
-    def _stats(self) -> QueueStatistics:
-        q = self._broker.core.queues.get(self.name)
-        if q is None:
-            return QueueStatistics(self.name, 0, 0, 0, 0, 0, 0, 0)
-        return q.statistics()
-
-    @property
-    def exists(self) -> bool:
-        return self.name in self._broker.core.queues
-
-    @property
-    def size(self) -> int:
-        return self._stats().size
-
-    @property
-    def inflight(self) -> int:
-        return self._stats().inflight
-
-    @property
-    def enqueued(self) -> int:
-        return self._stats().enqueued
-
-    @property
-    def dequeued(self) -> int:
-        return self._stats().dequeued
-
-    @property
-    def expired(self) -> int:
-        return self._stats().expired
-
-    @property
-    def consumers(self) -> int:
-        return self._stats().consumers
-
-    def statistics(self) -> QueueStatistics:
-        return self._stats()
-
-    def browse(self) -> list[Message]:
-        """The messages not yet acked, oldest first, without consuming them."""
-        return self._broker.core.browse(self.name)
-
-    def purge(self) -> int:
-        count = self._broker.core.purge(self.name)
-        self._broker._flush()
-        return count
-
-    @property
-    def memory_usage(self) -> int:
-        """Bytes held by the queue's unacked messages (``Message.size_estimate()``), as its memory limit counts."""
-        q = self._broker.core.queues.get(self.name)
-        return 0 if q is None else q.memory
-
-    def __repr__(self) -> str:
-        s = self._stats()
-        return f"<QueueView {self.name} size={s.size} inflight={s.inflight}>"
 
 
 class Broker:
@@ -160,7 +61,9 @@ class Broker:
     destination to its :class:`DestinationPolicy` (prioritised messages, dead-letter strategy): a mapping keyed by
     ActiveMQ destination wildcards (``">"`` for every queue, ``"orders.>"``), or a function of the destination.
     ``scheduler_support`` enables delayed delivery (``AMQ_SCHEDULED_DELAY``) and is required by the broker
-    redelivery plugin, as in ActiveMQ; ``plugins`` are installed in order.
+    redelivery plugin, as in ActiveMQ. ``plugins``: :class:`~minibroker.filters.BrokerFilter` s form the chain every
+    connect, subscribe, send, ack, commit, rollback, dispatch and dead letter goes through, outermost first; other
+    plugins (``install(broker)``) are installed in order.
 
     Persistence: with ``data_dir`` (or a ``store``, see :mod:`minibroker.store`), persistent messages sent to queues
     are stored (SQLite in ``data_dir``) before the send is answered, removed when acked, and loaded again when a
@@ -209,10 +112,8 @@ class Broker:
         self.core = BrokerCore(self.clock, policy_for=policy_for, history_limit=history_limit,
                                scheduler_support=scheduler_support, journal=self._journal)
         self._load_store()
-        #: set by a security plugin (``minibroker.plugins.auth``); connections opened with credentials (every
-        #: remote one) get a principal, and their consumers, sends and admin requests are checked
-        self.security: SecurityPolicy | None = None
-        self._principals: dict[int, object] = {}
+        #: what the filters know of each open connection (its principal, given by a security filter)
+        self._contexts: dict[int, ConnectionContext] = {}
         self._space_waiters = SpaceWaiters(self.clock)
         self._routes: dict[int, DispatchRoute] = {}
         self._timer: TimerHandle | None = None
@@ -227,9 +128,51 @@ class Broker:
         #: exceptions raised by message listeners of in-process clients, for tests to inspect
         self.listener_errors: list[ListenerFailure] = []
         self.instance_id = id(self)
+        self._incarnation = 0
         self.plugins = tuple(plugins)
+        self._chain: BrokerFilter = _BrokerEnd(self)
+        #: the hooks some filter overrides: the others go straight to the core
+        self._hooked: frozenset[str] = frozenset()
+        self._build_chain([p for p in self.plugins if isinstance(p, BrokerFilter)])
+        self._install_plugins()
+
+    def _build_chain(self, filters: Sequence[BrokerFilter]) -> None:
+        """Chain the filters outermost first, in front of the broker itself; an unknown hook fails the broker."""
+        hooked: set[str] = set()
+        for plugin in filters:
+            hooked |= hooks_of(plugin)
+        chain: BrokerFilter = self._chain
+        for plugin in reversed(filters):
+            plugin.attach(self, chain)
+            chain = plugin
+        self._chain = chain
+        self._hooked = frozenset(hooked)
+        self._hook_send = "send" in hooked
+        self._hook_ack = "ack" in hooked
+        self._hook_dispatch = "dispatch" in hooked
+        self._hook_authorize = "authorize" in hooked
+
+    def _install_plugins(self) -> None:
+        """Plugins that are not filters get the broker; the core asks the chain before dead-lettering."""
         for plugin in self.plugins:
-            plugin.install(self)
+            if not isinstance(plugin, BrokerFilter):
+                plugin.install(self)
+        if "dead_letter" in self._hooked:
+            self.core.dead_letter_hook = self._dead_letter
+
+    def _dead_letter(self, message: Message, cause: str | None, source: Destination, expired: bool,
+                     counter: int) -> bool:
+        return self._chain.on_dead_letter(DeadLetterRequest(message, cause, source, expired, counter))
+
+    def schedule_redelivery(self, delay: float, message: Message, redelivery_counter: int,
+                            cause: str | None) -> None:
+        """Put ``message`` back at its queue's tail ``delay`` seconds from now (broker clock), with that counter:
+        a broker redelivery filter calls it from ``on_dead_letter``, inside the broker call that answers it."""
+        self.core.schedule_redelivery(self.clock.now() + delay, message, redelivery_counter, cause)
+
+    def _context(self, connection_id: int) -> ConnectionContext:
+        context = self._contexts.get(connection_id)
+        return context if context is not None else ConnectionContext(None, connection_id=connection_id)
 
     # -- lifecycle --------------------------------------------------------------------------------------------------
 
@@ -268,6 +211,11 @@ class Broker:
     @property
     def closed(self) -> bool:
         return self._closed
+
+    @property
+    def running(self) -> bool:
+        """Started and not stopped yet."""
+        return self._started and not self._closed
 
     def on_close(self, hook: Callable[[], None]) -> None:
         """Run ``hook`` when the broker stops (transports use it to drop their clients)."""
@@ -354,15 +302,21 @@ class Broker:
             for connection_id in list(self.core.connections):
                 self.core.remove_connection(connection_id, None)
             self._persist()
-        self._principals.clear()
+        self._contexts.clear()
+        self._incarnation += 1
         policy_for = self.core._policy_for
         self.core = BrokerCore(self.clock, policy_for=policy_for, history_limit=self.core.history.limit,
                                scheduler_support=self.scheduler_support, journal=self._journal)
         self._load_store()
-        for plugin in self.plugins:
-            plugin.install(self)
+        self._install_plugins()
         self._arm(self.core.next_deadline())
         await settle()
+
+    def link(self) -> MemoryLink:
+        """A new, unopened in-process link to this broker (what ``connect(broker)`` speaks through)."""
+        from ._link import MemoryLink
+
+        return MemoryLink(self)
 
     def register_dropper(self, connection_id: int, drop: Callable[[], None]) -> None:
         """A transport says how to break its connection, for :meth:`drop_connections`."""
@@ -394,6 +348,49 @@ class Broker:
     def queue_names(self) -> list[str]:
         return sorted(self.core.queues)
 
+    def has_queue(self, name: str) -> bool:
+        """Whether queue ``name`` exists (a send, a consumer or a restore created it); asking creates nothing."""
+        return name in self.core.queues
+
+    def has_destination(self, destination: Destination) -> bool:
+        core = self.core
+        return (destination.name in core.queues if destination.kind is DestinationKind.QUEUE
+                else destination.name in core.topics)
+
+    def queue_statistics(self, name: str) -> QueueStatistics | None:
+        """The counters of queue ``name``; None when it does not exist (and asking does not create it)."""
+        q = self.core.queues.get(name)
+        return None if q is None else q.statistics()
+
+    def browse_page(self, queue: str) -> list[Message]:
+        """What a client's queue browser sees: the messages not yet acked, oldest first, at most the queue's
+        ``max_browse_page_size`` (ActiveMQ's ``maxBrowsePageSize``); nothing when the queue does not exist."""
+        q = self.core.queues.get(queue)
+        return [] if q is None else self.core.browse(queue, limit=q.policy.max_browse_page_size)
+
+    def browse_all(self, queue: str) -> list[Message]:
+        """Every message of ``queue`` not yet acked, oldest first, in flight included (no browse page)."""
+        return self.core.browse(queue)
+
+    def queue_memory(self, queue: str) -> int:
+        """Bytes held by the queue's unacked messages, as its memory limit counts them (0: no such queue)."""
+        q = self.core.queues.get(queue)
+        return 0 if q is None else q.memory
+
+    def client_connected(self, client_id: str) -> bool:
+        """Whether a connection with this client id is open (ActiveMQ allows one)."""
+        return any(c.client_id == client_id for c in self.core.connections.values())
+
+    @property
+    def incarnation(self) -> int:
+        """Grows by one at each :meth:`restart`: an edge that kept a connection id from an older incarnation knows
+        that connection is gone."""
+        return self._incarnation
+
+    def dead_letters(self) -> tuple[DeadLetterRecord, ...]:
+        """Every message the broker gave up on (dead-lettered or dropped), oldest first (at most 10,000)."""
+        return tuple(self.core.dead_letters)
+
     def history(self, message_id: str) -> tuple[HistoryRecord, ...]:
         """Everything the broker did with one message: dispatches, acks (with their type), releases, dead letters."""
         return self.core.history.of(message_id)
@@ -403,8 +400,9 @@ class Broker:
         return BrokerStatistics(len(core.connections), len(core.subscriptions), len(core.queues), len(core.topics),
                                 len(core.transactions))
 
-    async def settle(self) -> None:
-        """Let every task that can run now, run (clients, listeners), without moving the clock."""
+    async def run_ready(self) -> None:
+        """Run every task that is ready now (clients, listeners) until none is, without moving the clock; unlike
+        :meth:`settled`, work waiting on a timer stays waiting."""
         await settle()
 
     # -- the driver: operations used by transports -------------------------------------------------------------------
@@ -432,11 +430,15 @@ class Broker:
         out = core.output
         if out:
             core.output = []
-            routes = self._routes
-            for dispatch in out:
-                route = routes.get(dispatch.consumer_id)
-                if route is not None:
-                    route(dispatch)
+            if self._hook_dispatch:
+                for dispatch in out:
+                    self._chain.on_dispatch(dispatch)
+            else:
+                routes = self._routes
+                for dispatch in out:
+                    route = routes.get(dispatch.consumer_id)
+                    if route is not None:
+                        route(dispatch)
         deadline = core.next_deadline()
         if deadline != self._timer_at:
             self._arm(deadline)
@@ -459,48 +461,43 @@ class Broker:
 
     def open_connection(self, client_id: str | None = None, *, user: str | None = None,
                         password: str | None = None, remote: bool = False) -> int:
-        """A new broker connection. With a security plugin, a ``remote`` connection (TCP, STOMP) or one that gives
-        credentials is authenticated (:class:`~minibroker.errors.AccessDenied` when refused) and checked from then
-        on; an in-process connection without credentials is trusted."""
+        """A new broker connection, through the filters' ``on_connect`` (a security filter authenticates a
+        ``remote`` connection (TCP, STOMP) or one that gives credentials, and raises
+        :class:`~minibroker.errors.AccessDenied` when refused; an in-process connection without credentials is
+        trusted)."""
         self._check_open()
-        principal = None
-        if self.security is not None and (remote or user is not None or password is not None):
-            principal = self.security.authenticate(user, password)
-        connection_id = self.core.add_connection(client_id)
-        if principal is not None:
-            self._principals[connection_id] = principal
-        return connection_id
+        context = ConnectionContext(client_id, user, password, remote)
+        self._chain.on_connect(context)
+        self._contexts[context.connection_id] = context
+        return context.connection_id
 
     def authorize(self, connection_id: int, action: str, destination: Destination) -> None:
-        """Raise :class:`~minibroker.errors.AccessDenied` unless the connection may do ``action`` ("read", "write",
-        "admin") on ``destination``; connections without a principal may do anything."""
-        if self._principals:
-            principal = self._principals.get(connection_id)
-            if principal is not None and self.security is not None:
-                core = self.core
-                exists = (destination.name in core.queues if destination.kind is DestinationKind.QUEUE
-                          else destination.name in core.topics)
-                self.security.authorize(principal, action, destination, exists)
+        """Raise :class:`~minibroker.errors.AccessDenied` unless the filters let the connection do ``action``
+        ("read", "write", "admin") on ``destination``; without a security filter, anything goes."""
+        if self._hook_authorize:
+            self._chain.on_authorize(self._context(connection_id), action, destination)
 
     def principal(self, connection_id: int) -> object | None:
-        """The principal a security plugin gave the connection (None: unchecked)."""
-        return self._principals.get(connection_id)
+        """Who a security filter says the connection is (None: unchecked)."""
+        context = self._contexts.get(connection_id)
+        return None if context is None else context.principal
 
     def close_connection(self, connection_id: int, last_delivered_seq: int | None = -1) -> None:
         self._droppers.pop(connection_id, None)
         self._probes.pop(connection_id, None)
-        self._principals.pop(connection_id, None)
+        context = self._contexts.pop(connection_id, None)
         consumers = list(self.core.connections.get(connection_id, _NO_CONN).consumers)
-        self.core.remove_connection(connection_id, last_delivered_seq)
+        if context is None:
+            self.core.remove_connection(connection_id, last_delivered_seq)
+        else:
+            self._chain.on_disconnect(context, last_delivered_seq)
         for consumer_id in consumers:
             self._routes.pop(consumer_id, None)
         self._flush()
 
     def add_consumer(self, connection_id: int, info: ConsumerInfo, route: DispatchRoute) -> int:
         self._check_open()
-        if self._principals:
-            self.authorize(connection_id, "read", info.destination)
-        consumer_id = self.core.add_consumer(connection_id, info)
+        consumer_id = self._chain.on_subscribe(self._context(connection_id), info)
         # The backlog dispatched to the new consumer waits in the core's output until this flush.
         self._routes[consumer_id] = route
         self._flush()
@@ -514,23 +511,38 @@ class Broker:
     def send(self, connection_id: int, message: Message, transaction_id: int | None = None) -> None:
         if self._closed:
             self._check_open()
-        if self._principals:
-            self.authorize(connection_id, "write", message.destination)
-        self.core.send(connection_id, message, transaction_id)
+        if self._hook_send:
+            self._chain.on_send(self._context(connection_id), message, transaction_id)
+        else:
+            self.core.send(connection_id, message, transaction_id)
         self._flush()
 
-    def must_wait(self, destination: Destination) -> bool:
-        """True when a send to ``destination`` has to wait for room first (its queue is over its memory limit and
-        its policy makes producers wait); transports then ``await wait_for_space()`` before :meth:`send`. A policy
-        with ``send_fail_if_no_space`` never waits: the send itself fails."""
+    def admit(self, destination: Destination) -> Admission | None:
+        """Producer flow control, the one admission check of every edge: None when a send to ``destination`` may
+        go now (it may still fail by itself: a full queue under ``send_fail_if_no_space``), else an awaitable that
+        returns once the queue is under its memory limit, or raises :class:`~minibroker.errors.LimitExceeded` after
+        the policy's ``send_fail_if_no_space_after_timeout`` (broker clock). Until then the edge holds that
+        producer's following commands, as ActiveMQ blocks a flow-controlled producer."""
         core = self.core
         if not core.memory_limited or destination.kind is not DestinationKind.QUEUE or core.has_space(destination.name):
-            return False
-        return not core.queues[destination.name].policy.send_fail_if_no_space
+            return None
+        if core.queues[destination.name].policy.send_fail_if_no_space:
+            return None
+        return Admission(self, destination)
 
-    async def wait_for_space(self, destination: Destination) -> None:
-        """Wait until ``destination``'s queue is under its memory limit; after the policy's
-        ``send_fail_if_no_space_after_timeout`` (broker clock), :class:`~minibroker.errors.LimitExceeded`."""
+    async def send_when_admitted(self, connection_id: int, message: Message, transaction_id: int | None = None) -> None:
+        """:meth:`send` once :meth:`admit` lets it through (the in-process link's send); a connection closed while
+        it waited gets :class:`~minibroker.errors.ConnectionClosed`."""
+        admission = self.admit(message.destination)
+        if admission is not None:
+            incarnation = self._incarnation
+            await admission
+            if incarnation != self._incarnation or connection_id not in self.core.connections:
+                raise ConnectionClosed("the connection closed while its send waited for room",
+                                       connection_id=connection_id)
+        self.send(connection_id, message, transaction_id)
+
+    async def _wait_for_space(self, destination: Destination) -> None:
         start = self.clock.now()
         while not self._closed and not self.core.has_space(destination.name):
             q = self.core.queues[destination.name]
@@ -552,19 +564,23 @@ class Broker:
 
     def purge(self, queue: str, connection_id: int | None = None) -> int:
         """Remove every message of ``queue`` (in flight ones included); with a connection, it needs "admin"."""
-        if connection_id is not None and self._principals:
+        if connection_id is not None and self._hook_authorize:
             self.authorize(connection_id, "admin", Destination.queue(queue))
         count = self.core.purge(queue)
         self._flush()
         return count
 
     def ack(self, connection_id: int, ack: MessageAck) -> None:
-        self.core.ack(connection_id, ack)
+        if self._hook_ack:
+            self._chain.on_ack(self._context(connection_id), ack)
+        else:
+            self.core.ack(connection_id, ack)
         self._flush()
 
     def ack_one(self, connection_id: int, consumer_id: int, message_id: str) -> bool:
-        """The AUTO ack of one message (see :meth:`BrokerCore.ack_one`); False: send a full ack instead."""
-        if self.core.ack_one(connection_id, consumer_id, message_id):
+        """The AUTO ack of one message (see :meth:`BrokerCore.ack_one`); False: send a full ack instead (always,
+        when a filter watches acks)."""
+        if not self._hook_ack and self.core.ack_one(connection_id, consumer_id, message_id):
             self._flush()
             return True
         return False
@@ -577,11 +593,11 @@ class Broker:
         return self.core.begin(connection_id)
 
     def commit(self, connection_id: int, transaction_id: int) -> None:
-        self.core.commit(connection_id, transaction_id)
+        self._chain.on_commit(self._context(connection_id), transaction_id)
         self._flush()
 
     def rollback(self, connection_id: int, transaction_id: int) -> None:
-        self.core.rollback(connection_id, transaction_id)
+        self._chain.on_rollback(self._context(connection_id), transaction_id)
         self._flush()
 
 
@@ -612,6 +628,16 @@ class Broker:
         q = core.queues.get(queue)
         return RangeRead(book.epoch, queue, 0 if q is None else q.next_seq, tuple(entries))
 
+    def select_range(self, queue: str, from_seq: int = 0, to_seq: int | None = None, limit: int | None = None,
+                     epoch: str | None = None) -> tuple[str, int, list[QueueEntry]]:
+        """What :meth:`read_range` reads as ``(epoch, next_seq, entries)``, the entries being the queue's own (for
+        columnar writers, which copy them out at once: read, never change, never keep)."""
+        core = self.core
+        book = core.cursors(self.epoch_source)
+        entries = core.select_range(queue, from_seq, to_seq, limit, epoch)
+        q = core.queues.get(queue)
+        return book.epoch, 0 if q is None else q.next_seq, entries
+
     def ack_below(self, queue: str, cursor: str, seq: int, epoch: str | None = None) -> CursorAck:
         """Consume every message of ``queue`` with a sequence number below ``seq`` on behalf of cursor ``cursor``
         (cumulative, idempotent, tied to no connection; messages held by consumers are left to them)."""
@@ -625,7 +651,7 @@ class Broker:
         before (its duplicate check, switched on by the first such publish). ``connection_id`` 0: no connection."""
         self._check_open()
         self.core.cursors(self.epoch_source)
-        if self._principals:
+        if self._hook_authorize:
             messages = list(messages)
             for destination in dict.fromkeys(m.destination for m in messages):
                 self.authorize(connection_id, "write", destination)
@@ -644,6 +670,45 @@ class Broker:
         :class:`~minibroker.errors.ConnectionClosed`), as a connection lost in the middle of a batch."""
         self.core.cursors(self.epoch_source).fail_publish = (
             after, error or ConnectionClosed("the batch publish failed (injected fault)"))
+
+class _BrokerEnd(BrokerFilter):
+    """The end of the filter chain: the broker itself (every hook does the operation on the core)."""
+
+    def __init__(self, broker: Broker) -> None:
+        self.broker = broker
+
+    def on_connect(self, context: ConnectionContext) -> None:
+        context.connection_id = self.broker.core.add_connection(context.client_id)
+
+    def on_disconnect(self, context: ConnectionContext, last_delivered_seq: int | None) -> None:
+        self.broker.core.remove_connection(context.connection_id, last_delivered_seq)
+
+    def on_authorize(self, context: ConnectionContext, action: str, destination: Destination) -> None:
+        pass
+
+    def on_subscribe(self, context: ConnectionContext, info: ConsumerInfo) -> int:
+        return self.broker.core.add_consumer(context.connection_id, info)
+
+    def on_send(self, context: ConnectionContext, message: Message, transaction_id: int | None) -> None:
+        self.broker.core.send(context.connection_id, message, transaction_id)
+
+    def on_dispatch(self, dispatch: Dispatch) -> None:
+        route = self.broker._routes.get(dispatch.consumer_id)
+        if route is not None:
+            route(dispatch)
+
+    def on_ack(self, context: ConnectionContext, ack: MessageAck) -> None:
+        self.broker.core.ack(context.connection_id, ack)
+
+    def on_commit(self, context: ConnectionContext, transaction_id: int) -> None:
+        self.broker.core.commit(context.connection_id, transaction_id)
+
+    def on_rollback(self, context: ConnectionContext, transaction_id: int) -> None:
+        self.broker.core.rollback(context.connection_id, transaction_id)
+
+    def on_dead_letter(self, request: DeadLetterRequest) -> bool:
+        return False
+
 
 class _NoConnection:
     consumers: frozenset[int] = frozenset()

@@ -1,8 +1,9 @@
 """Producer flow control at the edge: senders waiting for room in a queue over its memory limit.
 
 The core counts the bytes each queue holds (``Queue.memory``) and refuses a send to a full queue
-(:class:`~minibroker.errors.LimitExceeded`). Whether a producer waits instead is decided here, in the driver's
-world: a send that must wait parks a future per queue; after every driver call that may have freed memory (acks,
+(:class:`~minibroker.errors.LimitExceeded`). Whether a producer waits instead is decided in the driver's world, by
+``Broker.admit``, which every edge (in-process, TCP, STOMP) asks before a send: a send that must wait parks a
+future per queue; after every driver call that may have freed memory (acks,
 commits, purges, expiry), :meth:`SpaceWaiters.wake` releases the futures of queues that have room again, and each
 sender checks again (another may have filled the queue first). The wait follows the broker's clock, so a
 ``ManualClock`` test sees the timeout in virtual time.

@@ -19,9 +19,9 @@ import attrs
 
 from ._core.history import DeadLetterRecord, HistoryRecord
 from ._driver import Broker
+from ._link import MemoryLink
 from .clock import ManualClock, RealClock, settle
 from .message import Destination
-from .transport.memory import MemoryLink
 
 if TYPE_CHECKING:
     from minibroker.client import Connection
@@ -57,7 +57,7 @@ def dead_letters(broker: Broker, queue: str | None = None) -> list[DeadLetter]:
     if queue is not None:
         names = [queue]
     else:
-        known = {r.dead_letter_queue for r in broker.core.dead_letters if r.dead_letter_queue}
+        known = {r.dead_letter_queue for r in broker.dead_letters() if r.dead_letter_queue}
         names = sorted(n for n in broker.queue_names() if n in known or "DLQ" in n)
     letters = []
     for name in names:
@@ -179,7 +179,7 @@ async def wait_for_queue_size(broker: Broker, queue: str, size: int, *, timeout:
     raise AssertionError(
         f"queue {queue!r} holds {stats.size} message(s), not {size}, after {timeout} s "
         f"(in flight {stats.inflight}, enqueued {stats.enqueued}, dequeued {stats.dequeued}, "
-        f"consumers {stats.consumers})\n" + _describe(broker.pending_work(), broker.core.dead_letters)
+        f"consumers {stats.consumers})\n" + _describe(broker.pending_work(), broker.dead_letters())
     )
 
 

@@ -28,9 +28,10 @@ from collections.abc import Iterable, Mapping
 
 import attrs
 
-from minibroker._driver import Broker
+from minibroker import ConsumerInfo, Message
 from minibroker.destination_map import DestinationMap
 from minibroker.errors import AccessDenied, InvalidConfiguration
+from minibroker.filters import BrokerFilter, ConnectionContext
 from minibroker.message import Destination
 
 __all__ = ["ACTIONS", "AuthPlugin", "AuthorizationEntry", "Principal", "User"]
@@ -72,9 +73,9 @@ class Principal:
     groups: frozenset[str]
 
 
-class AuthPlugin:
+class AuthPlugin(BrokerFilter):
     """ActiveMQ's ``simpleAuthenticationPlugin`` (``users``) with an optional ``authorizationPlugin``
-    (``entries``); see the module notes."""
+    (``entries``); see the module notes. A filter: it checks, then passes each call on."""
 
     def __init__(
         self,
@@ -98,10 +99,30 @@ class AuthPlugin:
         self.anonymous = Principal(anonymous_user, frozenset({anonymous_group}))
         self._acls: dict[str, dict[str, frozenset[str]]] = {}
 
-    def install(self, broker: Broker) -> None:
-        broker.security = self
+    # -- the filter hooks -------------------------------------------------------------------------------------------
 
-    # -- SecurityPolicy ---------------------------------------------------------------------------------------------
+    def on_connect(self, context: ConnectionContext) -> None:
+        if context.remote or context.user is not None or context.password is not None:
+            context.principal = self.authenticate(context.user, context.password)
+        self.next.on_connect(context)
+
+    def on_authorize(self, context: ConnectionContext, action: str, destination: Destination) -> None:
+        if context.principal is not None:
+            self.authorize(context.principal, action, destination, self.broker.has_destination(destination))
+        self.next.on_authorize(context, action, destination)
+
+    def on_subscribe(self, context: ConnectionContext, info: ConsumerInfo) -> int:
+        if context.principal is not None:
+            self.authorize(context.principal, "read", info.destination, self.broker.has_destination(info.destination))
+        return self.next.on_subscribe(context, info)
+
+    def on_send(self, context: ConnectionContext, message: Message, transaction_id: int | None) -> None:
+        if context.principal is not None:
+            destination = message.destination
+            self.authorize(context.principal, "write", destination, self.broker.has_destination(destination))
+        self.next.on_send(context, message, transaction_id)
+
+    # -- the checks -------------------------------------------------------------------------------------------------
 
     def authenticate(self, user: str | None, password: str | None) -> Principal:
         if user is None and password is None and self.anonymous_access_allowed:

@@ -33,8 +33,8 @@ import attrs
 import pytest
 
 from minibroker import Broker, ManualClock, RealClock
-from minibroker._driver import BrokerPlugin
 from minibroker.client import Connection, RedeliveryPolicyMap, RetryPolicy, connect
+from minibroker.filters import BrokerPlugin
 from minibroker.testing import delivery_history
 
 MISSING_ASYNCIO = (
@@ -119,10 +119,10 @@ def _make_broker(options: BrokerOptions) -> Broker:
 def _teardown_report(broker: Broker, options: BrokerOptions, loop_errors: list[dict[str, Any]]) -> str | None:
     """What the test did not expect: dead letters, listener exceptions, exceptions in the event loop."""
     sections = []
-    if not options.allow_dead_letters and broker.core.dead_letters:
+    if not options.allow_dead_letters and broker.dead_letters():
         lines = ["messages were dead-lettered or dropped "
                  "(allow with @pytest.mark.minibroker(allow_dead_letters=True)):"]
-        for record in broker.core.dead_letters[:20]:
+        for record in broker.dead_letters()[:20]:
             where = record.dead_letter_queue or "dropped"
             lines.append(f"  {record.message_id} from {record.destination} -> {where}: {record.body!r}")
             lines.append(f"    cause: {record.cause}")

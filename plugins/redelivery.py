@@ -13,10 +13,10 @@ from collections.abc import Mapping
 
 import attrs
 
-from minibroker._driver import Broker
+from minibroker import Broker
 from minibroker.destination_map import DestinationMap
 from minibroker.errors import IllegalStateError
-from minibroker.message import Destination, Message
+from minibroker.filters import BrokerFilter, DeadLetterRequest
 from minibroker.redelivery import RedeliveryPolicy
 
 __all__ = ["RedeliveryPlugin"]
@@ -26,7 +26,7 @@ MINIMUM_DELAY = 1.0
 DEFAULT_POLICY = RedeliveryPolicy()
 
 
-class RedeliveryPlugin:
+class RedeliveryPlugin(BrokerFilter):
     """Install with ``Broker(plugins=[RedeliveryPlugin(RedeliveryPolicy(...))], scheduler_support=True)``.
 
     ``policy`` applies to every destination, or give ``policies`` keyed by destination wildcards. A destination that
@@ -45,9 +45,8 @@ class RedeliveryPlugin:
         self.send_to_dlq_if_max_retries_exceeded = send_to_dlq_if_max_retries_exceeded
         self.fallback_to_dead_letter = fallback_to_dead_letter
         self._job_ids = itertools.count(1)
-        self._broker: Broker | None = None
 
-    def install(self, broker: Broker) -> None:
+    def on_attach(self, broker: Broker) -> None:
         """Refuses, like ActiveMQ, without scheduler support or with a delay under one second."""
         if not broker.scheduler_support:
             raise IllegalStateError("RedeliveryPlugin requires schedulerSupport=true on the broker")
@@ -62,27 +61,24 @@ class RedeliveryPlugin:
                         f"RedeliveryPolicy {name} must exceed: 1000. {policy.activemq_string()}",
                         policy=policy,
                     )
-        self._broker = broker
-        broker.core.dead_letter_hook = self._intercept
 
-    def _intercept(
-        self, message: Message, cause: str | None, source: Destination, expired: bool, counter: int
-    ) -> bool:
-        """True when the plugin took the message (rescheduled or dropped); False lets it go to the DLQ."""
-        if expired:
-            return False
-        policy = self.policies.get(str(source))
+    def on_dead_letter(self, request: DeadLetterRequest) -> bool:
+        """True when the plugin took the message (rescheduled or dropped); else the next filter decides (by default
+        the message goes to the DLQ)."""
+        if request.expired:
+            return self.next.on_dead_letter(request)
+        policy = self.policies.get(str(request.source))
+        counter = request.redelivery_counter
         if policy is None:
-            return not self.fallback_to_dead_letter
+            return not self.fallback_to_dead_letter or self.next.on_dead_letter(request)
         maximum = policy.maximum_redeliveries
         if maximum != -1 and counter >= maximum:
-            return not self.send_to_dlq_if_max_retries_exceeded
-        assert self._broker is not None
-        core = self._broker.core
+            return not self.send_to_dlq_if_max_retries_exceeded or self.next.on_dead_letter(request)
+        message = request.message
         delay = policy.delay_for(counter + 1)
         properties = dict(message.properties)
         properties["redeliveryDelay"] = int(round(delay * 1000))
-        properties["scheduledJobId"] = f"ID:scheduler-{self._broker.name}:{next(self._job_ids)}"
+        properties["scheduledJobId"] = f"ID:scheduler-{self.broker.name}:{next(self._job_ids)}"
         copy = attrs.evolve(message, properties=properties)
-        core.schedule_redelivery(core.clock.now() + delay, copy, counter + 1, cause)
+        self.broker.schedule_redelivery(delay, copy, counter + 1, request.cause)
         return True

@@ -3,6 +3,10 @@
 The client speaks only to a :class:`BrokerLink`. Fire-and-forget operations (acks, pulls) are plain methods so the
 hot path needs no task switch; operations that need the broker's answer are coroutines. Dispatches flow the other
 way through the handler the client installs.
+
+This protocol is the public transport interface; the data it carries (``Message``, ``ConsumerInfo``,
+``MessageAck``, ``Dispatch``, the range-read results) are the types :mod:`minibroker` exports. The in-process link
+(:class:`minibroker.MemoryLink`, from ``Broker.link()``) lives beside the driver, since it calls it.
 """
 
 from __future__ import annotations

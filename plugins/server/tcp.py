@@ -22,10 +22,8 @@ from types import TracebackType
 
 import attrs
 
-from minibroker._core.commands import MessageAck
-from minibroker._core.effects import Dispatch
+from minibroker import Admission, Broker, Dispatch, MessageAck
 from minibroker._defaults import DEFAULT_MAX_CONNECTIONS, check_limits
-from minibroker._driver import Broker
 from minibroker.errors import (
     AccessDenied,
     BrokerClosed,
@@ -112,9 +110,10 @@ class _ClientConnection:
         self.transactions: dict[int, int] = {}
         self.finished = False
         self.encoded = server.encoded
-        #: a send waiting for room in a queue over its memory limit (producer flow control): the connection reads
-        #: nothing more until it is taken, as ActiveMQ blocks a flow-controlled producer's connection
-        self.held: Send | None = None
+        #: a send waiting for room in a queue over its memory limit (producer flow control) and the broker's
+        #: admission to await: the connection reads nothing more until it is taken, as ActiveMQ blocks a
+        #: flow-controlled producer's connection
+        self.held: tuple[Send, Admission] | None = None
 
     def __repr__(self) -> str:
         return f"<client {self.peer} connection={self.connection_id}>"
@@ -222,8 +221,9 @@ class _ClientConnection:
             # the hot path first: sends, acks and pulls
             if type(frame) is Send:
                 request_id = frame.request_id
-                if broker.must_wait(frame.message.destination):
-                    self.held = frame
+                admission = broker.admit(frame.message.destination)
+                if admission is not None:
+                    self.held = (frame, admission)
                     return
                 txn = frame.transaction_id
                 if txn is not None:
@@ -250,11 +250,12 @@ class _ClientConnection:
 
     async def send_held(self) -> None:
         """Wait for room for the held send (flow control), then handle it; a timeout is that send's error."""
-        frame, self.held = self.held, None
-        assert frame is not None
+        held, self.held = self.held, None
+        assert held is not None
+        frame, admission = held
         self.flush()
         try:
-            await self.broker.wait_for_space(frame.message.destination)
+            await admission
         except MinibrokerError as exc:
             if not self.finished:
                 self.emit(encode_error(frame.request_id, exc.code, str(exc)))
@@ -330,18 +331,16 @@ class _ClientConnection:
             self.emit(encode_ok(frame.request_id))
         elif isinstance(frame, Browse):
             broker.authorize(connection_id, "read", Destination.queue(frame.queue))
-            q = broker.core.queues.get(frame.queue)
-            messages = [] if q is None else broker.core.browse(frame.queue, limit=q.policy.max_browse_page_size)
+            messages = broker.browse_page(frame.queue)
             for data in encode_browse_results(frame.request_id, messages, self.server.max_frame_size):
                 self.emit(data)
         elif isinstance(frame, GetQueueStatistics):
             broker.authorize(connection_id, "read", Destination.queue(frame.queue))
-            q = broker.core.queues.get(frame.queue)
-            self.emit(encode_queue_statistics(frame.request_id, None if q is None else q.statistics()))
+            self.emit(encode_queue_statistics(frame.request_id, broker.queue_statistics(frame.queue)))
         elif isinstance(frame, ListQueues):
-            queues = broker.core.queues
-            self.emit(encode_queue_list(frame.request_id, [queues[name].statistics() for name in sorted(queues)
-                                                           if self.may_read(connection_id, name)]))
+            listed = [broker.queue_statistics(name) for name in broker.queue_names()
+                      if self.may_read(connection_id, name)]
+            self.emit(encode_queue_list(frame.request_id, [stats for stats in listed if stats is not None]))
         elif isinstance(frame, Purge):
             self.emit(encode_purged(frame.request_id, broker.purge(frame.queue, connection_id)))
         elif isinstance(frame, Close):
@@ -353,12 +352,10 @@ class _ClientConnection:
             broker.authorize(connection_id, "read", Destination.queue(frame.queue))
             if frame.columnar:
                 # the queue's own entries straight into column buffers: no object per message on the way
-                epoch = broker.epoch
-                selected = broker.core.select_range(frame.queue, frame.from_seq, frame.to_seq, frame.limit,
-                                                    frame.epoch)
-                q = broker.core.queues.get(frame.queue)
+                epoch, next_seq, selected = broker.select_range(frame.queue, frame.from_seq, frame.to_seq,
+                                                                frame.limit, frame.epoch)
                 frames = encode_range_columns_results(
-                    frame.request_id, epoch, 0 if q is None else q.next_seq, [e.seq for e in selected],
+                    frame.request_id, epoch, next_seq, [e.seq for e in selected],
                     [e.message for e in selected], [e.redelivery_counter for e in selected],
                     self.server.max_frame_size)
             else:
@@ -377,7 +374,7 @@ class _ClientConnection:
                 info = attrs.evolve(info, queues=tuple(p for p in info.queues if self.may_read(connection_id, p.queue)))
             else:
                 for name in frame.queues:  # a queue that does not exist reads as empty (and is not created)
-                    if name in broker.core.queues:
+                    if broker.has_queue(name):
                         broker.authorize(connection_id, "read", Destination.queue(name))
             self.emit(encode_broker_info(frame.request_id, info))
         elif isinstance(frame, Publish):

@@ -5,6 +5,10 @@ One :class:`StompConverter` serves one client connection. The listener feeds it 
 calls the :class:`~minibroker.Broker` driver directly (its methods are synchronous) and never touches a socket, a
 timer or the event loop.
 
+Beside it, one idea per module: :mod:`.values` (Java's value formats, the refusals), :mod:`.naming` (STOMP
+destination names), :mod:`.messages` (SEND to Message, dispatch to MESSAGE) and :mod:`.subscriptions` (what each
+subscription holds, how acks reach the broker); this module is the protocol's state machine.
+
 Theory of operation
 -------------------
 * **Output** is a FIFO of frames, each kept with the protocol version it is written in (CONNECTED and anything
@@ -23,6 +27,10 @@ Theory of operation
   and, like ActiveMQ, the connection stays usable -- except for the fatal ones (unknown command, bad
   ``accept-version`` or ``heart-beat``, rejected login or client id, framing limits) after which
   :attr:`~StompConverter.close_after_output` is set and the broker connection is already closed.
+* **Producer flow control**: a SEND to a queue over its memory limit asks ``Broker.admit`` like every edge; when
+  it must wait, the converter keeps it in :attr:`~StompConverter.held_admission` and takes no further frame; the
+  listener awaits the admission and calls :meth:`~StompConverter.release_held`, which sends (RECEIPT) or answers
+  the wait's error (ERROR), as ActiveMQ blocks the producer's connection.
 * **Closing**: DISCONNECT, UNSUBSCRIBE and a dropped transport all give back every unacked message with
   ``redelivered:true`` (the broker counts them all as delivered), roll back open transactions and forget the
   connection's temporary destinations.
@@ -31,33 +39,45 @@ Theory of operation
 from __future__ import annotations
 
 import functools
-import itertools
-import math
-import re
-import weakref
 from collections import deque
 from collections.abc import Callable, Iterable
-from decimal import Decimal
 from typing import Final, NoReturn
 
 import attrs
 
-from minibroker._core.broker import NOW_UNKNOWN_DELIVERED
-from minibroker._core.commands import AckType, ConsumerInfo, MessageAck
-from minibroker._core.effects import Dispatch
-from minibroker._driver import Broker
+from minibroker import NOW_UNKNOWN_DELIVERED, AckType, Admission, Broker, ConsumerInfo, Dispatch, MessageAck
 from minibroker.errors import (
     AccessDenied,
-    InvalidClientIdError,
-    InvalidDestination,
-    InvalidSelector,
     LocalProtocolError,
     MinibrokerError,
     RemoteProtocolError,
 )
-from minibroker.message import Destination, DestinationKind, Message, PropertyValue
+from minibroker.message import Destination, DestinationKind, Message
 
-from .codec import VERSIONS, StompDecoder, StompFrame, can_encode_header, encode_frame, escape_header
+from .codec import StompDecoder, StompFrame, encode_frame
+from .messages import message_bytes, message_frame, message_from_send, sanitized
+from .naming import DestinationNames, new_connection_name
+from .subscriptions import (
+    AckMode,
+    Delivery,
+    Ignored,
+    Subscription,
+    Transaction,
+    find_delivery,
+    send_ack,
+    send_auto_acks,
+)
+from .values import (
+    PROTOCOL_EXCEPTION,
+    DropConnection,
+    StompError,
+    escape_value,
+    java_class,
+    negotiate_version,
+    parse_bool_option,
+    parse_heart_beat,
+    parse_int_option,
+)
 
 __all__ = [
     "ACTIVEMQ_VERSION",
@@ -70,7 +90,6 @@ __all__ = [
 
 #: what CONNECTED's ``server`` header claims, so clients that look at it behave as against the real broker
 ACTIVEMQ_VERSION: Final = "5.17.2"
-PROTOCOL_EXCEPTION: Final = "org.apache.activemq.transport.stomp.ProtocolException"
 
 #: ``authenticator(login, passcode)``: True admits the client; False or ``AccessDenied`` refuses it
 Authenticator = Callable[[str | None, str | None], bool]
@@ -83,164 +102,19 @@ QUEUE_PREFETCH: Final = 1000
 TOPIC_PREFETCH: Final = 32767
 BROWSER_PREFETCH: Final = 500
 
-#: SEND headers that are not copied into message properties
-_SEND_CONSUMED: Final = frozenset({
-    "destination", "transaction", "receipt", "content-length", "message-id", "redelivered", "subscription",
-    "JMSXUserID", "JMSXDeliveryCount", "persistent", "priority", "expires", "timestamp", "correlation-id", "type",
-    "reply-to", "amq-msg-type", "JMSXGroupID", "JMSXGroupSeq",
-})
-#: SEND headers that are more than a property or the destination (the rest of _SEND_CONSUMED is read as it comes)
-_SEND_SPECIAL: Final = frozenset({
-    "amq-msg-type", "priority", "expires", "timestamp", "reply-to", "JMSXGroupSeq", "persistent", "correlation-id",
-    "type", "JMSXGroupID",
-})
-#: Message's fields in the order _message passes them
-_MESSAGE_FIELDS: Final = (
-    "message_id", "destination", "body", "properties", "priority", "persistent", "timestamp", "expiration",
-    "correlation_id", "reply_to", "type", "group_id", "group_seq", "producer_id", "producer_seq",
-)
-if tuple(field.name for field in attrs.fields(Message))[: len(_MESSAGE_FIELDS)] != _MESSAGE_FIELDS:
-    raise ImportError("minibroker.message.Message changed its field order: update the STOMP converter's _message")
-#: the headers of a MESSAGE besides its properties: a property of one of these names replaces it (the frame path)
-_MESSAGE_HEADERS: Final = frozenset({
-    "message-id", "destination", "correlation-id", "expires", "redelivered", "priority", "reply-to", "timestamp",
-    "type", "original-destination", "persistent", "subscription", "ack", "content-length",
-})
-#: scheduler properties ActiveMQ reads as numbers even when a STOMP client sent them as strings
-_SCHEDULER_PROPERTIES: Final = frozenset({"AMQ_SCHEDULED_DELAY", "AMQ_SCHEDULED_PERIOD", "AMQ_SCHEDULED_REPEAT"})
-_LONG: Final = re.compile(r"[+-]?[0-9]{1,19}")
-_JAVA_WS: Final = "".join(chr(i) for i in range(0x21))
-
-_connection_numbers = itertools.count(1)
-#: the start of every connection's name, and so of every STOMP temporary destination's physical name
-_TEMPORARY_PREFIX: Final = "ID:minibroker-stomp-"
-#: temporary destinations of every STOMP connection, per broker: (kind, physical name)
-_temporaries: weakref.WeakKeyDictionary[Broker, set[tuple[DestinationKind, str]]] = weakref.WeakKeyDictionary()
-
-
-class AckMode:
-    """The ``ack`` header's values."""
-
-    AUTO: Final = "auto"
-    CLIENT: Final = "client"
-    INDIVIDUAL: Final = "client-individual"
-
-
-class StompError(Exception):
-    """A frame the converter refuses: becomes an ERROR frame. ``fatal`` closes the connection after it."""
-
-    def __init__(self, message: str, *, fatal: bool = False, java_class: str = PROTOCOL_EXCEPTION) -> None:
-        super().__init__(message)
-        self.message = message
-        self.fatal = fatal
-        self.java_class = java_class
-
-
-class _Drop(Exception):
-    """ActiveMQ drops the connection without an ERROR (a non-numeric priority, expires or timestamp)."""
-
-
 @attrs.define(slots=True, eq=False)
-class _Delivery:
-    message_id: str
-    ack_id: str | None
-    index: int
+class _HeldSend:
+    """A SEND whose queue is over its memory limit: its messages (made when the frame came, as ActiveMQ stamps them)
+    wait for the broker's admission, and the connection's following frames wait behind them."""
+
+    frame: StompFrame
+    messages: list[Message]
+    transaction: int | None
+    admission: Admission
 
 
-@attrs.define(slots=True, eq=False)
-class _Subscription:
-    #: the ``id`` header (None: a 1.0 subscription without one)
-    header_id: str | None
-    destination: Destination
-    stomp_destination: str
-    mode: str
-    browser: bool = False
-    consumer_id: int | None = None
-    unacked: dict[str, _Delivery] = attrs.field(factory=dict)
-    next_index: int = 0
-    closed: bool = False
-    #: the ``subscription`` header line of its MESSAGEs, escaped ("" without an id; None: MESSAGEs take the frame path)
-    id_line: str | None = ""
-
-
-@attrs.define(slots=True, eq=False)
-class _Transaction:
-    core_id: int
-    #: deliveries acked in this transaction: restored to their subscription on ABORT
-    acked: list[tuple[_Subscription, _Delivery]] = attrs.field(factory=list)
-
-
-def _java_class(exc: MinibrokerError) -> str:
-    if isinstance(exc, InvalidSelector):
-        return "javax.jms.InvalidSelectorException"
-    if isinstance(exc, InvalidDestination):
-        return "javax.jms.InvalidDestinationException"
-    if isinstance(exc, AccessDenied):
-        return "java.lang.SecurityException"
-    if isinstance(exc, InvalidClientIdError):
-        return "javax.jms.InvalidClientIDException"
-    return "javax.jms.JMSException"
-
-
-def java_string(value: PropertyValue) -> str | None:
-    """A property value as Java's ``toString()`` writes it (None: not representable in a header)."""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        return java_double(value)
-    return None
-
-
-def java_double(value: float) -> str:
-    """``Double.toString``: ``1.0``, ``0.001``, ``1.0E7``, ``1.0E-4``, ``NaN``, ``Infinity``."""
-    if math.isnan(value):
-        return "NaN"
-    if math.isinf(value):
-        return "Infinity" if value > 0 else "-Infinity"
-    if value == 0 or 1e-3 <= abs(value) < 1e7:
-        text = repr(value)
-        return text if "e" not in text else format(Decimal(text), "f")
-    sign, digits, exponent = Decimal(repr(value)).as_tuple()
-    assert isinstance(exponent, int)
-    text = "".join(map(str, digits)).rstrip("0") or "0"
-    power = exponent + len(digits) - 1
-    mantissa = text[0] + "." + (text[1:] or "0")
-    return f"{'-' if sign else ''}{mantissa}E{power}"
-
-
-def _escape_value(text: str, version: str) -> str | None:
-    """``text`` escaped for a 1.1/1.2 header; None when it holds a NUL (no version can carry one)."""
-    return None if "\0" in text else escape_header(text, version)
-
-
-def _parse_long(value: str) -> int:
-    """Java ``Long.parseLong``: a non-number drops the connection, as ActiveMQ's converter does."""
-    if not _LONG.fullmatch(value):
-        raise _Drop(f"not a number: {value!r}")
-    number = int(value)
-    if not -(2**63) <= number < 2**63:
-        raise _Drop(f"out of range: {value!r}")
-    return number
-
-
-def _parse_int_option(value: str | None) -> int | None:
-    if value is None:
-        return None
-    text = value.strip(_JAVA_WS)
-    if not re.fullmatch(r"[+-]?[0-9]{1,10}", text):
-        return None
-    number = int(text)
-    return number if -(2**31) <= number < 2**31 else None
-
-
-def _parse_bool_option(value: str | None) -> bool | None:
-    if value is None:
-        return None
-    return value.strip(_JAVA_WS).lower() == "true"
+class _Held(Exception):
+    """The frame is held (producer flow control): no reply yet."""
 
 
 class StompConverter:
@@ -276,30 +150,24 @@ class StompConverter:
         self.close_after_output = False
         #: the broker connection is gone
         self.closed = False
-        self._name = f"{_TEMPORARY_PREFIX}{next(_connection_numbers)}"
+        self._name = new_connection_name()
+        #: STOMP destination names and broker destinations, both ways (temporary destinations included)
+        self._names = DestinationNames(broker, self._name)
         self._message_seq = 0
         self._ack_seq = 0
         #: what to write, oldest first, each with the version it is written in: a frame, or a MESSAGE already encoded
         self._out: list[tuple[StompFrame | bytes, str]] = []
         self._auto_acks: deque[tuple[int, str]] = deque()
-        self._subs: dict[str, _Subscription] = {}
-        self._by_consumer: dict[int, _Subscription] = {}
-        self._all_subs: list[_Subscription] = []
-        self._acks: dict[str, tuple[_Subscription, _Delivery]] = {}
-        self._transactions: dict[str, _Transaction] = {}
-        #: temporary destinations created by this connection: stomp name -> physical name, and back
-        self._temp_by_stomp: dict[tuple[DestinationKind, str], str] = {}
-        self._temp_names: dict[tuple[DestinationKind, str], str] = {}
+        self._subs: dict[str, Subscription] = {}
+        self._by_consumer: dict[int, Subscription] = {}
+        self._all_subs: list[Subscription] = []
+        self._acks: dict[str, tuple[Subscription, Delivery]] = {}
+        self._transactions: dict[str, Transaction] = {}
         self._in_frame = False
-        #: the broker core this connection lives in (Broker.restart() starts a new one)
-        self._core: object | None = None
-        #: STOMP destination names already converted (a temporary destination keeps its name per connection)
-        self._destinations: dict[str, list[Destination]] = {}
-        self._strict_destinations: dict[str, list[Destination]] = {}
-        #: broker destinations whose STOMP name cannot change (no temporary destination is named like them)
-        self._stomp_names: dict[Destination, str] = {}
-        #: the same, escaped for the negotiated version (a version is negotiated before any MESSAGE is made)
-        self._escaped_names: dict[Destination, str] = {}
+        #: a SEND waiting for room (producer flow control); no frame is handled until it is released
+        self._held: _HeldSend | None = None
+        #: the broker incarnation this connection lives in (Broker.restart() starts a new one)
+        self._incarnation = -1
         self._producer_id = f"{self._name}:-1:1"
         self._now = broker.clock.now
         self._handlers: dict[str, Callable[[StompFrame], None]] = {
@@ -342,16 +210,47 @@ class StompConverter:
             except StompError as exc:
                 self._error(exc, frame)
                 return
-            except _Drop:
+            except DropConnection:
                 self._fail_connection()
                 return
+            except _Held:
+                return  # answered by release_held
             except MinibrokerError as exc:
-                self._error(StompError(exc.message or str(exc), java_class=_java_class(exc)), frame)
+                self._error(StompError(exc.message or str(exc), java_class=java_class(exc)), frame)
                 return
             receipt = frame.headers.get("receipt")
             if receipt is not None and command not in ("CONNECT", "STOMP", "DISCONNECT"):
                 # before the MESSAGEs the frame itself caused (a SUBSCRIBE's backlog)
                 self._out.insert(mark, (StompFrame("RECEIPT", {"receipt-id": receipt}), self.version))
+        finally:
+            self._in_frame = False
+
+    @property
+    def held_admission(self) -> Admission | None:
+        """What a held SEND waits for (None: nothing is held); await it, then call :meth:`release_held`."""
+        return None if self._held is None else self._held.admission
+
+    def release_held(self, error: MinibrokerError | None) -> None:
+        """The held SEND's wait ended: ``error`` (the wait timed out, the broker stopped) is its ERROR; else it is
+        sent, after asking again (another producer may have filled the queue first: then it stays held)."""
+        held, self._held = self._held, None
+        if held is None or self.closed or self.close_after_output:
+            return
+        self._in_frame = True
+        try:
+            if error is None:
+                try:
+                    self._send_or_hold(held.frame, held.messages, held.transaction)
+                except _Held:
+                    return
+                except MinibrokerError as exc:
+                    error = exc
+            if error is not None:
+                self._error(StompError(error.message or str(error), java_class=java_class(error)), held.frame)
+                return
+            receipt = held.frame.headers.get("receipt")
+            if receipt is not None:
+                self._emit(StompFrame("RECEIPT", {"receipt-id": receipt}))
         finally:
             self._in_frame = False
 
@@ -414,7 +313,7 @@ class StompConverter:
             try:
                 chunks.append(encode_frame(item, version))
             except LocalProtocolError:
-                chunks.append(encode_frame(_sanitized(item, version), version))
+                chunks.append(encode_frame(sanitized(item, version), version))
         return b"".join(chunks)
 
     # -- output helpers ---------------------------------------------------------------------------------------------
@@ -448,22 +347,8 @@ class StompConverter:
         if self.connected:
             raise StompError("Already connected.")
         headers = frame.headers
-        accept = headers.get("accept-version")
-        if accept is None:
-            version = "1.0"
-        else:
-            offered = {v.strip(_JAVA_WS) for v in accept.split(",")}
-            common = [v for v in VERSIONS if v in offered]
-            if not common:
-                raise StompError(
-                    f"Invalid Protocol version[{accept}], supported versions are: [1.2, 1.1, 1.0]", fatal=True
-                )
-            version = common[-1]
-        heart_beat = headers.get("heart-beat", "0,0")
-        parts = heart_beat.split(",")
-        if len(parts) != 2 or not all(_LONG.fullmatch(p) for p in parts):
-            raise StompError(f"Invalid heart-beat header:{heart_beat}", fatal=True)
-        client_sends, client_wants = (max(0, int(p)) for p in parts)
+        version = negotiate_version(headers.get("accept-version"))
+        client_sends, client_wants = parse_heart_beat(headers.get("heart-beat", "0,0"))
         login = headers.get("login")
         passcode = headers.get("passcode")
         if self.authenticator is not None:
@@ -476,16 +361,16 @@ class StompConverter:
                 raise StompError(f"User name [{login}] or password is invalid.", fatal=True,
                                  java_class="java.lang.SecurityException")
         client_id = headers.get("client-id")
-        if client_id is not None and any(c.client_id == client_id for c in self.broker.core.connections.values()):
+        if client_id is not None and self.broker.client_connected(client_id):
             raise StompError(
                 f"Broker: {self.broker.name} - Client: {client_id} already connected from {self.remote_address}",
                 fatal=True, java_class="javax.jms.InvalidClientIDException",
             )
         try:
-            self._core = self.broker.core
+            self._incarnation = self.broker.incarnation
             self.connection_id = self.broker.open_connection(client_id, user=login, password=passcode, remote=True)
         except MinibrokerError as exc:
-            raise StompError(exc.message or str(exc), fatal=True, java_class=_java_class(exc)) from None
+            raise StompError(exc.message or str(exc), fatal=True, java_class=java_class(exc)) from None
         self.connected = True
         self.session_id = client_id if client_id is not None else self._name
         self.heart_beat = (client_wants, client_sends)
@@ -501,75 +386,9 @@ class StompConverter:
         self._emit(StompFrame("CONNECTED", reply), "1.0")
         self.version = version
 
-    # -- destinations -------------------------------------------------------------------------------------------------
-
-    def _temporaries(self) -> set[tuple[DestinationKind, str]]:
-        found = _temporaries.get(self.broker)
-        if found is None:
-            found = _temporaries[self.broker] = set()
-        return found
-
-    def _temporary(self, kind: DestinationKind, name: str) -> Destination:
-        physical = self._temp_by_stomp.get((kind, name))
-        if physical is None:
-            physical = f"{self._name}:{len(self._temp_by_stomp) + 1}"
-            self._temp_by_stomp[(kind, name)] = physical
-            self._temp_names[(kind, physical)] = name
-            self._temporaries().add((kind, physical))
-        return Destination(kind, physical)
-
-    def _destination(self, name: str, *, fallback: bool) -> list[Destination]:
-        """STOMP destination names (a comma list is composite) as broker destinations."""
-        cache = self._destinations if fallback else self._strict_destinations
-        found = cache.get(name)
-        if found is None:
-            found = [self._one_destination(part, fallback=fallback) for part in name.strip(_JAVA_WS).split(",")]
-            if len(cache) >= 1024:
-                cache.clear()
-            cache[name] = found
-        return found
-
-    def _one_destination(self, name: str, *, fallback: bool) -> Destination:
-        if name.startswith("/queue/"):
-            return Destination.parse("queue://" + name[7:])
-        if name.startswith("/topic/"):
-            return Destination.parse("topic://" + name[7:])
-        if name.startswith("/temp-queue/"):
-            return self._temporary(QUEUE, name[12:])
-        if name.startswith("/temp-topic/"):
-            return self._temporary(TOPIC, name[12:])
-        if name.startswith("/remote-temp-queue/"):
-            return Destination.parse("queue://" + name[19:])
-        if name.startswith("/remote-temp-topic/"):
-            return Destination.parse("topic://" + name[19:])
-        if fallback:
-            return Destination.parse(name)
-        raise StompError(
-            f"Illegal destination name: [{name}] -- ActiveMQ STOMP destinations must begin with one of: "
-            "/queue/ /topic/ /temp-queue/ /temp-topic/"
-        )
-
     def stomp_name(self, destination: Destination) -> str:
         """How this client sees a broker destination: ``/queue/X``, ``/topic/X``, ``/temp-queue/N``, ..."""
-        found = self._stomp_names.get(destination)
-        if found is not None:
-            return found
-        kind = destination.kind
-        name = destination.name
-        if name.startswith(_TEMPORARY_PREFIX):  # possibly a STOMP temporary destination, now or later: not cached
-            temporaries = _temporaries.get(self.broker)
-            if temporaries and (kind, name) in temporaries:
-                own = self._temp_names.get((kind, name))
-                if own is not None:
-                    return ("/temp-queue/" if kind is QUEUE else "/temp-topic/") + own
-                return ("/remote-temp-queue/" if kind is QUEUE else "/remote-temp-topic/") + name
-            return ("/queue/" if kind is QUEUE else "/topic/") + name
-        found = ("/queue/" if kind is QUEUE else "/topic/") + name
-        if len(self._stomp_names) >= 1024:
-            self._stomp_names.clear()
-            self._escaped_names.clear()
-        self._stomp_names[destination] = found
-        return found
+        return self._names.stomp_name(destination)
 
     # -- SEND ---------------------------------------------------------------------------------------------------------
 
@@ -578,18 +397,37 @@ class StompConverter:
         name = headers.get("destination")
         if name is None:
             raise StompError("SEND received without a Destination specified!")
-        destinations = self._destinations.get(name) or self._destination(name, fallback=True)
-        message = self._message(frame, destinations[0])
+        names = self._names
+        destinations = names.parsed.get(name) or names.parse(name, fallback=True)
+        seq = self._message_seq + 1
+        message = message_from_send(frame, destinations[0], names, self._now(), self._producer_id, seq)
+        self._message_seq = seq
         tx_name = headers.get("transaction")
         txn = None if tx_name is None else self._core_transaction(tx_name)
+        if len(destinations) == 1:
+            if self.broker.admit(message.destination) is None:  # the hot path: no flow control in the way
+                connection_id = self.connection_id
+                assert connection_id is not None
+                self.broker.send(connection_id, message, txn)
+                return
+            messages = [message]
+        else:
+            messages = [message if destination is message.destination or destination == message.destination
+                        else attrs.evolve(message, destination=destination) for destination in destinations]
+        self._send_or_hold(frame, messages, txn)
+
+    def _send_or_hold(self, frame: StompFrame, messages: list[Message], txn: int | None) -> None:
+        """Send every message once the broker admits them all (a composite SEND is never half sent), else hold."""
+        broker = self.broker
+        for message in messages:
+            admission = broker.admit(message.destination)
+            if admission is not None:
+                self._held = _HeldSend(frame, messages, txn, admission)
+                raise _Held
         connection_id = self.connection_id
         assert connection_id is not None
-        if len(destinations) == 1:
-            self.broker.send(connection_id, message, txn)
-            return
-        for destination in destinations:
-            same = destination is message.destination or destination == message.destination
-            self.broker.send(connection_id, message if same else attrs.evolve(message, destination=destination), txn)
+        for message in messages:
+            broker.send(connection_id, message, txn)
 
     def _core_transaction(self, name: str | None) -> int | None:
         if name is None:
@@ -598,57 +436,6 @@ class StompConverter:
         if txn is None:
             raise StompError(f"Invalid transaction id: {name}")
         return txn.core_id
-
-    def _message(self, frame: StompFrame, destination: Destination) -> Message:
-        headers = frame.headers
-        now = self._now()
-        priority = 4
-        expiration = 0.0
-        timestamp = now
-        properties: dict[str, PropertyValue] = {}
-        reply_to: Destination | None = None
-        group_seq = 0
-        persistent = False
-        correlation_id = message_type = group_id = None
-        is_text = "content-length" not in headers
-        if not _SEND_SPECIAL.isdisjoint(headers):  # anything beyond destination, content-length and properties
-            kind = headers.get("amq-msg-type")
-            if kind is not None:
-                if kind not in ("text", "bytes"):
-                    raise StompError(f"Unsupported message type '{kind}'")
-                is_text = kind == "text"
-            if (value := headers.get("priority")) is not None:
-                priority = _parse_long(value)
-            if (value := headers.get("expires")) is not None:
-                expires = _parse_long(value)
-                expiration = expires / 1000.0 if expires > 0 else 0.0
-            if (value := headers.get("timestamp")) is not None:
-                timestamp = _parse_long(value) / 1000.0
-            if (value := headers.get("reply-to")) is not None:
-                try:
-                    reply_to = self._one_destination(value.strip(_JAVA_WS), fallback=False)
-                except (StompError, InvalidDestination):
-                    properties["reply-to"] = value
-            if (value := headers.get("JMSXGroupSeq")) is not None:
-                parsed = _parse_int_option(value)
-                group_seq = parsed if parsed is not None else 0
-            persistent = headers.get("persistent") == "true"
-            correlation_id = headers.get("correlation-id")
-            message_type = headers.get("type")
-            group_id = headers.get("JMSXGroupID")
-        body: str | bytes = frame.body.decode("utf-8", "replace") if is_text else frame.body
-        for name, value in headers.items():
-            if name in _SEND_CONSUMED:
-                continue
-            if name in _SCHEDULER_PROPERTIES and _LONG.fullmatch(value.strip(_JAVA_WS)):
-                properties[name] = int(value.strip(_JAVA_WS))
-            else:
-                properties[name] = value
-        self._message_seq = seq = self._message_seq + 1
-        producer = self._producer_id
-        # positional: the field order is checked at import (_MESSAGE_FIELDS); keywords cost ~0.4 us more per send
-        return Message(f"{producer}:{seq}", destination, body, properties, priority, persistent, timestamp,
-                       expiration, correlation_id, reply_to, message_type, group_id, group_seq, producer, seq)
 
     # -- SUBSCRIBE / UNSUBSCRIBE ------------------------------------------------------------------------------------
 
@@ -660,7 +447,7 @@ class StompConverter:
             raise StompError("SUBSCRIBE received without a subscription id!")
         if not name:
             raise StompError("Invalid empty or 'null' Destination header")
-        destinations = self._destination(name, fallback=True)
+        destinations = self._names.parse(name, fallback=True)
         if len(destinations) != 1:
             raise StompError(f"Composite destinations cannot be subscribed to in minibroker: [{name}]")
         destination = destinations[0]
@@ -670,21 +457,21 @@ class StompConverter:
             if self.version == "1.0":
                 raise StompError("Queue Browser feature only valid for Stomp v1.1+ clients!")
             prefetch = BROWSER_PREFETCH
-        size = _parse_int_option(headers.get("activemq.prefetchSize"))
+        size = parse_int_option(headers.get("activemq.prefetchSize"))
         if size is not None and size >= 0:
             prefetch = size
-        priority = _parse_int_option(headers.get("activemq.priority"))
-        exclusive = _parse_bool_option(headers.get("activemq.exclusive"))
-        no_local = _parse_bool_option(headers.get("activemq.noLocal"))
+        priority = parse_int_option(headers.get("activemq.priority"))
+        exclusive = parse_bool_option(headers.get("activemq.exclusive"))
+        no_local = parse_bool_option(headers.get("activemq.noLocal"))
         if "activemq.subscriptionName" in headers:
             if destination.is_queue:
                 raise StompError("Invalid Subscription: cannot durably subscribe to a Queue destination!")
             raise StompError("Durable topic subscriptions (activemq.subscriptionName) are not supported by minibroker")
         ack = headers.get("ack")
         mode = ack if ack in (AckMode.CLIENT, AckMode.INDIVIDUAL) else AckMode.AUTO
-        sub = _Subscription(sub_id, destination, self.stomp_name(destination), mode, browser)
+        sub = Subscription(sub_id, destination, self.stomp_name(destination), mode, browser)
         if sub_id is not None:
-            escaped_id = _escape_value(sub_id, self.version)
+            escaped_id = escape_value(sub_id, self.version)
             sub.id_line = None if escaped_id is None else "\nsubscription:" + escaped_id
         if browser:
             self._register(sub)
@@ -713,23 +500,19 @@ class StompConverter:
         sub.consumer_id = self.broker.add_consumer(self.connection_id, info, route)
         self._register(sub)
 
-    def _register(self, sub: _Subscription) -> None:
+    def _register(self, sub: Subscription) -> None:
         if sub.header_id is not None:
             self._subs[sub.header_id] = sub
         if sub.consumer_id is not None:
             self._by_consumer[sub.consumer_id] = sub
         self._all_subs.append(sub)
 
-    def _browse(self, sub: _Subscription) -> None:
+    def _browse(self, sub: Subscription) -> None:
         """A queue browser: what the queue holds, in flight included, without consuming it (at most a page)."""
-        core = self.broker.core
-        queue = core.queues.get(sub.destination.name)
-        if queue is None:
-            return
-        for message in core.browse(sub.destination.name, limit=queue.policy.max_browse_page_size):
+        for message in self.broker.browse_page(sub.destination.name):
             self._deliver(sub, message, 0)
 
-    def _on_dispatch(self, sub: _Subscription, dispatch: Dispatch) -> None:
+    def _on_dispatch(self, sub: Subscription, dispatch: Dispatch) -> None:
         message = dispatch.message
         if message is None or sub.closed:
             return
@@ -739,170 +522,36 @@ class StompConverter:
             self._deliver(sub, message, dispatch.redelivery_counter)
             return
         # _deliver and _emit inline (the hot path of an auto subscription), then the ack owed
-        data = self._message_bytes(sub, message, dispatch.redelivery_counter, None)
-        self._out.append((data if data is not None else self._message_frame(sub, message, dispatch.redelivery_counter,
-                                                                           None), self.version))
+        version = self.version
+        data = message_bytes(self._names, version, sub.id_line, message, dispatch.redelivery_counter, None)
+        self._out.append((data if data is not None else message_frame(
+            self._names, version, sub.header_id, message, dispatch.redelivery_counter, None), version))
         self._auto_acks.append((dispatch.consumer_id, message.message_id))
         if not self._in_frame and self.on_output is not None:
             self.on_output()
 
-    def _deliver(self, sub: _Subscription, message: Message, redelivery_counter: int) -> None:
+    def _deliver(self, sub: Subscription, message: Message, redelivery_counter: int) -> None:
         ack_id: str | None = None
         if sub.mode != AckMode.AUTO:
             if self.version == "1.2":
                 self._ack_seq += 1
                 ack_id = str(self._ack_seq)
-            delivery = _Delivery(message.message_id, ack_id, sub.next_index)
+            delivery = Delivery(message.message_id, ack_id, sub.next_index)
             sub.next_index += 1
             sub.unacked[message.message_id] = delivery
             if ack_id is not None:
                 self._acks[ack_id] = (sub, delivery)
-        data = self._message_bytes(sub, message, redelivery_counter, ack_id)
-        self._out.append((data if data is not None else self._message_frame(sub, message, redelivery_counter, ack_id),
-                          self.version))
+        version = self.version
+        data = message_bytes(self._names, version, sub.id_line, message, redelivery_counter, ack_id)
+        self._out.append((data if data is not None else message_frame(
+            self._names, version, sub.header_id, message, redelivery_counter, ack_id), version))
         if not self._in_frame and self.on_output is not None:
             self.on_output()
-
-    def _message_bytes(
-        self, sub: _Subscription, message: Message, redelivery_counter: int, ack_id: str | None
-    ) -> bytes | None:
-        """The MESSAGE frame :meth:`_message_frame` makes, encoded at once (the usual case, about 4x cheaper than a
-        header dict and :func:`encode_frame`); None when it takes the frame path: STOMP 1.0, a property named like
-        one of the frame's own headers (it would replace that header in place), or a value that cannot be written as
-        it is (a NUL: the frame path writes it sanitized). Checked against the frame path in the tests."""
-        version = self.version
-        id_line = sub.id_line
-        properties = message.properties
-        if version == "1.0" or id_line is None or (properties and not _MESSAGE_HEADERS.isdisjoint(properties)):
-            return None
-        message_id = _escape_value(message.message_id, version)
-        if message_id is None:
-            return None
-        destination = message.destination
-        name = self._escaped_names.get(destination)
-        if name is None:
-            name = _escape_value(self.stomp_name(destination), version)
-            if name is None:
-                return None
-            if destination in self._stomp_names:  # not a temporary destination: its name stays
-                self._escaped_names[destination] = name
-        body = message.body
-        if (
-            type(body) is bytes and not properties and not redelivery_counter and not message.persistent
-            and message.correlation_id is None and message.reply_to is None and message.type is None
-            and message.original_destination is None
-        ):  # the plainest MESSAGE (no optional header): one f-string
-            expiration = message.expiration
-            ack_line = "" if ack_id is None else "\nack:" + ack_id
-            head = (
-                f"MESSAGE\nmessage-id:{message_id}\ndestination:{name}"
-                f"\nexpires:{round(expiration * 1000) if expiration else 0}\npriority:{message.priority}"
-                f"\ntimestamp:{round(message.timestamp * 1000)}{id_line}{ack_line}\ncontent-length:{len(body)}\n\n"
-            )
-            return b"".join((head.encode("utf-8"), body, b"\0\n"))
-        parts = ["MESSAGE\nmessage-id:", message_id, "\ndestination:", name]
-        if message.correlation_id is not None:
-            text = _escape_value(message.correlation_id, version)
-            if text is None:
-                return None
-            parts += ("\ncorrelation-id:", text)
-        expiration = message.expiration
-        parts += ("\nexpires:", str(int(round(expiration * 1000))) if expiration else "0")
-        if redelivery_counter > 0:
-            parts.append("\nredelivered:true")
-        parts += ("\npriority:", str(message.priority))
-        if message.reply_to is not None:
-            text = _escape_value(self.stomp_name(message.reply_to), version)
-            if text is None:
-                return None
-            parts += ("\nreply-to:", text)
-        parts += ("\ntimestamp:", str(int(round(message.timestamp * 1000))))
-        if message.type is not None:
-            text = _escape_value(message.type, version)
-            if text is None:
-                return None
-            parts += ("\ntype:", text)
-        if message.original_destination is not None:
-            text = _escape_value(self.stomp_name(message.original_destination), version)
-            if text is None:
-                return None
-            parts += ("\noriginal-destination:", text)
-        if message.persistent:
-            parts.append("\npersistent:true")
-        if properties:
-            for key, value in properties.items():
-                text = value if type(value) is str else java_string(value)
-                if text is None:
-                    continue
-                escaped_key = _escape_value(key, version)
-                escaped_text = _escape_value(text, version)
-                if escaped_key is not None and escaped_text is not None:  # else: dropped, as can_encode_header says
-                    parts += ("\n", escaped_key, ":", escaped_text)
-        parts.append(id_line)
-        if ack_id is not None:
-            parts += ("\nack:", ack_id)  # digits
-        if isinstance(body, str):
-            data = body.encode("utf-8")
-            if b"\0" in data:
-                parts += ("\ncontent-length:", str(len(data)))
-        else:
-            data = body
-            parts += ("\ncontent-length:", str(len(data)))
-        parts.append("\n\n")
-        return b"".join(("".join(parts).encode("utf-8"), data, b"\0\n"))
-
-    def _message_frame(
-        self, sub: _Subscription, message: Message, redelivery_counter: int, ack_id: str | None
-    ) -> StompFrame:
-        destination = message.destination
-        headers: dict[str, str] = {
-            "message-id": message.message_id,
-            "destination": self._stomp_names.get(destination) or self.stomp_name(destination),
-        }
-        if message.correlation_id is not None:
-            headers["correlation-id"] = message.correlation_id
-        expiration = message.expiration
-        headers["expires"] = str(int(round(expiration * 1000))) if expiration else "0"
-        if redelivery_counter > 0:
-            headers["redelivered"] = "true"
-        headers["priority"] = str(message.priority)
-        if message.reply_to is not None:
-            headers["reply-to"] = self.stomp_name(message.reply_to)
-        headers["timestamp"] = str(int(round(message.timestamp * 1000)))
-        if message.type is not None:
-            headers["type"] = message.type
-        if message.original_destination is not None:
-            headers["original-destination"] = self.stomp_name(message.original_destination)
-        if message.persistent:
-            headers["persistent"] = "true"
-        properties = message.properties
-        if properties:
-            version = self.version
-            for name, value in properties.items():
-                text = value if type(value) is str else java_string(value)
-                if text is not None and can_encode_header(name, text, version):
-                    headers[name] = text
-        if sub.header_id is not None:
-            headers["subscription"] = sub.header_id
-        if ack_id is not None:
-            headers["ack"] = ack_id
-        body = message.body
-        if isinstance(body, str):
-            data = body.encode("utf-8")
-            if b"\0" in data:
-                # a text body holding NUL would end the frame early: counted, unlike ActiveMQ (which corrupts it)
-                headers["content-length"] = str(len(data))
-            else:
-                headers.pop("content-length", None)
-        else:
-            data = body
-            headers["content-length"] = str(len(data))
-        return StompFrame("MESSAGE", headers, data)
 
     def _on_unsubscribe(self, frame: StompFrame) -> None:
         headers = frame.headers
         name = headers.get("destination")
-        destination = self._destination(name, fallback=True)[0] if name is not None else None
+        destination = self._names.parse(name, fallback=True)[0] if name is not None else None
         sub_id = headers.get("id")
         if self.version != "1.0" and sub_id is None:
             raise StompError("UNSUBSCRIBE received without a subscription id!")
@@ -924,7 +573,7 @@ class StompConverter:
                     return
         raise StompError("No subscription matched.")
 
-    def _remove(self, sub: _Subscription) -> None:
+    def _remove(self, sub: Subscription) -> None:
         """Close one subscription: every message it holds goes back, counted as delivered (redelivered:true)."""
         sub.closed = True
         if sub in self._all_subs:
@@ -940,55 +589,18 @@ class StompConverter:
 
     # -- ACK / NACK ---------------------------------------------------------------------------------------------------
 
-    def _find(self, frame: StompFrame, *, nack: bool) -> tuple[_Subscription, _Delivery] | None:
-        """The subscription and delivery an ACK/NACK names, after ActiveMQ's header checks (None: no such one)."""
-        headers = frame.headers
-        version = self.version
-        message_id = headers.get("message-id")
-        sub_id = headers.get("subscription")
-        if nack:
-            if version == "1.0":
-                raise StompError("NACK received but connection is in v1.0 mode.")
-            if version == "1.1":
-                if sub_id is None:
-                    raise StompError("NACK received without a subscription id for acknowledge!")
-                if message_id is None:
-                    raise StompError("NACK received without a message-id to acknowledge!")
-        else:
-            if message_id is None and version != "1.2":
-                raise StompError("ACK received without a message-id to acknowledge!")
-            if version == "1.1" and sub_id is None:
-                raise StompError("ACK received without a subscription id for acknowledge!")
-        ack_id = headers.get("id") if version == "1.2" else None
-        if version == "1.2" and ack_id is None:
-            raise StompError(
-                "NACK received without an ack header to acknowledge!" if nack
-                else "ACK received without a ack id for acknowledge!"
-            )
-        self._core_transaction(headers.get("transaction"))
-        if ack_id is not None:
-            return self._acks.get(ack_id)
-        assert message_id is not None
-        if sub_id is not None:
-            sub = self._subs.get(sub_id)
-            if sub is None:
-                return None
-            delivery = sub.unacked.get(message_id)
-            if delivery is None:
-                if nack:
-                    raise _Ignored
-                return None
-            return sub, delivery
-        for sub in self._all_subs:
-            delivery = sub.unacked.get(message_id)
-            if delivery is not None:
-                return sub, delivery
-        return None
+    def _find(self, frame: StompFrame, *, nack: bool) -> tuple[Subscription, Delivery] | None:
+        """The subscription and delivery an ACK/NACK names (None: no such one); an unknown transaction is refused."""
+        return find_delivery(frame, self.version, nack=nack, acks=self._acks, subs=self._subs,
+                             all_subs=self._all_subs, check_transaction=self._core_transaction)
+
+    def _run_auto_acks(self, limit: int | None) -> None:
+        send_auto_acks(self.broker, self.connection_id, self._auto_acks, self._by_consumer, limit)
 
     def _unexpected(self, frame: StompFrame, word: str) -> NoReturn:
         raise StompError(f"Unexpected {word} received for message-id [{frame.headers.get('message-id', 'null')}]")
 
-    def _forget(self, sub: _Subscription, deliveries: Iterable[_Delivery]) -> None:
+    def _forget(self, sub: Subscription, deliveries: Iterable[Delivery]) -> None:
         for delivery in deliveries:
             sub.unacked.pop(delivery.message_id, None)
             if delivery.ack_id is not None:
@@ -1019,37 +631,12 @@ class StompConverter:
         if sub.browser:
             self._forget(sub, [delivery])
             return
-        assert sub.consumer_id is not None
-        if sub.mode == AckMode.CLIENT:
-            span: list[_Delivery] = []
-            for item in sub.unacked.values():
-                span.append(item)
-                if item is delivery:
-                    break
-            first = span[0].message_id
-            if txn is None:
-                self.broker.ack(self.connection_id, MessageAck(
-                    sub.consumer_id, AckType.STANDARD, delivery.message_id, first, len(span)))
-            else:
-                # the prefetch slots are free at once; the messages are settled at COMMIT
-                self.broker.ack(self.connection_id, MessageAck(
-                    sub.consumer_id, AckType.DELIVERED, delivery.message_id, first, len(span)))
-                self.broker.ack(self.connection_id, MessageAck(
-                    sub.consumer_id, AckType.STANDARD, delivery.message_id, first, len(span), txn.core_id))
-                txn.acked.extend((sub, item) for item in span)
-            self._forget(sub, span)
-        else:
-            self.broker.ack(self.connection_id, MessageAck(
-                sub.consumer_id, AckType.INDIVIDUAL, delivery.message_id, delivery.message_id, 1,
-                None if txn is None else txn.core_id))
-            if txn is not None:
-                txn.acked.append((sub, delivery))
-            self._forget(sub, [delivery])
+        self._forget(sub, send_ack(self.broker, self.connection_id, sub, delivery, txn))
 
     def _on_nack(self, frame: StompFrame) -> None:
         try:
             found = self._find(frame, nack=True)
-        except _Ignored:
+        except Ignored:
             return  # 1.1: a known subscription and an unknown message id: ActiveMQ says nothing
         if found is None:
             self._unexpected(frame, "NACK")
@@ -1065,52 +652,6 @@ class StompConverter:
             None if txn is None else txn.core_id))
         self._forget(sub, [delivery])
 
-    def _run_auto_acks(self, limit: int | None) -> None:
-        """Send the owed auto acks, oldest first (at most ``limit`` messages, counting those dispatched meanwhile).
-
-        Consecutive acks of one consumer go as one STANDARD range ack (first..last, with its count), which the broker
-        checks against what it dispatched: all of a consumer's auto acks are owed in dispatch order, so the range is
-        exactly those messages. Should it not be (the broker refuses the count or the ids), each message is acked on
-        its own, as before; a refusal then means the message is no longer held (the consumer went away meanwhile).
-        A lone message goes through ``Broker.ack_one`` (the same STANDARD ack, without building a MessageAck).
-        """
-        pending = self._auto_acks
-        connection_id = self.connection_id
-        if not pending or connection_id is None:
-            return
-        budget: float = math.inf if limit is None else limit
-        ack = self.broker.ack
-        ack_one = self.broker.ack_one
-        by_consumer = self._by_consumer
-        while pending and budget > 0:
-            consumer_id, first = pending.popleft()
-            budget -= 1
-            if not pending or pending[0][0] != consumer_id:  # one message (prefetch 1, or several consumers)
-                if consumer_id in by_consumer:
-                    try:
-                        if not ack_one(connection_id, consumer_id, first):  # not held any more: the full ack
-                            ack(connection_id, MessageAck(consumer_id, AckType.STANDARD, first, first, 1))
-                    except MinibrokerError:
-                        pass
-                continue
-            ids = [first]
-            while pending and budget > 0 and pending[0][0] == consumer_id:
-                ids.append(pending.popleft()[1])
-                budget -= 1
-            if consumer_id not in by_consumer:
-                continue
-            try:
-                ack(connection_id, MessageAck(consumer_id, AckType.STANDARD, ids[-1], first, len(ids)))
-                continue
-            except MinibrokerError:
-                if len(ids) == 1:
-                    continue
-            for message_id in ids:
-                try:
-                    ack(connection_id, MessageAck(consumer_id, AckType.STANDARD, message_id, message_id, 1))
-                except MinibrokerError:
-                    pass
-
     # -- transactions -------------------------------------------------------------------------------------------------
 
     def _on_begin(self, frame: StompFrame) -> None:
@@ -1120,9 +661,9 @@ class StompConverter:
         if name in self._transactions:
             raise StompError(f"The transaction was already started: {name}")
         assert self.connection_id is not None
-        self._transactions[name] = _Transaction(self.broker.begin(self.connection_id))
+        self._transactions[name] = Transaction(self.broker.begin(self.connection_id))
 
-    def _take_transaction(self, frame: StompFrame) -> _Transaction:
+    def _take_transaction(self, frame: StompFrame) -> Transaction:
         name = frame.headers.get("transaction")
         if name is None:
             raise StompError("Must specify the transaction you are committing")
@@ -1141,7 +682,7 @@ class StompConverter:
         assert self.connection_id is not None
         self.broker.rollback(self.connection_id, txn.core_id)
         # ActiveMQ 5.17: the acked messages stay with their subscription, not redelivered, ackable again
-        touched: list[_Subscription] = []
+        touched: list[Subscription] = []
         for sub, delivery in txn.acked:
             if sub.closed:
                 continue
@@ -1165,7 +706,8 @@ class StompConverter:
     def _teardown(self, *, graceful: bool) -> None:
         """Give back what the client held (all counted as delivered), roll back, forget temporaries."""
         self.closed = True
-        if self.connection_id is None or self.broker.core is not self._core:
+        self._held = None
+        if self.connection_id is None or self.broker.incarnation != self._incarnation:
             return  # never connected, or the broker restarted: nothing of ours is left in it
         self._run_auto_acks(None)
         subs = list(self._all_subs)
@@ -1176,29 +718,5 @@ class StompConverter:
         self._subs.clear()
         self.broker.close_connection(self.connection_id, -1 if graceful else None)
         self._transactions.clear()
-        temporaries = _temporaries.get(self.broker)
-        for kind, physical in self._temp_names:
-            if temporaries is not None:
-                temporaries.discard((kind, physical))
-            if kind is QUEUE:
-                self.broker.queue(physical).purge()
-        self._temp_names.clear()
-        self._temp_by_stomp.clear()
-
-
-class _Ignored(Exception):
-    """A NACK ActiveMQ accepts without doing anything."""
-
-
-def _sanitized(frame: StompFrame, version: str) -> StompFrame:
-    """A frame whose headers were refused by the encoder, made writable (control characters replaced)."""
-    headers: dict[str, str] = {}
-    for name, value in frame.headers.items():
-        if not can_encode_header(name, value, version):
-            name = re.sub(r"[\0\r\n:]", "_", name) if version == "1.0" else name.replace("\0", "_")
-            value = re.sub(r"[\0\r\n]", " ", value) if version == "1.0" else value.replace("\0", " ")
-        headers.setdefault(name, value)
-    body = frame.body
-    if b"\0" in body and "content-length" not in headers:
-        headers["content-length"] = str(len(body))
-    return StompFrame(frame.command, headers, body)
+        for physical in self._names.forget_temporaries():
+            self.broker.queue(physical).purge()

@@ -8,6 +8,8 @@ Each TCP connection gets a :class:`~minibroker.plugins.stomp.codec.StompDecoder`
   burst of dispatches becomes one system call;
 * when the socket's buffer is full (``pause_writing``) the converter's auto acks wait, so an ``ack:auto``
   subscription stops at its prefetch window instead of queueing the whole backlog in memory;
+* a SEND the broker makes wait (producer flow control) stops the reading: the frames after it wait in the decoder
+  and the socket until the broker admits it (or the wait fails), as ActiveMQ blocks a flow-controlled producer;
 * a framing error gets an ERROR frame and the connection is closed; a dropped client is a transport failure for the
   broker (``close_connection(id, None)``: what it held comes back redelivered);
 * heart-beats and the 30 s CONNECT deadline run on the broker's clock, so a ManualClock drives them in tests.
@@ -21,9 +23,9 @@ import socket
 from collections.abc import Callable, Sequence
 from types import TracebackType
 
-from minibroker._driver import Broker
+from minibroker import Admission, Broker
 from minibroker.clock import TimerHandle
-from minibroker.errors import RemoteProtocolError
+from minibroker.errors import MinibrokerError, RemoteProtocolError
 
 from .codec import HEARTBEAT, StompDecoder
 from .converter import Authenticator, StompConverter
@@ -55,6 +57,8 @@ class _StompProtocol(asyncio.Protocol):
         self._timers: list[TimerHandle] = []
         self._heartbeats_started = False
         self._registered = False
+        #: the task awaiting a held SEND's admission (reading is paused meanwhile)
+        self._holding: asyncio.Task[None] | None = None
         self._loop = asyncio.get_running_loop()
 
     # -- asyncio callbacks ------------------------------------------------------------------------------------------
@@ -78,10 +82,25 @@ class _StompProtocol(asyncio.Protocol):
         converter = self.converter
         assert converter is not None
         self._read_since_check = True
+        try:
+            self.decoder.receive_data(data)
+        except RemoteProtocolError as exc:
+            log.debug("STOMP framing error from %s: %s", converter.remote_address, exc)
+            converter.protocol_error(exc)
+            self._flush()
+            return
+        self._handle_frames()
+
+    def _handle_frames(self) -> None:
+        """Hand the decoded frames to the converter until none is left or one is held (flow control)."""
+        converter = self.converter
+        assert converter is not None
         decoder = self.decoder
         try:
-            decoder.receive_data(data)
             while not converter.close_after_output:
+                if converter.held_admission is not None:
+                    self._hold(converter.held_admission)
+                    break
                 frame = decoder.next_frame()
                 if frame is None:
                     break
@@ -97,6 +116,26 @@ class _StompProtocol(asyncio.Protocol):
             converter.internal_error()
         self._flush()
 
+    def _hold(self, admission: Admission) -> None:
+        if self._holding is None and self.transport is not None:
+            self.transport.pause_reading()
+            self._holding = self._loop.create_task(self._wait_held(admission))
+
+    async def _wait_held(self, admission: Admission) -> None:
+        error: MinibrokerError | None = None
+        try:
+            await admission
+        except MinibrokerError as exc:
+            error = exc
+        self._holding = None
+        converter = self.converter
+        if self._closing or converter is None:
+            return
+        converter.release_held(error)
+        self._handle_frames()  # the frames that came behind the SEND (or hold again)
+        if self._holding is None and not self._closing and self.transport is not None:
+            self.transport.resume_reading()
+
     def eof_received(self) -> bool | None:
         return None  # close our side too: connection_lost follows
 
@@ -105,6 +144,9 @@ class _StompProtocol(asyncio.Protocol):
         for timer in self._timers:
             timer.cancel()
         self._timers.clear()
+        if self._holding is not None:
+            self._holding.cancel()
+            self._holding = None
         converter = self.converter
         if converter is not None:
             converter.connection_lost()
@@ -201,6 +243,8 @@ class _StompProtocol(asyncio.Protocol):
         return True
 
     def _read_check(self) -> bool:
+        if self._holding is not None:
+            return True  # not reading on purpose: a held SEND is not the client's silence
         if not self._read_since_check:
             converter = self.converter
             log.debug("no heart-beat from %s: closing", converter.remote_address if converter else "?")

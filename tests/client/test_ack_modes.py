@@ -49,7 +49,7 @@ class TestAuto:
 
         consumer = await (await conn.create_session(AckMode.AUTO)).create_consumer("q")
         consumer.set_listener(listener)
-        await broker.settle()
+        await broker.run_ready()
         assert seen == [("m1", 2), ("m2", 1)]
         assert sizes(broker) == (0, 0, 2)
 
@@ -109,7 +109,7 @@ class TestDupsOk:
         consumer.set_listener(listener)
         producer = await (await conn.create_session()).create_producer("topic://t")
         await producer.send("t1")
-        await broker.settle()
+        await broker.run_ready()
         await clock.advance(10)
         assert seen == ["t1"]
 
@@ -207,7 +207,7 @@ class TestIndividualAcknowledge:
 
         consumer = await (await conn.create_session(AckMode.INDIVIDUAL)).create_consumer("q")
         consumer.set_listener(listener)
-        await broker.settle()
+        await broker.run_ready()
         assert seen == [("m1", 1), ("m2", 1)]
         await clock.advance(1)
         assert seen == [("m1", 1), ("m2", 1), ("m1", 2), ("m2", 2)]

@@ -119,10 +119,10 @@ class TestListeners:
         seen: list[str | bytes] = []
         consumer = await (await conn.create_session()).create_consumer("q")
         consumer.set_listener(lambda m: seen.append(m.body))
-        await broker.settle()
+        await broker.run_ready()
         assert seen == ["m1", "m2", "m3"]
         await fill(conn, 1)
-        await broker.settle()
+        await broker.run_ready()
         assert seen == ["m1", "m2", "m3", "m1"]
         assert broker.queue("q").size == 0
 
@@ -140,7 +140,7 @@ class TestListeners:
 
         consumer = await (await conn.create_session()).create_consumer("q")
         consumer.set_listener(listener)
-        await broker.settle()
+        await broker.run_ready()
         assert events == ["start m1"]
         assert broker.queue("q").size == 2
         await clock.advance(1)
@@ -171,7 +171,7 @@ class TestListeners:
 
             consumer = await (await conn.create_session()).create_consumer("q")
             consumer.set_listener(listener)
-            await broker.settle()
+            await broker.run_ready()
             assert counts == [1]
             await clock.advance(0.1)
             assert counts == [1, 2]
@@ -200,7 +200,7 @@ class TestListeners:
         session = await conn.create_session(AckMode.CLIENT)
         consumer = await session.create_consumer("q")
         consumer.set_listener(listener)
-        await broker.settle()
+        await broker.run_ready()
         await clock.advance(5)
         assert [m.body for m in seen] == ["m1", "m2"]
         await seen[1].acknowledge()
@@ -213,10 +213,10 @@ class TestListeners:
             seen: list[str | bytes] = []
             consumer = await (await conn.create_session()).create_consumer("q")
             consumer.set_listener(lambda m: seen.append(m.body))
-            await broker.settle()
+            await broker.run_ready()
             assert seen == []
             await conn.start()
-            await broker.settle()
+            await broker.run_ready()
             assert seen == ["m1"]
 
 

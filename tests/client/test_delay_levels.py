@@ -25,7 +25,7 @@ class TestDelayLevelRetry:
                 raise RuntimeError("downstream unavailable")
 
             consumer.set_listener(fail)
-            await broker.settle()
+            await broker.run_ready()
             for _ in range(4):
                 deadline = clock.next_deadline()
                 if deadline is None:

@@ -33,7 +33,7 @@ class TestDuplicateSuppression:
             assert first is not None and second is not None
             assert broker.drop_connections() == 1  # only ours: the producer connection is closed
             await conn.wait_reconnected()
-            await broker.settle()
+            await broker.run_ready()
             third = await consumer.receive(0)
             assert third is not None and third.body == "m3"
             assert third.redelivered  # the broker did not know it had not been delivered: +1 for all
@@ -75,7 +75,7 @@ class TestTransactionAcrossFailover:
             assert first is not None
             broker.drop_connections()
             await conn.wait_reconnected()
-            await broker.settle()
+            await broker.run_ready()
             try:
                 await session.commit()
             except TransactionRolledBack:

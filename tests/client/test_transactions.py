@@ -126,7 +126,7 @@ class TestTransactedReceives:
             session = await conn.create_session(AckMode.TRANSACTED)
             consumer = await session.create_consumer("q")
             consumer.set_listener(listener)
-            await broker.settle()
+            await broker.run_ready()
             await clock.advance(2)
             assert seen == ["m1", "m2"]
             assert stats(broker) == (2, 2, 2, 0)

@@ -86,7 +86,7 @@ class TestWaiting:
             conn = await connect(broker)
             await fill(conn, "limited.q", 4)
             blocked = asyncio.create_task(fill(conn, "limited.q", 1))
-            await broker.settle()
+            await broker.run_ready()
             assert not blocked.done() and broker.waiting_producers == 1
             consumer = await (await conn.create_session()).create_consumer("limited.q", prefetch=1)
             assert await consumer.receive(timeout=0) is not None
@@ -100,7 +100,7 @@ class TestWaiting:
             conn = await connect(broker)
             await fill(conn, "limited.q", 4)
             blocked = asyncio.create_task(fill(conn, "limited.q", 1))
-            await broker.settle()
+            await broker.run_ready()
             await clock.advance(29.0)
             assert not blocked.done()
             await clock.advance(1.0)
@@ -115,7 +115,7 @@ class TestWaiting:
             conn = await connect(broker)
             await fill(conn, "limited.q", 4)
             blocked = asyncio.create_task(fill(conn, "limited.q", 1))
-            await broker.settle()
+            await broker.run_ready()
         with pytest.raises(Exception, match="stopped"):
             await asyncio.wait_for(blocked, TIMEOUT)
 
@@ -128,7 +128,7 @@ class TestWaiting:
             refused = 0
             for _ in range(20):
                 task = asyncio.create_task(fill(conn, "limited.q", 1))
-                await broker.settle()
+                await broker.run_ready()
                 if not task.done():
                     await clock.advance(1.0)
                 try:

@@ -10,7 +10,10 @@ from hypothesis import strategies as st
 from minibroker import Broker, ManualClock
 from minibroker.message import Destination, DestinationKind, Message, PropertyValue
 from minibroker.plugins.stomp import StompConverter, StompFrame
-from minibroker.plugins.stomp.converter import _escape_value, _Subscription, java_double, java_string
+from minibroker.plugins.stomp.messages import message_bytes, message_frame
+from minibroker.plugins.stomp.subscriptions import Subscription as _Subscription
+from minibroker.plugins.stomp.values import escape_value as _escape_value
+from minibroker.plugins.stomp.values import java_double, java_string
 
 pytestmark = pytest.mark.usefixtures("loop_errors")
 
@@ -145,7 +148,8 @@ class TestEarlyEncoding:
     ) -> None:
         conv = StompConverter(_BareBroker())  # type: ignore[arg-type]
         conv.version = version
-        conv._temporary(DestinationKind.QUEUE, "mine")  # ID:minibroker-stomp-N:1 is this connection's temporary
+        # ID:minibroker-stomp-N:1 is this connection's temporary queue
+        conv._names.parse_one("/temp-queue/mine", fallback=False)
         correlation_id, reply_to, message_type, original = optional
         priority, persistent, expiration, timestamp = numbers
         if plain:  # the usual MESSAGE: a bytes body, no optional header, no property (its own shortcut)
@@ -160,14 +164,14 @@ class TestEarlyEncoding:
         if sub_id is not None:
             escaped = _escape_value(sub_id, version)
             sub.id_line = None if escaped is None else "\nsubscription:" + escaped
-        early = conv._message_bytes(sub, message, redelivery, ack_id)
-        conv._emit(conv._message_frame(sub, message, redelivery, ack_id))
+        early = message_bytes(conv._names, version, sub.id_line, message, redelivery, ack_id)
+        conv._emit(message_frame(conv._names, version, sub.header_id, message, redelivery, ack_id))
         expected = conv.data_to_send()
         if early is not None:
             assert early == expected
             conv._emit(early)
             (decoded,) = conv.take_frames()
-            assert decoded == conv._message_frame(sub, message, redelivery, ack_id)
+            assert decoded == message_frame(conv._names, version, sub.header_id, message, redelivery, ack_id)
         # the common case does take the early path
         if version != "1.0" and "\0" not in message_id + (sub_id or "") and not properties and "\0" not in \
                 destination.name and all(o is None for o in optional):

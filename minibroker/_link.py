@@ -1,17 +1,24 @@
-"""The in-process transport: method calls on the broker driver, no sockets, no copies (ActiveMQ's ``vm://``)."""
+"""The in-process link: method calls on the broker driver, no sockets, no copies (ActiveMQ's ``vm://``).
+
+It lives beside the driver, not in :mod:`minibroker.transport`, because it calls the driver: the transport package
+(the links a client speaks) never imports a layer above it. Clients get one from :meth:`Broker.link`.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
-from .._core.commands import ConsumerInfo, MessageAck
-from .._core.cursors import BrokerInfo, CursorAck, PublishResult, RangeRead
-from .._core.queue import QueueStatistics
-from .._driver import Broker
-from ..clock import Clock
-from ..errors import ConnectionClosed
-from ..message import Message
-from .base import DispatchHandler
+from ._core.commands import ConsumerInfo, MessageAck
+from ._core.cursors import BrokerInfo, CursorAck, PublishResult, RangeRead
+from ._core.queue import QueueStatistics
+from .clock import Clock
+from .errors import ConnectionClosed
+from .message import Message
+from .transport.base import DispatchHandler
+
+if TYPE_CHECKING:
+    from ._driver import Broker
 
 __all__ = ["MemoryLink"]
 
@@ -41,6 +48,14 @@ class MemoryLink:
             self._open = False
             if self._closed_handler is not None:
                 self._closed_handler(ConnectionClosed("the broker stopped"))
+
+    def watch(self, probe: Callable[[], list[str]]) -> None:
+        """The client reports its pending work (listeners, redeliveries) to the broker's ``settled()``."""
+        self.broker.register_probe(self.connection_id, probe)
+
+    def report_listener_error(self, consumer: str, message_id: str, body: str | bytes, error: BaseException) -> None:
+        """A message listener raised: the broker keeps it for the test (``broker.listener_errors``)."""
+        self.broker.report_listener_error(consumer, message_id, body, error)
 
     def drop(self) -> None:
         """Break the link as a failed transport would: the broker sees an unknown last-delivered sequence."""
@@ -77,11 +92,10 @@ class MemoryLink:
         if not self._open:
             self._check()
         broker = self.broker
-        # producer flow control: the queue is over its memory limit (only ever so on a broker with memory limits)
-        if broker.core.memory_limited and broker.must_wait(message.destination):
-            await broker.wait_for_space(message.destination)
-            self._check()
-        broker.send(self.connection_id, message, transaction_id)
+        if broker.admit(message.destination) is None:  # the hot path: no flow control in the way, no coroutine
+            broker.send(self.connection_id, message, transaction_id)
+        else:  # producer flow control: the queue is over its memory limit
+            await broker.send_when_admitted(self.connection_id, message, transaction_id)
 
     def ack(self, ack: MessageAck) -> None:
         self._check()
@@ -108,8 +122,7 @@ class MemoryLink:
 
     async def browse(self, queue: str) -> list[Message]:
         self._check()
-        q = self.broker.core.queues.get(queue)
-        return [] if q is None else self.broker.core.browse(queue, limit=q.policy.max_browse_page_size)
+        return self.broker.browse_page(queue)
 
     async def read_range(self, queue: str, from_seq: int = 0, to_seq: int | None = None, limit: int | None = None,
                          epoch: str | None = None) -> RangeRead:
@@ -129,5 +142,4 @@ class MemoryLink:
         return self.broker.publish(self.connection_id, messages, dedupe)
 
     async def queue_statistics(self, queue: str) -> QueueStatistics | None:
-        q = self.broker.core.queues.get(queue)
-        return None if q is None else q.statistics()
+        return self.broker.queue_statistics(queue)

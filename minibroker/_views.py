@@ -1,0 +1,117 @@
+"""What the driver shows of itself: live queue views, broker counters, listener failures, waiting sends.
+
+Kept apart from :mod:`minibroker._driver` so the driver file holds only the driving; everything here reads the
+broker through its public methods.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from ._core.queue import QueueStatistics
+from .message import Destination, Message
+
+if TYPE_CHECKING:
+    from ._driver import Broker
+
+__all__ = ["Admission", "BrokerStatistics", "ListenerFailure", "QueueView"]
+
+
+@attrs.frozen(slots=True)
+class ListenerFailure:
+    """An exception a message listener raised: which consumer, which message, what."""
+
+    consumer: str
+    message_id: str
+    body: str | bytes
+    error: BaseException
+
+
+@attrs.frozen(slots=True)
+class BrokerStatistics:
+    connections: int
+    consumers: int
+    queues: int
+    topics: int
+    transactions: int
+
+
+class Admission:
+    """A send that must wait for room (:meth:`Broker.admit`): ``await`` it before sending; awaiting it twice waits
+    twice. Not awaiting it costs nothing (no coroutine is made until then)."""
+
+    __slots__ = ("_broker", "destination")
+
+    def __init__(self, broker: Broker, destination: Destination) -> None:
+        self._broker = broker
+        self.destination = destination
+
+    def __await__(self) -> Generator[Any, None, None]:
+        return self._broker._wait_for_space(self.destination).__await__()
+
+    def __repr__(self) -> str:
+        return f"<Admission waiting for room in {self.destination}>"
+
+
+class QueueView:
+    """A live, read-only look at one queue: ``size`` counts unacked messages, in flight included."""
+
+    __slots__ = ("_broker", "name")
+
+    def __init__(self, broker: Broker, name: str) -> None:
+        self._broker = broker
+        self.name = name
+
+    def _stats(self) -> QueueStatistics:
+        stats = self._broker.queue_statistics(self.name)
+        return QueueStatistics(self.name, 0, 0, 0, 0, 0, 0, 0) if stats is None else stats
+
+    @property
+    def exists(self) -> bool:
+        return self._broker.has_queue(self.name)
+
+    @property
+    def size(self) -> int:
+        return self._stats().size
+
+    @property
+    def inflight(self) -> int:
+        return self._stats().inflight
+
+    @property
+    def enqueued(self) -> int:
+        return self._stats().enqueued
+
+    @property
+    def dequeued(self) -> int:
+        return self._stats().dequeued
+
+    @property
+    def expired(self) -> int:
+        return self._stats().expired
+
+    @property
+    def consumers(self) -> int:
+        return self._stats().consumers
+
+    def statistics(self) -> QueueStatistics:
+        return self._stats()
+
+    def browse(self) -> list[Message]:
+        """The messages not yet acked, oldest first, without consuming them (every one: no browse page)."""
+        return self._broker.browse_all(self.name)
+
+    def purge(self) -> int:
+        return self._broker.purge(self.name)
+
+    @property
+    def memory_usage(self) -> int:
+        """Bytes held by the queue's unacked messages (``Message.size_estimate()``), as its memory limit counts."""
+        return self._broker.queue_memory(self.name)
+
+    def __repr__(self) -> str:
+        s = self._stats()
+        return f"<QueueView {self.name} size={s.size} inflight={s.inflight}>"

@@ -1,0 +1,153 @@
+"""Header values as ActiveMQ's STOMP connector reads and writes them: Java's ``toString`` and ``parseLong``, the
+escaping of 1.1/1.2 headers, and the refusals (an ERROR frame, or a dropped connection) a frame can earn."""
+
+from __future__ import annotations
+
+import math
+import re
+from decimal import Decimal
+from typing import Final
+
+from minibroker.errors import (
+    AccessDenied,
+    InvalidClientIdError,
+    InvalidDestination,
+    InvalidSelector,
+    MinibrokerError,
+)
+from minibroker.message import PropertyValue
+
+from .codec import VERSIONS, escape_header
+
+__all__ = [
+    "JAVA_WS",
+    "LONG",
+    "PROTOCOL_EXCEPTION",
+    "DropConnection",
+    "StompError",
+    "escape_value",
+    "java_class",
+    "java_double",
+    "java_string",
+    "negotiate_version",
+    "parse_bool_option",
+    "parse_heart_beat",
+    "parse_int_option",
+    "parse_long",
+]
+
+PROTOCOL_EXCEPTION: Final = "org.apache.activemq.transport.stomp.ProtocolException"
+LONG: Final = re.compile(r"[+-]?[0-9]{1,19}")
+#: what Java's ``String.trim`` strips: every character up to the space
+JAVA_WS: Final = "".join(chr(i) for i in range(0x21))
+
+
+class StompError(Exception):
+    """A frame the converter refuses: becomes an ERROR frame. ``fatal`` closes the connection after it."""
+
+    def __init__(self, message: str, *, fatal: bool = False, java_class: str = PROTOCOL_EXCEPTION) -> None:
+        super().__init__(message)
+        self.message = message
+        self.fatal = fatal
+        self.java_class = java_class
+
+
+class _Drop(Exception):
+    """ActiveMQ drops the connection without an ERROR (a non-numeric priority, expires or timestamp)."""
+
+
+class DropConnection(Exception):
+    """ActiveMQ drops the connection without an ERROR (a non-numeric priority, expires or timestamp)."""
+
+
+def java_class(exc: MinibrokerError) -> str:
+    if isinstance(exc, InvalidSelector):
+        return "javax.jms.InvalidSelectorException"
+    if isinstance(exc, InvalidDestination):
+        return "javax.jms.InvalidDestinationException"
+    if isinstance(exc, AccessDenied):
+        return "java.lang.SecurityException"
+    if isinstance(exc, InvalidClientIdError):
+        return "javax.jms.InvalidClientIDException"
+    return "javax.jms.JMSException"
+
+
+def java_string(value: PropertyValue) -> str | None:
+    """A property value as Java's ``toString()`` writes it (None: not representable in a header)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return java_double(value)
+    return None
+
+
+def java_double(value: float) -> str:
+    """``Double.toString``: ``1.0``, ``0.001``, ``1.0E7``, ``1.0E-4``, ``NaN``, ``Infinity``."""
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "Infinity" if value > 0 else "-Infinity"
+    if value == 0 or 1e-3 <= abs(value) < 1e7:
+        text = repr(value)
+        return text if "e" not in text else format(Decimal(text), "f")
+    sign, digits, exponent = Decimal(repr(value)).as_tuple()
+    assert isinstance(exponent, int)
+    text = "".join(map(str, digits)).rstrip("0") or "0"
+    power = exponent + len(digits) - 1
+    mantissa = text[0] + "." + (text[1:] or "0")
+    return f"{'-' if sign else ''}{mantissa}E{power}"
+
+
+def escape_value(text: str, version: str) -> str | None:
+    """``text`` escaped for a 1.1/1.2 header; None when it holds a NUL (no version can carry one)."""
+    return None if "\0" in text else escape_header(text, version)
+
+
+def parse_long(value: str) -> int:
+    """Java ``Long.parseLong``: a non-number drops the connection, as ActiveMQ's converter does."""
+    if not LONG.fullmatch(value):
+        raise DropConnection(f"not a number: {value!r}")
+    number = int(value)
+    if not -(2**63) <= number < 2**63:
+        raise DropConnection(f"out of range: {value!r}")
+    return number
+
+
+def parse_int_option(value: str | None) -> int | None:
+    if value is None:
+        return None
+    text = value.strip(JAVA_WS)
+    if not re.fullmatch(r"[+-]?[0-9]{1,10}", text):
+        return None
+    number = int(text)
+    return number if -(2**31) <= number < 2**31 else None
+
+
+def parse_bool_option(value: str | None) -> bool | None:
+    if value is None:
+        return None
+    return value.strip(JAVA_WS).lower() == "true"
+
+
+def negotiate_version(accept: str | None) -> str:
+    """The highest version both sides speak (CONNECT's ``accept-version``; none given: 1.0); none in common is fatal."""
+    if accept is None:
+        return "1.0"
+    offered = {v.strip(JAVA_WS) for v in accept.split(",")}
+    common = [v for v in VERSIONS if v in offered]
+    if not common:
+        raise StompError(f"Invalid Protocol version[{accept}], supported versions are: [1.2, 1.1, 1.0]", fatal=True)
+    return common[-1]
+
+
+def parse_heart_beat(heart_beat: str) -> tuple[int, int]:
+    """CONNECT's ``heart-beat`` as (client sends every, client wants every) milliseconds; malformed is fatal."""
+    parts = heart_beat.split(",")
+    if len(parts) != 2 or not all(LONG.fullmatch(p) for p in parts):
+        raise StompError(f"Invalid heart-beat header:{heart_beat}", fatal=True)
+    client_sends, client_wants = (max(0, int(p)) for p in parts)
+    return client_sends, client_wants

@@ -1,0 +1,84 @@
+"""The driver's door for edges, used directly: admission, and the reads every edge makes instead of reading the
+core (browse page, statistics, existence, client ids, dead letters, the incarnation)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from minibroker import Admission, Broker, Destination, DestinationPolicy, ManualClock, Message
+from minibroker.errors import ConnectionClosed, LimitExceeded
+
+TIMEOUT = 5.0
+
+
+def message(queue: str, body: str = "x") -> Message:
+    return Message(f"ID:{body}", Destination.queue(queue), body)
+
+
+class TestAdmission:
+    async def test_no_limit_admits_at_once(self) -> None:
+        async with Broker(clock=ManualClock()) as broker:
+            assert broker.admit(Destination.queue("q")) is None
+            assert broker.admit(Destination.topic("t")) is None
+
+    async def test_a_full_queue_gives_an_admission_to_await(self) -> None:
+        async with Broker(clock=ManualClock(), policies={"q": DestinationPolicy(memory_limit=1)}) as broker:
+            connection = broker.open_connection()
+            broker.send(connection, message("q", "first"))
+            admission = broker.admit(Destination.queue("q"))
+            assert isinstance(admission, Admission) and broker.waiting_producers == 0  # not awaited: not waiting
+            sending = asyncio.create_task(broker.send_when_admitted(connection, message("q", "second")))
+            await broker.run_ready()
+            assert broker.waiting_producers == 1 and not sending.done()
+            broker.purge("q")
+            await asyncio.wait_for(sending, TIMEOUT)
+            assert [m.body for m in broker.queue("q").browse()] == ["second"]
+
+    async def test_fail_fast_admits_and_the_send_fails(self) -> None:
+        policy = DestinationPolicy(memory_limit=1, send_fail_if_no_space=True)
+        async with Broker(clock=ManualClock(), policies={"q": policy}) as broker:
+            connection = broker.open_connection()
+            broker.send(connection, message("q", "first"))
+            assert broker.admit(Destination.queue("q")) is None
+            with pytest.raises(LimitExceeded):
+                await broker.send_when_admitted(connection, message("q", "second"))
+
+    async def test_a_connection_closed_while_waiting_sends_nothing(self) -> None:
+        async with Broker(clock=ManualClock(), policies={"q": DestinationPolicy(memory_limit=1)}) as broker:
+            connection = broker.open_connection()
+            broker.send(connection, message("q", "first"))
+            sending = asyncio.create_task(broker.send_when_admitted(connection, message("q", "second")))
+            await broker.run_ready()
+            broker.close_connection(connection)
+            broker.purge("q")
+            with pytest.raises(ConnectionClosed, match="closed while its send waited"):
+                await asyncio.wait_for(sending, TIMEOUT)
+            assert broker.queue("q").size == 0
+
+
+class TestReads:
+    async def test_what_edges_read(self) -> None:
+        async with Broker(clock=ManualClock(), policies={"q": DestinationPolicy(max_browse_page_size=2)}) as broker:
+            connection = broker.open_connection("app-1")
+            for body in ("m1", "m2", "m3"):
+                broker.send(connection, message("q", body))
+            assert [m.body for m in broker.browse_page("q")] == ["m1", "m2"]
+            assert [m.body for m in broker.browse_all("q")] == ["m1", "m2", "m3"]
+            assert broker.browse_page("nowhere") == [] and not broker.has_queue("nowhere")
+            stats = broker.queue_statistics("q")
+            assert stats is not None and stats.size == 3 and broker.queue_statistics("nowhere") is None
+            assert broker.has_destination(Destination.queue("q"))
+            assert not broker.has_destination(Destination.topic("q"))
+            assert broker.client_connected("app-1") and not broker.client_connected("app-2")
+            assert broker.queue_memory("q") == broker.queue("q").memory_usage > 0
+            epoch, next_seq, entries = broker.select_range("q", 1)
+            assert epoch == broker.epoch and next_seq == 3 and [e.message.body for e in entries] == ["m2", "m3"]
+            assert broker.dead_letters() == ()
+
+    async def test_the_incarnation_grows_at_each_restart(self) -> None:
+        async with Broker(clock=ManualClock()) as broker:
+            before = broker.incarnation
+            await broker.restart()
+            assert broker.incarnation == before + 1
