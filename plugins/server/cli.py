@@ -1,5 +1,9 @@
 """``minibroker``: the command line (``serve``, ``stat``, ``purge``, ``browse``, ``redelivery-plan``).
 
+A mistake the user can fix (a bad option value, a refused login, a port in use, a broken data directory) ends the
+command with one line on stderr, ``minibroker COMMAND: what is wrong``, and exit status 1 (2 for a usage error); the
+traceback is printed too under ``--log-level debug``. Anything else is a bug and keeps its traceback.
+
 ``minibroker serve`` binds its listening sockets and prints their URLs before it imports the broker (asyncio, attrs
 and the broker are most of a launch): a client that connects at once waits in the kernel's backlog and is served as
 soon as the event loop runs. So this module imports only what that needs; the rest is imported where it is used.
@@ -23,8 +27,8 @@ from minibroker._defaults import (
 
 TYPE_CHECKING = False  # not typing's: importing typing costs a few ms of every launch
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable, Sequence
-    from typing import TypeVar
+    from collections.abc import Awaitable, Callable, Coroutine, Sequence
+    from typing import Any, TypeVar
 
     from minibroker._core.queue import QueueStatistics
     from minibroker.config import BrokerConfig
@@ -37,6 +41,7 @@ __all__ = ["build_parser", "main"]
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="minibroker", description="An ActiveMQ-faithful broker for tests.")
+    parser.add_argument("--version", action=_PrintVersion)
     sub = parser.add_subparsers(dest="command", required=True)
     plan = sub.add_parser(
         "redelivery-plan",
@@ -47,6 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
     plan.add_argument("options", nargs="*", metavar="NAME=VALUE",
                       help="ActiveMQ RedeliveryPolicy options, e.g. maximumRedeliveries=3 useExponentialBackOff=true")
     plan.add_argument("--dlq", default="ActiveMQ.DLQ", help="dead-letter queue name shown in the last row")
+    _log_level_option(plan)
     serve = sub.add_parser(
         "serve",
         help="run a broker that clients reach over TCP",
@@ -64,9 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", default=None, help=f"address to listen on (default: {DEFAULT_HOST})")
     serve.add_argument("--port", type=int, default=None,
                        help=f"port to listen on; 0 picks a free one (default: {DEFAULT_PORT})")
-    serve.add_argument("--log-level", default="warning", type=str.upper,
-                       choices=["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"],
-                       help="logging level (default: warning)")
+    _log_level_option(serve)
     serve.add_argument("--max-frame-size", type=int, default=None, metavar="BYTES",
                        help=f"largest frame accepted from a client (default: {DEFAULT_MAX_FRAME_SIZE // 2**20} MiB)")
     serve.add_argument("--stomp-port", type=int, default=None, metavar="PORT",
@@ -102,6 +106,28 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class _PrintVersion(argparse.Action):
+    """``--version``: the installed distribution's version, looked up only when asked (importlib.metadata is not
+    cheap, and every launch of ``serve`` would pay for it)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, nargs=0,
+                         help="print the installed minibroker's version and exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: str | Sequence[Any] | None, option_string: str | None = None) -> None:
+        from importlib.metadata import version
+
+        print(f"minibroker {version('minibroker')}")
+        parser.exit()
+
+
+def _log_level_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--log-level", default="warning", type=str.upper,
+                        choices=["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"],
+                        help="logging level (default: warning); debug also prints the traceback of an error")
+
+
 def _client_options(parser: argparse.ArgumentParser) -> None:
     url = f"tcp://{DEFAULT_HOST}:{DEFAULT_PORT}"
     parser.add_argument("--url", default=url, help=f"the broker to ask (default: {url})")
@@ -109,6 +135,7 @@ def _client_options(parser: argparse.ArgumentParser) -> None:
                         help="user name, when the broker has users (default: $MINIBROKER_USER)")
     parser.add_argument("--password", default=os.environ.get("MINIBROKER_PASSWORD"),
                         help="password (default: $MINIBROKER_PASSWORD, which keeps it out of the process list)")
+    _log_level_option(parser)
 
 
 def _serve_main(args: argparse.Namespace) -> int:
@@ -133,17 +160,9 @@ def _serve_main(args: argparse.Namespace) -> int:
     host = args.host if args.host is not None else host
     port = args.port if args.port is not None else port
     stomp_port = args.stomp_port if args.stomp_port is not None else stomp_port
-    max_frame_size = args.max_frame_size or max_frame_size
-    max_connections = args.max_connections or max_connections
-    # a directory another broker holds fails here, before a URL is printed (the store takes the lock itself later)
-    data_dir = args.data_dir if args.data_dir is not None else config.data_dir if config is not None else None
-    if data_dir is not None:
-        from minibroker._data_dir_lock import data_dir_in_use
-
-        reason = data_dir_in_use(data_dir)
-        if reason is not None:
-            print(f"minibroker serve: {reason}", file=sys.stderr)
-            return 1
+    # 0 is a value like any other (refused below), not "the default"
+    max_frame_size = args.max_frame_size if args.max_frame_size is not None else max_frame_size
+    max_connections = args.max_connections if args.max_connections is not None else max_connections
     try:
         check_limits(max_frame_size, max_connections)
         socks = _listen(host, port)
@@ -157,6 +176,15 @@ def _serve_main(args: argparse.Namespace) -> int:
         except (OSError, ValueError) as exc:
             _close(socks)
             print(f"minibroker serve: STOMP: {exc}", file=sys.stderr)
+            return 1
+    # a data directory the store could not open fails here, before a URL is printed (after binding: a port in use
+    # leaves no directory behind)
+    data_dir = args.data_dir if args.data_dir is not None else config.data_dir if config is not None else None
+    if data_dir is not None:
+        problem = _data_dir_problem(data_dir)
+        if problem is not None:
+            _close(socks + stomp_socks)
+            print(f"minibroker serve: {problem}", file=sys.stderr)
             return 1
     # SIGTERM or SIGINT from now on (while the broker is imported and started) is a clean stop once it runs
     requested: list[int] = []
@@ -175,6 +203,19 @@ def _serve_main(args: argparse.Namespace) -> int:
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+
+
+def _data_dir_problem(directory: str | os.PathLike[str]) -> str | None:
+    """Why the store could not open in ``directory`` (the message it would give), or None: a path that cannot be a
+    directory (a file in the way, a parent that cannot be made) or a directory another broker holds. The directory is
+    made here, as the store would make it: what is left to fail later is only the database file itself."""
+    try:
+        os.makedirs(directory, exist_ok=True)
+    except OSError as exc:
+        return f"cannot open the message store in {os.fspath(directory)}: {exc}"
+    from minibroker._data_dir_lock import data_dir_in_use
+
+    return data_dir_in_use(directory)
 
 
 def _listen(host: str, port: int) -> list[socket.socket]:
@@ -291,19 +332,13 @@ async def _open(args: argparse.Namespace) -> TcpLink:
     return link
 
 
-async def _ask(args: argparse.Namespace, command: str, request: Callable[[TcpLink], Awaitable[T]]) -> T | None:
-    """Connect to ``--url``, run ``request`` on the link and close it; None (after printing why) on an error."""
-    from minibroker.errors import MinibrokerError
-
+async def _ask(args: argparse.Namespace, request: Callable[[TcpLink], Awaitable[T]]) -> T:
+    """Connect to ``--url``, run ``request`` on the link and close it."""
+    link = await _open(args)
     try:
-        link = await _open(args)
-        try:
-            return await request(link)
-        finally:
-            await link.close(-1)
-    except MinibrokerError as exc:
-        print(f"minibroker {command}: {exc}", file=sys.stderr)
-        return None
+        return await request(link)
+    finally:
+        await link.close(-1)
 
 
 async def _stat(args: argparse.Namespace) -> int:
@@ -311,10 +346,7 @@ async def _stat(args: argparse.Namespace) -> int:
         queues = await link.list_queues()
         return queues, await _dead_letter_depths(link, [q.name for q in queues if "DLQ" in q.name])
 
-    answer = await _ask(args, "stat", request)
-    if answer is None:
-        return 1
-    queues, dead = answer
+    queues, dead = await _ask(args, request)
     rows = [(q.name, q.size, q.inflight, q.enqueued, q.dequeued, q.consumers, dead.get(q.name, 0)) for q in queues]
     print(format_table(("queue", "size", "in flight", "enqueued", "dequeued", "consumers", "dlq depth"), rows))
     if not rows:
@@ -341,9 +373,7 @@ async def _dead_letter_depths(link: TcpLink, dead_letter_queues: Sequence[str]) 
 
 
 async def _purge(args: argparse.Namespace) -> int:
-    count = await _ask(args, "purge", lambda link: link.purge(args.queue))
-    if count is None:
-        return 1
+    count = await _ask(args, lambda link: link.purge(args.queue))
     print(f"purged {count} message{'' if count == 1 else 's'} from {args.queue}")
     return 0
 
@@ -358,9 +388,7 @@ async def _browse(args: argparse.Namespace) -> int:
     if args.limit is not None and args.limit < 0:
         print("minibroker browse: --limit must be >= 0", file=sys.stderr)
         return 2
-    messages = await _ask(args, "browse", lambda link: link.browse(args.queue))
-    if messages is None:
-        return 1
+    messages = await _ask(args, lambda link: link.browse(args.queue))
     total = len(messages)
     if args.limit is not None:
         messages = messages[: args.limit]
@@ -373,29 +401,74 @@ async def _browse(args: argparse.Namespace) -> int:
     return 0
 
 
+def _redelivery_plan(args: argparse.Namespace) -> int:
+    from minibroker.redelivery import RedeliveryPolicy, format_plan
+
+    options: dict[str, object] = {}
+    for item in args.options:
+        name, sep, value = item.partition("=")
+        if not sep:
+            print(f"minibroker redelivery-plan: expected NAME=VALUE, got {item!r}", file=sys.stderr)
+            return 2
+        options[name] = value
+    policy = RedeliveryPolicy.from_activemq(options)
+    print(format_plan(policy.explain(dead_letter_queue=args.dlq)))
+    return 0
+
+
+def _run_client(
+    command: Callable[[argparse.Namespace], Coroutine[Any, Any, int]],
+) -> Callable[[argparse.Namespace], int]:
+    """A command that asks a running broker, run on its own event loop (logging set up as ``--log-level`` says)."""
+    def run(args: argparse.Namespace) -> int:
+        import asyncio
+        import logging
+
+        logging.basicConfig(level=args.log_level, stream=sys.stderr,
+                            format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+        return asyncio.run(command(args))
+
+    return run
+
+
+_COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "redelivery-plan": _redelivery_plan,
+    "serve": _serve_main,
+    "stat": _run_client(_stat),
+    "purge": _run_client(_purge),
+    "browse": _run_client(_browse),
+}
+
+#: added to a login refusal when no user was given: the broker has users, and the command has options for them
+_USER_HINT = "(this broker has users: give --user and --password, or set $MINIBROKER_USER and $MINIBROKER_PASSWORD)"
+
+
+def _describe(args: argparse.Namespace, exc: BaseException) -> str | None:
+    """The one line that tells the user what went wrong, or None for an exception that is a bug (not the user's
+    doing: its traceback is worth more than a line)."""
+    from minibroker.errors import AccessDenied, MinibrokerError
+
+    if not isinstance(exc, MinibrokerError | OSError | ValueError):
+        return None
+    line = f"minibroker {args.command}: {exc}"
+    if isinstance(exc, AccessDenied) and "user" in args and args.user is None:
+        line = f"{line} {_USER_HINT}"
+    return line
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    if args.command == "redelivery-plan":
-        from minibroker.redelivery import RedeliveryPolicy, format_plan
+    try:
+        return _COMMANDS[args.command](args)
+    except KeyboardInterrupt:  # Ctrl-C on a command waiting for a broker: the user knows why it stopped
+        return 130
+    except Exception as exc:
+        line = _describe(args, exc)
+        if line is None:
+            raise
+        if args.log_level == "DEBUG":
+            import traceback
 
-        options: dict[str, object] = {}
-        for item in args.options:
-            name, sep, value = item.partition("=")
-            if not sep:
-                print(f"minibroker: expected NAME=VALUE, got {item!r}", file=sys.stderr)
-                return 2
-            options[name] = value
-        policy = RedeliveryPolicy.from_activemq(options)
-        print(format_plan(policy.explain(dead_letter_queue=args.dlq)))
-        return 0
-    if args.command == "serve":
-        return _serve_main(args)
-    import asyncio
-
-    if args.command == "stat":
-        return asyncio.run(_stat(args))
-    if args.command == "purge":
-        return asyncio.run(_purge(args))
-    if args.command == "browse":
-        return asyncio.run(_browse(args))
-    return 2  # pragma: no cover - argparse enforces the choices
+            traceback.print_exception(exc)
+        print(line, file=sys.stderr)
+        return 1
