@@ -209,6 +209,8 @@ def _data_dir_problem(directory: str | os.PathLike[str]) -> str | None:
     """Why the store could not open in ``directory`` (the message it would give), or None: a path that cannot be a
     directory (a file in the way, a parent that cannot be made) or a directory another broker holds. The directory is
     made here, as the store would make it: what is left to fail later is only the database file itself."""
+    if not os.fspath(directory):
+        return "the data directory must be named (an empty path is not one)"
     try:
         os.makedirs(directory, exist_ok=True)
     except OSError as exc:
@@ -223,7 +225,10 @@ def _listen(host: str, port: int) -> list[socket.socket]:
     (SO_REUSEADDR, IPv6 sockets IPv6-only, a backlog of 100), with its error message when one cannot be bound."""
     if not 0 <= port <= 65535:
         raise ValueError(f"port must be 0-65535, not {port}")
-    infos = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    try:
+        infos = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as exc:  # its text alone ("Name or service not known") does not say which name
+        raise OSError(exc.errno, f"cannot resolve host {host!r}: {exc.strerror}") from None
     socks: list[socket.socket] = []
     try:
         for family, kind, proto, _, address in dict.fromkeys(infos):  # without duplicates, in order

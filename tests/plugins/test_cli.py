@@ -5,6 +5,7 @@ says which options it wants."""
 from __future__ import annotations
 
 import importlib.metadata
+import socket
 import sys
 from pathlib import Path
 
@@ -12,6 +13,7 @@ import pytest
 from servekit import MINIBROKER, run, serve
 
 import minibroker
+from minibroker.__main__ import main
 
 
 def one_line(err: str) -> str:
@@ -134,3 +136,22 @@ async def test_client_commands_take_log_level(command: list[str], tmp_path: Path
                                cwd=tmp_path)
     assert (code, out) == (1, "")
     assert "Traceback" in err and err.splitlines()[-1].startswith(f"minibroker {command[0]}: cannot connect to")
+
+
+async def test_an_empty_data_directory_name_is_refused(tmp_path: Path) -> None:
+    code, out, err = await run(MINIBROKER, "serve", "--port", "0", "--data-dir", "", cwd=tmp_path)
+    assert (code, out) == (1, "")
+    assert one_line(err) == "minibroker serve: the data directory must be named (an empty path is not one)"
+
+
+def test_a_host_that_does_not_resolve_is_named(monkeypatch: pytest.MonkeyPatch,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    def no_such_host(host: str | None, *args: object, **kwargs: object) -> list[object]:
+        raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+
+    monkeypatch.setattr(socket, "getaddrinfo", no_such_host)
+    assert main(["serve", "--host", "no-such-host.invalid", "--port", "0"]) == 1
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert one_line(err) == (f"minibroker serve: [Errno {socket.EAI_NONAME}] cannot resolve host "
+                             "'no-such-host.invalid': Name or service not known")
