@@ -197,24 +197,21 @@ def _serve_main(args: argparse.Namespace) -> int:
         check_limits(max_frame_size, max_connections)
         socks = listen(host, port)
     except (OSError, ValueError) as exc:
-        print(f"minibroker serve: {exc}", file=sys.stderr)
-        return 1
+        return _error(args, f"minibroker serve: {exc}", exc)
     stomp_socks: list[socket.socket] = []
     if stomp_port is not None:
         try:
             stomp_socks = listen(host, stomp_port)
         except (OSError, ValueError) as exc:
             close_all(socks)
-            print(f"minibroker serve: STOMP: {exc}", file=sys.stderr)
-            return 1
+            return _error(args, f"minibroker serve: STOMP: {exc}", exc)
     # a data directory the store could not open fails here, before a URL is printed (after binding: a port in use
     # leaves no directory behind)
     if settings.data_dir is not None:
         problem = data_dir_problem(settings.data_dir)
         if problem is not None:
             close_all(socks + stomp_socks)
-            print(f"minibroker serve: {problem}", file=sys.stderr)
-            return 1
+            return _error(args, f"minibroker serve: {problem}")
     # SIGTERM or SIGINT from now on (while the broker is imported and started) is a clean stop once it runs
     requested: list[int] = []
     previous = {sig: signal.signal(sig, lambda signum, frame: requested.append(signum))
@@ -316,8 +313,7 @@ async def _serve(args: argparse.Namespace, config: BrokerConfig | None, socks: l
             broker = Broker(clock=RealClock(), **config.broker_kwargs())
     except MinibrokerError as exc:
         close_all(socks + stomp_socks)
-        print(f"minibroker serve: {exc}", file=sys.stderr)
-        return 1
+        return _error(args, f"minibroker serve: {exc}", exc)
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
     async with broker:
@@ -507,9 +503,14 @@ def main(argv: list[str] | None = None) -> int:
         line = _describe(args, exc)
         if line is None:
             raise
-        if args.log_level == "DEBUG":
-            import traceback
+        return _error(args, line, exc)
 
-            traceback.print_exception(exc)
-        print(line, file=sys.stderr)
-        return 1
+
+def _error(args: argparse.Namespace, line: str, exc: BaseException | None = None) -> int:
+    """Print ``line`` on stderr (after ``exc``'s traceback under ``--log-level debug``); the exit status, 1."""
+    if exc is not None and args.log_level == "DEBUG":
+        import traceback
+
+        traceback.print_exception(exc)
+    print(line, file=sys.stderr)
+    return 1

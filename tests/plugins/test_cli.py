@@ -155,3 +155,9 @@ def test_a_host_that_does_not_resolve_is_named(monkeypatch: pytest.MonkeyPatch,
     assert out == ""
     assert one_line(err) == (f"minibroker serve: [Errno {socket.EAI_NONAME}] cannot resolve host "
                              "'no-such-host.invalid': Name or service not known")
+
+
+async def test_serve_shows_the_traceback_of_an_early_error_under_debug(tmp_path: Path) -> None:
+    code, out, err = await run(MINIBROKER, "serve", "--port", "70000", "--log-level", "debug", cwd=tmp_path)
+    assert (code, out) == (1, "")
+    assert err.startswith("Traceback") and err.splitlines()[-1] == "minibroker serve: port must be 0-65535, not 70000"
