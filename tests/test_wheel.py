@@ -30,9 +30,9 @@ TIMEOUT = 120
 pytestmark = pytest.mark.packaging
 
 
-def _setuptools_version() -> tuple[int, ...]:
+def _version(distribution: str) -> tuple[int, ...]:
     try:
-        return tuple(int(part) for part in importlib.metadata.version("setuptools").split(".")[:2])
+        return tuple(int(part) for part in importlib.metadata.version(distribution).split(".")[:2])
     except (importlib.metadata.PackageNotFoundError, ValueError):
         return (0,)
 
@@ -75,7 +75,8 @@ asyncio.run(main())
 """
 
 
-@pytest.mark.skipif(_setuptools_version() < (77,), reason="building offline needs setuptools >= 77 here")
+@pytest.mark.skipif(_version("setuptools") < (77,), reason="building offline needs setuptools >= 77 here")
+@pytest.mark.skipif(_version("pip") < (22, 3), reason="installing into another venv needs pip --python (22.3)")
 def test_the_wheel_installs_and_runs(tmp_path: Path) -> None:
     source = tmp_path / "source"
     source.mkdir()
