@@ -1,4 +1,8 @@
-"""``minibroker``: the command line (``serve``, ``stat``, ``purge``, ``browse``, ``redelivery-plan``).
+"""``minibroker``: the command line (``serve``, ``stat``, ``purge``, ``browse``, ``redelivery-plan``, ``doctor``).
+
+A mistake the user can fix (a bad option value, a refused login, a port in use, a broken data directory) ends the
+command with one line on stderr, ``minibroker COMMAND: what is wrong``, and exit status 1 (2 for a usage error); the
+traceback is printed too under ``--log-level debug``. Anything else is a bug and keeps its traceback.
 
 ``minibroker serve`` binds its listening sockets and prints their URLs before it imports the broker (asyncio, attrs
 and the broker are most of a launch): a client that connects at once waits in the kernel's backlog and is served as
@@ -23,8 +27,8 @@ from minibroker._defaults import (
 
 TYPE_CHECKING = False  # not typing's: importing typing costs a few ms of every launch
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable, Sequence
-    from typing import TypeVar
+    from collections.abc import Awaitable, Callable, Coroutine, Sequence
+    from typing import Any, TypeVar
 
     from minibroker._core.queue import QueueStatistics
     from minibroker.config import BrokerConfig
@@ -37,6 +41,7 @@ __all__ = ["build_parser", "main"]
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="minibroker", description="An ActiveMQ-faithful broker for tests.")
+    parser.add_argument("--version", action=_PrintVersion)
     sub = parser.add_subparsers(dest="command", required=True)
     plan = sub.add_parser(
         "redelivery-plan",
@@ -47,6 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
     plan.add_argument("options", nargs="*", metavar="NAME=VALUE",
                       help="ActiveMQ RedeliveryPolicy options, e.g. maximumRedeliveries=3 useExponentialBackOff=true")
     plan.add_argument("--dlq", default="ActiveMQ.DLQ", help="dead-letter queue name shown in the last row")
+    _log_level_option(plan)
     serve = sub.add_parser(
         "serve",
         help="run a broker that clients reach over TCP",
@@ -56,24 +62,19 @@ def build_parser() -> argparse.ArgumentParser:
         "stops it cleanly: no new connections, clients disconnected, the store flushed and closed, exit status 0. "
         "Options given here override the --config file.",
     )
-    serve.add_argument("--config", default=None, metavar="FILE",
-                       help="a broker.toml: destinations, redelivery, limits, users (see the README)")
-    serve.add_argument("--data-dir", default=None, metavar="DIR",
-                       help="keep persistent messages in DIR (SQLite); restarting on the same DIR brings back every "
-                            "unacked persistent message")
-    serve.add_argument("--host", default=None, help=f"address to listen on (default: {DEFAULT_HOST})")
-    serve.add_argument("--port", type=int, default=None,
-                       help=f"port to listen on; 0 picks a free one (default: {DEFAULT_PORT})")
-    serve.add_argument("--log-level", default="warning", type=str.upper,
-                       choices=["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"],
-                       help="logging level (default: warning)")
-    serve.add_argument("--max-frame-size", type=int, default=None, metavar="BYTES",
-                       help=f"largest frame accepted from a client (default: {DEFAULT_MAX_FRAME_SIZE // 2**20} MiB)")
-    serve.add_argument("--stomp-port", type=int, default=None, metavar="PORT",
-                       help="also serve STOMP 1.0-1.2 on this port (0 picks a free one; its URL is printed on the "
-                            "second line)")
-    serve.add_argument("--max-connections", type=int, default=None, metavar="N",
-                       help=f"client connections accepted at once (default: {DEFAULT_MAX_CONNECTIONS})")
+    _serve_options(serve)
+    doctor = sub.add_parser(
+        "doctor",
+        help="check that serve can start with these settings, or that the broker at --url answers",
+        description="Check, without starting anything, what `minibroker serve` with the same options would need: "
+        "the --config file, the limits, the ports free, the data directory usable and its stored messages "
+        "readable. With --url, check instead that the broker there answers the login. One line per check (ok or "
+        "FAIL); exit status 1 when one failed.",
+    )
+    _serve_options(doctor)
+    doctor.add_argument("--url", default=None,
+                        help="check the broker at this URL (reachable, login accepted) instead of the settings")
+    _login_options(doctor)
     stat = sub.add_parser(
         "stat",
         help="print the queues of a running broker with their statistics",
@@ -102,62 +103,115 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class _PrintVersion(argparse.Action):
+    """``--version``: the installed distribution's version, looked up only when asked (importlib.metadata is not
+    cheap, and every launch of ``serve`` would pay for it)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, nargs=0,
+                         help="print the installed minibroker's version and exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: str | Sequence[Any] | None, option_string: str | None = None) -> None:
+        from importlib.metadata import version
+
+        print(f"minibroker {version('minibroker')}")
+        parser.exit()
+
+
+def _serve_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--config", default=None, metavar="FILE",
+                        help="a broker.toml: destinations, redelivery, limits, users (see the README)")
+    parser.add_argument("--data-dir", default=None, metavar="DIR",
+                        help="keep persistent messages in DIR (SQLite); restarting on the same DIR brings back every "
+                             "unacked persistent message")
+    parser.add_argument("--host", default=None, help=f"address to listen on (default: {DEFAULT_HOST})")
+    parser.add_argument("--port", type=int, default=None,
+                        help=f"port to listen on; 0 picks a free one (default: {DEFAULT_PORT})")
+    _log_level_option(parser)
+    parser.add_argument("--max-frame-size", type=int, default=None, metavar="BYTES",
+                        help=f"largest frame accepted from a client (default: {DEFAULT_MAX_FRAME_SIZE // 2**20} MiB)")
+    parser.add_argument("--stomp-port", type=int, default=None, metavar="PORT",
+                        help="also serve STOMP 1.0-1.2 on this port (0 picks a free one; its URL is printed on the "
+                             "second line)")
+    parser.add_argument("--max-connections", type=int, default=None, metavar="N",
+                        help=f"client connections accepted at once (default: {DEFAULT_MAX_CONNECTIONS})")
+
+
+def _log_level_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--log-level", default="warning", type=str.upper,
+                        choices=["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"],
+                        help="logging level (default: warning); debug also prints the traceback of an error")
+
+
 def _client_options(parser: argparse.ArgumentParser) -> None:
     url = f"tcp://{DEFAULT_HOST}:{DEFAULT_PORT}"
     parser.add_argument("--url", default=url, help=f"the broker to ask (default: {url})")
+    _login_options(parser)
+    _log_level_option(parser)
+
+
+def _login_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--user", default=os.environ.get("MINIBROKER_USER"),
                         help="user name, when the broker has users (default: $MINIBROKER_USER)")
     parser.add_argument("--password", default=os.environ.get("MINIBROKER_PASSWORD"),
                         help="password (default: $MINIBROKER_PASSWORD, which keeps it out of the process list)")
 
 
+class ServeSettings:
+    """What ``serve`` runs with (and ``doctor`` checks): the --config file's values, each overridden by its option
+    when given. A plain class (attrs is not imported yet on the launch path of ``serve``)."""
+
+    __slots__ = ("config", "data_dir", "host", "max_connections", "max_frame_size", "port", "stomp_port")
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        config: BrokerConfig | None = None
+        if args.config is not None:  # host and port can come from the file: read it first
+            from minibroker.config import load_config
+
+            config = load_config(args.config)
+        self.config = config
+        if config is not None:
+            c = config.server
+            host, port, stomp_port, max_frame_size, max_connections = (
+                c.host, c.port, c.stomp_port, c.max_frame_size, c.max_connections)
+        else:
+            host, port, stomp_port, max_frame_size, max_connections = (
+                DEFAULT_HOST, DEFAULT_PORT, None, DEFAULT_MAX_FRAME_SIZE, DEFAULT_MAX_CONNECTIONS)
+        self.host: str = args.host if args.host is not None else host
+        self.port: int = args.port if args.port is not None else port
+        self.stomp_port: int | None = args.stomp_port if args.stomp_port is not None else stomp_port
+        # 0 is a value like any other (refused by check_limits), not "the default"
+        self.max_frame_size: int = args.max_frame_size if args.max_frame_size is not None else max_frame_size
+        self.max_connections: int = args.max_connections if args.max_connections is not None else max_connections
+        self.data_dir: str | os.PathLike[str] | None = (
+            args.data_dir if args.data_dir is not None else config.data_dir if config is not None else None)
+
+
 def _serve_main(args: argparse.Namespace) -> int:
     """``minibroker serve``: check the settings, bind, print the URLs, and only then import and start the broker."""
-    config: BrokerConfig | None = None
-    if args.config is not None:  # host and port can come from the file: read it first
-        from minibroker.config import load_config
-        from minibroker.errors import MinibrokerError
-
-        try:
-            config = load_config(args.config)
-        except MinibrokerError as exc:
-            print(f"minibroker serve: {exc}", file=sys.stderr)
-            return 1
-    if config is not None:
-        c = config.server
-        host, port, stomp_port, max_frame_size, max_connections = (
-            c.host, c.port, c.stomp_port, c.max_frame_size, c.max_connections)
-    else:
-        host, port, stomp_port, max_frame_size, max_connections = (
-            DEFAULT_HOST, DEFAULT_PORT, None, DEFAULT_MAX_FRAME_SIZE, DEFAULT_MAX_CONNECTIONS)
-    host = args.host if args.host is not None else host
-    port = args.port if args.port is not None else port
-    stomp_port = args.stomp_port if args.stomp_port is not None else stomp_port
-    max_frame_size = args.max_frame_size or max_frame_size
-    max_connections = args.max_connections or max_connections
-    # a directory another broker holds fails here, before a URL is printed (the store takes the lock itself later)
-    data_dir = args.data_dir if args.data_dir is not None else config.data_dir if config is not None else None
-    if data_dir is not None:
-        from minibroker._data_dir_lock import data_dir_in_use
-
-        reason = data_dir_in_use(data_dir)
-        if reason is not None:
-            print(f"minibroker serve: {reason}", file=sys.stderr)
-            return 1
+    settings = ServeSettings(args)
+    config, host, port, stomp_port = settings.config, settings.host, settings.port, settings.stomp_port
+    max_frame_size, max_connections = settings.max_frame_size, settings.max_connections
     try:
         check_limits(max_frame_size, max_connections)
-        socks = _listen(host, port)
+        socks = listen(host, port)
     except (OSError, ValueError) as exc:
-        print(f"minibroker serve: {exc}", file=sys.stderr)
-        return 1
+        return _error(args, f"minibroker serve: {exc}", exc)
     stomp_socks: list[socket.socket] = []
     if stomp_port is not None:
         try:
-            stomp_socks = _listen(host, stomp_port)
+            stomp_socks = listen(host, stomp_port)
         except (OSError, ValueError) as exc:
-            _close(socks)
-            print(f"minibroker serve: STOMP: {exc}", file=sys.stderr)
-            return 1
+            close_all(socks)
+            return _error(args, f"minibroker serve: STOMP: {exc}", exc)
+    # a data directory the store could not open fails here, before a URL is printed (after binding: a port in use
+    # leaves no directory behind)
+    if settings.data_dir is not None:
+        problem = data_dir_problem(settings.data_dir)
+        if problem is not None:
+            close_all(socks + stomp_socks)
+            return _error(args, f"minibroker serve: {problem}")
     # SIGTERM or SIGINT from now on (while the broker is imported and started) is a clean stop once it runs
     requested: list[int] = []
     previous = {sig: signal.signal(sig, lambda signum, frame: requested.append(signum))
@@ -177,12 +231,30 @@ def _serve_main(args: argparse.Namespace) -> int:
             signal.signal(sig, handler)
 
 
-def _listen(host: str, port: int) -> list[socket.socket]:
+def data_dir_problem(directory: str | os.PathLike[str]) -> str | None:
+    """Why the store could not open in ``directory`` (the message it would give), or None: a path that cannot be a
+    directory (a file in the way, a parent that cannot be made) or a directory another broker holds. The directory is
+    made here, as the store would make it: what is left to fail later is only the database file itself."""
+    if not os.fspath(directory):
+        return "the data directory must be named (an empty path is not one)"
+    try:
+        os.makedirs(directory, exist_ok=True)
+    except OSError as exc:
+        return f"cannot open the message store in {os.fspath(directory)}: {exc}"
+    from minibroker._data_dir_lock import data_dir_in_use
+
+    return data_dir_in_use(directory)
+
+
+def listen(host: str, port: int) -> list[socket.socket]:
     """Listening sockets on every address of ``host``:``port``, bound as asyncio's ``create_server`` binds them
     (SO_REUSEADDR, IPv6 sockets IPv6-only, a backlog of 100), with its error message when one cannot be bound."""
     if not 0 <= port <= 65535:
         raise ValueError(f"port must be 0-65535, not {port}")
-    infos = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    try:
+        infos = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as exc:  # its text alone ("Name or service not known") does not say which name
+        raise OSError(exc.errno, f"cannot resolve host {host!r}: {exc.strerror}") from None
     socks: list[socket.socket] = []
     try:
         for family, kind, proto, _, address in dict.fromkeys(infos):  # without duplicates, in order
@@ -198,12 +270,12 @@ def _listen(host: str, port: int) -> list[socket.socket]:
                                          f"{(exc.strerror or str(exc)).lower()}") from None
             sock.listen(100)
     except BaseException:
-        _close(socks)
+        close_all(socks)
         raise
     return socks
 
 
-def _close(socks: Sequence[socket.socket]) -> None:
+def close_all(socks: Sequence[socket.socket]) -> None:
     for sock in socks:
         sock.close()
 
@@ -240,9 +312,8 @@ async def _serve(args: argparse.Namespace, config: BrokerConfig | None, socks: l
                 config = attrs.evolve(config, data_dir=Path(args.data_dir))
             broker = Broker(clock=RealClock(), **config.broker_kwargs())
     except MinibrokerError as exc:
-        _close(socks + stomp_socks)
-        print(f"minibroker serve: {exc}", file=sys.stderr)
-        return 1
+        close_all(socks + stomp_socks)
+        return _error(args, f"minibroker serve: {exc}", exc)
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
     async with broker:
@@ -283,7 +354,7 @@ def format_table(header: Sequence[str], rows: Sequence[Sequence[object]], align:
     return "\n".join(lines)
 
 
-async def _open(args: argparse.Namespace) -> TcpLink:
+async def open_link(args: argparse.Namespace) -> TcpLink:
     from minibroker.transport.tcp import TcpLink
 
     link = await TcpLink.open_url(args.url)
@@ -291,19 +362,13 @@ async def _open(args: argparse.Namespace) -> TcpLink:
     return link
 
 
-async def _ask(args: argparse.Namespace, command: str, request: Callable[[TcpLink], Awaitable[T]]) -> T | None:
-    """Connect to ``--url``, run ``request`` on the link and close it; None (after printing why) on an error."""
-    from minibroker.errors import MinibrokerError
-
+async def ask_broker(args: argparse.Namespace, request: Callable[[TcpLink], Awaitable[T]]) -> T:
+    """Connect to ``--url``, run ``request`` on the link and close it."""
+    link = await open_link(args)
     try:
-        link = await _open(args)
-        try:
-            return await request(link)
-        finally:
-            await link.close(-1)
-    except MinibrokerError as exc:
-        print(f"minibroker {command}: {exc}", file=sys.stderr)
-        return None
+        return await request(link)
+    finally:
+        await link.close(-1)
 
 
 async def _stat(args: argparse.Namespace) -> int:
@@ -311,10 +376,7 @@ async def _stat(args: argparse.Namespace) -> int:
         queues = await link.list_queues()
         return queues, await _dead_letter_depths(link, [q.name for q in queues if "DLQ" in q.name])
 
-    answer = await _ask(args, "stat", request)
-    if answer is None:
-        return 1
-    queues, dead = answer
+    queues, dead = await ask_broker(args, request)
     rows = [(q.name, q.size, q.inflight, q.enqueued, q.dequeued, q.consumers, dead.get(q.name, 0)) for q in queues]
     print(format_table(("queue", "size", "in flight", "enqueued", "dequeued", "consumers", "dlq depth"), rows))
     if not rows:
@@ -341,9 +403,7 @@ async def _dead_letter_depths(link: TcpLink, dead_letter_queues: Sequence[str]) 
 
 
 async def _purge(args: argparse.Namespace) -> int:
-    count = await _ask(args, "purge", lambda link: link.purge(args.queue))
-    if count is None:
-        return 1
+    count = await ask_broker(args, lambda link: link.purge(args.queue))
     print(f"purged {count} message{'' if count == 1 else 's'} from {args.queue}")
     return 0
 
@@ -358,9 +418,7 @@ async def _browse(args: argparse.Namespace) -> int:
     if args.limit is not None and args.limit < 0:
         print("minibroker browse: --limit must be >= 0", file=sys.stderr)
         return 2
-    messages = await _ask(args, "browse", lambda link: link.browse(args.queue))
-    if messages is None:
-        return 1
+    messages = await ask_broker(args, lambda link: link.browse(args.queue))
     total = len(messages)
     if args.limit is not None:
         messages = messages[: args.limit]
@@ -373,29 +431,86 @@ async def _browse(args: argparse.Namespace) -> int:
     return 0
 
 
+def _redelivery_plan(args: argparse.Namespace) -> int:
+    from minibroker.redelivery import RedeliveryPolicy, format_plan
+
+    options: dict[str, object] = {}
+    for item in args.options:
+        name, sep, value = item.partition("=")
+        if not sep:
+            print(f"minibroker redelivery-plan: expected NAME=VALUE, got {item!r}", file=sys.stderr)
+            return 2
+        options[name] = value
+    policy = RedeliveryPolicy.from_activemq(options)
+    print(format_plan(policy.explain(dead_letter_queue=args.dlq)))
+    return 0
+
+
+def _run_client(
+    command: Callable[[argparse.Namespace], Coroutine[Any, Any, int]],
+) -> Callable[[argparse.Namespace], int]:
+    """A command that asks a running broker, run on its own event loop (logging set up as ``--log-level`` says)."""
+    def run(args: argparse.Namespace) -> int:
+        import asyncio
+        import logging
+
+        logging.basicConfig(level=args.log_level, stream=sys.stderr,
+                            format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+        return asyncio.run(command(args))
+
+    return run
+
+
+def _doctor(args: argparse.Namespace) -> int:
+    from .doctor import doctor_main
+
+    return doctor_main(args)
+
+
+_COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "redelivery-plan": _redelivery_plan,
+    "serve": _serve_main,
+    "stat": _run_client(_stat),
+    "purge": _run_client(_purge),
+    "browse": _run_client(_browse),
+    "doctor": _doctor,
+}
+
+#: added to a login refusal when no user was given: the broker has users, and the command has options for them
+USER_HINT = "(this broker has users: give --user and --password, or set $MINIBROKER_USER and $MINIBROKER_PASSWORD)"
+
+
+def _describe(args: argparse.Namespace, exc: BaseException) -> str | None:
+    """The one line that tells the user what went wrong, or None for an exception that is a bug (not the user's
+    doing: its traceback is worth more than a line)."""
+    from minibroker.errors import AccessDenied, MinibrokerError
+
+    if not isinstance(exc, MinibrokerError | OSError | ValueError):
+        return None
+    line = f"minibroker {args.command}: {exc}"
+    if isinstance(exc, AccessDenied) and "user" in args and args.user is None:
+        line = f"{line} {USER_HINT}"
+    return line
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    if args.command == "redelivery-plan":
-        from minibroker.redelivery import RedeliveryPolicy, format_plan
+    try:
+        return _COMMANDS[args.command](args)
+    except KeyboardInterrupt:  # Ctrl-C on a command waiting for a broker: the user knows why it stopped
+        return 130
+    except Exception as exc:
+        line = _describe(args, exc)
+        if line is None:
+            raise
+        return _error(args, line, exc)
 
-        options: dict[str, object] = {}
-        for item in args.options:
-            name, sep, value = item.partition("=")
-            if not sep:
-                print(f"minibroker: expected NAME=VALUE, got {item!r}", file=sys.stderr)
-                return 2
-            options[name] = value
-        policy = RedeliveryPolicy.from_activemq(options)
-        print(format_plan(policy.explain(dead_letter_queue=args.dlq)))
-        return 0
-    if args.command == "serve":
-        return _serve_main(args)
-    import asyncio
 
-    if args.command == "stat":
-        return asyncio.run(_stat(args))
-    if args.command == "purge":
-        return asyncio.run(_purge(args))
-    if args.command == "browse":
-        return asyncio.run(_browse(args))
-    return 2  # pragma: no cover - argparse enforces the choices
+def _error(args: argparse.Namespace, line: str, exc: BaseException | None = None) -> int:
+    """Print ``line`` on stderr (after ``exc``'s traceback under ``--log-level debug``); the exit status, 1."""
+    if exc is not None and args.log_level == "DEBUG":
+        import traceback
+
+        traceback.print_exception(exc)
+    print(line, file=sys.stderr)
+    return 1
