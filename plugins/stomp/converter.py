@@ -37,7 +37,6 @@ import re
 import weakref
 from collections import deque
 from collections.abc import Callable, Iterable
-from decimal import Decimal
 from typing import Final, NoReturn
 
 import attrs
@@ -46,6 +45,8 @@ from minibroker._core.broker import NOW_UNKNOWN_DELIVERED
 from minibroker._core.commands import AckType, ConsumerInfo, MessageAck
 from minibroker._core.effects import Dispatch
 from minibroker._driver import Broker
+from minibroker._java import java_double as java_double  # re-exported: the STOMP tests read it here
+from minibroker._java import java_string
 from minibroker.errors import (
     AccessDenied,
     InvalidClientIdError,
@@ -180,36 +181,6 @@ def _java_class(exc: MinibrokerError) -> str:
     if isinstance(exc, InvalidClientIdError):
         return "javax.jms.InvalidClientIDException"
     return "javax.jms.JMSException"
-
-
-def java_string(value: PropertyValue) -> str | None:
-    """A property value as Java's ``toString()`` writes it (None: not representable in a header)."""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        return java_double(value)
-    return None
-
-
-def java_double(value: float) -> str:
-    """``Double.toString``: ``1.0``, ``0.001``, ``1.0E7``, ``1.0E-4``, ``NaN``, ``Infinity``."""
-    if math.isnan(value):
-        return "NaN"
-    if math.isinf(value):
-        return "Infinity" if value > 0 else "-Infinity"
-    if value == 0 or 1e-3 <= abs(value) < 1e7:
-        text = repr(value)
-        return text if "e" not in text else format(Decimal(text), "f")
-    sign, digits, exponent = Decimal(repr(value)).as_tuple()
-    assert isinstance(exponent, int)
-    text = "".join(map(str, digits)).rstrip("0") or "0"
-    power = exponent + len(digits) - 1
-    mantissa = text[0] + "." + (text[1:] or "0")
-    return f"{'-' if sign else ''}{mantissa}E{power}"
 
 
 def _escape_value(text: str, version: str) -> str | None:
