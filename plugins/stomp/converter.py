@@ -63,8 +63,8 @@ from .codec import VERSIONS, StompDecoder, StompFrame, can_encode_header, encode
 __all__ = [
     "ACTIVEMQ_VERSION",
     "PROTOCOL_EXCEPTION",
-    "AckMode",
     "Authenticator",
+    "StompAckMode",
     "StompConverter",
     "StompError",
 ]
@@ -119,7 +119,7 @@ _TEMPORARY_PREFIX: Final = "ID:minibroker-stomp-"
 _temporaries: weakref.WeakKeyDictionary[Broker, set[tuple[DestinationKind, str]]] = weakref.WeakKeyDictionary()
 
 
-class AckMode:
+class StompAckMode:
     """The ``ack`` header's values."""
 
     AUTO: Final = "auto"
@@ -652,7 +652,7 @@ class StompConverter:
                 raise StompError("Invalid Subscription: cannot durably subscribe to a Queue destination!")
             raise StompError("Durable topic subscriptions (activemq.subscriptionName) are not supported by minibroker")
         ack = headers.get("ack")
-        mode = ack if ack in (AckMode.CLIENT, AckMode.INDIVIDUAL) else AckMode.AUTO
+        mode = ack if ack in (StompAckMode.CLIENT, StompAckMode.INDIVIDUAL) else StompAckMode.AUTO
         sub = _Subscription(sub_id, destination, self.stomp_name(destination), mode, browser)
         if sub_id is not None:
             escaped_id = _escape_value(sub_id, self.version)
@@ -706,7 +706,7 @@ class StompConverter:
             return
         if sub.consumer_id is None:
             sub.consumer_id = dispatch.consumer_id
-        if sub.mode != AckMode.AUTO:
+        if sub.mode != StompAckMode.AUTO:
             self._deliver(sub, message, dispatch.redelivery_counter)
             return
         # _deliver and _emit inline (the hot path of an auto subscription), then the ack owed
@@ -719,7 +719,7 @@ class StompConverter:
 
     def _deliver(self, sub: _Subscription, message: Message, redelivery_counter: int) -> None:
         ack_id: str | None = None
-        if sub.mode != AckMode.AUTO:
+        if sub.mode != StompAckMode.AUTO:
             if self.version == "1.2":
                 self._ack_seq += 1
                 ack_id = str(self._ack_seq)
@@ -971,7 +971,7 @@ class StompConverter:
             # the usual client-individual ACK: a known ack id, no transaction (anything else: the general path)
             ack_id = headers.get("id")
             known = None if ack_id is None else self._acks.get(ack_id)
-            if known is not None and known[0].mode == AckMode.INDIVIDUAL and not known[0].browser:
+            if known is not None and known[0].mode == StompAckMode.INDIVIDUAL and not known[0].browser:
                 sub, delivery = known
                 message_id = delivery.message_id
                 assert self.connection_id is not None and sub.consumer_id is not None and ack_id is not None
@@ -991,7 +991,7 @@ class StompConverter:
             self._forget(sub, [delivery])
             return
         assert sub.consumer_id is not None
-        if sub.mode == AckMode.CLIENT:
+        if sub.mode == StompAckMode.CLIENT:
             span: list[_Delivery] = []
             for item in sub.unacked.values():
                 span.append(item)
