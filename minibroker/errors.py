@@ -19,7 +19,6 @@ __all__ = [
     "FrameTooLarge",
     "IllegalStateError",
     "InvalidAcknowledge",
-    "InvalidClientIdError",
     "InvalidConfiguration",
     "InvalidDestination",
     "InvalidSelector",
@@ -193,12 +192,6 @@ class InvalidConfiguration(MinibrokerError, ValueError):
             option = ", ".join(shorthand)
             value = next(iter(shorthand.values())) if len(shorthand) == 1 else tuple(shorthand.values())
         super().__init__(message, option=option, value=value, **fields)
-
-
-class InvalidClientIdError(MinibrokerError):
-    """A durable subscription needs a client id (JMS ``InvalidClientIDException``)."""
-
-    code = "invalid-client-id"
 
 
 class UnsupportedOperation(MinibrokerError, NotImplementedError):

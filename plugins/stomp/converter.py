@@ -49,7 +49,6 @@ from minibroker._java import java_double as java_double  # re-exported: the STOM
 from minibroker._java import java_string
 from minibroker.errors import (
     AccessDenied,
-    InvalidClientIdError,
     InvalidDestination,
     InvalidSelector,
     LocalProtocolError,
@@ -178,8 +177,6 @@ def _java_class(exc: MinibrokerError) -> str:
         return "javax.jms.InvalidDestinationException"
     if isinstance(exc, AccessDenied):
         return "java.lang.SecurityException"
-    if isinstance(exc, InvalidClientIdError):
-        return "javax.jms.InvalidClientIDException"
     return "javax.jms.JMSException"
 
 

@@ -61,6 +61,6 @@ def test_settle_timeout_is_a_timeout_error() -> None:
     assert isinstance(error, TimeoutError) and error.pending == ["q: 1 message"]
 
 
-@pytest.mark.parametrize("name", ["DestinationNotFound", "ReceiveTimeout"])
+@pytest.mark.parametrize("name", ["DestinationNotFound", "InvalidClientIdError", "ReceiveTimeout"])
 def test_classes_nothing_raised_are_gone(name: str) -> None:
     assert not hasattr(errors, name)
