@@ -81,11 +81,14 @@ class Parser:
     # -- token helpers
 
     def peek(self, offset: int = 0) -> Token:
-        return self.tokens[min(self.index + offset, len(self.tokens) - 1)]
+        index = self.index + offset
+        tokens = self.tokens
+        return tokens[index] if index < len(tokens) else tokens[-1]
 
     def at(self, text: str, offset: int = 0) -> bool:
-        token = self.peek(offset)
-        return token.kind in (_T.KEYWORD, _T.OP) and token.text == text
+        # keywords and operators are the only tokens whose text can equal a keyword or operator text
+        # (identifiers that spell a keyword became keywords; strings keep their quotes)
+        return self.peek(offset).text == text
 
     def advance(self) -> Token:
         token = self.peek()

@@ -56,7 +56,7 @@ _NUMBER_FORMS = (
         re.compile(r"[0-9]+\.[0-9]*(?:[eE][+-]?[0-9]+)?|\.[0-9]+(?:[eE][+-]?[0-9]+)?|[0-9]+[eE][+-]?[0-9]+"),
     ),
 )
-_OPERATORS = ("<>", "<=", ">=", "=", "<", ">", "(", ")", ",", "+", "-", "*", "/", "%")
+_OPERATOR = re.compile(r"<>|<=|>=|[=<>(),+\-*/%]")
 _WHITESPACE = " \t\n\r\f"
 # a -- comment runs to the end of its line; one search, so many comments stay linear
 _LINE_END = re.compile(r"[\n\r]")
@@ -93,11 +93,11 @@ def tokenize(text: str) -> list[Token]:
                 tokens.append(Token(TokenKind.IDENT, word, i))
             i = match.end()
         else:
-            op = next((op for op in _OPERATORS if text.startswith(op, i)), None)
-            if op is None:
+            operator = _OPERATOR.match(text, i)
+            if operator is None:
                 raise selector_error(text, i, f"unexpected character {c!r}")
-            tokens.append(Token(TokenKind.OP, op, i))
-            i += len(op)
+            tokens.append(Token(TokenKind.OP, operator.group(), i))
+            i = operator.end()
     tokens.append(Token(TokenKind.END, "", n))
     return tokens
 
