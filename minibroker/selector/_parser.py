@@ -4,6 +4,7 @@ parse-time type checks (``x > 'a'``, ``x = NULL``, ``TRUE = 1`` are refused befo
 from __future__ import annotations
 
 import enum
+from collections.abc import Callable
 
 import attrs
 
@@ -328,31 +329,35 @@ class Parser:
         return _boolean(within, node.position)
 
     def additive(self) -> _Node:
-        node = self.multiplicative()
-        while self.at("+") or self.at("-"):
-            op = self.advance().text
-            node = self._arithmetic(node, self.multiplicative(), op)
-        return node
+        return self._chain(self.multiplicative, ("+", "-"))
 
     def multiplicative(self) -> _Node:
-        node = self.unary()
-        while self.at("*") or self.at("/") or self.at("%"):
-            op = self.advance().text
-            node = self._arithmetic(node, self.unary(), op)
-        return node
+        return self._chain(self.unary, ("*", "/", "%"))
 
-    @staticmethod
-    def _arithmetic(left: _Node, right: _Node, op: str) -> _Node:
-        lv, rv, apply = left.value, right.value, ARITHMETIC[op]
+    def _chain(self, operand: Callable[[], _Node], operators: tuple[str, ...]) -> _Node:
+        """``a + b - c ...``, left-associative, as one loop rather than nested calls, so a long chain evaluates
+        without deep recursion."""
+        first = operand()
+        steps: list[tuple[Callable[[object, object], object], Value]] = []
+        while self.peek().kind is _T.OP and self.peek().text in operators:
+            apply = ARITHMETIC[self.advance().text]
+            steps.append((apply, operand().value))
+        if not steps:
+            return first
+        head = first.value
 
         def arithmetic(lookup: Lookup) -> object:
-            x = lv(lookup)
-            if x is None:
-                return None
-            y = rv(lookup)
-            return None if y is None else apply(x, y)
+            result = head(lookup)
+            for apply, value in steps:
+                if result is None:
+                    return None
+                right = value(lookup)
+                if right is None:
+                    return None
+                result = apply(result, right)
+            return result
 
-        return _Node(_K.VALUE, arithmetic, left.position)
+        return _Node(_K.VALUE, arithmetic, first.position)
 
     def unary(self) -> _Node:
         if self.at("+"):

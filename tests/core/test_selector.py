@@ -426,6 +426,11 @@ class TestLimits:
         with pytest.raises(InvalidSelector, match="nested too deeply"):
             parse_selector("(" * 20_000 + "a = 1" + ")" * 20_000)
 
+    def test_a_long_arithmetic_chain_evaluates(self) -> None:
+        """A chain of + fits in the limit and is evaluated in a loop, not one nested call per term."""
+        assert matches("a = " + " + ".join(["1"] * 15_000), {"a": 15_000})
+        assert evaluate("a = 1 - " + " - ".join(["1"] * 15_000), {"a": 1 - 15_000}) is True
+
     def test_many_line_comments_parse(self) -> None:
         """Each -- comment ends at its own line: 6 000 of them are read once, not once per comment."""
         assert matches("a = 1" + " -- note\n" * 6_000, {"a": 1})
