@@ -245,8 +245,11 @@ class Consumer:
             self._after_consumed(item)
             return item
 
-    def receive_nowait(self) -> Awaitable[ReceivedMessage | None]:
-        """``receive(timeout=0)``: a message that is already here, or None (prefetch 0: asks the broker first)."""
+    def receive_immediately(self) -> Awaitable[ReceivedMessage | None]:
+        """``receive(timeout=0)``, JMS ``receiveNoWait``: a message that is already here, or None.
+
+        Awaitable, not synchronous (so not ``*_nowait``): with prefetch 0 it asks the broker first.
+        """
         return self.receive(0)
 
     def _send_pull(self, timeout: float | None, deadline: float | None) -> None:

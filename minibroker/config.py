@@ -71,6 +71,10 @@ __all__ = ["BrokerConfig", "ConfigError", "ServerConfig", "load_config", "parse_
 class ConfigError(InvalidConfiguration):
     """A ``broker.toml`` mistake; ``key`` is the dotted path of the offending key, ``path`` the file (if any)."""
 
+    key: str | None = None
+    path: str | None = None
+    problem: str | None = None
+
     def __init__(self, key: str, problem: str, path: str | None = None) -> None:
         where = f"{path}: " if path else ""
         super().__init__(f"{where}{key}: {problem}", key=key, path=path, problem=problem)
@@ -298,7 +302,7 @@ def parse_config(doc: Mapping[str, Any], *, path: str | os.PathLike[str] | None 
         try:
             DestinationMap(DestinationPolicy(), policies)
         except InvalidConfiguration as exc:
-            raise reader.fail(_key("destinations", str(getattr(exc, "key", ""))), exc.message) from None
+            raise reader.fail(_key("destinations", str(exc.value or "")), exc.message) from None
 
     redelivery_plugin = None
     redelivery = reader.table(doc, "redelivery")

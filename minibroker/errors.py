@@ -9,12 +9,13 @@ error frames (and back) without parsing messages.
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 __all__ = [
     "AccessDenied",
     "BrokerClosed",
     "ConnectionClosed",
     "ConsumerClosed",
-    "DestinationNotFound",
     "FrameTooLarge",
     "IllegalStateError",
     "InvalidAcknowledge",
@@ -26,7 +27,6 @@ __all__ = [
     "LocalProtocolError",
     "MinibrokerError",
     "ProtocolError",
-    "ReceiveTimeout",
     "RemoteProtocolError",
     "SessionClosed",
     "SettleTimeout",
@@ -39,15 +39,42 @@ __all__ = [
 
 
 class MinibrokerError(Exception):
-    """Root of every minibroker error. ``code`` is stable and travels in error frames."""
+    """Root of every minibroker error. ``code`` is stable and travels in error frames.
 
-    code: str = "error"
+    The values an error carries are *fields*: each class declares them, with their types, as class annotations
+    (None when the raiser did not know the value). The constructor takes them as keywords and refuses any name
+    the class does not declare, so an error never carries an unnamed bag of values.
+    """
+
+    code: ClassVar[str] = "error"
+    message: str
 
     def __init__(self, message: str = "", **fields: object) -> None:
         super().__init__(message)
         self.message = message
+        declared = self.fields()
         for name, value in fields.items():
+            if name not in declared:
+                raise TypeError(f"{type(self).__name__} has no field {name!r} (its fields: {', '.join(declared)})")
             setattr(self, name, value)
+
+    @classmethod
+    def fields(cls) -> tuple[str, ...]:
+        """The names of the values this class of error carries, its own and its parents'."""
+        names = _FIELDS.get(cls)
+        if names is None:
+            import inspect  # only when an error with fields is first built
+
+            found: dict[str, None] = {}
+            for klass in reversed(cls.__mro__):
+                if issubclass(klass, MinibrokerError):
+                    found.update(dict.fromkeys(n for n in inspect.get_annotations(klass) if n not in _NOT_FIELDS))
+            names = _FIELDS[cls] = tuple(found)
+        return names
+
+
+_NOT_FIELDS = frozenset({"code", "message"})
+_FIELDS: dict[type[MinibrokerError], tuple[str, ...]] = {}
 
 
 class IllegalStateError(MinibrokerError):
@@ -58,12 +85,21 @@ class IllegalStateError(MinibrokerError):
     """
 
     code = "illegal-state"
+    #: the connection, session or consumer the call was made on
+    connection_id: int | None = None
+    session_id: object = None
+    consumer_id: object = None
+    #: a setting that makes the state illegal (the redelivery plugin's policy)
+    policy: object = None
 
 
 class ConnectionClosed(IllegalStateError):
     """The connection is closed (by the application, the broker, or a dropped transport)."""
 
     code = "connection-closed"
+    url: str | None = None
+    #: the error that closed it, when the broker sent one
+    cause: object = None
 
 
 class SessionClosed(IllegalStateError):
@@ -88,6 +124,10 @@ class TransactionError(MinibrokerError):
     """A transaction could not be used or completed (JMS ``TransactionInProgressException`` and friends)."""
 
     code = "transaction"
+    transaction_id: object = None
+    session_id: object = None
+    #: the acknowledgement refused inside the transaction
+    ack: object = None
 
 
 class TransactionRolledBack(TransactionError):
@@ -100,72 +140,115 @@ class InvalidAcknowledge(MinibrokerError):
     """An ack names messages the subscription never dispatched ("Unmatched acknowledge" in ActiveMQ)."""
 
     code = "invalid-ack"
+    ack: object = None
+    consumer_id: object = None
+    #: for replayable reads: the cursor, the queue and the sequence numbers involved
+    cursor: str | None = None
+    queue: str | None = None
+    seq: int | None = None
+    next_seq: int | None = None
 
 
 class InvalidDestination(MinibrokerError, ValueError):
     """A destination name is malformed or may not be used here (JMS ``InvalidDestinationException``)."""
 
     code = "invalid-destination"
-
-
-class DestinationNotFound(InvalidDestination, LookupError):
-    """The named destination does not exist."""
-
-    code = "destination-not-found"
+    destination: object = None
+    #: a consumer setting that the destination refuses
+    prefetch: int | None = None
 
 
 class InvalidSelector(MinibrokerError, ValueError):
     """A message selector does not parse (JMS ``InvalidSelectorException``); ``selector`` holds the text."""
 
     code = "invalid-selector"
+    #: the selector text (or the non-string given instead)
+    selector: object = None
+    #: 0-based offset of the problem in the expression (after any convert_string_expressions: prefix)
+    position: int | None = None
+    reason: str | None = None
+    #: the length limit a too-long selector broke
+    limit: int | None = None
 
 
 class InvalidConfiguration(MinibrokerError, ValueError):
-    """A setting has a value the broker or client cannot use (JMS ``JMSException`` on bad options)."""
+    """A setting has a value the broker or client cannot use (JMS ``JMSException`` on bad options).
+
+    ``option`` names the setting and ``value`` holds what was given. The short form names the option by keyword:
+    ``InvalidConfiguration(text, window=0)`` is ``option="window", value=0``; with several keywords ``option``
+    lists them (``"from_seq, to_seq"``) and ``value`` is the tuple of their values.
+    """
 
     code = "invalid-configuration"
+    option: str | None = None
+    value: object = None
+
+    def __init__(self, message: str = "", *, option: str | None = None, value: object = None, **named: object) -> None:
+        declared = self.fields()
+        fields = {name: v for name, v in named.items() if name in declared}  # a subclass's own fields
+        shorthand = {name: v for name, v in named.items() if name not in declared}
+        if shorthand:
+            if option is not None:
+                raise TypeError("give option= and value=, or name the option by keyword, not both")
+            option = ", ".join(shorthand)
+            value = next(iter(shorthand.values())) if len(shorthand) == 1 else tuple(shorthand.values())
+        super().__init__(message, option=option, value=value, **fields)
 
 
 class InvalidClientIdError(MinibrokerError):
-    """A durable subscription needs a client id (JMS ``InvalidClientIDException``)."""
+    """A client id another connection already uses (JMS ``InvalidClientIDException``: ActiveMQ refuses the second)."""
 
     code = "invalid-client-id"
+    client_id: str | None = None
 
 
 class UnsupportedOperation(MinibrokerError, NotImplementedError):
     """The operation exists in JMS but not in this broker (as ActiveMQ's ``UnsupportedOperationException``)."""
 
     code = "unsupported"
+    url: str | None = None
 
 
 class AccessDenied(MinibrokerError, PermissionError):
     """Authentication failed or the user lacks the right for this destination (JMS ``JMSSecurityException``)."""
 
     code = "access-denied"
+    user: str | None = None
+    destination: str | None = None
+    #: what the user tried (read, write, admin)
+    action: str | None = None
 
 
 class LimitExceeded(MinibrokerError):
     """A configured limit (connections, memory per destination) refused the operation."""
 
     code = "limit-exceeded"
+    destination: object = None
+    #: the limit and the wait it allowed, as configured
+    limit: object = None
+    maximum: object = None
+    timeout: float | None = None
 
 
-class ReceiveTimeout(MinibrokerError, TimeoutError):
-    """A wait on the broker ran past its timeout."""
-
-    code = "timeout"
-
-
-class SettleTimeout(ReceiveTimeout):
+class SettleTimeout(MinibrokerError, TimeoutError):
     """``broker.settled()`` ran out of time; ``pending`` lists what was still to do."""
 
     code = "settle-timeout"
+    pending: list[str] | None = None
 
 
 class ProtocolError(MinibrokerError):
     """A frame broke the wire protocol. Subclasses say whose fault it was (as h11 does)."""
 
     code = "protocol"
+    #: what was wrong with the frame, where known
+    frame_type: int | None = None
+    header: str | None = None
+    version: object = None
+    size: int | None = None
+    maximum: int | None = None
+    expected: object = None
+    value: object = None
 
 
 class LocalProtocolError(ProtocolError):
@@ -191,9 +274,13 @@ class StaleEpoch(IllegalStateError):
     numbers are gone), so offsets taken before the restart mean nothing now. ``expected`` and ``actual`` hold both."""
 
     code = "stale-epoch"
+    expected: str | None = None
+    actual: str | None = None
 
 
 class StoreError(MinibrokerError):
     """The message store failed: its directory cannot be opened, another broker holds it, the disk is full..."""
 
     code = "store"
+    path: str | None = None
+    directory: str | None = None

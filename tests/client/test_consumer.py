@@ -23,7 +23,7 @@ class TestReceiveTimeouts:
         """receive(timeout=0) returns None at once when nothing is there, the message when one is."""
         consumer = await (await conn.create_session()).create_consumer("q")
         assert await consumer.receive(timeout=0) is None
-        assert await consumer.receive_nowait() is None
+        assert await consumer.receive_immediately() is None
         await fill(conn, 1)
         msg = await consumer.receive(timeout=0)
         assert msg is not None and msg.body == "m1"

@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from minibroker.errors import InvalidSelector
-from minibroker.selector import Selector, parse_selector
+from minibroker.errors import InvalidConfiguration, InvalidSelector
+from minibroker.selector import (
+    DEFAULT_MAX_SELECTOR_LENGTH,
+    Selector,
+    max_selector_length,
+    parse_selector,
+    set_max_selector_length,
+)
 
 MESSAGE: dict[str, object] = {
     "i": 5,
@@ -168,10 +176,39 @@ class TestArithmetic:
         assert evaluate("0 / 0 = 0") is False
         assert evaluate("0 / 0 <> 0 / 0") is True
 
-    @pytest.mark.parametrize("text", ["s + 1 = 1", "t * 2 = 2", "-s = 1", "missing + 1 = 1"])
-    def test_non_numbers_are_unknown(self, text: str) -> None:
-        """Arithmetic on strings, booleans or NULL gives unknown instead of failing the dispatch."""
+    @pytest.mark.parametrize("text", ["-s = 1", "missing + 1 = 1", "1 - missing = 1"])
+    def test_null_and_negated_strings_are_unknown(self, text: str) -> None:
+        """NULL in, NULL out; ActiveMQ negates only numbers and gives NULL for the rest."""
         assert evaluate(text) is None
+
+    @pytest.mark.parametrize(
+        "text", ["s + 1 = 'abc1'", "s + x = 'abc2.5'", "s + t = 'abctrue'", "s + 1e7 = 'abc1.0E7'", "s + s = 'abcabc'"]
+    )
+    def test_a_string_plus_anything_concatenates_as_java_does(self, text: str) -> None:
+        assert evaluate(text) is True
+
+    @pytest.mark.parametrize(
+        "text",
+        ["s * 2 = 2", "t * 2 = 2", "1 + s = 1", "t + 1 = 2", "s - 1 = 1", "i / s = 1", "s % 2 = 1", "i + s = 1"],
+    )
+    def test_other_arithmetic_on_non_numbers_fails_the_whole_selector(self, text: str) -> None:
+        """Java throws "Cannot convert value ... into a number": the message is not selected, even under OR TRUE
+        or NOT, and nothing is raised to the caller."""
+        for selector in (text, f"{text} OR TRUE", f"NOT ({text})"):
+            assert evaluate(selector) is None
+            assert not matches(selector)
+
+    def test_a_number_no_double_holds_fails_instead_of_raising(self) -> None:
+        assert not matches("big + 1.0 > 0", {"big": 10**400})
+        assert not matches("big / 2 > 0 OR TRUE", {"big": 10**400})
+
+    def test_a_failing_lookup_is_no_match(self) -> None:
+        """Whatever goes wrong while evaluating stays inside the selector."""
+
+        def broken(name: str) -> object:
+            raise KeyError(name)
+
+        assert not parse_selector("a = 1 OR TRUE").matches(broken)
 
 
 class TestLogic:
@@ -304,6 +341,99 @@ class TestLike:
     def test_non_string(self) -> None:
         """LIKE on a number is false, not an error (ActiveMQ)."""
         assert evaluate("i LIKE '5'") is False
+
+    @given(
+        pattern=st.text(alphabet="ab%_!", max_size=12),
+        value=st.text(alphabet="ab%_!\n", max_size=12),
+        escape=st.sampled_from([None, "!"]),
+    )
+    def test_agrees_with_the_regular_expression_activemq_builds(
+        self, pattern: str, value: str, escape: str | None
+    ) -> None:
+        """Same answers as ActiveMQ's own translation (``%`` to ``.*?``, ``_`` to ``.``), which backtracks."""
+        clause = f" ESCAPE '{escape}'" if escape else ""
+        assert evaluate(f"v LIKE '{pattern}'{clause}", {"v": value}) is (
+            re.fullmatch(like_regex(pattern, escape), value, re.DOTALL) is not None
+        )
+
+    @pytest.mark.parametrize(
+        "pattern",
+        ["%a%a%b", "%a%a%a%a%a%a%a%a%a%a%b", "%a_a_a_%a_a_b%", "a%a%a%a%a%a%a%a%a%a%a%a%a%a%a%a%a%a%a%a%a%a%b"],
+    )
+    def test_no_pattern_makes_a_long_value_slow(self, pattern: str) -> None:
+        """Patterns on which a backtracking regex takes minutes to hours for 10 kB (``%a%a%b``: 109 s) are answered
+        by scanning the value once per piece; this test would not finish with the old matcher."""
+        assert evaluate(f"v LIKE '{pattern}'", {"v": "a" * 10_000}) is False
+        assert evaluate(f"v LIKE '{pattern}'", {"v": "a" * 10_000 + "b"}) is True
+
+
+def like_regex(pattern: str, escape: str | None) -> str:
+    """ActiveMQ's LikeExpression translation, as the reference the linear matcher must agree with."""
+    parts: list[str] = []
+    i = 0
+    while i < len(pattern):
+        c = pattern[i]
+        if escape is not None and c == escape and i + 1 < len(pattern) and pattern[i + 1] in ("%", "_", escape):
+            parts.append(re.escape(pattern[i + 1]))
+            i += 2
+            continue
+        parts.append(".*?" if c == "%" else "." if c == "_" else re.escape(c))
+        i += 1
+    return "".join(parts)
+
+
+class TestLimits:
+    """No selector can stall the broker: its length is capped, deep nesting is refused, parsing is linear."""
+
+    def test_the_default_limit_is_64_kib(self) -> None:
+        assert max_selector_length() == DEFAULT_MAX_SELECTOR_LENGTH == 65_536
+
+    def test_the_longest_accepted_selector_parses(self) -> None:
+        clause = "(a = 1 OR b LIKE 'x%') AND "
+        text = (clause * (DEFAULT_MAX_SELECTOR_LENGTH // len(clause)))[: -len(" AND ")]
+        text += " " * (DEFAULT_MAX_SELECTOR_LENGTH - len(text))
+        assert len(text) == DEFAULT_MAX_SELECTOR_LENGTH
+        assert matches(text, {"a": 1})
+
+    def test_one_character_more_is_refused_naming_the_limit(self) -> None:
+        text = "a = '" + "x" * (DEFAULT_MAX_SELECTOR_LENGTH - 6) + "'"
+        assert len(text) == DEFAULT_MAX_SELECTOR_LENGTH
+        assert parse_selector(text).identifiers == {"a"}
+        with pytest.raises(InvalidSelector) as caught:
+            parse_selector(text + " ")
+        assert caught.value.limit == DEFAULT_MAX_SELECTOR_LENGTH
+        assert "65536" in str(caught.value)
+
+    def test_the_limit_can_be_changed_and_put_back(self) -> None:
+        previous = set_max_selector_length(10)
+        try:
+            parse_selector("a = 12345")
+            with pytest.raises(InvalidSelector) as caught:
+                parse_selector("a = 1234567")
+            assert caught.value.limit == 10
+        finally:
+            assert set_max_selector_length(previous) == 10
+        parse_selector("a = 1234567")
+
+    @pytest.mark.parametrize("limit", [0, -1, 1.5, True, "10"])
+    def test_a_limit_is_a_positive_integer(self, limit: object) -> None:
+        with pytest.raises(InvalidConfiguration) as caught:
+            set_max_selector_length(limit)  # type: ignore[arg-type]
+        assert caught.value.value == limit
+        assert max_selector_length() == DEFAULT_MAX_SELECTOR_LENGTH
+
+    def test_deep_nesting_is_refused_not_crashing(self) -> None:
+        with pytest.raises(InvalidSelector, match="nested too deeply"):
+            parse_selector("(" * 20_000 + "a = 1" + ")" * 20_000)
+
+    def test_a_long_arithmetic_chain_evaluates(self) -> None:
+        """A chain of + fits in the limit and is evaluated in a loop, not one nested call per term."""
+        assert matches("a = " + " + ".join(["1"] * 15_000), {"a": 15_000})
+        assert evaluate("a = 1 - " + " - ".join(["1"] * 15_000), {"a": 1 - 15_000}) is True
+
+    def test_many_line_comments_parse(self) -> None:
+        """Each -- comment ends at its own line: 6 000 of them are read once, not once per comment."""
+        assert matches("a = 1" + " -- note\n" * 6_000, {"a": 1})
 
 
 class TestNull:

@@ -133,7 +133,7 @@ async def test_sigkill_mid_stream_loses_nothing_confirmed_and_redelivers_nothing
             assert msg is not None
             assert isinstance(msg.body, str)
             recovered.append(msg.body)
-        assert await consumer.receive_nowait() is None
+        assert await consumer.receive_immediately() is None
         await msg.acknowledge()
     server.proc.send_signal(signal.SIGTERM)
     assert await asyncio.wait_for(server.proc.wait(), TIMEOUT) == 0
