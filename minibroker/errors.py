@@ -16,6 +16,7 @@ __all__ = [
     "BrokerClosed",
     "ConnectionClosed",
     "ConsumerClosed",
+    "FilterValidationError",
     "FrameTooLarge",
     "IllegalStateError",
     "InvalidAcknowledge",
@@ -200,6 +201,14 @@ class InvalidClientIdError(MinibrokerError):
 
     code = "invalid-client-id"
     client_id: str | None = None
+
+
+class FilterValidationError(InvalidConfiguration):
+    """A broker filter defines an ``on_*`` method that names no hook (a misspelt hook would otherwise never run)."""
+
+    code = "invalid-filter"
+    hook: str | None = None
+    plugin: str | None = None
 
 
 class UnsupportedOperation(MinibrokerError, NotImplementedError):

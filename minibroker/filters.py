@@ -27,7 +27,7 @@ import attrs
 
 from ._core.commands import ConsumerInfo, MessageAck
 from ._core.effects import Dispatch
-from .errors import InvalidConfiguration
+from .errors import FilterValidationError, InvalidConfiguration
 from .message import Destination, Message
 
 if TYPE_CHECKING:
@@ -142,7 +142,7 @@ def hooks_of(plugin: BrokerFilter) -> frozenset[str]:
                 continue
             hook = name[3:]
             if hook not in HOOKS:
-                raise InvalidConfiguration(
+                raise FilterValidationError(
                     f"{type(plugin).__name__}.{name} names no broker hook; the hooks are "
                     f"{', '.join('on_' + h for h in sorted(HOOKS))}", hook=name, plugin=type(plugin).__name__)
             found.add(hook)

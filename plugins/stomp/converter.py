@@ -58,9 +58,9 @@ from .codec import StompDecoder, StompFrame, encode_frame
 from .messages import message_bytes, message_frame, message_from_send, sanitized
 from .naming import DestinationNames, new_connection_name
 from .subscriptions import (
-    AckMode,
     Delivery,
     Ignored,
+    StompAckMode,
     Subscription,
     Transaction,
     find_delivery,
@@ -82,8 +82,8 @@ from .values import (
 __all__ = [
     "ACTIVEMQ_VERSION",
     "PROTOCOL_EXCEPTION",
-    "AckMode",
     "Authenticator",
+    "StompAckMode",
     "StompConverter",
     "StompError",
 ]
@@ -468,7 +468,7 @@ class StompConverter:
                 raise StompError("Invalid Subscription: cannot durably subscribe to a Queue destination!")
             raise StompError("Durable topic subscriptions (activemq.subscriptionName) are not supported by minibroker")
         ack = headers.get("ack")
-        mode = ack if ack in (AckMode.CLIENT, AckMode.INDIVIDUAL) else AckMode.AUTO
+        mode = ack if ack in (StompAckMode.CLIENT, StompAckMode.INDIVIDUAL) else StompAckMode.AUTO
         sub = Subscription(sub_id, destination, self.stomp_name(destination), mode, browser)
         if sub_id is not None:
             escaped_id = escape_value(sub_id, self.version)
@@ -518,7 +518,7 @@ class StompConverter:
             return
         if sub.consumer_id is None:
             sub.consumer_id = dispatch.consumer_id
-        if sub.mode != AckMode.AUTO:
+        if sub.mode != StompAckMode.AUTO:
             self._deliver(sub, message, dispatch.redelivery_counter)
             return
         # _deliver and _emit inline (the hot path of an auto subscription), then the ack owed
@@ -532,7 +532,7 @@ class StompConverter:
 
     def _deliver(self, sub: Subscription, message: Message, redelivery_counter: int) -> None:
         ack_id: str | None = None
-        if sub.mode != AckMode.AUTO:
+        if sub.mode != StompAckMode.AUTO:
             if self.version == "1.2":
                 self._ack_seq += 1
                 ack_id = str(self._ack_seq)
@@ -612,7 +612,7 @@ class StompConverter:
             # the usual client-individual ACK: a known ack id, no transaction (anything else: the general path)
             ack_id = headers.get("id")
             known = None if ack_id is None else self._acks.get(ack_id)
-            if known is not None and known[0].mode == AckMode.INDIVIDUAL and not known[0].browser:
+            if known is not None and known[0].mode == StompAckMode.INDIVIDUAL and not known[0].browser:
                 sub, delivery = known
                 message_id = delivery.message_id
                 assert self.connection_id is not None and sub.consumer_id is not None and ack_id is not None

@@ -21,11 +21,18 @@ from .codec import StompFrame
 from .values import StompError
 
 __all__ = [
-    "AckMode", "Delivery", "Ignored", "Subscription", "Transaction", "find_delivery", "send_ack", "send_auto_acks",
+    "Delivery",
+    "Ignored",
+    "StompAckMode",
+    "Subscription",
+    "Transaction",
+    "find_delivery",
+    "send_ack",
+    "send_auto_acks",
 ]
 
 
-class AckMode:
+class StompAckMode:
     """The ``ack`` header's values."""
 
     AUTO: Final = "auto"
@@ -121,7 +128,7 @@ def send_ack(broker: Broker, connection_id: int, sub: Subscription, delivery: De
     """The broker acks of an ACK of ``delivery`` (``ack:client``: every delivery up to it, one range ack); returns
     the deliveries it settles."""
     assert sub.consumer_id is not None
-    if sub.mode == AckMode.CLIENT:
+    if sub.mode == StompAckMode.CLIENT:
         span: list[Delivery] = []
         for item in sub.unacked.values():
             span.append(item)

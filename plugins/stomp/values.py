@@ -3,11 +3,10 @@ escaping of 1.1/1.2 headers, and the refusals (an ERROR frame, or a dropped conn
 
 from __future__ import annotations
 
-import math
 import re
-from decimal import Decimal
 from typing import Final
 
+from minibroker._java import java_double, java_string
 from minibroker.errors import (
     AccessDenied,
     InvalidClientIdError,
@@ -15,7 +14,6 @@ from minibroker.errors import (
     InvalidSelector,
     MinibrokerError,
 )
-from minibroker.message import PropertyValue
 
 from .codec import VERSIONS, escape_header
 
@@ -71,35 +69,6 @@ def java_class(exc: MinibrokerError) -> str:
         return "javax.jms.InvalidClientIDException"
     return "javax.jms.JMSException"
 
-
-def java_string(value: PropertyValue) -> str | None:
-    """A property value as Java's ``toString()`` writes it (None: not representable in a header)."""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        return java_double(value)
-    return None
-
-
-def java_double(value: float) -> str:
-    """``Double.toString``: ``1.0``, ``0.001``, ``1.0E7``, ``1.0E-4``, ``NaN``, ``Infinity``."""
-    if math.isnan(value):
-        return "NaN"
-    if math.isinf(value):
-        return "Infinity" if value > 0 else "-Infinity"
-    if value == 0 or 1e-3 <= abs(value) < 1e7:
-        text = repr(value)
-        return text if "e" not in text else format(Decimal(text), "f")
-    sign, digits, exponent = Decimal(repr(value)).as_tuple()
-    assert isinstance(exponent, int)
-    text = "".join(map(str, digits)).rstrip("0") or "0"
-    power = exponent + len(digits) - 1
-    mantissa = text[0] + "." + (text[1:] or "0")
-    return f"{'-' if sign else ''}{mantissa}E{power}"
 
 
 def escape_value(text: str, version: str) -> str | None:

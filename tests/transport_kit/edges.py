@@ -105,7 +105,7 @@ class _ClientSubscription:
 
     async def nothing_waiting(self) -> bool:
         await self.edge.barrier()
-        return (await self.consumer.receive_nowait()) is None
+        return (await self.consumer.receive_immediately()) is None
 
     async def ack(self, message: Received) -> None:
         assert isinstance(message.handle, ReceivedMessage)
