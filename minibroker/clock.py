@@ -13,13 +13,15 @@ from __future__ import annotations
 import asyncio
 import heapq
 import itertools
+import os
+import socket
 import time
 import warnings
 import weakref
 from collections.abc import Callable
 from typing import Protocol
 
-__all__ = ["Clock", "ManualClock", "RealClock", "TimerHandle"]
+__all__ = ["Clock", "ManualClock", "RealClock", "TimerHandle", "poll_sleep", "settle"]
 
 #: 2026-01-01T00:00:00Z: where a ManualClock starts unless told otherwise, so timestamps are plausible and fixed.
 DEFAULT_MANUAL_EPOCH = 1_767_225_600.0
@@ -100,7 +102,27 @@ def _io_pending(loop: asyncio.AbstractEventLoop) -> bool:
         return False
 
 
-#: The jumpers' own real-time wake-ups: not work, so one clock's jumper never waits on another's (several brokers).
+def _acknowledge_at_once(loop: asyncio.AbstractEventLoop) -> None:
+    """Send every delayed TCP ACK owed by this loop's sockets now (Linux ``TCP_QUICKACK``).
+
+    Why: a peer that writes twice without reading (stomp.py's SUBSCRIBE then SEND) holds the second write back
+    (Nagle) until our ACK of the first, which the kernel delays up to 40 ms: bytes "in flight" that no select() sees.
+    Acknowledging at once releases them before the idle test is trusted.
+    """
+    quickack = getattr(socket, "TCP_QUICKACK", None)
+    selector = getattr(loop, "_selector", None)
+    if quickack is None or selector is None:
+        return
+    for key in list(selector.get_map().values()):
+        try:
+            with socket.socket(fileno=os.dup(key.fd)) as sock:
+                if sock.type == socket.SOCK_STREAM and sock.family in (socket.AF_INET, socket.AF_INET6):
+                    sock.setsockopt(socket.IPPROTO_TCP, quickack, 1)
+        except OSError:  # not a socket (the loop's self-pipe), or closing
+            continue
+
+
+#: Real-time wake-ups that are not work: jumpers' own (so one clock's jumper never waits on another's) and polls.
 _jumper_handles: weakref.WeakSet[asyncio.TimerHandle] = weakref.WeakSet()
 
 
@@ -120,6 +142,27 @@ def _real_timer_due(loop: asyncio.AbstractEventLoop, horizon: float) -> bool:
     scheduled: list[asyncio.TimerHandle] = getattr(loop, "_scheduled", [])
     limit = loop.time() + horizon
     return any(h.when() <= limit and not h.cancelled() and h not in _jumper_handles for h in scheduled)
+
+
+async def poll_sleep(seconds: float) -> None:
+    """Sleep ``seconds`` on the loop's real clock without holding autojump back.
+
+    Why: a task in ``asyncio.sleep(0.01)`` is about to act, so autojump waits for it; a test polling for a condition
+    ("until the DLQ holds one message") is not, and must let virtual time jump while it polls.
+    """
+    loop = asyncio.get_running_loop()
+    woken = loop.create_future()
+
+    def wake() -> None:
+        if not woken.done():
+            woken.set_result(None)
+
+    handle = loop.call_later(seconds, wake)
+    _jumper_handles.add(handle)
+    try:
+        await woken
+    finally:
+        handle.cancel()
 
 
 def loop_is_introspectable(loop: asyncio.AbstractEventLoop) -> bool:
@@ -335,28 +378,12 @@ class ManualClock:
         self._wakeup = asyncio.Event()
         self._jumper = loop.create_task(self._jump_when_idle(), name="minibroker-manual-clock-autojump")
 
-    async def _real_sleep(self, seconds: float) -> None:
-        """Sleep on the loop's real clock with a wake-up the idle test does not count as work."""
-        loop = asyncio.get_running_loop()
-        woken = loop.create_future()
-
-        def wake() -> None:
-            if not woken.done():
-                woken.set_result(None)
-
-        handle = loop.call_later(seconds, wake)
-        _jumper_handles.add(handle)
-        try:
-            await woken
-        finally:
-            handle.cancel()
-
     async def _flow_real_time(self, deadline_ns: int) -> None:
         """Let virtual time follow real time for one step (at most up to the next deadline)."""
         step = max(self.autojump_threshold, 0.001)
         wait = min(step, max((deadline_ns - self._elapsed_ns) / NS_PER_SECOND, 0.0))
         began = time.monotonic()
-        await self._real_sleep(wait)
+        await poll_sleep(wait)
         spent_ns = round((time.monotonic() - began) * NS_PER_SECOND)
         await self._advance_to_ns(min(self._elapsed_ns + spent_ns, deadline_ns))
 
@@ -380,10 +407,12 @@ class ManualClock:
                 await self._flow_real_time(deadline_ns)
                 continue
             if self.busy_reason() is not None:
-                await self._real_sleep(self.autojump_threshold)
+                await poll_sleep(self.autojump_threshold)
                 continue
-            # idle now: still idle, with the same next deadline, after the threshold?
-            await self._real_sleep(self.autojump_threshold)
+            # idle now: still idle, with the same next deadline, after the threshold (and the peers' held bytes)?
+            _acknowledge_at_once(loop)
+            await poll_sleep(self.autojump_threshold)
+            _acknowledge_at_once(loop)
             if self.busy_reason() is None and self._next_deadline_ns() == deadline_ns:
                 self._fire_due(deadline_ns)
 
