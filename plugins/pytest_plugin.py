@@ -139,7 +139,7 @@ def _setting(config: pytest.Config, name: str) -> str | None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
-        "minibroker(virtual_time=True, autojump=True, autojump_threshold=0.005, redelivery_policy=None, "
+        "minibroker(virtual_time=True, autojump=True, autojump_threshold=0.01, redelivery_policy=None, "
         "policies=None, scheduler_support=False, "
         "plugins=(), history_limit=10000, allow_dead_letters=False, allow_listener_errors=False): "
         "configure the minibroker fixtures of this test",
