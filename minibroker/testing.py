@@ -20,7 +20,7 @@ import attrs
 from ._core.history import DeadLetterRecord, HistoryRecord
 from ._driver import Broker
 from ._link import MemoryLink
-from .clock import ManualClock, RealClock, settle
+from .clock import ManualClock, RealClock, poll_sleep, settle
 from .message import Destination
 
 if TYPE_CHECKING:
@@ -157,16 +157,26 @@ def delivery_history(broker: Broker, message_id: str) -> DeliveryHistory:
 
 async def wait_for_queue_size(broker: Broker, queue: str, size: int, *, timeout: float = 10.0) -> None:
     """Wait until ``queue`` holds ``size`` messages (in flight included), moving virtual time if the broker runs on
-    a :class:`ManualClock`; fails after ``timeout`` (virtual or real) seconds with the queue's state."""
+    a :class:`ManualClock` (with autojump, letting it move time); fails after ``timeout`` (virtual or real) seconds
+    with the queue's state."""
     clock = broker.clock
     start = clock.now()
     real_deadline = time.monotonic() + timeout
     view = broker.queue(queue)
+    autojump = isinstance(clock, ManualClock) and clock.autojump
+    # with autojump the timeout is a virtual deadline like any other: reached once everything (peers too) waits
+    guard = clock.call_at(start + timeout, lambda: None) if autojump else None
     while True:
         await settle()
         if view.size == size:
+            if guard is not None:
+                guard.cancel()
             return
-        if isinstance(clock, ManualClock):
+        if autojump:
+            if clock.now() >= start + timeout or time.monotonic() >= real_deadline:
+                break
+            await poll_sleep(0.002)
+        elif isinstance(clock, ManualClock):
             deadline = clock.next_deadline()
             if deadline is None or deadline - start > timeout:
                 break

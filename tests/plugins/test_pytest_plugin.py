@@ -83,6 +83,32 @@ async def test_dlq_after_two(minibroker, minibroker_connection):
 """)
         pytester.runpytest(*STRICT).assert_outcomes(passed=1)
 
+    def test_autojump_waits_for_a_slow_sender_and_takes_a_threshold(self, pytester: pytest.Pytester) -> None:
+        """With the default fixture, receive(timeout=10) gets a message sent after a real 0.2 s sleep (issue 16);
+        the marker's autojump_threshold reaches the clock."""
+        pytester.makepyfile("""
+import asyncio
+import pytest
+from minibroker.client import AckMode
+
+@pytest.mark.asyncio
+@pytest.mark.minibroker(autojump_threshold=0.02)
+async def test_slow_sender(minibroker, manual_clock, minibroker_connection):
+    assert manual_clock.autojump_threshold == 0.02
+    session = await minibroker_connection.create_session(AckMode.AUTO_ACKNOWLEDGE)
+    consumer = await session.create_consumer("q")
+    producer = await session.create_producer("q")
+
+    async def send_later():
+        await asyncio.sleep(0.2)
+        await producer.send("late")
+
+    sender = asyncio.ensure_future(send_later())
+    assert (await consumer.receive(timeout=10)).body == "late"
+    await sender
+""")
+        pytester.runpytest(*STRICT).assert_outcomes(passed=1)
+
     def test_manual_clock_needs_virtual_time(self, pytester: pytest.Pytester) -> None:
         """Asking for manual_clock on a real-time broker is a usage error that says how to fix it."""
         pytester.makepyfile("""
