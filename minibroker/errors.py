@@ -34,6 +34,7 @@ __all__ = [
     "StoreError",
     "TransactionError",
     "TransactionRolledBack",
+    "UnsupportedFeature",
     "UnsupportedOperation",
 ]
 
@@ -197,3 +198,20 @@ class StoreError(MinibrokerError):
     """The message store failed: its directory cannot be opened, another broker holds it, the disk is full..."""
 
     code = "store"
+
+
+class UnsupportedFeature(MinibrokerError, NotImplementedError):
+    """ActiveMQ gives this input a meaning minibroker does not reproduce (yet): refused loudly, never misread.
+
+    ``feature`` is the id of the row in :data:`minibroker.features.FEATURES`; ``value`` the offending input. Over
+    the wire only the text travels, so the feature id is read back from its ``[id]`` prefix.
+    """
+
+    code = "unsupported-feature"
+
+    def __init__(self, message: str = "", *, feature: str = "", value: object = None, **fields: object) -> None:
+        if not feature and message.startswith("Unsupported feature [") and "]" in message:
+            feature = message[len("Unsupported feature [") : message.index("]")]
+        super().__init__(message, feature=feature, value=value, **fields)
+        self.feature: str = feature
+        self.value: object = value
