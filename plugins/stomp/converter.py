@@ -55,6 +55,7 @@ from minibroker.errors import (
     MinibrokerError,
     RemoteProtocolError,
 )
+from minibroker.features import check_consumer_destination, check_stomp_subscribe_headers, refuse
 from minibroker.message import Destination, DestinationKind, Message, PropertyValue
 
 from .codec import VERSIONS, StompDecoder, StompFrame, can_encode_header, encode_frame, escape_header
@@ -579,6 +580,8 @@ class StompConverter:
         if name is None:
             raise StompError("SEND received without a Destination specified!")
         destinations = self._destinations.get(name) or self._destination(name, fallback=True)
+        if "transformation" in headers:
+            raise refuse("stomp-transformation", headers["transformation"])  # issue 17: jms-xml/json not supported
         message = self._message(frame, destinations[0])
         tx_name = headers.get("transaction")
         txn = None if tx_name is None else self._core_transaction(tx_name)
@@ -662,8 +665,10 @@ class StompConverter:
             raise StompError("Invalid empty or 'null' Destination header")
         destinations = self._destination(name, fallback=True)
         if len(destinations) != 1:
-            raise StompError(f"Composite destinations cannot be subscribed to in minibroker: [{name}]")
+            raise refuse("stomp-composite-subscribe", name)
         destination = destinations[0]
+        check_consumer_destination(destination)  # issue 17: also for browsers, which never reach the core's consumers
+        check_stomp_subscribe_headers(headers)  # activemq.retroactive, transformation, ...: UnsupportedFeature
         prefetch = QUEUE_PREFETCH if destination.is_queue else TOPIC_PREFETCH
         browser = headers.get("browser") == "true"
         if browser:
@@ -679,7 +684,7 @@ class StompConverter:
         if "activemq.subscriptionName" in headers:
             if destination.is_queue:
                 raise StompError("Invalid Subscription: cannot durably subscribe to a Queue destination!")
-            raise StompError("Durable topic subscriptions (activemq.subscriptionName) are not supported by minibroker")
+            raise refuse("stomp-durable", headers["activemq.subscriptionName"])
         ack = headers.get("ack")
         mode = ack if ack in (AckMode.CLIENT, AckMode.INDIVIDUAL) else AckMode.AUTO
         sub = _Subscription(sub_id, destination, self.stomp_name(destination), mode, browser)
@@ -909,7 +914,7 @@ class StompConverter:
         if sub_id is None and destination is None:
             raise StompError("Must specify the subscriptionId or the destination you are unsubscribing from")
         if "activemq.subscriptionName" in headers:
-            raise StompError("Durable topic subscriptions (activemq.subscriptionName) are not supported by minibroker")
+            raise refuse("stomp-durable", headers["activemq.subscriptionName"])
         if sub_id is not None:
             sub = self._subs.pop(sub_id, None)
             if sub is not None:

@@ -1,0 +1,225 @@
+"""Issue 17: every input ActiveMQ gives a meaning to is reproduced or refused with UnsupportedFeature, never misread.
+
+The first class enumerates the audit table (minibroker/features.py) through its check functions; the others drive
+the silent cases of the issue through real edges: the in-process client, the native TCP protocol and STOMP.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+import pytest_asyncio
+from transports import TRANSPORTS, close_servers, connect_to
+
+from minibroker import Broker, DestinationPolicy, ManualClock
+from minibroker.client import AckMode, Connection, connect
+from minibroker.errors import MinibrokerError, UnsupportedFeature
+from minibroker.features import (
+    FEATURES,
+    Kind,
+    Status,
+    check_connection_url,
+    check_consumer_destination,
+    check_message_properties,
+    check_send_destination,
+    check_stomp_subscribe_headers,
+    refuse,
+)
+from minibroker.message import Destination
+from minibroker.transport.codec import error_for
+
+#: refused rows whose only edge is the STOMP converter (tested in TestStomp below)
+STOMP_ONLY = {"stomp-composite-subscribe", "stomp-durable", "stomp-transformation"}
+
+
+def refusals(row_kind: Kind, example: str) -> set[str]:
+    """The feature ids the checks of ``row_kind`` raise for ``example`` (empty: accepted everywhere)."""
+    raised: set[str] = set()
+    calls: list[object] = []
+    if row_kind in (Kind.DESTINATION_NAME, Kind.DESTINATION_OPTION):
+        try:
+            dest = Destination.parse(example)
+        except UnsupportedFeature as exc:
+            return {exc.feature}
+        calls = [lambda: check_consumer_destination(dest), lambda: check_send_destination(dest)]
+    elif row_kind is Kind.MESSAGE_PROPERTY:
+        calls = [lambda: check_message_properties({example: 1000}, True)]
+    elif row_kind is Kind.STOMP_HEADER:
+        calls = [lambda: check_stomp_subscribe_headers({example: "true"})]
+    elif row_kind is Kind.CONNECTION_URI:
+        calls = [lambda: check_connection_url(example)]
+    for call in calls:
+        try:
+            call()  # type: ignore[operator]
+        except UnsupportedFeature as exc:
+            raised.add(exc.feature)
+    return raised
+
+
+class TestTheAudit:
+    def test_ids_are_unique_and_every_row_is_complete(self) -> None:
+        ids = [row.id for row in FEATURES]
+        assert len(ids) == len(set(ids))
+        for row in FEATURES:
+            assert row.input and row.note, row.id
+            if row.status is Status.VERIFIED:
+                assert row.recordings, f"{row.id}: a verified row names its recordings"
+            if row.status is Status.IMPLEMENTED:
+                assert row.tests, f"{row.id}: an implemented row names its tests"
+
+    @pytest.mark.parametrize(
+        "row", [r for r in FEATURES if r.status is Status.REFUSED and r.id not in STOMP_ONLY], ids=lambda r: r.id
+    )
+    def test_every_refused_row_is_refused_by_its_check(self, row: object) -> None:
+        from minibroker.features import Feature
+
+        assert isinstance(row, Feature)
+        assert row.example is not None, f"{row.id}: a refused row needs an example to prove it"
+        assert row.id in refusals(row.kind, row.example)
+
+    @pytest.mark.parametrize(
+        "row", [r for r in FEATURES if r.status is not Status.REFUSED and r.example is not None], ids=lambda r: r.id
+    )
+    def test_every_supported_example_passes_its_check(self, row: object) -> None:
+        from minibroker.features import Feature
+
+        assert isinstance(row, Feature)
+        assert row.example is not None
+        assert refusals(row.kind, row.example) == set()
+
+    def test_the_error_names_the_feature_and_the_value_and_is_a_not_implemented_error(self) -> None:
+        error = refuse("wildcard-consumer", "queue://orders.>")
+        assert isinstance(error, MinibrokerError) and isinstance(error, NotImplementedError)
+        assert error.feature == "wildcard-consumer" and error.value == "queue://orders.>"
+        assert error.message.startswith("Unsupported feature [wildcard-consumer]: ") and "'queue://orders.>'" in str(
+            error
+        )
+
+    def test_the_error_crosses_the_native_wire_with_its_feature(self) -> None:
+        sent = refuse("composite-send", "queue://qa,qb")
+        received = error_for(sent.code, sent.message)
+        assert type(received) is UnsupportedFeature and received.feature == "composite-send"
+
+    async def test_wildcards_stay_legal_in_policy_patterns(self) -> None:
+        """Policies (like auth and the Spark source) match wildcards through destination_map, not the checks."""
+        policy = DestinationPolicy(dead_letter_strategy="individual", queue_prefix="DLQ.")
+        async with Broker(clock=ManualClock(), policies={"orders.>": policy}) as broker:
+            assert broker.core._policy_for(Destination.queue("orders.eu")) == policy
+
+    def test_scheduler_properties_are_ignored_without_scheduler_support_as_in_activemq(self) -> None:
+        check_message_properties({"AMQ_SCHEDULED_PERIOD": 1000, "AMQ_SCHEDULED_REPEAT": 2}, False)
+        check_message_properties({"AMQ_SCHEDULED_REPEAT": 0, "AMQ_SCHEDULED_CRON": ""}, True)
+        with pytest.raises(UnsupportedFeature) as caught:
+            check_message_properties({"AMQ_SCHEDULED_CRON": "* * * * *"}, True)
+        assert caught.value.feature == "scheduled-cron"
+
+    def test_plain_and_vendor_properties_pass(self) -> None:
+        check_message_properties({"color": "red", "JMSXAppID": "app", "AMQ_OTHER": 1}, True)
+
+
+@pytest_asyncio.fixture
+async def broker() -> AsyncIterator[Broker]:
+    async with Broker(clock=ManualClock(), scheduler_support=True) as b:
+        yield b
+    await close_servers()
+
+
+async def session_on(broker: Broker, transport: str) -> tuple[Connection, object]:
+    conn = await connect_to(broker, transport)
+    return conn, await conn.create_session(AckMode.AUTO_ACKNOWLEDGE)
+
+
+CONSUMER_CASES = [
+    ("orders.>", "wildcard-consumer"),
+    ("*.in", "wildcard-consumer"),
+    ("qa,qb", "composite-consumer"),
+    ("Consumer.A.VirtualTopic.orders", "virtual-topic-consumer"),
+    ("topic://ActiveMQ.Advisory.Consumer.Queue.orders", "advisory"),
+    ("queue://orders?consumer.prefetchSize=1", "destination-option-prefetchSize"),
+]
+SEND_CASES = [
+    ("qa,qb", "composite-send"),
+    ("topic://VirtualTopic.orders", "virtual-topic-send"),
+    ("orders.*", "wildcard-send"),
+]
+PROPERTY_CASES = [
+    ({"AMQ_SCHEDULED_PERIOD": 1000}, "scheduled-period"),
+    ({"AMQ_SCHEDULED_REPEAT": 2}, "scheduled-repeat"),
+    ({"AMQ_SCHEDULED_CRON": "0 * * * *"}, "scheduled-cron"),
+    ({"JMSXGroupID": "g"}, "group-id-property"),
+]
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+class TestNativeEdges:
+    """In-process and over the native TCP protocol: the same typed error, and nothing left behind."""
+
+    @pytest.mark.parametrize(("destination", "feature"), CONSUMER_CASES)
+    async def test_consumer_is_refused(self, broker: Broker, transport: str, destination: str, feature: str) -> None:
+        conn, session = await session_on(broker, transport)
+        async with conn:
+            with pytest.raises(UnsupportedFeature) as caught:
+                await session.create_consumer(destination)  # type: ignore[attr-defined]
+            assert caught.value.feature == feature
+            assert not session.consumers  # type: ignore[attr-defined]
+            assert broker.queue_names() == []
+
+    @pytest.mark.parametrize(("destination", "feature"), SEND_CASES)
+    async def test_send_is_refused(self, broker: Broker, transport: str, destination: str, feature: str) -> None:
+        conn, session = await session_on(broker, transport)
+        async with conn:
+            producer = await session.create_producer(destination)  # type: ignore[attr-defined]
+            with pytest.raises(UnsupportedFeature) as caught:
+                await producer.send("m")
+            assert caught.value.feature == feature
+            assert broker.queue_names() == []
+
+    @pytest.mark.parametrize(("properties", "feature"), PROPERTY_CASES)
+    async def test_special_property_is_refused(
+        self, broker: Broker, transport: str, properties: dict[str, object], feature: str
+    ) -> None:
+        conn, session = await session_on(broker, transport)
+        async with conn:
+            producer = await session.create_producer("orders")  # type: ignore[attr-defined]
+            with pytest.raises(UnsupportedFeature) as caught:
+                await producer.send("m", properties=properties)
+            assert caught.value.feature == feature
+            assert broker.queue("orders").size == 0
+            await producer.send("m", properties={"AMQ_SCHEDULED_DELAY": 1000})  # the delay alone works
+            assert broker.queue("orders").size == 0 and broker.clock is not None
+
+    async def test_plain_names_still_work(self, broker: Broker, transport: str) -> None:
+        conn, session = await session_on(broker, transport)
+        async with conn:
+            consumer = await session.create_consumer("orders.eu")  # type: ignore[attr-defined]
+            producer = await session.create_producer("orders.eu")  # type: ignore[attr-defined]
+            await producer.send("m", properties={"JMSXAppID": "a"})
+            assert (await consumer.receive(timeout=5)).body == "m"
+
+
+class TestClientOnly:
+    async def test_temporary_destination_uri_is_refused(self) -> None:
+        with pytest.raises(UnsupportedFeature) as caught:
+            Destination.parse("temp-queue://ID:c:1")
+        assert caught.value.feature == "temporary-uri"
+
+    @pytest.mark.parametrize(
+        ("url", "feature"),
+        [
+            ("failover:(tcp://127.0.0.1:1)", "failover-uri"),
+            ("tcp://127.0.0.1:1?jms.prefetchPolicy.all=1", "uri-options"),
+            ("vm://localhost", "transport-scheme"),
+        ],
+    )
+    async def test_connection_url_is_refused_before_connecting(self, url: str, feature: str) -> None:
+        with pytest.raises(UnsupportedFeature) as caught:
+            await connect(url)
+        assert caught.value.feature == feature
+
+    async def test_a_browser_on_a_wildcard_is_refused(self, broker: Broker) -> None:
+        async with await connect(broker) as conn:
+            session = await conn.create_session(AckMode.AUTO_ACKNOWLEDGE)
+            with pytest.raises(UnsupportedFeature) as caught:
+                await session.create_browser("orders.>")
+            assert caught.value.feature == "wildcard-consumer"
