@@ -49,7 +49,7 @@ class Kind(enum.Enum):
     DESTINATION_OPTION = "destination option"
     MESSAGE_PROPERTY = "message property"
     STOMP_HEADER = "STOMP header"
-    CONNECTION_URI = "connection URI"
+    CONNECTION_URI = "connection URI and options"
     BROKER_CONFIG = "broker configuration"
 
 
@@ -153,10 +153,21 @@ FEATURES: tuple[Feature, ...] = (
     Feature("jms-header-property", Kind.MESSAGE_PROPERTY,
             "`JMSPriority`, `JMSType`, `JMSReplyTo`, … set as properties", Status.REFUSED,
             "ActiveMQ's client turns them into the headers; pass priority=, type=, reply_to=, …", "JMSPriority"),
-    Feature("redelivery-properties", Kind.MESSAGE_PROPERTY, "`redeliveryDelay`, `dlqDeliveryFailureCause`",
-            Status.VERIFIED, "set by the broker redelivery plugin and dead-lettering",
-            recordings=("tests/conformance/recordings/redelivery_plugin*.json",
-                        "tests/conformance/recordings/*dlq*.json")),
+    Feature("dlq-failure-cause", Kind.MESSAGE_PROPERTY, "`dlqDeliveryFailureCause` (set by the broker)",
+            Status.VERIFIED, "ActiveMQ's text on every dead-lettered copy",
+            recordings=tuple(f"tests/conformance/recordings/{name}.json" for name in (
+                "individual_dlq_strategy", "maximum_redeliveries_zero", "redelivery_plugin",
+                "transacted_rollback_to_dlq", "listener_exception_auto_ack"))),
+    Feature("priority-header", Kind.MESSAGE_PROPERTY, "JMSPriority (send(priority=…))", Status.VERIFIED,
+            "FIFO unless prioritized_messages, client-side reordering with message_priority_supported",
+            recordings=("tests/conformance/recordings/priority.json",)),
+    Feature("expiration-header", Kind.MESSAGE_PROPERTY, "JMSExpiration (send(ttl=…))", Status.VERIFIED,
+            "expired messages are dropped or dead-lettered as ActiveMQ",
+            recordings=("tests/conformance/recordings/expired_message*.json",)),
+    Feature("delivery-mode-header", Kind.MESSAGE_PROPERTY, "JMSDeliveryMode (send(persistent=…))", Status.VERIFIED,
+            "non-persistent messages are not dead-lettered by default",
+            recordings=("tests/conformance/recordings/mixed_persistence_order.json",
+                        "tests/conformance/recordings/non_persistent_to_dlq.json")),
     # -- STOMP headers ----------------------------------------------------------------------------------------------
     Feature("stomp-prefetch", Kind.STOMP_HEADER, "SUBSCRIBE `activemq.prefetchSize`", Status.VERIFIED,
             "at most N unacked MESSAGEs", "activemq.prefetchSize",
@@ -174,6 +185,13 @@ FEATURES: tuple[Feature, ...] = (
             "a broker threading choice with no observable effect", "activemq.dispatchAsync"),
     Feature("stomp-transformation", Kind.STOMP_HEADER, "SEND/SUBSCRIBE `transformation`", Status.REFUSED,
             "jms-xml/json message transformations are a later issue", "transformation"),
+    Feature("stomp-transaction", Kind.STOMP_HEADER, "SEND/ACK `transaction`", Status.VERIFIED,
+            "invisible until COMMIT", recordings=("tests/conformance/recordings/stomp_transaction_send.json",)),
+    Feature("stomp-nack", Kind.STOMP_HEADER, "NACK", Status.VERIFIED, "redelivery through the broker",
+            recordings=("tests/conformance/recordings/stomp_nack.json",)),
+    Feature("stomp-jms-headers", Kind.STOMP_HEADER, "SEND headers as JMS properties, MESSAGE headers from JMS",
+            Status.VERIFIED, "every other header is a String property",
+            recordings=("tests/conformance/recordings/stomp_jms_interop.json",)),
     Feature("stomp-message-type", Kind.STOMP_HEADER, "SEND `amq-msg-type`", Status.IMPLEMENTED,
             "text or bytes", tests=(f"{_STOMP_PROTOCOL}::test_amq_msg_type",)),
     Feature("stomp-browser", Kind.STOMP_HEADER, "SUBSCRIBE `browser:true`", Status.IMPLEMENTED,
@@ -194,6 +212,13 @@ FEATURES: tuple[Feature, ...] = (
             "RedeliveryPolicy.from_uri_options", tests=("tests/core/test_redelivery.py",)),
     Feature("failover-uri", Kind.CONNECTION_URI, "`failover:(tcp://…)?…`", Status.REFUSED,
             "in-process, connect(broker, fault_tolerant=True) behaves like failover:", "failover:(tcp://a:61616)"),
+    Feature("prefetch-policy", Kind.CONNECTION_URI, "`jms.prefetchPolicy.*` (connect(prefetch=…), prefetch=)",
+            Status.VERIFIED, "queue 1000, topic 32767, 0 is pull",
+            recordings=("tests/conformance/recordings/prefetch_*.json",)),
+    Feature("redelivery-policy", Kind.CONNECTION_URI, "`jms.redeliveryPolicy.*` (connect(redelivery_policy=…))",
+            Status.VERIFIED, "delays, back-off, maximum redeliveries",
+            recordings=("tests/conformance/recordings/exponential_backoff*.json",
+                        "tests/conformance/recordings/maximum_redeliveries_zero.json")),
     Feature("fault-tolerant", Kind.CONNECTION_URI, "failover duplicate suppression (fault_tolerant=True)",
             Status.IMPLEMENTED, "poison-acks duplicates as ActiveMQ", tests=("tests/client/test_failover.py",)),
     Feature("transport-scheme", Kind.CONNECTION_URI, "`vm://`, `nio://`, `ssl://`, `amqp://`, `stomp://`, …",
@@ -203,6 +228,13 @@ FEATURES: tuple[Feature, ...] = (
             Status.IMPLEMENTED, "[destinations.\"pattern\"] in broker.toml", tests=("tests/plugins/test_config.py",)),
     Feature("config-unknown-key", Kind.BROKER_CONFIG, "any key minibroker does not know", Status.IMPLEMENTED,
             "a ConfigError naming the key, never ignored", tests=("tests/plugins/test_config.py",)),
+    Feature("config-redelivery-plugin", Kind.BROKER_CONFIG, "`redeliveryPlugin` (RedeliveryPlugin, [redelivery])",
+            Status.VERIFIED, "broker-side redelivery through the scheduler",
+            recordings=("tests/conformance/recordings/redelivery_plugin*.json",
+                        "tests/conformance/recordings/stomp_redelivery_plugin.json")),
+    Feature("config-dead-letter-strategy", Kind.BROKER_CONFIG, "`individualDeadLetterStrategy`", Status.VERIFIED,
+            "DestinationPolicy(dead_letter_strategy=\"individual\", queue_prefix=…)",
+            recordings=("tests/conformance/recordings/individual_dlq_strategy.json",)),
     Feature("config-scheduler", Kind.BROKER_CONFIG, "`schedulerSupport`", Status.IMPLEMENTED,
             "Broker(scheduler_support=True)", tests=("tests/client/test_delay_levels.py",)),
     Feature("config-network", Kind.BROKER_CONFIG, "`networkConnectors`, `persistenceAdapter`, JMX, …",
