@@ -27,7 +27,12 @@ from ..errors import (
     LimitExceeded,
     TransactionError,
 )
-from ..features import ACCEPTED_SENDS, check_consumer_destination, check_message_properties, check_send_destination
+from ..features import (
+    ACCEPTED_SEND_NAMES,
+    check_consumer_destination,
+    check_message_properties,
+    check_send_destination,
+)
 from ..message import Destination, DestinationKind, Message
 from .commands import AckType, ConsumerInfo, MessageAck
 from .cursors import (
@@ -330,7 +335,7 @@ class BrokerCore:
         A queue over its memory limit refuses it with :class:`LimitExceeded` (the driver waits for space first
         when the queue's policy says so)."""
         dest = message.destination
-        if dest not in ACCEPTED_SENDS:
+        if dest.name not in ACCEPTED_SEND_NAMES:
             check_send_destination(dest)  # composites, wildcards, virtual topics, ...: UnsupportedFeature (issue 17)
         if message.properties:
             check_message_properties(message.properties, self.scheduler_support)  # JMSX*, AMQ_SCHEDULED_*

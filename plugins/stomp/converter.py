@@ -55,7 +55,12 @@ from minibroker.errors import (
     MinibrokerError,
     RemoteProtocolError,
 )
-from minibroker.features import check_consumer_destination, check_stomp_subscribe_headers, refuse
+from minibroker.features import (
+    check_consumer_destination,
+    check_send_destination,
+    check_stomp_subscribe_headers,
+    refuse,
+)
 from minibroker.message import Destination, DestinationKind, Message, PropertyValue
 
 from .codec import VERSIONS, StompDecoder, StompFrame, can_encode_header, encode_frame, escape_header
@@ -590,6 +595,8 @@ class StompConverter:
         if len(destinations) == 1:
             self.broker.send(connection_id, message, txn)
             return
+        for destination in destinations:  # issue 17: a refused part refuses the whole SEND, before any copy goes
+            check_send_destination(destination)
         for destination in destinations:
             same = destination is message.destination or destination == message.destination
             self.broker.send(connection_id, message if same else attrs.evolve(message, destination=destination), txn)
