@@ -27,6 +27,7 @@ __all__ = [
     "Feature",
     "Kind",
     "Status",
+    "body_refusal",
     "check_connection_url",
     "check_consumer_destination",
     "check_destination_text",
@@ -47,6 +48,7 @@ class Status(enum.Enum):
 class Kind(enum.Enum):
     DESTINATION_NAME = "destination name"
     DESTINATION_OPTION = "destination option"
+    MESSAGE_BODY = "message body"
     MESSAGE_PROPERTY = "message property"
     STOMP_HEADER = "STOMP header"
     CONNECTION_URI = "connection URI and options"
@@ -129,6 +131,20 @@ FEATURES: tuple[Feature, ...] = (
               Status.REFUSED, note, f"queue://q?consumer.{name}=1") for name, note in _DESTINATION_OPTIONS),
     Feature("destination-options", Kind.DESTINATION_OPTION, "any other `?option` in a destination name",
             Status.REFUSED, "ActiveMQ refuses unknown options; minibroker reads none yet", "queue://q?foo=1"),
+    # -- message bodies ---------------------------------------------------------------------------------------------
+    Feature("text-message", Kind.MESSAGE_BODY, "TextMessage (a str body)", Status.VERIFIED,
+            "the body every recorded scenario sends", "'text'",
+            recordings=("tests/conformance/recordings/auto_ack_receive.json",
+                        "tests/conformance/recordings/stomp_jms_interop.json")),
+    Feature("bytes-message", Kind.MESSAGE_BODY, "BytesMessage (a bytes body; STOMP content-length)", Status.VERIFIED,
+            "STOMP SEND with content-length is a BytesMessage", "b'bytes'",
+            recordings=("tests/conformance/recordings/stomp_jms_interop.json",)),
+    Feature("map-message", Kind.MESSAGE_BODY, "MapMessage (a mapping body)", Status.REFUSED,
+            "message types beyond text and bytes are a later issue", "{'k': 1}"),
+    Feature("stream-message", Kind.MESSAGE_BODY, "StreamMessage (a list or tuple body)", Status.REFUSED,
+            "message types beyond text and bytes are a later issue", "[1, 2]"),
+    Feature("object-message", Kind.MESSAGE_BODY, "ObjectMessage, or a Message without a body (any other body)",
+            Status.REFUSED, "message types beyond text and bytes are a later issue", "None"),
     # -- message properties -----------------------------------------------------------------------------------------
     Feature("scheduled-delay", Kind.MESSAGE_PROPERTY, "`AMQ_SCHEDULED_DELAY`", Status.IMPLEMENTED,
             "delayed delivery with scheduler_support=True (ignored without, as in ActiveMQ)", "AMQ_SCHEDULED_DELAY",
@@ -340,6 +356,18 @@ def check_destination_text(text: str) -> None:
     """A destination text that is not ``queue://``/``topic://``: refused when ActiveMQ gives its prefix a meaning."""
     if text.startswith(("temp-queue://", "temp-topic://")):
         raise refuse("temporary-uri", text)
+
+
+# -- message bodies --------------------------------------------------------------------------------------------------
+
+
+def body_refusal(body: object) -> UnsupportedFeature:
+    """The error for a body that is neither str (TextMessage) nor bytes (BytesMessage): raise it."""
+    if isinstance(body, Mapping):
+        return refuse("map-message", type(body).__name__)
+    if isinstance(body, (list, tuple)):
+        return refuse("stream-message", type(body).__name__)
+    return refuse("object-message", type(body).__name__)
 
 
 # -- message properties ----------------------------------------------------------------------------------------------

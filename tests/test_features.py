@@ -6,6 +6,7 @@ the silent cases of the issue through real edges: the in-process client, the nat
 
 from __future__ import annotations
 
+import ast
 from collections.abc import AsyncIterator, Callable
 
 import pytest
@@ -19,6 +20,7 @@ from minibroker.features import (
     FEATURES,
     Kind,
     Status,
+    body_refusal,
     check_connection_url,
     check_consumer_destination,
     check_message_properties,
@@ -29,7 +31,7 @@ from minibroker.features import (
 from minibroker.message import Destination, PropertyValue
 from minibroker.transport.codec import error_for
 
-#: refused rows whose only edge is the STOMP converter (tested in TestStomp below)
+#: refused rows whose only edge is the STOMP converter (driven in tests/stomp/test_unsupported_features.py)
 STOMP_ONLY = {"stomp-composite-subscribe", "stomp-durable", "stomp-transformation"}
 
 
@@ -52,6 +54,10 @@ def refusals(row_kind: Kind, example: str, row_id: str = "") -> set[str]:
         calls = [lambda: check_message_properties({example: 1000}, True)]
     elif row_kind is Kind.STOMP_HEADER:
         calls = [lambda: check_stomp_subscribe_headers({example: "true"})]
+    elif row_kind is Kind.MESSAGE_BODY:
+        body = ast.literal_eval(example)
+        if not isinstance(body, (str, bytes)):
+            raised.add(body_refusal(body).feature)
     elif row_kind is Kind.CONNECTION_URI:
         calls = [lambda: check_connection_url(example)]
     for call in calls:
@@ -222,6 +228,18 @@ class TestNativeEdges:
             await producer.send("m")
             await producer.send("m")
             assert broker.queue("VirtualTopic.orders").size == 2
+
+    @pytest.mark.parametrize(("body", "feature"), [({"k": 1}, "map-message"), ([1], "stream-message"),
+                                                   (None, "object-message")])
+    async def test_a_body_that_is_not_text_or_bytes_is_refused(
+        self, broker: Broker, transport: str, body: object, feature: str
+    ) -> None:
+        conn, session = await session_on(broker, transport)
+        async with conn:
+            producer = await session.create_producer("orders")
+            with pytest.raises(UnsupportedFeature) as caught:
+                await producer.send(body)  # type: ignore[arg-type]
+            assert caught.value.feature == feature and not broker.queue("orders").exists
 
     async def test_plain_names_still_work(self, broker: Broker, transport: str) -> None:
         conn, session = await session_on(broker, transport)
