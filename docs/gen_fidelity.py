@@ -89,7 +89,7 @@ def render() -> str:
             continue
         lines += [
             "",
-            f"## {kind.value[0].upper()}{kind.value[1:]}s",
+            f"## {kind.value}",
             "",
             "| Feature | ActiveMQ input | Status | Recordings | Notes | Evidence |",
             "|---|---|---|---:|---|---|",

@@ -46,13 +46,15 @@ class Status(enum.Enum):
 
 
 class Kind(enum.Enum):
-    DESTINATION_NAME = "destination name"
-    DESTINATION_OPTION = "destination option"
-    MESSAGE_BODY = "message body"
-    MESSAGE_PROPERTY = "message property"
-    STOMP_HEADER = "STOMP header"
-    CONNECTION_URI = "connection URI and options"
-    BROKER_CONFIG = "broker configuration"
+    """What sort of input a row is; the value is its heading in docs/fidelity.md."""
+
+    DESTINATION_NAME = "Destination names"
+    DESTINATION_OPTION = "Destination options"
+    MESSAGE_BODY = "Message bodies"
+    MESSAGE_PROPERTY = "Message headers and properties"
+    STOMP_HEADER = "STOMP frames and headers"
+    CONNECTION_URI = "Connection URIs and options"
+    BROKER_CONFIG = "Broker configuration"
 
 
 @attrs.frozen(slots=True)
@@ -84,7 +86,7 @@ _DESTINATION_OPTIONS = (
     ("selector", "a selector in the name; use create_consumer(selector=...)"),
     ("noLocal", "no-local subscription; use create_consumer(no_local=True)"),
     ("retroactive", "retroactive topic consumer (recent messages replayed on subscribe)"),
-    ("dispatchAsync", "broker dispatch thread choice"),
+    ("dispatchAsync", "no observable effect, but options in a name are not parsed yet"),
     ("maximumPendingMessageLimit", "slow topic consumer message discarding"),
     ("networkSubscription", "network of brokers subscription"),
 )
