@@ -18,6 +18,7 @@ from minibroker import Broker, MemoryLink
 from minibroker._core.cursors import BrokerInfo, CursorAck, PublishResult, RangeRead
 from minibroker.clock import Clock, RealClock
 from minibroker.errors import ConnectionClosed, InvalidConfiguration, MinibrokerError, UnsupportedOperation
+from minibroker.features import check_connection_url
 from minibroker.message import Destination, Message
 from minibroker.redelivery import RedeliveryPolicy, RedeliveryPolicyMap, RetryPolicy
 from minibroker.transport.base import BrokerLink
@@ -335,6 +336,7 @@ async def connect(
             reconnect = reopen
     elif isinstance(target, str):
         # ``clock``: the client's clock for a URL connection (real time by default); in-process uses the broker's
+        check_connection_url(target)  # failover:, vm://, ?jms.* options: UnsupportedFeature (issue 17)
         if not target.startswith("tcp://"):
             raise UnsupportedOperation(f"no transport for {target!r}; use tcp://HOST:PORT or a Broker", url=target)
         if fault_tolerant:

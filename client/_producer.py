@@ -7,6 +7,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from minibroker.errors import InvalidDestination
+from minibroker.features import body_refusal
 from minibroker.message import Destination, Message, PropertyValue
 
 if TYPE_CHECKING:
@@ -63,7 +64,7 @@ class Producer:
         if dest is None:
             raise InvalidDestination("this producer has no destination: pass destination=...")
         if not isinstance(body, (str, bytes)):
-            raise TypeError(f"a message body is str or bytes, not {type_name(body)}")
+            raise body_refusal(body)  # Map/Stream/ObjectMessage bodies: UnsupportedFeature (issue 17)
         if not 0 <= priority <= 9:
             raise ValueError(f"priority must be 0..9, not {priority!r}")
         seq = self._seq = self._seq + 1
@@ -96,7 +97,3 @@ class Producer:
         self.closed = True
         if self in self.session.producers:
             self.session.producers.remove(self)
-
-
-def type_name(value: object) -> str:
-    return type(value).__name__

@@ -15,6 +15,7 @@ import attrs
 
 from minibroker._core.commands import ConsumerInfo
 from minibroker.errors import IllegalStateError, MinibrokerError, SessionClosed, TransactionRolledBack
+from minibroker.features import check_consumer_destination
 from minibroker.message import Destination, Message
 from minibroker.redelivery import DelayLevelPolicy, RetryPolicy
 
@@ -135,6 +136,7 @@ class Session:
         """A queue browser: sees queued and in-flight messages without consuming them."""
         self._check_open()
         dest = Destination.parse(queue)
+        check_consumer_destination(dest)  # a browser on orders.> or qa,qb: UnsupportedFeature (issue 17)
         if not dest.is_queue:
             raise IllegalStateError(f"only queues can be browsed, not {dest}")
         return QueueBrowser(self, dest)

@@ -35,6 +35,7 @@ __all__ = [
     "StoreError",
     "TransactionError",
     "TransactionRolledBack",
+    "UnsupportedFeature",
     "UnsupportedOperation",
 ]
 
@@ -293,3 +294,20 @@ class StoreError(MinibrokerError):
     code = "store"
     path: str | None = None
     directory: str | None = None
+
+
+class UnsupportedFeature(MinibrokerError, NotImplementedError):
+    """ActiveMQ gives this input a meaning minibroker does not reproduce (yet): refused loudly, never misread.
+
+    ``feature`` is the id of the row in :data:`minibroker.features.FEATURES`; ``value`` the offending input. Over
+    the wire only the text travels, so the feature id is read back from its ``[id]`` prefix.
+    """
+
+    code = "unsupported-feature"
+    feature: str = ""
+    value: object = None
+
+    def __init__(self, message: str = "", *, feature: str = "", value: object = None, **fields: object) -> None:
+        if not feature and message.startswith("Unsupported feature [") and "]" in message:
+            feature = message[len("Unsupported feature [") : message.index("]")]
+        super().__init__(message, feature=feature, value=value, **fields)

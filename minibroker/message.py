@@ -44,6 +44,9 @@ class Destination:
                 kind, name = k, text[len(prefix) :]
                 break
         if not name or name.strip() != name or "://" in name:
+            from .features import check_destination_text  # error path only (features imports this module)
+
+            check_destination_text(text)  # temp-queue:// and friends: UnsupportedFeature (issue 17)
             raise InvalidDestination(f"invalid destination name {text!r}", destination=text)
         return cls(kind, name)
 

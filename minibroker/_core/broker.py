@@ -27,6 +27,12 @@ from ..errors import (
     LimitExceeded,
     TransactionError,
 )
+from ..features import (
+    ACCEPTED_SEND_NAMES,
+    check_consumer_destination,
+    check_message_properties,
+    check_send_destination,
+)
 from ..message import Destination, DestinationKind, Message
 from .commands import AckType, ConsumerInfo, MessageAck
 from .cursors import (
@@ -232,6 +238,7 @@ class BrokerCore:
 
     def add_consumer(self, connection_id: int, info: ConsumerInfo) -> int:
         conn = self._connection(connection_id)
+        check_consumer_destination(info.destination)  # wildcards, composites, ...: UnsupportedFeature (issue 17)
         if info.prefetch < 0:
             raise InvalidDestination(f"prefetch must be >= 0, not {info.prefetch}", prefetch=info.prefetch)
         selector = None
@@ -328,6 +335,10 @@ class BrokerCore:
         A queue over its memory limit refuses it with :class:`LimitExceeded` (the driver waits for space first
         when the queue's policy says so)."""
         dest = message.destination
+        if dest.name not in ACCEPTED_SEND_NAMES:
+            check_send_destination(dest)  # composites, wildcards, virtual topics, ...: UnsupportedFeature (issue 17)
+        if message.properties:
+            check_message_properties(message.properties, self.scheduler_support)  # JMSX*, AMQ_SCHEDULED_*
         q = self.queues.get(dest.name) if self.memory_limited and dest.kind is QUEUE else None
         if q is not None and q.policy.memory_limit and q.memory >= q.policy.memory_limit:
             raise LimitExceeded(

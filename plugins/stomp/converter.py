@@ -52,6 +52,12 @@ from minibroker.errors import (
     MinibrokerError,
     RemoteProtocolError,
 )
+from minibroker.features import (
+    check_consumer_destination,
+    check_send_destination,
+    check_stomp_subscribe_headers,
+    refuse,
+)
 from minibroker.message import Destination, DestinationKind, Message
 
 from .codec import StompDecoder, StompFrame, encode_frame
@@ -399,6 +405,8 @@ class StompConverter:
             raise StompError("SEND received without a Destination specified!")
         names = self._names
         destinations = names.parsed.get(name) or names.parse(name, fallback=True)
+        if "transformation" in headers:
+            raise refuse("stomp-transformation", headers["transformation"])  # jms-xml/json: not built yet
         seq = self._message_seq + 1
         message = message_from_send(frame, destinations[0], names, self._now(), self._producer_id, seq)
         self._message_seq = seq
@@ -412,6 +420,8 @@ class StompConverter:
                 return
             messages = [message]
         else:
+            for destination in destinations:  # a refused part refuses the whole SEND, before any copy goes
+                check_send_destination(destination)
             messages = [message if destination is message.destination or destination == message.destination
                         else attrs.evolve(message, destination=destination) for destination in destinations]
         self._send_or_hold(frame, messages, txn)
@@ -449,8 +459,10 @@ class StompConverter:
             raise StompError("Invalid empty or 'null' Destination header")
         destinations = self._names.parse(name, fallback=True)
         if len(destinations) != 1:
-            raise StompError(f"Composite destinations cannot be subscribed to in minibroker: [{name}]")
+            raise refuse("stomp-composite-subscribe", name)
         destination = destinations[0]
+        check_consumer_destination(destination)  # also for browsers, which never reach the core's consumers
+        check_stomp_subscribe_headers(headers)  # activemq.retroactive, transformation, ...: UnsupportedFeature
         prefetch = QUEUE_PREFETCH if destination.is_queue else TOPIC_PREFETCH
         browser = headers.get("browser") == "true"
         if browser:
@@ -466,7 +478,7 @@ class StompConverter:
         if "activemq.subscriptionName" in headers:
             if destination.is_queue:
                 raise StompError("Invalid Subscription: cannot durably subscribe to a Queue destination!")
-            raise StompError("Durable topic subscriptions (activemq.subscriptionName) are not supported by minibroker")
+            raise refuse("stomp-durable", headers["activemq.subscriptionName"])
         ack = headers.get("ack")
         mode = ack if ack in (StompAckMode.CLIENT, StompAckMode.INDIVIDUAL) else StompAckMode.AUTO
         sub = Subscription(sub_id, destination, self.stomp_name(destination), mode, browser)
@@ -558,7 +570,7 @@ class StompConverter:
         if sub_id is None and destination is None:
             raise StompError("Must specify the subscriptionId or the destination you are unsubscribing from")
         if "activemq.subscriptionName" in headers:
-            raise StompError("Durable topic subscriptions (activemq.subscriptionName) are not supported by minibroker")
+            raise refuse("stomp-durable", headers["activemq.subscriptionName"])
         if sub_id is not None:
             sub = self._subs.pop(sub_id, None)
             if sub is not None:

@@ -1,0 +1,441 @@
+"""Every input ActiveMQ gives a meaning to, and what minibroker does with it: the audit (issue 17).
+
+Why one table: a fake that quietly does something else with an input it does not understand (a consumer on
+``orders.>`` reading a queue literally named ``orders.>``) is worse than no fake. Each row says whether minibroker
+reproduces ActiveMQ (*verified* against recordings, or *implemented* and tested), refuses the input with
+:class:`~minibroker.errors.UnsupportedFeature` (*refused*), or has no such input (*not applicable*). The check
+functions below are the only place that decides a refusal; the edges call them, and ``docs/gen_fidelity.py`` renders
+the table as ``docs/fidelity.md``.
+
+The checks are pure (no clock, no I/O) and cheap: destination verdicts are memoised per destination, and message
+properties are looked at only when a message has some.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+
+import attrs
+
+from .errors import UnsupportedFeature
+from .message import Destination, DestinationKind
+
+__all__ = [
+    "FEATURES",
+    "FEATURES_BY_ID",
+    "Feature",
+    "Kind",
+    "Status",
+    "body_refusal",
+    "check_connection_url",
+    "check_consumer_destination",
+    "check_destination_text",
+    "check_message_properties",
+    "check_send_destination",
+    "check_stomp_subscribe_headers",
+    "refuse",
+]
+
+
+class Status(enum.Enum):
+    VERIFIED = "verified"  # recorded on ActiveMQ 5.17.2 and replayed in CI
+    IMPLEMENTED = "implemented"  # reproduced and tested, not recorded
+    REFUSED = "refused"  # raises UnsupportedFeature
+    NOT_APPLICABLE = "not applicable"  # minibroker has no such input
+
+
+class Kind(enum.Enum):
+    """What sort of input a row is; the value is its heading in docs/fidelity.md."""
+
+    DESTINATION_NAME = "Destination names"
+    DESTINATION_OPTION = "Destination options"
+    MESSAGE_BODY = "Message bodies"
+    MESSAGE_PROPERTY = "Message headers and properties"
+    STOMP_HEADER = "STOMP frames and headers"
+    CONNECTION_URI = "Connection URIs and options"
+    BROKER_CONFIG = "Broker configuration"
+
+
+@attrs.frozen(slots=True)
+class Feature:
+    """One ActiveMQ input. ``example`` is an input that exercises the row through its check (refused rows: one
+    that is refused; others: one that passes); ``tests`` (``path`` or ``path::name``) and ``recordings`` (globs
+    from the repository root) are the proof for implemented and verified rows."""
+
+    id: str
+    kind: Kind
+    input: str
+    status: Status
+    note: str
+    example: str | None = None
+    tests: tuple[str, ...] = ()
+    recordings: tuple[str, ...] = ()
+
+
+_NATIVE_RECORDINGS = ("tests/conformance/recordings/[!s]*.json", "tests/differential/corpus/gen_*.json")
+_STOMP_PROTOCOL = "tests/stomp/test_protocol.py"
+_THIS = "tests/test_features.py"
+
+# Destination options ActiveMQ reads from ``queue://name?consumer.x=y`` (ActiveMQDestination.getOptions applied to
+# ConsumerInfo); none is read by minibroker yet, so each is refused under its own name.
+_DESTINATION_OPTIONS = (
+    ("prefetchSize", "the consumer's prefetch; use create_consumer(prefetch=...)"),
+    ("priority", "consumer priority; use create_consumer(priority=...)"),
+    ("exclusive", "exclusive consumer; use create_consumer(exclusive=True)"),
+    ("selector", "a selector in the name; use create_consumer(selector=...)"),
+    ("noLocal", "no-local subscription; use create_consumer(no_local=True)"),
+    ("retroactive", "retroactive topic consumer (recent messages replayed on subscribe)"),
+    ("dispatchAsync", "no observable effect, but options in a name are not parsed yet"),
+    ("maximumPendingMessageLimit", "slow topic consumer message discarding"),
+    ("networkSubscription", "network of brokers subscription"),
+)
+
+FEATURES: tuple[Feature, ...] = (
+    # -- destination names ------------------------------------------------------------------------------------------
+    Feature("queue", Kind.DESTINATION_NAME, "`orders`, `queue://orders`", Status.VERIFIED,
+            "a plain queue name", "queue://orders", recordings=_NATIVE_RECORDINGS),
+    Feature("topic", Kind.DESTINATION_NAME, "`topic://prices`", Status.VERIFIED,
+            "a plain topic: only live subscribers get a message", "topic://prices",
+            recordings=("tests/conformance/recordings/topic_basic.json",)),
+    Feature("wildcard-consumer", Kind.DESTINATION_NAME, "consumer on `orders.>`, `*.in`", Status.REFUSED,
+            "wildcard subscriptions are a later issue (wildcards work in policies, auth and the Spark source)",
+            "queue://orders.>"),
+    Feature("wildcard-send", Kind.DESTINATION_NAME, "send to `orders.*`", Status.VERIFIED,
+            "not a wildcard: a queue of that literal name (checked on ActiveMQ 5.17.2)", "queue://orders.*",
+            recordings=("tests/conformance/recordings/wildcard_send_literal_queue.json",)),
+    Feature("composite-consumer", Kind.DESTINATION_NAME, "consumer on `qa,qb`", Status.REFUSED,
+            "composite destinations are a later issue", "queue://qa,qb"),
+    Feature("composite-send", Kind.DESTINATION_NAME, "native send to `qa,qb`", Status.REFUSED,
+            "composite destinations are a later issue (STOMP SEND handles them)", "queue://qa,qb"),
+    Feature("stomp-composite-send", Kind.DESTINATION_NAME, "STOMP SEND to `/queue/qa,/queue/qb`", Status.IMPLEMENTED,
+            "one copy per destination", tests=(f"{_STOMP_PROTOCOL}::test_unprefixed_and_composite_destinations",)),
+    Feature("stomp-composite-subscribe", Kind.DESTINATION_NAME, "STOMP SUBSCRIBE to `/queue/qa,/queue/qb`",
+            Status.REFUSED, "composite subscriptions are a later issue"),
+    Feature("virtual-topic-send", Kind.DESTINATION_NAME, "send to `topic://VirtualTopic.orders`", Status.REFUSED,
+            "virtual topics (a queue per Consumer.<name>. prefix) are a later issue", "topic://VirtualTopic.orders"),
+    Feature("virtual-topic-consumer", Kind.DESTINATION_NAME, "consumer on `Consumer.A.VirtualTopic.orders`",
+            Status.REFUSED, "virtual topics are a later issue", "queue://Consumer.A.VirtualTopic.orders"),
+    Feature("advisory", Kind.DESTINATION_NAME, "`ActiveMQ.Advisory.*` topics", Status.REFUSED,
+            "advisory messages are a later issue", "topic://ActiveMQ.Advisory.Consumer.Queue.orders"),
+    Feature("scheduler-management", Kind.DESTINATION_NAME, "`ActiveMQ.Scheduler.Management`", Status.REFUSED,
+            "browsing and removing scheduled messages is a later issue", "topic://ActiveMQ.Scheduler.Management"),
+    Feature("temporary-uri", Kind.DESTINATION_NAME, "`temp-queue://…`, `temp-topic://…`", Status.REFUSED,
+            "temporary destinations in the native client are a later issue", "temp-queue://ID:x:1"),
+    Feature("stomp-temporary", Kind.DESTINATION_NAME, "STOMP `/temp-queue/N`, `/temp-topic/N`", Status.IMPLEMENTED,
+            "owned by the connection, `/remote-temp-queue/…` to others",
+            tests=(f"{_STOMP_PROTOCOL}::test_temporary_queue_reply_to",)),
+    Feature("dead-letter-queue", Kind.DESTINATION_NAME, "`ActiveMQ.DLQ`, `DLQ.<queue>`", Status.VERIFIED,
+            "where poison messages go", "queue://ActiveMQ.DLQ",
+            recordings=("tests/conformance/recordings/*dlq*.json",)),
+    # -- destination options ----------------------------------------------------------------------------------------
+    *(Feature(f"destination-option-{name}", Kind.DESTINATION_OPTION, f"`queue://q?consumer.{name}=…`",
+              Status.REFUSED, note, f"queue://q?consumer.{name}=1") for name, note in _DESTINATION_OPTIONS),
+    Feature("destination-options", Kind.DESTINATION_OPTION, "any other `?option` in a destination name",
+            Status.REFUSED, "ActiveMQ refuses unknown options; minibroker reads none yet", "queue://q?foo=1"),
+    # -- message bodies ---------------------------------------------------------------------------------------------
+    Feature("text-message", Kind.MESSAGE_BODY, "TextMessage (a str body)", Status.VERIFIED,
+            "the body every recorded scenario sends", "'text'",
+            recordings=("tests/conformance/recordings/auto_ack_receive.json",
+                        "tests/conformance/recordings/stomp_jms_interop.json")),
+    Feature("bytes-message", Kind.MESSAGE_BODY, "BytesMessage (a bytes body; STOMP content-length)", Status.VERIFIED,
+            "STOMP SEND with content-length is a BytesMessage", "b'bytes'",
+            recordings=("tests/conformance/recordings/stomp_jms_interop.json",)),
+    Feature("map-message", Kind.MESSAGE_BODY, "MapMessage (a mapping body)", Status.REFUSED,
+            "message types beyond text and bytes are a later issue", "{'k': 1}"),
+    Feature("stream-message", Kind.MESSAGE_BODY, "StreamMessage (a list or tuple body)", Status.REFUSED,
+            "message types beyond text and bytes are a later issue", "[1, 2]"),
+    Feature("object-message", Kind.MESSAGE_BODY, "ObjectMessage, or a Message without a body (any other body)",
+            Status.REFUSED, "message types beyond text and bytes are a later issue", "None"),
+    # -- message properties -----------------------------------------------------------------------------------------
+    Feature("scheduled-delay", Kind.MESSAGE_PROPERTY, "`AMQ_SCHEDULED_DELAY`", Status.IMPLEMENTED,
+            "delayed delivery with scheduler_support=True (ignored without, as in ActiveMQ)", "AMQ_SCHEDULED_DELAY",
+            tests=("tests/plugins/test_persistence.py", "tests/client/test_delay_levels.py")),
+    Feature("scheduled-without-scheduler", Kind.MESSAGE_PROPERTY, "`AMQ_SCHEDULED_*` without scheduler support",
+            Status.VERIFIED, "ActiveMQ's default: plain properties, one delivery at once",
+            recordings=("tests/conformance/recordings/scheduled_properties_without_scheduler.json",)),
+    Feature("scheduled-period", Kind.MESSAGE_PROPERTY, "`AMQ_SCHEDULED_PERIOD`", Status.REFUSED,
+            "repeated delivery is a later issue (with scheduler_support=True; ignored without, as ActiveMQ)",
+            "AMQ_SCHEDULED_PERIOD"),
+    Feature("scheduled-repeat", Kind.MESSAGE_PROPERTY, "`AMQ_SCHEDULED_REPEAT`", Status.REFUSED,
+            "repeated delivery is a later issue (with scheduler_support=True)", "AMQ_SCHEDULED_REPEAT"),
+    Feature("scheduled-cron", Kind.MESSAGE_PROPERTY, "`AMQ_SCHEDULED_CRON`", Status.REFUSED,
+            "cron schedules are a later issue (with scheduler_support=True)", "AMQ_SCHEDULED_CRON"),
+    Feature("message-groups", Kind.MESSAGE_PROPERTY, "JMSXGroupID / JMSXGroupSeq (group_id=, group_seq=)",
+            Status.VERIFIED, "sticky groups, JMSXGroupFirstForConsumer",
+            recordings=("tests/conformance/recordings/message_groups.json",)),
+    Feature("group-id-property", Kind.MESSAGE_PROPERTY, "`JMSXGroupID` set as a property", Status.REFUSED,
+            "ActiveMQ's client turns it into the group (checked on 5.17.2); pass group_id= instead", "JMSXGroupID"),
+    Feature("group-seq-property", Kind.MESSAGE_PROPERTY, "`JMSXGroupSeq` set as a property", Status.REFUSED,
+            "ActiveMQ's client turns it into the group sequence; pass group_seq= instead", "JMSXGroupSeq"),
+    Feature("delivery-count-property", Kind.MESSAGE_PROPERTY, "`JMSXDeliveryCount` set as a property",
+            Status.REFUSED, "ActiveMQ's client turns it into the redelivery counter", "JMSXDeliveryCount"),
+    Feature("user-id-property", Kind.MESSAGE_PROPERTY, "`JMSXUserID` set as a property", Status.REFUSED,
+            "the broker owns it (populateJMSXUserID)", "JMSXUserID"),
+    Feature("jms-header-property", Kind.MESSAGE_PROPERTY,
+            "`JMSPriority`, `JMSType`, `JMSReplyTo`, … set as properties", Status.REFUSED,
+            "ActiveMQ's client turns them into the headers; pass priority=, type=, reply_to=, …", "JMSPriority"),
+    Feature("dlq-failure-cause", Kind.MESSAGE_PROPERTY, "`dlqDeliveryFailureCause` (set by the broker)",
+            Status.VERIFIED, "ActiveMQ's text on every dead-lettered copy",
+            recordings=tuple(f"tests/conformance/recordings/{name}.json" for name in (
+                "individual_dlq_strategy", "maximum_redeliveries_zero", "redelivery_plugin",
+                "transacted_rollback_to_dlq", "listener_exception_auto_ack"))),
+    Feature("priority-header", Kind.MESSAGE_PROPERTY, "JMSPriority (send(priority=…))", Status.VERIFIED,
+            "FIFO unless prioritized_messages, client-side reordering with message_priority_supported",
+            recordings=("tests/conformance/recordings/priority.json",)),
+    Feature("expiration-header", Kind.MESSAGE_PROPERTY, "JMSExpiration (send(ttl=…))", Status.VERIFIED,
+            "expired messages are dropped or dead-lettered as ActiveMQ",
+            recordings=("tests/conformance/recordings/expired_message*.json",)),
+    Feature("delivery-mode-header", Kind.MESSAGE_PROPERTY, "JMSDeliveryMode (send(persistent=…))", Status.VERIFIED,
+            "non-persistent messages are not dead-lettered by default",
+            recordings=("tests/conformance/recordings/mixed_persistence_order.json",
+                        "tests/conformance/recordings/non_persistent_to_dlq.json")),
+    # -- STOMP headers ----------------------------------------------------------------------------------------------
+    Feature("stomp-prefetch", Kind.STOMP_HEADER, "SUBSCRIBE `activemq.prefetchSize`", Status.VERIFIED,
+            "at most N unacked MESSAGEs", "activemq.prefetchSize",
+            recordings=("tests/conformance/recordings/stomp_prefetch_one.json",)),
+    Feature("stomp-consumer-options", Kind.STOMP_HEADER,
+            "SUBSCRIBE `activemq.priority`, `activemq.exclusive`, `activemq.noLocal`", Status.IMPLEMENTED,
+            "read into the consumer", "activemq.exclusive", tests=(_STOMP_PROTOCOL,)),
+    Feature("stomp-durable", Kind.STOMP_HEADER, "SUBSCRIBE `activemq.subscriptionName` on a topic", Status.REFUSED,
+            "durable subscriptions are a later issue", "activemq.subscriptionName"),
+    Feature("stomp-retroactive", Kind.STOMP_HEADER, "SUBSCRIBE `activemq.retroactive`", Status.REFUSED,
+            "retroactive consumers are a later issue", "activemq.retroactive"),
+    Feature("stomp-pending-limit", Kind.STOMP_HEADER, "SUBSCRIBE `activemq.maximumPendingMessageLimit`",
+            Status.REFUSED, "slow topic consumer discarding is a later issue", "activemq.maximumPendingMessageLimit"),
+    Feature("stomp-dispatch-async", Kind.STOMP_HEADER, "SUBSCRIBE `activemq.dispatchAsync`", Status.NOT_APPLICABLE,
+            "a broker threading choice with no observable effect", "activemq.dispatchAsync"),
+    Feature("stomp-transformation", Kind.STOMP_HEADER, "SEND/SUBSCRIBE `transformation`", Status.REFUSED,
+            "jms-xml/json message transformations are a later issue", "transformation"),
+    Feature("stomp-transaction", Kind.STOMP_HEADER, "SEND/ACK `transaction`", Status.VERIFIED,
+            "invisible until COMMIT", recordings=("tests/conformance/recordings/stomp_transaction_send.json",)),
+    Feature("stomp-nack", Kind.STOMP_HEADER, "NACK", Status.VERIFIED, "redelivery through the broker",
+            recordings=("tests/conformance/recordings/stomp_nack.json",)),
+    Feature("stomp-jms-headers", Kind.STOMP_HEADER, "SEND headers as JMS properties, MESSAGE headers from JMS",
+            Status.VERIFIED, "every other header is a String property",
+            recordings=("tests/conformance/recordings/stomp_jms_interop.json",)),
+    Feature("stomp-message-type", Kind.STOMP_HEADER, "SEND `amq-msg-type`", Status.IMPLEMENTED,
+            "text or bytes", tests=(f"{_STOMP_PROTOCOL}::test_amq_msg_type",)),
+    Feature("stomp-browser", Kind.STOMP_HEADER, "SUBSCRIBE `browser:true`", Status.IMPLEMENTED,
+            "a queue browser", "browser", tests=(f"{_STOMP_PROTOCOL}::test_queue_browser",)),
+    Feature("stomp-selector", Kind.STOMP_HEADER, "SUBSCRIBE `selector`", Status.IMPLEMENTED,
+            "string headers compared as numbers and booleans", "selector",
+            tests=(f"{_STOMP_PROTOCOL}::test_selector",)),
+    Feature("stomp-ack-modes", Kind.STOMP_HEADER, "SUBSCRIBE `ack:client`, `ack:client-individual`",
+            Status.VERIFIED, "cumulative and individual acks", "ack",
+            recordings=("tests/conformance/recordings/stomp_*ack*.json",)),
+    # -- connection URIs --------------------------------------------------------------------------------------------
+    Feature("tcp-uri", Kind.CONNECTION_URI, "`tcp://host:port`", Status.IMPLEMENTED,
+            "the native protocol", "tcp://127.0.0.1:61616", tests=("tests/transport/test_tcp.py",)),
+    Feature("uri-options", Kind.CONNECTION_URI, "`tcp://h:p?jms.prefetchPolicy.all=1` and other URI options",
+            Status.REFUSED, "pass connect() keywords; RedeliveryPolicy.from_uri_options reads jms.redeliveryPolicy.*",
+            "tcp://127.0.0.1:61616?jms.prefetchPolicy.all=1"),
+    Feature("redelivery-uri-options", Kind.CONNECTION_URI, "`jms.redeliveryPolicy.*`", Status.IMPLEMENTED,
+            "RedeliveryPolicy.from_uri_options", tests=("tests/core/test_redelivery.py",)),
+    Feature("failover-uri", Kind.CONNECTION_URI, "`failover:(tcp://…)?…`", Status.REFUSED,
+            "in-process, connect(broker, fault_tolerant=True) behaves like failover:", "failover:(tcp://a:61616)"),
+    Feature("prefetch-policy", Kind.CONNECTION_URI, "`jms.prefetchPolicy.*` (connect(prefetch=…), prefetch=)",
+            Status.VERIFIED, "queue 1000, topic 32767, 0 is pull",
+            recordings=("tests/conformance/recordings/prefetch_*.json",)),
+    Feature("redelivery-policy", Kind.CONNECTION_URI, "`jms.redeliveryPolicy.*` (connect(redelivery_policy=…))",
+            Status.VERIFIED, "delays, back-off, maximum redeliveries",
+            recordings=("tests/conformance/recordings/exponential_backoff*.json",
+                        "tests/conformance/recordings/maximum_redeliveries_zero.json")),
+    Feature("fault-tolerant", Kind.CONNECTION_URI, "failover duplicate suppression (fault_tolerant=True)",
+            Status.IMPLEMENTED, "poison-acks duplicates as ActiveMQ", tests=("tests/client/test_failover.py",)),
+    Feature("transport-scheme", Kind.CONNECTION_URI, "`vm://`, `nio://`, `ssl://`, `amqp://`, `stomp://`, …",
+            Status.REFUSED, "connect to a Broker object in-process, or tcp:// to `minibroker serve`", "vm://localhost"),
+    # -- broker configuration ---------------------------------------------------------------------------------------
+    Feature("config-policies", Kind.BROKER_CONFIG, "policy entries (dead letters, limits, priorities) by wildcard",
+            Status.IMPLEMENTED, "[destinations.\"pattern\"] in broker.toml", tests=("tests/plugins/test_config.py",)),
+    Feature("config-unknown-key", Kind.BROKER_CONFIG, "any key minibroker does not know", Status.IMPLEMENTED,
+            "a ConfigError naming the key, never ignored", tests=("tests/plugins/test_config.py",)),
+    Feature("config-redelivery-plugin", Kind.BROKER_CONFIG, "`redeliveryPlugin` (RedeliveryPlugin, [redelivery])",
+            Status.VERIFIED, "broker-side redelivery through the scheduler",
+            recordings=("tests/conformance/recordings/redelivery_plugin*.json",
+                        "tests/conformance/recordings/stomp_redelivery_plugin.json")),
+    Feature("config-dead-letter-strategy", Kind.BROKER_CONFIG, "`individualDeadLetterStrategy`", Status.VERIFIED,
+            "DestinationPolicy(dead_letter_strategy=\"individual\", queue_prefix=…)",
+            recordings=("tests/conformance/recordings/individual_dlq_strategy.json",)),
+    Feature("config-scheduler", Kind.BROKER_CONFIG, "`schedulerSupport`", Status.IMPLEMENTED,
+            "Broker(scheduler_support=True)", tests=("tests/client/test_delay_levels.py",)),
+    Feature("config-network", Kind.BROKER_CONFIG, "`networkConnectors`, `persistenceAdapter`, JMX, …",
+            Status.NOT_APPLICABLE, "one broker in one process; persistence is --data-dir"),
+)
+
+FEATURES_BY_ID: Mapping[str, Feature] = {feature.id: feature for feature in FEATURES}
+
+
+def refuse(feature_id: str, value: object) -> UnsupportedFeature:
+    """The error for ``value``, an input of the refused row ``feature_id`` (raise it)."""
+    feature = FEATURES_BY_ID[feature_id]
+    return UnsupportedFeature(
+        f"Unsupported feature [{feature_id}]: {feature.input} ({value!r}) is not supported by minibroker: "
+        f"{feature.note}",
+        feature=feature_id,
+        value=value,
+    )
+
+
+# -- destinations ----------------------------------------------------------------------------------------------------
+
+#: names a send may go to whatever the kind: the core's send tests ``dest.name not in ACCEPTED_SEND_NAMES`` before
+#: calling the check (a str's hash is cached; a Destination's is a Python-level call, about 1% of a send)
+ACCEPTED_SEND_NAMES: set[str] = set()
+#: consumer destinations already found acceptable
+ACCEPTED_CONSUMERS: set[Destination] = set()
+_CACHE_LIMIT = 4096
+_OPTION_IDS = {f"consumer.{name}": f"destination-option-{name}" for name, _ in _DESTINATION_OPTIONS}
+
+
+def _option_refusal(name: str) -> str | None:
+    if "?" not in name:
+        return None
+    first = name.split("?", 1)[1].split("&", 1)[0].split("=", 1)[0]
+    return _OPTION_IDS.get(first, "destination-options")
+
+
+def _consumer_refusal(dest: Destination) -> str | None:
+    name = dest.name
+    refusal = _option_refusal(name)
+    if refusal is not None:
+        return refusal
+    if "," in name:
+        return "composite-consumer"
+    if "*" in name or ">" in name:
+        return "wildcard-consumer"
+    if name.startswith("ActiveMQ.Advisory."):
+        return "advisory"
+    if name.startswith("ActiveMQ.Scheduler.Management"):
+        return "scheduler-management"
+    if dest.kind is DestinationKind.QUEUE and name.startswith("Consumer.") and ".VirtualTopic." in name:
+        return "virtual-topic-consumer"
+    return None
+
+
+def _send_refusal(dest: Destination) -> str | None:
+    name = dest.name
+    refusal = _option_refusal(name)
+    if refusal is not None:
+        return refusal
+    if "," in name:
+        return "composite-send"
+    if name.startswith("ActiveMQ.Advisory."):
+        return "advisory"
+    if name.startswith("ActiveMQ.Scheduler.Management"):
+        return "scheduler-management"
+    if dest.kind is DestinationKind.TOPIC and name.startswith("VirtualTopic."):
+        return "virtual-topic-send"
+    return None
+
+
+def check_consumer_destination(dest: Destination) -> None:
+    """Refuses a consumer (or browser) on a destination ActiveMQ reads as more than a plain name."""
+    if dest in ACCEPTED_CONSUMERS:
+        return
+    refusal = _consumer_refusal(dest)
+    if refusal is not None:
+        raise refuse(refusal, str(dest))
+    if len(ACCEPTED_CONSUMERS) >= _CACHE_LIMIT:
+        ACCEPTED_CONSUMERS.clear()
+    ACCEPTED_CONSUMERS.add(dest)
+
+
+def check_send_destination(dest: Destination) -> None:
+    """Refuses a send to a destination ActiveMQ reads as more than a plain name (a wildcard name is not: ActiveMQ
+    fills a queue of that literal name, and so does minibroker)."""
+    refusal = _send_refusal(dest)
+    if refusal is not None:
+        raise refuse(refusal, str(dest))
+    other = Destination(DestinationKind.TOPIC if dest.is_queue else DestinationKind.QUEUE, dest.name)
+    if _send_refusal(other) is None:  # remembered by name only when the name is fine as a queue and as a topic
+        if len(ACCEPTED_SEND_NAMES) >= _CACHE_LIMIT:
+            ACCEPTED_SEND_NAMES.clear()
+        ACCEPTED_SEND_NAMES.add(dest.name)
+
+
+def check_destination_text(text: str) -> None:
+    """A destination text that is not ``queue://``/``topic://``: refused when ActiveMQ gives its prefix a meaning."""
+    if text.startswith(("temp-queue://", "temp-topic://")):
+        raise refuse("temporary-uri", text)
+
+
+# -- message bodies --------------------------------------------------------------------------------------------------
+
+
+def body_refusal(body: object) -> UnsupportedFeature:
+    """The error for a body that is neither str (TextMessage) nor bytes (BytesMessage): raise it."""
+    if isinstance(body, Mapping):
+        return refuse("map-message", type(body).__name__)
+    if isinstance(body, (list, tuple)):
+        return refuse("stream-message", type(body).__name__)
+    return refuse("object-message", type(body).__name__)
+
+
+# -- message properties ----------------------------------------------------------------------------------------------
+
+#: properties ActiveMQ's client turns into message headers (ActiveMQMessage's property setters)
+_HEADER_PROPERTIES = {
+    "JMSXGroupID": "group-id-property",
+    "JMSXGroupSeq": "group-seq-property",
+    "JMSXDeliveryCount": "delivery-count-property",
+    "JMSXUserID": "user-id-property",
+    **dict.fromkeys(
+        ("JMSCorrelationID", "JMSDeliveryMode", "JMSExpiration", "JMSPriority", "JMSRedelivered", "JMSReplyTo",
+         "JMSTimestamp", "JMSType", "JMSMessageID", "JMSDestination"),
+        "jms-header-property",
+    ),
+}
+_SCHEDULE_PROPERTIES = {
+    "AMQ_SCHEDULED_PERIOD": "scheduled-period",
+    "AMQ_SCHEDULED_REPEAT": "scheduled-repeat",
+    "AMQ_SCHEDULED_CRON": "scheduled-cron",
+}
+_NO_EFFECT = (None, 0, "", "0")
+
+
+def check_message_properties(properties: Mapping[str, object], scheduler_support: bool) -> None:
+    """Refuses properties ActiveMQ reads as headers or, with its scheduler on, as a repeating or cron schedule.
+
+    Callers skip it for a message without properties; names not starting with ``JMS`` or ``AMQ_`` cost one
+    ``startswith`` each."""
+    for name in properties:
+        if not name.startswith(("JMS", "AMQ_")):
+            continue
+        feature = _HEADER_PROPERTIES.get(name)
+        if feature is None and scheduler_support:
+            feature = _SCHEDULE_PROPERTIES.get(name)
+            if feature is not None and properties[name] in _NO_EFFECT:
+                feature = None  # a period, repeat or cron of zero schedules nothing more than a plain send
+        if feature is not None:
+            raise refuse(feature, f"{name}={properties[name]!r}")
+
+
+# -- STOMP -----------------------------------------------------------------------------------------------------------
+
+_STOMP_SUBSCRIBE_HEADERS = {
+    "activemq.retroactive": "stomp-retroactive",
+    "activemq.maximumPendingMessageLimit": "stomp-pending-limit",
+    "transformation": "stomp-transformation",
+}
+
+
+def check_stomp_subscribe_headers(headers: Mapping[str, str]) -> None:
+    """Refuses SUBSCRIBE headers ActiveMQ's STOMP connector acts on and minibroker does not."""
+    for name, feature in _STOMP_SUBSCRIBE_HEADERS.items():
+        value = headers.get(name)
+        if value is not None and not (feature == "stomp-retroactive" and value == "false"):
+            raise refuse(feature, f"{name}:{value}")
+
+
+# -- connections -----------------------------------------------------------------------------------------------------
+
+
+def check_connection_url(url: str) -> None:
+    """Refuses a broker URL whose transport or options minibroker would otherwise ignore."""
+    if url.startswith("failover:"):
+        raise refuse("failover-uri", url)
+    if not url.startswith("tcp://"):
+        raise refuse("transport-scheme", url)
+    if "?" in url:
+        raise refuse("uri-options", url)
