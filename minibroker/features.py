@@ -157,8 +157,9 @@ FEATURES: tuple[Feature, ...] = (
     Feature("scheduled-period", Kind.MESSAGE_PROPERTY, "`AMQ_SCHEDULED_PERIOD`", Status.REFUSED,
             "repeated delivery is a later issue (with scheduler_support=True; ignored without, as ActiveMQ)",
             "AMQ_SCHEDULED_PERIOD"),
-    Feature("scheduled-repeat", Kind.MESSAGE_PROPERTY, "`AMQ_SCHEDULED_REPEAT`", Status.REFUSED,
-            "repeated delivery is a later issue (with scheduler_support=True)", "AMQ_SCHEDULED_REPEAT"),
+    Feature("scheduled-repeat", Kind.MESSAGE_PROPERTY, "`AMQ_SCHEDULED_REPEAT` without a period", Status.VERIFIED,
+            "one delivery, as ActiveMQ (with a period: refused as `scheduled-period`)",
+            recordings=("tests/differential/features/scheduler_repeat_without_period.json",)),
     Feature("scheduled-cron", Kind.MESSAGE_PROPERTY, "`AMQ_SCHEDULED_CRON`", Status.REFUSED,
             "cron schedules are a later issue (with scheduler_support=True)", "AMQ_SCHEDULED_CRON"),
     Feature("message-groups", Kind.MESSAGE_PROPERTY, "JMSXGroupID / JMSXGroupSeq (group_id=, group_seq=)",
@@ -388,7 +389,6 @@ _HEADER_PROPERTIES = {
 }
 _SCHEDULE_PROPERTIES = {
     "AMQ_SCHEDULED_PERIOD": "scheduled-period",
-    "AMQ_SCHEDULED_REPEAT": "scheduled-repeat",
     "AMQ_SCHEDULED_CRON": "scheduled-cron",
 }
 _NO_EFFECT = (None, 0, "", "0")

@@ -167,7 +167,7 @@ SEND_CASES = [
 ]
 PROPERTY_CASES = [
     ({"AMQ_SCHEDULED_PERIOD": 1000}, "scheduled-period"),
-    ({"AMQ_SCHEDULED_REPEAT": 2}, "scheduled-repeat"),
+    ({"AMQ_SCHEDULED_REPEAT": 2, "AMQ_SCHEDULED_PERIOD": 500}, "scheduled-period"),
     ({"AMQ_SCHEDULED_CRON": "0 * * * *"}, "scheduled-cron"),
     ({"JMSXGroupID": "g"}, "group-id-property"),
 ]

@@ -63,7 +63,7 @@ SEND_CASES = [
     ({"destination": "/topic/VirtualTopic.orders"}, "virtual-topic-send"),
     ({"destination": "/queue/qa,/topic/ActiveMQ.Advisory.x"}, "advisory"),
     ({"destination": "/queue/q", "AMQ_SCHEDULED_PERIOD": "1000"}, "scheduled-period"),
-    ({"destination": "/queue/q", "AMQ_SCHEDULED_REPEAT": "2"}, "scheduled-repeat"),
+    ({"destination": "/queue/q", "AMQ_SCHEDULED_REPEAT": "2", "AMQ_SCHEDULED_PERIOD": "500"}, "scheduled-period"),
     ({"destination": "/queue/q", "AMQ_SCHEDULED_CRON": "0 * * * *"}, "scheduled-cron"),
     ({"destination": "/queue/q", "transformation": "jms-object-xml"}, "stomp-transformation"),
 ]
