@@ -367,8 +367,8 @@ class Consumer:
         goes out at the end of this loop iteration, or before any other ack of this consumer."""
         pending = self._auto_ack
         if pending is not None and pending.consumer_id == item.sub_id and self._auto_ack_arrival + 1 == item.arrival:
-            pending.last_message_id = item.message_id
-            pending.message_count += 1
+            self._auto_ack = pending._replace(last_message_id=item.message_id,
+                                              message_count=pending.message_count + 1)
             self._auto_ack_arrival = item.arrival
             return
         self._flush_auto_ack()
@@ -485,8 +485,7 @@ class Consumer:
         delay = policy.delay_for(counter, self.session.connection.random)
         if counter > 0:
             for ack in self._range_acks(AckType.REDELIVERED, delivered):
-                ack.redelivery_delay = delay
-                self._send_ack(ack)
+                self._send_ack(ack._replace(redelivery_delay=delay))
         pending = list(delivered)
         self._delivered_counter -= size
         delivered.clear()
