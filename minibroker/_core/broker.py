@@ -477,7 +477,7 @@ class BrokerCore:
                 self._consume(sub, entry)
             elif entry.acked_in_txn is None:
                 entry.acked_in_txn = txn.transaction_id
-                txn.acks.append((sub, entry, False))
+                txn.acks.append((sub, entry))
 
     def _ack_individual(self, sub: Subscription, ack: MessageAck, txn: Transaction | None) -> None:
         entry = sub.dispatched.get(ack.last_message_id)
@@ -491,7 +491,7 @@ class BrokerCore:
             self._consume(sub, entry)
         elif entry.acked_in_txn is None:
             entry.acked_in_txn = txn.transaction_id
-            txn.acks.append((sub, entry, True))
+            txn.acks.append((sub, entry))
             sub.expand(1)
 
     def _consume(self, sub: Subscription, entry: QueueEntry, contract: bool = True) -> None:
@@ -622,7 +622,7 @@ class BrokerCore:
         self.connections[connection_id].transactions.discard(transaction_id)
         now = self.clock.now()
         touched: set[Destination] = set()
-        for sub, entry, _individual in txn.acks:
+        for sub, entry in txn.acks:
             if entry.acked_in_txn != transaction_id:
                 continue
             entry.acked_in_txn = None
@@ -650,7 +650,7 @@ class BrokerCore:
         self.connections[connection_id].transactions.discard(transaction_id)
         now = self.clock.now()
         touched: set[Destination] = set()
-        for sub, entry, _individual in txn.acks:
+        for sub, entry in txn.acks:
             if entry.acked_in_txn != transaction_id:
                 continue
             entry.acked_in_txn = None
@@ -813,16 +813,6 @@ class BrokerCore:
     @property
     def epoch(self) -> str:
         return self.cursors().epoch
-
-    def queue_position(self, name: str, cursor: str | None = None) -> QueuePosition:
-        """Where queue ``name`` stands (first held and next sequence numbers); it is not created."""
-        book = self.cursors()
-        return positions(book, self.queues, [name], cursor)[0]
-
-    def latest_seq(self, name: str) -> int:
-        """The sequence number of the newest message sent to queue ``name`` (-1: none yet)."""
-        q = self.queues.get(name)
-        return -1 if q is None else q.next_seq - 1
 
     def queue_positions(self, names: Iterable[str] | None = None, cursor: str | None = None) -> tuple[
             QueuePosition, ...]:

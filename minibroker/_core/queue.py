@@ -507,8 +507,3 @@ class Queue:
             sub.extension = max(0, sub.extension - 1)
         self.dispatched_total += 1
         out.append(Dispatch(sub.consumer_id, entry.message, entry.seq, entry.redelivery_counter, group_first))
-
-    def browse(self) -> list[QueueEntry]:
-        """Every message not yet acked (in flight included), oldest first, capped at the browse page size."""
-        ordered = sorted(self.entries.values(), key=lambda e: e.seq)
-        return ordered[: self.policy.max_browse_page_size]

@@ -49,10 +49,7 @@ class Subscription:
     #: message_id -> entry, in dispatch order (a dict keeps insertion order and finds an id in O(1))
     dispatched: dict[str, QueueEntry] = attrs.field(factory=dict)
     extension: int = 0
-    #: pull state (prefetch 0): dispatch count when the pending pull was made, and its deadline (None: no timeout)
-    pull_active: bool = False
-    pull_mark: int = 0
-    pull_deadline: float | None = None
+    #: dispatches so far: a pull's timer compares it with its value when the pull was made
     dispatch_count: int = 0
     groups: int = 0
     closed: bool = False

@@ -15,5 +15,5 @@ class Transaction:
     transaction_id: int
     connection_id: int
     sends: list[Message] = attrs.field(factory=list)
-    #: (subscription, entry, individual?) for every message acked inside the transaction
-    acks: list[tuple[Subscription, QueueEntry, bool]] = attrs.field(factory=list)
+    #: (subscription, entry) for every message acked inside the transaction
+    acks: list[tuple[Subscription, QueueEntry]] = attrs.field(factory=list)
