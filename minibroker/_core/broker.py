@@ -29,7 +29,13 @@ from ..errors import (
 )
 from ..message import Destination, DestinationKind, Message
 from .commands import AckType, ConsumerInfo, MessageAck
-from .cursors import (
+from .dead_letter import dead_letter_copy, dead_letter_destination, should_dead_letter
+from .effects import Dispatch
+from .history import DeadLetterRecord, History
+from .journal import Journal, Purged, Scheduled, Stored, Unscheduled
+from .policy import DestinationPolicy
+from .queue import Queue
+from .replay import (
     CursorAck,
     CursorBook,
     EpochSource,
@@ -43,11 +49,6 @@ from .cursors import (
     read_range,
     select_range,
 )
-from .dead_letter import dead_letter_copy, dead_letter_destination, should_dead_letter
-from .effects import Dispatch
-from .history import DeadLetterRecord, History
-from .journal import Journal, Purged, Scheduled, Unscheduled
-from .queue import DestinationPolicy, Queue
 from .subscription import QueueEntry, Subscription
 from .topic import Topic
 from .transaction import Transaction
@@ -709,15 +710,22 @@ class BrokerCore:
         limit = q.policy.memory_limit
         return not limit or q.memory < limit
 
-    def arm_expiry_sweep(self) -> None:
-        """Make sure an expiry sweep is scheduled (messages with a TTL came back from the store)."""
-        if self._next_sweep is None:
-            self._next_sweep = self.clock.now() + EXPIRE_PERIOD
+    def restore(self, messages: Iterable[Stored], scheduled: Iterable[Scheduled] = ()) -> None:
+        """Load what a store kept into this fresh core, without journaling it again.
 
-    def restore_scheduled(self, job: int, when: float, message: Message, redelivery_counter: int) -> None:
-        """Re-arm a scheduled message loaded from the store under its job id (not journaled again)."""
-        self._scheduled_seq = max(self._scheduled_seq, job)
-        heapq.heappush(self._scheduled, (when, job, message, redelivery_counter))
+        ``messages`` must come in sequence order per queue: each goes back to its queue's store cursor with its
+        sequence number and redelivery counter, so dispatch order is the original order. Scheduled jobs are re-armed
+        under their job ids at their due time (already due ones fire at the next tick).
+        """
+        for record in messages:
+            q = self.queue(record.queue)
+            assert q is not None
+            q.restore(record.message, record.seq, record.redelivery_counter)
+            if record.message.expiration and self._next_sweep is None:
+                self._next_sweep = self.clock.now() + EXPIRE_PERIOD
+        for job in scheduled:
+            self._scheduled_seq = max(self._scheduled_seq, job.job)
+            heapq.heappush(self._scheduled, (job.due, job.job, job.message, job.redelivery_counter))
 
     # -- timers -----------------------------------------------------------------------------------------------------
 
@@ -797,7 +805,7 @@ class BrokerCore:
             return
         self.throttles[name] = interval
 
-    # -- replayable reads: sequence ranges, cursor acks, the epoch (see cursors.py) ----------------------------------
+    # -- replayable reads: sequence ranges, cursor acks, the epoch (see replay.py) -----------------------------------
 
     #: created on first use (``cursors()``); a restarted broker builds a new core, hence a new epoch
     _cursor_book: CursorBook | None = None
@@ -822,7 +830,7 @@ class BrokerCore:
     def read_range(self, name: str, from_seq: int = 0, to_seq: int | None = None, limit: int | None = None,
                    epoch: str | None = None) -> list[RangeEntry]:
         """The messages of queue ``name`` not yet acked with ``from_seq <= seq < to_seq``, oldest first, as
-        ``(seq, message, redelivery_counter)``; non-destructive (see :func:`cursors.read_range`). ``epoch``: raise
+        ``(seq, message, redelivery_counter)``; non-destructive (see :func:`replay.read_range`). ``epoch``: raise
         :class:`~minibroker.errors.StaleEpoch` unless it is the broker's."""
         check_epoch(self.cursors(), epoch)
         return read_range(self.queues.get(name), from_seq, to_seq, limit, self.clock.now())
@@ -836,7 +844,7 @@ class BrokerCore:
     def ack_below(self, name: str, cursor: str, seq: int, epoch: str | None = None) -> CursorAck:
         """Consume every message of queue ``name`` with a sequence number below ``seq``, for cursor ``cursor``;
         cumulative and idempotent, tied to no connection. Messages dispatched to a consumer and not acked are left
-        to it (counted in ``skipped``; removed by a later cursor ack if released): see :mod:`cursors`."""
+        to it (counted in ``skipped``; removed by a later cursor ack if released): see :mod:`replay`."""
         book = self.cursors()
         check_epoch(book, epoch)
         history = self.history

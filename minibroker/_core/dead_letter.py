@@ -15,7 +15,7 @@ from __future__ import annotations
 import attrs
 
 from ..message import Destination, Message, PropertyValue
-from .queue import DestinationPolicy
+from .policy import DestinationPolicy
 
 __all__ = ["dead_letter_copy", "dead_letter_destination", "should_dead_letter"]
 

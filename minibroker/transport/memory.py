@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from .._core.commands import ConsumerInfo, MessageAck
-from .._core.cursors import BrokerInfo, CursorAck, PublishResult, RangeRead
 from .._core.queue import QueueStatistics
+from .._core.replay import BrokerInfo, CursorAck, PublishResult, RangeRead
 from .._driver import Broker
 from ..clock import Clock
 from ..errors import ConnectionClosed

@@ -1,5 +1,5 @@
 """Replayable reads in the sans-IO core: sequence ranges, cumulative cursor acks, the epoch, the publish path's
-duplicate check (``minibroker._core.cursors``)."""
+duplicate check (``minibroker._core.replay``)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 from minibroker._core.broker import BrokerCore
 from minibroker._core.commands import AckType, ConsumerInfo, MessageAck
-from minibroker._core.cursors import CursorBook, DuplicateFilter, RangeEntry, random_epoch
-from minibroker._core.queue import DestinationPolicy
+from minibroker._core.policy import DestinationPolicy
+from minibroker._core.replay import CursorBook, DuplicateFilter, RangeEntry, random_epoch
 from minibroker.errors import ConnectionClosed, InvalidAcknowledge, InvalidConfiguration, StaleEpoch
 from minibroker.message import Destination, Message
 
