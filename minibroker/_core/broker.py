@@ -32,7 +32,7 @@ from .commands import AckType, ConsumerInfo, MessageAck
 from .dead_letter import dead_letter_copy, dead_letter_destination, should_dead_letter
 from .effects import Dispatch
 from .history import DeadLetterRecord, History
-from .journal import Journal, Purged, Scheduled, Stored, Unscheduled
+from .journal import Journal, Scheduled, Stored, Unscheduled
 from .policy import DestinationPolicy
 from .queue import Queue
 from .replay import (
@@ -242,11 +242,19 @@ class BrokerCore:
             selector = parse_selector(info.selector)
         consumer_id = self._next_consumer
         self._next_consumer += 1
+        source: Queue | Topic
+        if info.destination.kind is QUEUE:
+            q = self.queue(info.destination.name)
+            assert q is not None
+            source = q
+        else:
+            source = self.topic(info.destination.name)
         sub = Subscription(
             consumer_id=consumer_id,
             connection_id=connection_id,
             session_id=info.session_id,
             destination=info.destination,
+            source=source,
             prefetch=info.prefetch,
             selector=selector,
             priority=info.priority,
@@ -256,12 +264,10 @@ class BrokerCore:
         )
         self.subscriptions[consumer_id] = sub
         conn.consumers.add(consumer_id)
-        if info.destination.kind is QUEUE:
-            q = self.queue(info.destination.name)
-            assert q is not None
-            q.add_consumer(sub)
+        if isinstance(source, Queue):
+            source.add_consumer(sub)
         else:
-            self.topic(info.destination.name).add_subscription(sub)
+            source.add_subscription(sub)
         self._dispatch_destination(info.destination)
         return consumer_id
 
@@ -501,12 +507,7 @@ class BrokerCore:
         if contract and sub.extension and sub.prefetch:
             sub.extension -= 1  # Subscription.contract(1), inline: one call less per ack
         entry.holder = None
-        if sub.destination.kind is QUEUE:
-            q = self.queues[sub.destination.name]
-            q.remove_entry(entry)
-            q.dequeued += 1
-        else:
-            self.topic(sub.destination.name).dequeued += 1
+        sub.source.consume(entry)
 
     def _ack_poison(self, sub: Subscription, ack: MessageAck) -> None:
         span = self._ack_range(sub, ack)
@@ -534,18 +535,13 @@ class BrokerCore:
                 if entry.message.is_expired(now):
                     self._expire_entry(q, entry, now, pending=False)
                 else:
-                    q.remove_entry(entry)
-                    q.dequeued += 1
+                    q.consume(entry)
         sub.contract(1)
 
     # -- expiry and dead letters (semantics §5) ---------------------------------------------------------------------
 
     def _expire_entry(self, q: Queue, entry: QueueEntry, now: float, *, pending: bool) -> None:
-        if pending:
-            q.discard_pending(entry)
-        q.remove_entry(entry)
-        q.expired += 1
-        q.dequeued += 1
+        q.expire(entry, pending=pending)
         message = entry.message
         self.history.add(message.message_id, now, "expired")
         cause = f"java.lang.Throwable: Message Expired. Expiration:{int(round(message.expiration * 1000))}"
@@ -632,9 +628,7 @@ class BrokerCore:
             if sub.closed:
                 # its consumer left during the transaction: the entry is no longer dispatched anywhere
                 if sub.destination.kind is QUEUE:
-                    q = self.queues[sub.destination.name]
-                    q.remove_entry(entry)
-                    q.dequeued += 1
+                    sub.source.consume(entry)
             else:
                 self._consume(sub, entry)
             touched.add(sub.destination)
@@ -684,21 +678,7 @@ class BrokerCore:
     def purge(self, name: str) -> int:
         """Remove every message of a queue, in flight ones included; nothing is dead-lettered."""
         q = self.queues.get(name)
-        if q is None:
-            return 0
-        count = len(q.entries)
-        for sub in q.consumers:
-            sub.dispatched.clear()
-        q.entries.clear()
-        q.memory = 0
-        if self.journal is not None:
-            self.journal.append(Purged(name))
-        q.redelivery.clear()
-        q.persistent = type(q.persistent)()
-        q.non_persistent = type(q.non_persistent)()
-        q.paged = type(q.paged)()
-        q.dequeued += count
-        return count
+        return 0 if q is None else q.purge()
 
     # -- memory limits and the store (journal.py) -------------------------------------------------------------------
 

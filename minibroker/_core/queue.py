@@ -22,13 +22,13 @@ and owns the message's group. Messages nobody can take stay where they are.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 import attrs
 
 from ..message import Destination, Message
 from .effects import Dispatch
-from .journal import Journal, Redelivered, Removed, Stored
+from .journal import Journal, Purged, Redelivered, Removed, Stored
 from .policy import DestinationPolicy
 from .subscription import QueueEntry, Subscription
 
@@ -97,6 +97,20 @@ class _ByPriority:
     def __iter__(self) -> Iterator[QueueEntry]:
         for level in range(9, -1, -1):
             yield from self.lists[level]
+
+
+def _filter_fifo(items: deque[QueueEntry], doomed: set[int]) -> int:
+    """Remove the doomed entries (by sequence number) from one FIFO list; the common case is a run at its head."""
+    removed = 0
+    while items and items[0].seq in doomed:
+        items.popleft()
+        removed += 1
+    if any(e.seq in doomed for e in items):
+        kept = [e for e in items if e.seq not in doomed]
+        removed += len(items) - len(kept)
+        items.clear()
+        items.extend(kept)
+    return removed
 
 
 class Queue:
@@ -183,15 +197,73 @@ class Queue:
         self.persistent.append(entry)
         return entry
 
-    def remove_entry(self, entry: QueueEntry) -> None:
-        """Forget an entry for good (acked, dead-lettered, expired or purged)."""
+    # -- the end of a message's life (the transitions to a final state in lifecycle.py) -----------------------------
+
+    def consume(self, entry: QueueEntry) -> None:
+        """A message a consumer held is done with (acked, committed, poisoned): it leaves for good, counted dequeued.
+        Its subscription has already let go of it."""
+        self._forget(entry)
+        self.dequeued += 1
+
+    def expire(self, entry: QueueEntry, *, pending: bool) -> None:
+        """A message's time ran out: it leaves for good (taken out of the pending lists first when ``pending``),
+        counted expired and dequeued. Where it goes next is the dead-letter strategy's business."""
+        if pending:
+            self._discard_pending(entry)
+        self._forget(entry)
+        self.expired += 1
+        self.dequeued += 1
+
+    def drop(self, entries: Sequence[QueueEntry]) -> None:
+        """Pending messages leave for good without a dispatch (a cursor ack), counted dequeued; one pass per pending
+        list however many go."""
+        if not entries:
+            return
+        self._drop_pending({e.seq for e in entries})
+        for entry in entries:
+            self._forget(entry)
+        self.dequeued += len(entries)
+
+    def purge(self) -> int:
+        """Every message leaves, in-flight ones included (their consumers forget them: a later ack of one fails as
+        "Unmatched acknowledge", as ActiveMQ's does); nothing is dead-lettered. Returns how many went."""
+        count = len(self.entries)
+        for sub in self.consumers:
+            sub.dispatched.clear()
+        self.entries.clear()
+        self.memory = 0
+        if self.journal is not None:
+            self.journal.append(Purged(self.destination.name))
+        self.redelivery.clear()
+        make = _ByPriority if self.policy.prioritized_messages else _Fifo
+        self.persistent = make()
+        self.non_persistent = make()
+        self.paged = make()
+        self.dequeued += count
+        return count
+
+    def _forget(self, entry: QueueEntry) -> None:
+        """Let go of an entry for good, and tell the store (an entry purged before is not there any more)."""
         if self.entries.pop(entry.seq, None) is not None:
-            message = entry.message
             self.memory -= entry.size
-            if self.journal is not None and message.persistent:
+            if self.journal is not None and entry.message.persistent:
                 self.journal.append(Removed(self.destination.name, entry.seq))
 
-    def discard_pending(self, entry: QueueEntry) -> None:
+    def _drop_pending(self, doomed: set[int]) -> None:
+        """Take the doomed entries (by sequence number) out of the pending lists, in one pass per list."""
+        left = len(doomed) - _filter_fifo(self.redelivery, doomed)
+        for pending in (self.paged, self.persistent, self.non_persistent):
+            if left <= 0:
+                return
+            if isinstance(pending, _ByPriority):
+                for level in pending.lists:
+                    n = _filter_fifo(level, doomed)
+                    pending.count -= n
+                    left -= n
+            else:
+                left -= _filter_fifo(pending, doomed)
+
+    def _discard_pending(self, entry: QueueEntry) -> None:
         """Take a message out of the pending structure (it is being removed while waiting)."""
         if entry in self.redelivery:
             self.redelivery.remove(entry)
@@ -442,7 +514,7 @@ class Queue:
             if len(out) - start >= limit or not self._has_room():
                 return
             if self._offer(entry, now, exclusive, out, expired):
-                self.discard_pending(entry)
+                self._discard_pending(entry)
 
     def _has_room(self) -> bool:
         for sub in self.consumers:

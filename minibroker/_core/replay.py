@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import base64
 import os
-from collections import OrderedDict, deque
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import NamedTuple
 
@@ -48,7 +48,7 @@ import attrs
 
 from ..errors import InvalidAcknowledge, InvalidConfiguration, StaleEpoch
 from ..message import Message, PropertyValue
-from .queue import Queue, _ByPriority
+from .queue import Queue
 from .subscription import QueueEntry
 
 __all__ = [
@@ -321,41 +321,6 @@ def read_range(q: Queue | None, from_seq: int, to_seq: int | None, limit: int | 
             for e in select_range(q, from_seq, to_seq, limit, now)]
 
 
-def _filter_fifo(items: deque[QueueEntry], doomed: set[int]) -> int:
-    """Remove the doomed entries (by sequence number) from one FIFO list; the common case is a run at its head."""
-    removed = 0
-    while items and items[0].seq in doomed:
-        items.popleft()
-        removed += 1
-    if any(e.seq in doomed for e in items):
-        kept = [e for e in items if e.seq not in doomed]
-        removed += len(items) - len(kept)
-        items.clear()
-        items.extend(kept)
-    return removed
-
-
-def _drop_pending(q: Queue, doomed: set[int]) -> None:
-    """Take the doomed entries out of the queue's pending structures, in one pass per structure."""
-    left = len(doomed)
-    left -= _filter_fifo(q.redelivery, doomed)
-    for lst in (q.paged, q.persistent, q.non_persistent):
-        if left <= 0:
-            return
-        pending: object = lst
-        if isinstance(pending, deque):
-            left -= _filter_fifo(pending, doomed)
-        elif isinstance(pending, _ByPriority):
-            for level in pending.lists:
-                n = _filter_fifo(level, doomed)
-                pending.count -= n
-                left -= n
-        else:  # pragma: no cover - a pending structure this module does not know: the slow, general way
-            for entry in [e for e in lst if e.seq in doomed]:
-                lst.remove(entry)
-                left -= 1
-
-
 def ack_below(
     book: CursorBook,
     q: Queue | None,
@@ -390,10 +355,7 @@ def ack_below(
         else:
             doomed.append(entry)
     if doomed:
-        _drop_pending(q, {e.seq for e in doomed})
-        for entry in doomed:
-            q.remove_entry(entry)
-        q.dequeued += len(doomed)
+        q.drop(doomed)
         if on_removed is not None:
             on_removed(doomed)
     return CursorAck(book.epoch, queue, cursor, floor, len(doomed), skipped, next_seq)

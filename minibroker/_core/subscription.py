@@ -7,7 +7,7 @@ and a pull (prefetch 0) grants exactly one dispatch.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import attrs
 
@@ -16,7 +16,14 @@ from ..message import Destination, Message
 if TYPE_CHECKING:
     from ..selector import Selector
 
-__all__ = ["QueueEntry", "Subscription"]
+__all__ = ["MessageSource", "QueueEntry", "Subscription"]
+
+
+class MessageSource(Protocol):
+    """The destination a subscription takes messages from (a queue or a topic), as the subscription needs it."""
+
+    def consume(self, entry: QueueEntry) -> None:
+        """The message is done with: the destination lets go of it and counts it dequeued."""
 
 
 @attrs.define(slots=True, eq=False)
@@ -40,6 +47,8 @@ class Subscription:
     connection_id: int
     session_id: int
     destination: Destination
+    #: the Queue or Topic of ``destination``: where an acked message is let go of
+    source: MessageSource
     prefetch: int
     selector: Selector | None = None
     priority: int = 0

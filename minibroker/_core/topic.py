@@ -31,6 +31,10 @@ class Topic:
             self.subscriptions.remove(sub)
         self.pending.pop(sub.consumer_id, None)
 
+    def consume(self, entry: QueueEntry) -> None:
+        """A subscriber acked its copy: only counted, as the copy was the subscriber's own."""
+        self.dequeued += 1
+
     def publish(self, message: Message, publisher_connection: int) -> None:
         seq = self.next_seq
         self.next_seq = seq + 1
