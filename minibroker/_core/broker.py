@@ -29,7 +29,7 @@ from ..errors import (
 )
 from ..message import Destination, DestinationKind, Message
 from .commands import AckType, ConsumerInfo, MessageAck
-from .dead_letter import dead_letter_copy, dead_letter_destination, should_dead_letter
+from .dead_letter import DeadLetters, expiry_cause
 from .effects import Dispatch
 from .history import DeadLetterRecord, History
 from .journal import Journal, Scheduled, Stored, Unscheduled
@@ -110,14 +110,12 @@ class BrokerCore:
         self._next_transaction = 1
         self._pull_timers: list[tuple[float, int, int]] = []
         self._next_sweep: float | None = None
-        self._dlq_audit: dict[str, set[str]] = {}
         #: called with (message, cause, source destination, expired) before dead-lettering; returning True means the
         #: message was taken care of (the broker redelivery plugin re-schedules it instead)
         self.dead_letter_hook: Callable[[Message, str | None, Destination, bool, int], bool] | None = None
         self._scheduled: list[tuple[float, int, Message, int]] = []
         self._scheduled_seq = 0
-        #: every message the broker gave up on (dead-lettered or dropped), oldest first (at most 10,000)
-        self.dead_letters: list[DeadLetterRecord] = []
+        self._dead_letters = DeadLetters(self.history)
         #: fault injection: the next commit raises this error after rolling the transaction back
         self.fail_next_commit: Exception | None = None
         #: queues whose dispatch is throttled (fault injection): name -> seconds between two dispatches
@@ -427,7 +425,7 @@ class BrokerCore:
         if self.history.enabled:
             self.history.note(message_id, (self.clock.now(), "ack", consumer_id, "STANDARD", None,
                                            entry.redelivery_counter))
-        self._consume(sub, entry)
+        sub.consume(entry)
         self._dispatch_destination(sub.destination)
         return True
 
@@ -470,7 +468,7 @@ class BrokerCore:
             entry = dispatched.get(last)
             if entry is not None and (ack.first_message_id == last or next(iter(dispatched)) == last):
                 self._record_ack(sub, (entry,), ack)
-                self._consume(sub, entry)
+                sub.consume(entry)
                 return
         span = self._ack_range(sub, ack)
         if txn is None and len(span) != ack.message_count:
@@ -481,10 +479,9 @@ class BrokerCore:
         self._record_ack(sub, span, ack)
         for entry in span:
             if txn is None:
-                self._consume(sub, entry)
-            elif entry.acked_in_txn is None:
-                entry.acked_in_txn = txn.transaction_id
-                txn.acks.append((sub, entry))
+                sub.consume(entry)
+            else:
+                txn.add_ack(sub, entry)
 
     def _ack_individual(self, sub: Subscription, ack: MessageAck, txn: Transaction | None) -> None:
         entry = sub.dispatched.get(ack.last_message_id)
@@ -495,19 +492,9 @@ class BrokerCore:
             )
         self._record_ack(sub, (entry,), ack)
         if txn is None:
-            self._consume(sub, entry)
-        elif entry.acked_in_txn is None:
-            entry.acked_in_txn = txn.transaction_id
-            txn.acks.append((sub, entry))
+            sub.consume(entry)
+        elif txn.add_ack(sub, entry):
             sub.expand(1)
-
-    def _consume(self, sub: Subscription, entry: QueueEntry, contract: bool = True) -> None:
-        """The message is done with: it leaves the subscription and the destination."""
-        sub.dispatched.pop(entry.message.message_id, None)
-        if contract and sub.extension and sub.prefetch:
-            sub.extension -= 1  # Subscription.contract(1), inline: one call less per ack
-        entry.holder = None
-        sub.source.consume(entry)
 
     def _ack_poison(self, sub: Subscription, ack: MessageAck) -> None:
         span = self._ack_range(sub, ack)
@@ -517,7 +504,7 @@ class BrokerCore:
         # ActiveMQ narrows the window by one for the whole range, not one per message
         sub.contract(1)
         for entry in span:
-            self._consume(sub, entry, contract=False)
+            sub.consume(entry, contract=False)
             if sub.destination.kind is QUEUE:
                 policy = self.queues[sub.destination.name].policy
                 self._dead_letter(policy, entry.message, cause, expired=False, counter=entry.redelivery_counter)
@@ -544,40 +531,21 @@ class BrokerCore:
         q.expire(entry, pending=pending)
         message = entry.message
         self.history.add(message.message_id, now, "expired")
-        cause = f"java.lang.Throwable: Message Expired. Expiration:{int(round(message.expiration * 1000))}"
-        self._dead_letter(q.policy, message, cause, expired=True, counter=entry.redelivery_counter)
+        self._dead_letter(q.policy, message, expiry_cause(message), expired=True, counter=entry.redelivery_counter)
 
     def _dead_letter(self, policy: DestinationPolicy, message: Message, cause: str | None, *, expired: bool,
                      counter: int) -> None:
-        source = message.destination
         hook = self.dead_letter_hook
-        if hook is not None and hook(message, cause, source, expired, counter):
+        if hook is not None and hook(message, cause, message.destination, expired, counter):
             return
-        now = self.clock.now()
-        dlq = dead_letter_destination(policy, source)
-        if not should_dead_letter(policy, message, expired=expired):
-            self._record_failure(now, message, None, cause)
-            return
-        if dlq == source:
-            self._record_failure(now, message, None, f"loop: {cause}")
-            return
-        audit = self._dlq_audit.setdefault(str(dlq), set())
-        if message.message_id in audit:
-            self._record_failure(now, message, None, f"duplicate: {cause}")
-            return
-        audit.add(message.message_id)
-        copy = dead_letter_copy(message, dlq, cause, now, policy)
-        self._record_failure(now, message, dlq, cause)
-        self._enqueue(copy)
+        copy = self._dead_letters.route(policy, message, cause, expired=expired, now=self.clock.now())
+        if copy is not None:
+            self._enqueue(copy)
 
-    def _record_failure(self, now: float, message: Message, dlq: Destination | None, cause: str | None) -> None:
-        if dlq is None:
-            self.history.add(message.message_id, now, "dropped", detail=cause)
-        else:
-            self.history.add(message.message_id, now, "dead-lettered", detail=cause, destination=str(dlq))
-        if len(self.dead_letters) < 10_000:
-            self.dead_letters.append(DeadLetterRecord(now, message.message_id, message.body, str(message.destination),
-                                                      None if dlq is None else dlq.name, cause))
+    @property
+    def dead_letters(self) -> list[DeadLetterRecord]:
+        """Every message the broker gave up on (dead-lettered or dropped), oldest first (at most 10,000)."""
+        return self._dead_letters.records
 
     def sweep_expired(self) -> None:
         """Expire every waiting message whose time has come (ActiveMQ's periodic ``expireMessages``)."""
@@ -615,25 +583,9 @@ class BrokerCore:
             error, self.fail_next_commit = self.fail_next_commit, None
             self.rollback(connection_id, transaction_id)
             raise error
-        del self.transactions[transaction_id]
-        self.connections[connection_id].transactions.discard(transaction_id)
-        now = self.clock.now()
-        touched: set[Destination] = set()
-        for sub, entry in txn.acks:
-            if entry.acked_in_txn != transaction_id:
-                continue
-            entry.acked_in_txn = None
-            self.history.add(entry.message.message_id, now, "committed", sub.consumer_id,
-                                                                     transaction_id=transaction_id)
-            if sub.closed:
-                # its consumer left during the transaction: the entry is no longer dispatched anywhere
-                if sub.destination.kind is QUEUE:
-                    sub.source.consume(entry)
-            else:
-                self._consume(sub, entry)
-            touched.add(sub.destination)
+        self._end(txn)
+        touched = txn.commit_acks(self.clock.now(), self.history)
         for message in txn.sends:
-            self.history.add(message.message_id, now, "committed", transaction_id=transaction_id)
             if not (self.scheduler_support and self._schedule_delayed(message)):
                 self._enqueue(message, connection_id)
         for dest in touched:
@@ -641,28 +593,13 @@ class BrokerCore:
 
     def rollback(self, connection_id: int, transaction_id: int) -> None:
         txn = self._transaction(connection_id, transaction_id)
-        del self.transactions[transaction_id]
-        self.connections[connection_id].transactions.discard(transaction_id)
-        now = self.clock.now()
-        touched: set[Destination] = set()
-        for sub, entry in txn.acks:
-            if entry.acked_in_txn != transaction_id:
-                continue
-            entry.acked_in_txn = None
-            self.history.add(entry.message.message_id, now, "rolled-back", sub.consumer_id,
-                                                                     transaction_id=transaction_id)
-            if sub.closed and sub.destination.kind is QUEUE:
-                entry.redelivery_counter += 1
-                self.queues[sub.destination.name].give_back([entry])
-            else:
-                # ActiveMQ's afterRollback narrows the window by one for a STANDARD and an INDIVIDUAL ack alike
-                # (the INDIVIDUAL one had widened it by one when it was made)
-                sub.contract(1)
-            touched.add(sub.destination)
-        for message in txn.sends:
-            self.history.add(message.message_id, now, "discarded", transaction_id=transaction_id)
-        for dest in touched:
+        self._end(txn)
+        for dest in txn.roll_back(self.clock.now(), self.history):
             self._dispatch_destination(dest)
+
+    def _end(self, txn: Transaction) -> None:
+        del self.transactions[txn.transaction_id]
+        self.connections[txn.connection_id].transactions.discard(txn.transaction_id)
 
     # -- browsing and administration --------------------------------------------------------------------------------
 

@@ -77,6 +77,15 @@ class Subscription:
         if self.prefetch != 0:
             self.extension = max(0, self.extension - amount)
 
+    def consume(self, entry: QueueEntry, contract: bool = True) -> None:
+        """A message this subscription holds is done with: it leaves the subscription (narrowing the window by one
+        unless ``contract`` is False) and its destination."""
+        self.dispatched.pop(entry.message.message_id, None)
+        if contract and self.extension and self.prefetch:
+            self.extension -= 1  # contract(1), inline: one call less per ack
+        entry.holder = None
+        self.source.consume(entry)
+
     def matches(self, message: Message, redelivery_counter: int) -> bool:
         if self.selector is None:
             return True
