@@ -28,6 +28,7 @@ from ..errors import (
     TransactionError,
 )
 from ..message import Destination, DestinationKind, Message
+from .acks import ack_delivered, ack_expired, ack_individual, ack_poison, ack_redelivered, ack_standard
 from .commands import AckType, ConsumerInfo, MessageAck
 from .dead_letter import DeadLetters, expiry_cause
 from .effects import Dispatch
@@ -382,32 +383,42 @@ class BrokerCore:
     # -- acknowledgements (semantics §2) ----------------------------------------------------------------------------
 
     def ack(self, connection_id: int, ack: MessageAck) -> None:
+        """Apply one acknowledgement (the rules per type are in acks.py), then dispatch again."""
         sub = self._subscription(connection_id, ack.consumer_id)
         txn = None
         if ack.transaction_id is not None:
             txn = self._transaction(connection_id, ack.transaction_id)
         kind = ack.ack_type
+        history = self.history
+        now = self.clock.now()
         if kind == AckType.STANDARD:
-            self._ack_standard(sub, ack, txn)
+            ack_standard(sub, ack, txn, history, now)
         elif kind == AckType.INDIVIDUAL:
-            self._ack_individual(sub, ack, txn)
+            ack_individual(sub, ack, txn, history, now)
         elif kind == AckType.DELIVERED:
-            if ack.last_message_id not in sub.dispatched:
-                raise InvalidAcknowledge(
-                    f"Could not correlate acknowledgment with dispatched message: {ack.last_message_id}", ack=ack
-                )
-            sub.expand(ack.message_count)
-            self._record_ack(sub, [sub.dispatched[ack.last_message_id]], ack)
+            ack_delivered(sub, ack, history, now)
         elif kind == AckType.POISON:
             if txn is not None:
                 raise TransactionError("Poison ack cannot be transacted", ack=ack)
-            self._ack_poison(sub, ack)
+            poisoned = ack_poison(sub, ack, history, now)
+            # a non-durable topic subscriber's poison only counts (semantics §2, POISON)
+            if isinstance(sub.source, Queue):
+                policy = sub.source.policy
+                for entry in poisoned:
+                    # no cause (a STOMP NACK): ActiveMQ stamps no dlqDeliveryFailureCause on the copy
+                    self._dead_letter(policy, entry.message, ack.poison_cause, expired=False,
+                                      counter=entry.redelivery_counter)
         elif kind == AckType.REDELIVERED:
-            if ack.last_message_id not in sub.dispatched:
-                raise InvalidAcknowledge(f"Unmatched acknowledge: {ack.last_message_id} was not dispatched", ack=ack)
-            self._record_ack(sub, self._ack_range(sub, ack), ack)
+            ack_redelivered(sub, ack, history, now)
         elif kind == AckType.EXPIRED:
-            self._ack_expired(sub, ack)
+            taken = ack_expired(sub, ack, history, now)
+            if isinstance(sub.source, Queue):
+                q = sub.source
+                for entry in taken:
+                    if entry.message.is_expired(now):
+                        self._expire_entry(q, entry, now, pending=False)
+                    else:
+                        q.consume(entry)
         else:
             raise InvalidAcknowledge(f"ack type {kind.name} is not accepted by this broker", ack=ack)
         self._dispatch_destination(sub.destination)
@@ -428,102 +439,6 @@ class BrokerCore:
         sub.consume(entry)
         self._dispatch_destination(sub.destination)
         return True
-
-    def _ack_range(self, sub: Subscription, ack: MessageAck) -> list[QueueEntry]:
-        """The dispatched entries from ``first_message_id`` (None: the oldest) to ``last_message_id``."""
-        first = ack.first_message_id
-        last = ack.last_message_id
-        if last not in sub.dispatched or (first is not None and first not in sub.dispatched):
-            raise InvalidAcknowledge(
-                f"Unmatched acknowledge: {ack.ack_type.name} {first}..{last} was not dispatched to consumer "
-                f"{sub.consumer_id}",
-                ack=ack,
-            )
-        span: list[QueueEntry] = []
-        inside = first is None
-        for message_id, entry in sub.dispatched.items():
-            if not inside and message_id == first:
-                inside = True
-            if inside:
-                span.append(entry)
-                if message_id == last:
-                    return span
-        raise InvalidAcknowledge(f"Unmatched acknowledge: {first} comes after {last}", ack=ack)
-
-    def _record_ack(self, sub: Subscription, entries: Iterable[QueueEntry], ack: MessageAck) -> None:
-        history = self.history
-        if not history.enabled:
-            return
-        now = self.clock.now()
-        detail = ack.poison_cause
-        for entry in entries:
-            history.add(entry.message.message_id, now, "ack", sub.consumer_id, ack.ack_type.name, ack.transaction_id,
-                        entry.redelivery_counter, detail, None, ack.redelivery_delay)
-
-    def _ack_standard(self, sub: Subscription, ack: MessageAck, txn: Transaction | None) -> None:
-        dispatched = sub.dispatched
-        # Fast path: AUTO acks one message at a time, usually the oldest dispatched one.
-        last = ack.last_message_id
-        if txn is None and ack.message_count == 1 and ack.first_message_id in (None, last):
-            entry = dispatched.get(last)
-            if entry is not None and (ack.first_message_id == last or next(iter(dispatched)) == last):
-                self._record_ack(sub, (entry,), ack)
-                sub.consume(entry)
-                return
-        span = self._ack_range(sub, ack)
-        if txn is None and len(span) != ack.message_count:
-            raise InvalidAcknowledge(
-                f"Unmatched acknowledge: the range holds {len(span)} messages, the ack says {ack.message_count}",
-                ack=ack,
-            )
-        self._record_ack(sub, span, ack)
-        for entry in span:
-            if txn is None:
-                sub.consume(entry)
-            else:
-                txn.add_ack(sub, entry)
-
-    def _ack_individual(self, sub: Subscription, ack: MessageAck, txn: Transaction | None) -> None:
-        entry = sub.dispatched.get(ack.last_message_id)
-        if entry is None:
-            raise InvalidAcknowledge(
-                f"Unmatched acknowledge: {ack.last_message_id} was not dispatched to consumer {sub.consumer_id}",
-                ack=ack,
-            )
-        self._record_ack(sub, (entry,), ack)
-        if txn is None:
-            sub.consume(entry)
-        elif txn.add_ack(sub, entry):
-            sub.expand(1)
-
-    def _ack_poison(self, sub: Subscription, ack: MessageAck) -> None:
-        span = self._ack_range(sub, ack)
-        self._record_ack(sub, span, ack)
-        # no cause (a STOMP NACK): ActiveMQ stamps no dlqDeliveryFailureCause on the copy
-        cause = ack.poison_cause
-        # ActiveMQ narrows the window by one for the whole range, not one per message
-        sub.contract(1)
-        for entry in span:
-            sub.consume(entry, contract=False)
-            if sub.destination.kind is QUEUE:
-                policy = self.queues[sub.destination.name].policy
-                self._dead_letter(policy, entry.message, cause, expired=False, counter=entry.redelivery_counter)
-            # A non-durable topic subscriber's poison only counts (semantics §2, POISON).
-
-    def _ack_expired(self, sub: Subscription, ack: MessageAck) -> None:
-        span = self._ack_range(sub, ack)
-        self._record_ack(sub, span, ack)
-        now = self.clock.now()
-        for entry in span:
-            sub.dispatched.pop(entry.message.message_id, None)
-            entry.holder = None
-            if sub.destination.kind is QUEUE:
-                q = self.queues[sub.destination.name]
-                if entry.message.is_expired(now):
-                    self._expire_entry(q, entry, now, pending=False)
-                else:
-                    q.consume(entry)
-        sub.contract(1)
 
     # -- expiry and dead letters (semantics §5) ---------------------------------------------------------------------
 
