@@ -530,7 +530,13 @@ class BrokerCore:
     def purge(self, name: str) -> int:
         """Remove every message of a queue, in flight ones included; nothing is dead-lettered."""
         q = self.queues.get(name)
-        return 0 if q is None else q.purge()
+        if q is None:
+            return 0
+        if self.history.enabled:
+            now = self.clock.now()
+            for entry in q.entries.values():
+                self.history.add(entry.message.message_id, now, "purged", destination=name)
+        return q.purge()
 
     # -- memory limits and the store (journal.py) -------------------------------------------------------------------
 
