@@ -15,7 +15,7 @@ The semantics are ActiveMQ Classic 5.x's; section numbers below refer to the pro
 from __future__ import annotations
 
 import heapq
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from typing import Protocol
 
 import attrs
@@ -46,6 +46,7 @@ from .replay import (
     ack_below,
     check_epoch,
     positions,
+    publish,
     random_epoch,
     read_range,
     select_range,
@@ -285,19 +286,11 @@ class BrokerCore:
             return
         q = self.queues[sub.destination.name]
         q.remove_consumer(sub)
-        if last_delivered_seq == NOW_UNKNOWN_DELIVERED:
-            for entry in held:
-                entry.redelivery_counter += 1
-        elif any(e.seq == last_delivered_seq for e in held):
-            for entry in held:
-                entry.redelivery_counter += 1
-                if entry.seq == last_delivered_seq:
-                    break
+        q.release(held, None if last_delivered_seq == NOW_UNKNOWN_DELIVERED else last_delivered_seq)
         now = self.clock.now()
         for entry in held:
             self.history.add(entry.message.message_id, now, "released", consumer_id,
-                                                                     redelivery_counter=entry.redelivery_counter)
-        q.give_back(held)
+                             redelivery_counter=entry.redelivery_counter)
         self._dispatch_destination(q.destination)
 
     def pull(self, connection_id: int, consumer_id: int, timeout: float) -> None:
@@ -685,16 +678,7 @@ class BrokerCore:
         to it (counted in ``skipped``; removed by a later cursor ack if released): see :mod:`replay`."""
         book = self.cursors()
         check_epoch(book, epoch)
-        history = self.history
-        now = self.clock.now()
-
-        def record(entries: Sequence[QueueEntry]) -> None:
-            if history.enabled:
-                for entry in entries:
-                    history.add(entry.message.message_id, now, "ack", None, "CURSOR", None,
-                                entry.redelivery_counter, f"cursor {cursor} below {seq}")
-
-        return ack_below(book, self.queues.get(name), name, cursor, seq, record)
+        return ack_below(book, self.queues.get(name), name, cursor, seq, self.history, self.clock.now())
 
     def enable_duplicate_check(self, destination: Destination, window: int | None = None) -> None:
         """Switch on the publish path's duplicate check for ``destination`` (``window`` ids remembered)."""
@@ -703,24 +687,5 @@ class BrokerCore:
     def publish(self, connection_id: int, messages: Iterable[Message], dedupe: bool = False) -> PublishResult:
         """Send a batch of messages outside any transaction. With ``dedupe``, a message whose id its destination has
         seen on this path before (within the window) is dropped, and the destination's check is switched on."""
-        book = self.cursors()
-        accepted = duplicates = 0
-        fault = book.fail_publish
-        for message in messages:
-            if fault is not None and accepted >= fault[0]:
-                book.fail_publish = None
-                raise fault[1]
-            if dedupe or book.duplicate_filters:
-                key = str(message.destination)
-                f = book.duplicate_filter(key) if dedupe else book.duplicate_filters.get(key)
-                if f is not None and f.check_and_add(message.message_id):
-                    duplicates += 1
-                    self.history.add(message.message_id, self.clock.now(), "dropped",
-                                     detail="duplicate message id (publish)", destination=key)
-                    continue
-            self.send(connection_id, message)
-            accepted += 1
-        if fault is not None and accepted >= fault[0]:
-            book.fail_publish = None
-            raise fault[1]
-        return PublishResult(accepted, duplicates)
+        return publish(self.cursors(), messages, dedupe, lambda message: self.send(connection_id, message),
+                       self.history, self.clock.now())

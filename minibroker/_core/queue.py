@@ -275,6 +275,17 @@ class Queue:
             except ValueError:
                 pass
 
+    def release(self, entries: list[QueueEntry], last_delivered_seq: int | None) -> None:
+        """A closing consumer's messages go back to the head (semantics §1, "Close"). Those its application was
+        handed count one more delivery: the ones up to ``last_delivered_seq`` (none, if it held no such message),
+        every one when that is None (the transport failed: nobody knows)."""
+        if last_delivered_seq is None or any(e.seq == last_delivered_seq for e in entries):
+            for entry in entries:
+                entry.redelivery_counter += 1
+                if entry.seq == last_delivered_seq:
+                    break
+        self.give_back(entries)
+
     def give_back(self, entries: list[QueueEntry]) -> None:
         """Put messages released by a consumer back at the head of the queue, in their original order."""
         for entry in reversed(entries):

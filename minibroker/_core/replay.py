@@ -41,13 +41,14 @@ from __future__ import annotations
 import base64
 import os
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator
 from typing import NamedTuple
 
 import attrs
 
 from ..errors import InvalidAcknowledge, InvalidConfiguration, StaleEpoch
 from ..message import Message, PropertyValue
+from .history import History
 from .queue import Queue
 from .subscription import QueueEntry
 
@@ -65,6 +66,7 @@ __all__ = [
     "ack_below",
     "check_epoch",
     "positions",
+    "publish",
     "queue_position",
     "random_epoch",
     "read_range",
@@ -327,10 +329,11 @@ def ack_below(
     queue: str,
     cursor: str,
     seq: int,
-    on_removed: Callable[[Sequence[QueueEntry]], None] | None = None,
+    history: History,
+    now: float,
 ) -> CursorAck:
     """Consume every message of ``q`` with a sequence number below ``seq`` for ``cursor`` (see the module notes for
-    messages held by consumers). ``on_removed`` sees the removed entries (the core records them in its history)."""
+    messages held by consumers), recording each in ``history``."""
     if not isinstance(cursor, str) or not cursor:
         raise InvalidConfiguration(f"a cursor name is a non-empty string, not {cursor!r}", cursor=cursor)
     next_seq = 0 if q is None else q.next_seq
@@ -356,9 +359,37 @@ def ack_below(
             doomed.append(entry)
     if doomed:
         q.drop(doomed)
-        if on_removed is not None:
-            on_removed(doomed)
+        if history.enabled:
+            for entry in doomed:
+                history.add(entry.message.message_id, now, "ack", None, "CURSOR", None, entry.redelivery_counter,
+                            f"cursor {cursor} below {seq}")
     return CursorAck(book.epoch, queue, cursor, floor, len(doomed), skipped, next_seq)
+
+
+def publish(book: CursorBook, messages: Iterable[Message], dedupe: bool, send: Callable[[Message], None],
+            history: History, now: float) -> PublishResult:
+    """Hand each message to ``send`` but those the destination's duplicate filter has seen (see the module notes);
+    with ``dedupe`` the filter is switched on first. ``book.fail_publish`` (fault injection) stops the batch."""
+    accepted = duplicates = 0
+    fault = book.fail_publish
+    for message in messages:
+        if fault is not None and accepted >= fault[0]:
+            book.fail_publish = None
+            raise fault[1]
+        if dedupe or book.duplicate_filters:
+            key = str(message.destination)
+            f = book.duplicate_filter(key) if dedupe else book.duplicate_filters.get(key)
+            if f is not None and f.check_and_add(message.message_id):
+                duplicates += 1
+                history.add(message.message_id, now, "dropped", detail="duplicate message id (publish)",
+                            destination=key)
+                continue
+        send(message)
+        accepted += 1
+    if fault is not None and accepted >= fault[0]:
+        book.fail_publish = None
+        raise fault[1]
+    return PublishResult(accepted, duplicates)
 
 
 def positions(
