@@ -135,9 +135,10 @@ class BrokerCore:
 
     # -- destinations -----------------------------------------------------------------------------------------------
 
-    def queue(self, name: str, *, create: bool = True) -> Queue | None:
+    def queue(self, name: str) -> Queue:
+        """Queue ``name``, created on first use with its destination's policy."""
         q = self.queues.get(name)
-        if q is None and create:
+        if q is None:
             dest = Destination.queue(name)
             q = Queue(dest, self._policy_for(dest))
             q.journal = self.journal
@@ -244,9 +245,7 @@ class BrokerCore:
         self._next_consumer += 1
         source: Queue | Topic
         if info.destination.kind is QUEUE:
-            q = self.queue(info.destination.name)
-            assert q is not None
-            source = q
+            source = self.queue(info.destination.name)
         else:
             source = self.topic(info.destination.name)
         sub = Subscription(
@@ -359,7 +358,6 @@ class BrokerCore:
             q = self.queues.get(dest.name)
             if q is None:
                 q = self.queue(dest.name)
-                assert q is not None
             q.add(message, redelivery_counter)
             if message.expiration and self._next_sweep is None:
                 self._next_sweep = self.clock.now() + EXPIRE_PERIOD
@@ -550,7 +548,6 @@ class BrokerCore:
         """
         for record in messages:
             q = self.queue(record.queue)
-            assert q is not None
             q.restore(record.message, record.seq, record.redelivery_counter)
             if record.message.expiration and self._next_sweep is None:
                 self._next_sweep = self.clock.now() + EXPIRE_PERIOD
@@ -615,13 +612,10 @@ class BrokerCore:
 
     def pause(self, name: str) -> None:
         """Stop dispatching from a queue (sends are still accepted)."""
-        q = self.queue(name)
-        assert q is not None
-        q.paused = True
+        self.queue(name).paused = True
 
     def resume(self, name: str) -> None:
         q = self.queue(name)
-        assert q is not None
         q.paused = False
         self._dispatch_destination(q.destination)
 
