@@ -17,6 +17,10 @@ Each list is FIFO, or by priority when the destination has ``prioritized_message
 Dispatch walks the pending messages in that order and gives each to the first consumer (priority bands, round-robin
 inside a band) that has room in its prefetch window, matches its selector, is the exclusive consumer if there is one,
 and owns the message's group. Messages nobody can take stay where they are.
+
+A message leaves the queue only through one of its methods, one per final move of the lifecycle (lifecycle.py):
+:meth:`Queue.consume` (acked or committed), :meth:`Queue.expire`, :meth:`Queue.drop` (a cursor ack) and
+:meth:`Queue.purge`; each tells the store and keeps the counters (``dequeued``, ``expired``, ``memory``) right.
 """
 
 from __future__ import annotations
