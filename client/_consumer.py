@@ -336,7 +336,9 @@ class Consumer:
             first = msg.message_id
             if old.ack_type != AckType.DELIVERED:
                 self._send_ack(old)
-        pending = MessageAck(msg.sub_id, ack_type, msg.message_id, first, self._delivered_counter, txn)
+        # once per delivered message: tuple.__new__ skips the NamedTuple's Python-level __new__
+        pending = tuple.__new__(MessageAck, (msg.sub_id, ack_type, msg.message_id, first, self._delivered_counter, txn,
+                                             None, None))
         self._pending_ack = pending
         if 0.5 * self.prefetch <= self._delivered_counter - self._additional_window:
             self._pending_ack = None
