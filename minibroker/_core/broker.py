@@ -10,6 +10,9 @@ Rules of this module (as h11's ``_state.py`` has its own):
    leave the broker half-updated.
 
 The semantics are ActiveMQ Classic 5.x's; section numbers below refer to the project's ActiveMQ semantics notes.
+This module routes; the rules live with their idea: a message's states and moves in lifecycle.py, the ways out of a
+queue in queue.py, the ack types in acks.py, commit and rollback in transaction.py, the dead-letter strategy in
+dead_letter.py, replayable reads in replay.py.
 """
 
 from __future__ import annotations
@@ -191,12 +194,12 @@ class BrokerCore:
             self._throttle_due[name] = now + self.throttles[name]
 
     def _record_dispatches(self, start: int, now: float) -> None:
-        history = self.history
+        note = self.history.note
         output = self.output
         for i in range(start, len(output)):
-            d = output[i]
-            if d.message is not None:
-                history.note(d.message.message_id, (now, "dispatched", d.consumer_id, None, None, d.redelivery_counter))
+            consumer_id, message, _seq, redelivery_counter, _first = output[i]  # one unpacking, not four reads
+            if message is not None:
+                note(message.message_id, (now, "dispatched", consumer_id, None, None, redelivery_counter))
 
     # -- connections ------------------------------------------------------------------------------------------------
 
@@ -251,7 +254,6 @@ class BrokerCore:
         sub = Subscription(
             consumer_id=consumer_id,
             connection_id=connection_id,
-            session_id=info.session_id,
             destination=info.destination,
             source=source,
             prefetch=info.prefetch,

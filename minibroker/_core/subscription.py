@@ -45,7 +45,6 @@ class QueueEntry:
 class Subscription:
     consumer_id: int
     connection_id: int
-    session_id: int
     destination: Destination
     #: the Queue or Topic of ``destination``: where an acked message is let go of
     source: MessageSource
