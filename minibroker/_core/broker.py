@@ -194,12 +194,13 @@ class BrokerCore:
             self._throttle_due[name] = now + self.throttles[name]
 
     def _record_dispatches(self, start: int, now: float) -> None:
-        note = self.history.note
+        history = self.history
         output = self.output
         for i in range(start, len(output)):
-            consumer_id, message, _seq, redelivery_counter, _first = output[i]  # one unpacking, not four reads
+            d = output[i]
+            message = d.message
             if message is not None:
-                note(message.message_id, (now, "dispatched", consumer_id, None, None, redelivery_counter))
+                history.note(message.message_id, (now, "dispatched", d.consumer_id, None, None, d.redelivery_counter))
 
     # -- connections ------------------------------------------------------------------------------------------------
 
