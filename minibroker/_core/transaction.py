@@ -42,10 +42,15 @@ class Transaction:
         return True
 
     def _settled(self) -> list[tuple[Subscription, QueueEntry]]:
-        """The acks this transaction still owns, unmarked now that it ends."""
-        mine = [(sub, entry) for sub, entry in self.acks if entry.acked_in_txn == self.transaction_id]
-        for _, entry in mine:
-            entry.acked_in_txn = None
+        """The acks this transaction still owns, unmarked now that it ends; a message purged meanwhile is gone for
+        good (PURGED is final), and is left out."""
+        mine = []
+        for sub, entry in self.acks:
+            if entry.acked_in_txn == self.transaction_id:
+                entry.acked_in_txn = None
+                source = sub.source
+                if not isinstance(source, Queue) or source.entries.get(entry.seq) is entry:
+                    mine.append((sub, entry))
         return mine
 
     def commit_acks(self, now: float, history: History) -> set[Destination]:

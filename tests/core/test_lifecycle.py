@@ -97,3 +97,27 @@ def test_dispatches_and_acks_are_immutable() -> None:
     with pytest.raises(AttributeError):
         ack.transaction_id = 3  # type: ignore[misc]
     assert ack._replace(transaction_id=3).transaction_id == 3 and ack.transaction_id is None
+
+
+@pytest.mark.parametrize("end", ["commit", "rollback"])
+@pytest.mark.parametrize("consumer_left", [False, True])
+def test_a_purged_message_stays_purged_when_its_transaction_ends(end: str, consumer_left: bool) -> None:
+    """A message acked in a transaction and then purged is not consumed again (counted twice) at commit, nor given
+    back to the queue at rollback: PURGED is final."""
+    core = BrokerCore(FakeClock())
+    conn = core.add_connection()
+    send(core, conn, 2)
+    cid = core.add_consumer(conn, ConsumerInfo(Q, 1))
+    txn = core.begin(conn)
+    core.ack(conn, MessageAck(cid, AckType.STANDARD, "m0", "m0", 1, txn))
+    assert core.purge("q") == 2
+    if consumer_left:
+        core.remove_consumer(conn, cid)
+    core.commit(conn, txn) if end == "commit" else core.rollback(conn, txn)
+    q = core.queues["q"]
+    s = q.statistics()
+    assert (s.size, s.enqueued - s.dequeued) == (0, 0) and list(q.pending()) == []
+    assert replay(core, "m0") == {State.PURGED}
+    core.drain()
+    core.add_consumer(conn, ConsumerInfo(Q, 10))
+    assert core.drain() == []
