@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import attrs
 
 from minibroker import Broker, MemoryLink
-from minibroker._core.cursors import BrokerInfo, CursorAck, PublishResult, RangeRead
+from minibroker._core.replay import BrokerInfo, CursorAck, PublishResult, RangeRead
 from minibroker.clock import Clock, RealClock
 from minibroker.errors import ConnectionClosed, InvalidConfiguration, MinibrokerError, UnsupportedOperation
 from minibroker.features import check_connection_url
@@ -223,7 +223,7 @@ class Connection:
         if task is not None:
             await asyncio.shield(task)
 
-    # -- replayable reads: sequence ranges, cursor acks, the epoch (minibroker._core.cursors) ----------------------
+    # -- replayable reads: sequence ranges, cursor acks, the epoch (minibroker._core.replay) ----------------------
 
     async def read_range(self, queue: str, from_seq: int = 0, to_seq: int | None = None, limit: int | None = None,
                          *, epoch: str | None = None) -> RangeRead:
@@ -238,7 +238,7 @@ class Connection:
     async def ack_below(self, queue: str, cursor: str, seq: int, *, epoch: str | None = None) -> CursorAck:
         """Consume every message of ``queue`` with a sequence number below ``seq``, on behalf of the named ``cursor``:
         cumulative, idempotent, tied to no consumer or connection. Messages dispatched to a consumer and not yet acked
-        are left to that consumer (``skipped``); see :mod:`minibroker._core.cursors`."""
+        are left to that consumer (``skipped``); see :mod:`minibroker._core.replay`."""
         self._check_open()
         return await self._link.ack_below(queue, cursor, seq, epoch)
 

@@ -346,7 +346,9 @@ class Consumer:
             first = msg.message_id
             if old.ack_type != AckType.DELIVERED:
                 self._send_ack(old)
-        pending = MessageAck(msg.sub_id, ack_type, msg.message_id, first, self._delivered_counter, txn)
+        # once per delivered message: tuple.__new__ skips the NamedTuple's Python-level __new__
+        pending = tuple.__new__(MessageAck, (msg.sub_id, ack_type, msg.message_id, first, self._delivered_counter, txn,
+                                             None, None))
         self._pending_ack = pending
         if 0.5 * self.prefetch <= self._delivered_counter - self._additional_window:
             self._pending_ack = None
@@ -381,8 +383,8 @@ class Consumer:
         goes out at the end of this loop iteration, or before any other ack of this consumer."""
         pending = self._auto_ack
         if pending is not None and pending.consumer_id == item.sub_id and self._auto_ack_arrival + 1 == item.arrival:
-            pending.last_message_id = item.message_id
-            pending.message_count += 1
+            self._auto_ack = pending._replace(last_message_id=item.message_id,
+                                              message_count=pending.message_count + 1)
             self._auto_ack_arrival = item.arrival
             return
         self._flush_auto_ack()
@@ -502,8 +504,7 @@ class Consumer:
         delay = policy.delay_for(counter, self.session.connection.random)
         if counter > 0:
             for ack in self._range_acks(AckType.REDELIVERED, delivered):
-                ack.redelivery_delay = delay
-                self._send_ack(ack)
+                self._send_ack(ack._replace(redelivery_delay=delay))
         pending = list(delivered)
         self._delivered_counter -= size
         delivered.clear()

@@ -10,10 +10,11 @@ TYPE_CHECKING = False  # not typing's: importing typing costs a few ms of every 
 if TYPE_CHECKING:
     from ._core.broker import NOW_UNKNOWN_DELIVERED
     from ._core.commands import AckType, ConsumerInfo, MessageAck
-    from ._core.cursors import BrokerInfo, CursorAck, PublishResult, QueuePosition, RangeEntry, RangeRead
     from ._core.effects import Dispatch
     from ._core.history import HistoryRecord
-    from ._core.queue import DestinationPolicy, QueueStatistics
+    from ._core.policy import DestinationPolicy
+    from ._core.queue import QueueStatistics
+    from ._core.replay import BrokerInfo, CursorAck, PublishResult, QueuePosition, RangeEntry, RangeRead
     from ._driver import Admission, Broker, BrokerStatistics, QueueView
     from ._link import MemoryLink
     from .clock import Clock, ManualClock, RealClock
@@ -27,15 +28,15 @@ _LAZY = {
     "AckType": "._core.commands",
     "ConsumerInfo": "._core.commands",
     "MessageAck": "._core.commands",
-    "BrokerInfo": "._core.cursors",
-    "CursorAck": "._core.cursors",
-    "PublishResult": "._core.cursors",
-    "QueuePosition": "._core.cursors",
-    "RangeEntry": "._core.cursors",
-    "RangeRead": "._core.cursors",
+    "BrokerInfo": "._core.replay",
+    "CursorAck": "._core.replay",
+    "PublishResult": "._core.replay",
+    "QueuePosition": "._core.replay",
+    "RangeEntry": "._core.replay",
+    "RangeRead": "._core.replay",
     "Dispatch": "._core.effects",
     "HistoryRecord": "._core.history",
-    "DestinationPolicy": "._core.queue",
+    "DestinationPolicy": "._core.policy",
     "QueueStatistics": "._core.queue",
     "Admission": "._driver",
     "Broker": "._driver",

@@ -18,12 +18,12 @@ from typing import TYPE_CHECKING
 
 from ._core.broker import BrokerCore
 from ._core.commands import ConsumerInfo, MessageAck
-from ._core.cursors import BrokerInfo, CursorAck, EpochSource, PublishResult, RangeRead
 from ._core.effects import Dispatch
 from ._core.history import DeadLetterRecord, HistoryRecord
 from ._core.journal import Journal
-from ._core.journal import restore as _restore_core
-from ._core.queue import DestinationPolicy, QueueStatistics
+from ._core.policy import DestinationPolicy
+from ._core.queue import QueueStatistics
+from ._core.replay import BrokerInfo, CursorAck, EpochSource, PublishResult, RangeRead
 from ._core.subscription import QueueEntry
 from ._flow import SpaceWaiters
 from ._views import Admission, BrokerStatistics, ListenerFailure, QueueView
@@ -410,7 +410,7 @@ class Broker:
     def _load_store(self) -> None:
         if self.store is not None:
             state = self.store.load()
-            _restore_core(self.core, state.messages, state.scheduled)
+            self.core.restore(state.messages, state.scheduled)
 
     def _persist(self) -> None:
         """Apply the journal to the store: one batch (one transaction) per driver call."""
@@ -601,7 +601,7 @@ class Broker:
         self._flush()
 
 
-    # -- replayable reads: sequence ranges, cursor acks, the epoch (minibroker._core.cursors) --------------------------
+    # -- replayable reads: sequence ranges, cursor acks, the epoch (minibroker._core.replay) --------------------------
 
     #: makes the epoch of each broker state: drawn at the first cursor call, and again after :meth:`restart` (which
     #: starts a new state). Must return a new value on every call; None: random (16 hex digits). Set it before use.

@@ -10,8 +10,8 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from ._core.commands import ConsumerInfo, MessageAck
-from ._core.cursors import BrokerInfo, CursorAck, PublishResult, RangeRead
 from ._core.queue import QueueStatistics
+from ._core.replay import BrokerInfo, CursorAck, PublishResult, RangeRead
 from .clock import Clock
 from .errors import ConnectionClosed
 from .message import Message

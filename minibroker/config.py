@@ -60,7 +60,7 @@ from typing import Any
 
 import attrs
 
-from ._core.queue import DestinationPolicy
+from ._core.policy import DestinationPolicy
 from ._defaults import DEFAULT_HOST, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_FRAME_SIZE, DEFAULT_PORT, MIN_FRAME_SIZE
 from .errors import InvalidConfiguration, MinibrokerError
 from .redelivery import RedeliveryPolicy

@@ -28,8 +28,8 @@ from typing import IO, Protocol
 
 import attrs
 
-from ._core.cursors import random_epoch
 from ._core.journal import JournalOp, Purged, Redelivered, Removed, Scheduled, Stored, Unscheduled
+from ._core.replay import random_epoch
 from ._data_dir_lock import in_use_message, lock_data_dir
 from .errors import IllegalStateError, InvalidConfiguration, MinibrokerError, StoreError
 from .message import Message

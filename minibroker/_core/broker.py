@@ -10,12 +10,15 @@ Rules of this module (as h11's ``_state.py`` has its own):
    leave the broker half-updated.
 
 The semantics are ActiveMQ Classic 5.x's; section numbers below refer to the project's ActiveMQ semantics notes.
+This module routes; the rules live with their idea: a message's states and moves in lifecycle.py, the ways out of a
+queue in queue.py, the ack types in acks.py, commit and rollback in transaction.py, the dead-letter strategy in
+dead_letter.py, replayable reads in replay.py.
 """
 
 from __future__ import annotations
 
 import heapq
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from typing import Protocol
 
 import attrs
@@ -34,8 +37,15 @@ from ..features import (
     check_send_destination,
 )
 from ..message import Destination, DestinationKind, Message
+from .acks import ack_delivered, ack_expired, ack_individual, ack_poison, ack_redelivered, ack_standard
 from .commands import AckType, ConsumerInfo, MessageAck
-from .cursors import (
+from .dead_letter import DeadLetters, expiry_cause
+from .effects import Dispatch
+from .history import DeadLetterRecord, History
+from .journal import Journal, Scheduled, Stored, Unscheduled
+from .policy import DestinationPolicy
+from .queue import Queue
+from .replay import (
     CursorAck,
     CursorBook,
     EpochSource,
@@ -45,15 +55,11 @@ from .cursors import (
     ack_below,
     check_epoch,
     positions,
+    publish,
     random_epoch,
     read_range,
     select_range,
 )
-from .dead_letter import dead_letter_copy, dead_letter_destination, should_dead_letter
-from .effects import Dispatch
-from .history import DeadLetterRecord, History
-from .journal import Journal, Purged, Scheduled, Unscheduled
-from .queue import DestinationPolicy, Queue
 from .subscription import QueueEntry, Subscription
 from .topic import Topic
 from .transaction import Transaction
@@ -115,14 +121,12 @@ class BrokerCore:
         self._next_transaction = 1
         self._pull_timers: list[tuple[float, int, int]] = []
         self._next_sweep: float | None = None
-        self._dlq_audit: dict[str, set[str]] = {}
         #: called with (message, cause, source destination, expired) before dead-lettering; returning True means the
         #: message was taken care of (the broker redelivery plugin re-schedules it instead)
         self.dead_letter_hook: Callable[[Message, str | None, Destination, bool, int], bool] | None = None
         self._scheduled: list[tuple[float, int, Message, int]] = []
         self._scheduled_seq = 0
-        #: every message the broker gave up on (dead-lettered or dropped), oldest first (at most 10,000)
-        self.dead_letters: list[DeadLetterRecord] = []
+        self._dead_letters = DeadLetters(self.history)
         #: fault injection: the next commit raises this error after rolling the transaction back
         self.fail_next_commit: Exception | None = None
         #: queues whose dispatch is throttled (fault injection): name -> seconds between two dispatches
@@ -140,9 +144,10 @@ class BrokerCore:
 
     # -- destinations -----------------------------------------------------------------------------------------------
 
-    def queue(self, name: str, *, create: bool = True) -> Queue | None:
+    def queue(self, name: str) -> Queue:
+        """Queue ``name``, created on first use with its destination's policy."""
         q = self.queues.get(name)
-        if q is None and create:
+        if q is None:
             dest = Destination.queue(name)
             q = Queue(dest, self._policy_for(dest))
             q.journal = self.journal
@@ -199,8 +204,9 @@ class BrokerCore:
         output = self.output
         for i in range(start, len(output)):
             d = output[i]
-            if d.message is not None:
-                history.note(d.message.message_id, (now, "dispatched", d.consumer_id, None, None, d.redelivery_counter))
+            message = d.message
+            if message is not None:
+                history.note(message.message_id, (now, "dispatched", d.consumer_id, None, None, d.redelivery_counter))
 
     # -- connections ------------------------------------------------------------------------------------------------
 
@@ -248,11 +254,16 @@ class BrokerCore:
             selector = parse_selector(info.selector)
         consumer_id = self._next_consumer
         self._next_consumer += 1
+        source: Queue | Topic
+        if info.destination.kind is QUEUE:
+            source = self.queue(info.destination.name)
+        else:
+            source = self.topic(info.destination.name)
         sub = Subscription(
             consumer_id=consumer_id,
             connection_id=connection_id,
-            session_id=info.session_id,
             destination=info.destination,
+            source=source,
             prefetch=info.prefetch,
             selector=selector,
             priority=info.priority,
@@ -262,12 +273,10 @@ class BrokerCore:
         )
         self.subscriptions[consumer_id] = sub
         conn.consumers.add(consumer_id)
-        if info.destination.kind is QUEUE:
-            q = self.queue(info.destination.name)
-            assert q is not None
-            q.add_consumer(sub)
+        if isinstance(source, Queue):
+            source.add_consumer(sub)
         else:
-            self.topic(info.destination.name).add_subscription(sub)
+            source.add_subscription(sub)
         self._dispatch_destination(info.destination)
         return consumer_id
 
@@ -286,19 +295,11 @@ class BrokerCore:
             return
         q = self.queues[sub.destination.name]
         q.remove_consumer(sub)
-        if last_delivered_seq == NOW_UNKNOWN_DELIVERED:
-            for entry in held:
-                entry.redelivery_counter += 1
-        elif any(e.seq == last_delivered_seq for e in held):
-            for entry in held:
-                entry.redelivery_counter += 1
-                if entry.seq == last_delivered_seq:
-                    break
+        q.release(held, None if last_delivered_seq == NOW_UNKNOWN_DELIVERED else last_delivered_seq)
         now = self.clock.now()
         for entry in held:
             self.history.add(entry.message.message_id, now, "released", consumer_id,
-                                                                     redelivery_counter=entry.redelivery_counter)
-        q.give_back(held)
+                             redelivery_counter=entry.redelivery_counter)
         self._dispatch_destination(q.destination)
 
     def pull(self, connection_id: int, consumer_id: int, timeout: float) -> None:
@@ -371,7 +372,6 @@ class BrokerCore:
             q = self.queues.get(dest.name)
             if q is None:
                 q = self.queue(dest.name)
-                assert q is not None
             q.add(message, redelivery_counter)
             if message.expiration and self._next_sweep is None:
                 self._next_sweep = self.clock.now() + EXPIRE_PERIOD
@@ -388,32 +388,42 @@ class BrokerCore:
     # -- acknowledgements (semantics §2) ----------------------------------------------------------------------------
 
     def ack(self, connection_id: int, ack: MessageAck) -> None:
+        """Apply one acknowledgement (the rules per type are in acks.py), then dispatch again."""
         sub = self._subscription(connection_id, ack.consumer_id)
         txn = None
         if ack.transaction_id is not None:
             txn = self._transaction(connection_id, ack.transaction_id)
         kind = ack.ack_type
+        history = self.history
+        now = self.clock.now()
         if kind == AckType.STANDARD:
-            self._ack_standard(sub, ack, txn)
+            ack_standard(sub, ack, txn, history, now)
         elif kind == AckType.INDIVIDUAL:
-            self._ack_individual(sub, ack, txn)
+            ack_individual(sub, ack, txn, history, now)
         elif kind == AckType.DELIVERED:
-            if ack.last_message_id not in sub.dispatched:
-                raise InvalidAcknowledge(
-                    f"Could not correlate acknowledgment with dispatched message: {ack.last_message_id}", ack=ack
-                )
-            sub.expand(ack.message_count)
-            self._record_ack(sub, [sub.dispatched[ack.last_message_id]], ack)
+            ack_delivered(sub, ack, history, now)
         elif kind == AckType.POISON:
             if txn is not None:
                 raise TransactionError("Poison ack cannot be transacted", ack=ack)
-            self._ack_poison(sub, ack)
+            poisoned = ack_poison(sub, ack, history, now)
+            # a non-durable topic subscriber's poison only counts (semantics §2, POISON)
+            if isinstance(sub.source, Queue):
+                policy = sub.source.policy
+                for entry in poisoned:
+                    # no cause (a STOMP NACK): ActiveMQ stamps no dlqDeliveryFailureCause on the copy
+                    self._dead_letter(policy, entry.message, ack.poison_cause, expired=False,
+                                      counter=entry.redelivery_counter)
         elif kind == AckType.REDELIVERED:
-            if ack.last_message_id not in sub.dispatched:
-                raise InvalidAcknowledge(f"Unmatched acknowledge: {ack.last_message_id} was not dispatched", ack=ack)
-            self._record_ack(sub, self._ack_range(sub, ack), ack)
+            ack_redelivered(sub, ack, history, now)
         elif kind == AckType.EXPIRED:
-            self._ack_expired(sub, ack)
+            taken = ack_expired(sub, ack, history, now)
+            if isinstance(sub.source, Queue):
+                q = sub.source
+                for entry in taken:
+                    if entry.message.is_expired(now):
+                        self._expire_entry(q, entry, now, pending=False)
+                    else:
+                        q.consume(entry)
         else:
             raise InvalidAcknowledge(f"ack type {kind.name} is not accepted by this broker", ack=ack)
         self._dispatch_destination(sub.destination)
@@ -431,170 +441,31 @@ class BrokerCore:
         if self.history.enabled:
             self.history.note(message_id, (self.clock.now(), "ack", consumer_id, "STANDARD", None,
                                            entry.redelivery_counter))
-        self._consume(sub, entry)
+        sub.consume(entry)
         self._dispatch_destination(sub.destination)
         return True
-
-    def _ack_range(self, sub: Subscription, ack: MessageAck) -> list[QueueEntry]:
-        """The dispatched entries from ``first_message_id`` (None: the oldest) to ``last_message_id``, in dispatch
-        order; empty when ``last`` comes before ``first`` there, which ActiveMQ answers by acking nothing."""
-        first = ack.first_message_id
-        last = ack.last_message_id
-        if last not in sub.dispatched or (first is not None and first not in sub.dispatched):
-            raise InvalidAcknowledge(
-                f"Unmatched acknowledge: {ack.ack_type.name} {first}..{last} was not dispatched to consumer "
-                f"{sub.consumer_id}",
-                ack=ack,
-            )
-        span: list[QueueEntry] = []
-        inside = first is None
-        for message_id, entry in sub.dispatched.items():
-            if not inside and message_id == first:
-                inside = True
-            if inside:
-                span.append(entry)
-                if message_id == last:
-                    return span
-        return []  # ActiveMQ: "Could not correlate acknowledgment with dispatched message": nothing is acked
-
-    def _record_ack(self, sub: Subscription, entries: Iterable[QueueEntry], ack: MessageAck) -> None:
-        history = self.history
-        if not history.enabled:
-            return
-        now = self.clock.now()
-        detail = ack.poison_cause
-        for entry in entries:
-            history.add(entry.message.message_id, now, "ack", sub.consumer_id, ack.ack_type.name, ack.transaction_id,
-                        entry.redelivery_counter, detail, None, ack.redelivery_delay)
-
-    def _ack_standard(self, sub: Subscription, ack: MessageAck, txn: Transaction | None) -> None:
-        dispatched = sub.dispatched
-        # Fast path: AUTO acks one message at a time, usually the oldest dispatched one.
-        last = ack.last_message_id
-        if txn is None and ack.message_count == 1 and ack.first_message_id in (None, last):
-            entry = dispatched.get(last)
-            if entry is not None and (ack.first_message_id == last or next(iter(dispatched)) == last):
-                self._record_ack(sub, (entry,), ack)
-                self._consume(sub, entry)
-                return
-        span = self._ack_range(sub, ack)
-        if not span:
-            return
-        if txn is None and len(span) != ack.message_count:
-            raise InvalidAcknowledge(
-                f"Unmatched acknowledge: the range holds {len(span)} messages, the ack says {ack.message_count}",
-                ack=ack,
-            )
-        self._record_ack(sub, span, ack)
-        for entry in span:
-            if txn is None:
-                self._consume(sub, entry)
-            elif entry.acked_in_txn is None:
-                entry.acked_in_txn = txn.transaction_id
-                txn.acks.append((sub, entry, False))
-
-    def _ack_individual(self, sub: Subscription, ack: MessageAck, txn: Transaction | None) -> None:
-        entry = sub.dispatched.get(ack.last_message_id)
-        if entry is None:
-            raise InvalidAcknowledge(
-                f"Unmatched acknowledge: {ack.last_message_id} was not dispatched to consumer {sub.consumer_id}",
-                ack=ack,
-            )
-        self._record_ack(sub, (entry,), ack)
-        if txn is None:
-            self._consume(sub, entry)
-        elif entry.acked_in_txn is None:
-            entry.acked_in_txn = txn.transaction_id
-            txn.acks.append((sub, entry, True))
-            sub.expand(1)
-
-    def _consume(self, sub: Subscription, entry: QueueEntry, contract: bool = True) -> None:
-        """The message is done with: it leaves the subscription and the destination."""
-        sub.dispatched.pop(entry.message.message_id, None)
-        if contract and sub.extension and sub.prefetch:
-            sub.extension -= 1  # Subscription.contract(1), inline: one call less per ack
-        entry.holder = None
-        if sub.destination.kind is QUEUE:
-            q = self.queues[sub.destination.name]
-            q.remove_entry(entry)
-            q.dequeued += 1
-        else:
-            self.topic(sub.destination.name).dequeued += 1
-
-    def _ack_poison(self, sub: Subscription, ack: MessageAck) -> None:
-        span = self._ack_range(sub, ack)
-        self._record_ack(sub, span, ack)
-        # no cause (a STOMP NACK): ActiveMQ stamps no dlqDeliveryFailureCause on the copy
-        cause = ack.poison_cause
-        # ActiveMQ narrows the window by one for the whole range, not one per message
-        sub.contract(1)
-        for entry in span:
-            self._consume(sub, entry, contract=False)
-            if sub.destination.kind is QUEUE:
-                policy = self.queues[sub.destination.name].policy
-                self._dead_letter(policy, entry.message, cause, expired=False, counter=entry.redelivery_counter)
-            # A non-durable topic subscriber's poison only counts (semantics §2, POISON).
-
-    def _ack_expired(self, sub: Subscription, ack: MessageAck) -> None:
-        span = self._ack_range(sub, ack)
-        self._record_ack(sub, span, ack)
-        now = self.clock.now()
-        for entry in span:
-            sub.dispatched.pop(entry.message.message_id, None)
-            entry.holder = None
-            if sub.destination.kind is QUEUE:
-                q = self.queues[sub.destination.name]
-                if entry.message.is_expired(now):
-                    self._expire_entry(q, entry, now, pending=False)
-                else:
-                    q.remove_entry(entry)
-                    q.dequeued += 1
-        sub.contract(1)
 
     # -- expiry and dead letters (semantics §5) ---------------------------------------------------------------------
 
     def _expire_entry(self, q: Queue, entry: QueueEntry, now: float, *, pending: bool) -> None:
-        if pending:
-            q.discard_pending(entry)
-        q.remove_entry(entry)
-        q.expired += 1
-        q.dequeued += 1
+        q.expire(entry, pending=pending)
         message = entry.message
         self.history.add(message.message_id, now, "expired")
-        cause = f"java.lang.Throwable: Message Expired. Expiration:{int(round(message.expiration * 1000))}"
-        self._dead_letter(q.policy, message, cause, expired=True, counter=entry.redelivery_counter)
+        self._dead_letter(q.policy, message, expiry_cause(message), expired=True, counter=entry.redelivery_counter)
 
     def _dead_letter(self, policy: DestinationPolicy, message: Message, cause: str | None, *, expired: bool,
                      counter: int) -> None:
-        source = message.destination
         hook = self.dead_letter_hook
-        if hook is not None and hook(message, cause, source, expired, counter):
+        if hook is not None and hook(message, cause, message.destination, expired, counter):
             return
-        now = self.clock.now()
-        dlq = dead_letter_destination(policy, source)
-        if not should_dead_letter(policy, message, expired=expired):
-            self._record_failure(now, message, None, cause)
-            return
-        if dlq == source:
-            self._record_failure(now, message, None, f"loop: {cause}")
-            return
-        audit = self._dlq_audit.setdefault(str(dlq), set())
-        if message.message_id in audit:
-            self._record_failure(now, message, None, f"duplicate: {cause}")
-            return
-        audit.add(message.message_id)
-        copy = dead_letter_copy(message, dlq, cause, now, policy)
-        self._record_failure(now, message, dlq, cause)
-        self._enqueue(copy)
+        copy = self._dead_letters.route(policy, message, cause, expired=expired, now=self.clock.now())
+        if copy is not None:
+            self._enqueue(copy)
 
-    def _record_failure(self, now: float, message: Message, dlq: Destination | None, cause: str | None) -> None:
-        if dlq is None:
-            self.history.add(message.message_id, now, "dropped", detail=cause)
-        else:
-            self.history.add(message.message_id, now, "dead-lettered", detail=cause, destination=str(dlq))
-        if len(self.dead_letters) < 10_000:
-            self.dead_letters.append(DeadLetterRecord(now, message.message_id, message.body, str(message.destination),
-                                                      None if dlq is None else dlq.name, cause))
+    @property
+    def dead_letters(self) -> list[DeadLetterRecord]:
+        """Every message the broker gave up on (dead-lettered or dropped), oldest first (at most 10,000)."""
+        return self._dead_letters.records
 
     def sweep_expired(self) -> None:
         """Expire every waiting message whose time has come (ActiveMQ's periodic ``expireMessages``)."""
@@ -632,27 +503,9 @@ class BrokerCore:
             error, self.fail_next_commit = self.fail_next_commit, None
             self.rollback(connection_id, transaction_id)
             raise error
-        del self.transactions[transaction_id]
-        self.connections[connection_id].transactions.discard(transaction_id)
-        now = self.clock.now()
-        touched: set[Destination] = set()
-        for sub, entry, _individual in txn.acks:
-            if entry.acked_in_txn != transaction_id:
-                continue
-            entry.acked_in_txn = None
-            self.history.add(entry.message.message_id, now, "committed", sub.consumer_id,
-                                                                     transaction_id=transaction_id)
-            if sub.closed:
-                # its consumer left during the transaction: the entry is no longer dispatched anywhere
-                if sub.destination.kind is QUEUE:
-                    q = self.queues[sub.destination.name]
-                    q.remove_entry(entry)
-                    q.dequeued += 1
-            else:
-                self._consume(sub, entry)
-            touched.add(sub.destination)
+        self._end(txn)
+        touched = txn.commit_acks(self.clock.now(), self.history)
         for message in txn.sends:
-            self.history.add(message.message_id, now, "committed", transaction_id=transaction_id)
             if not (self.scheduler_support and self._schedule_delayed(message)):
                 self._enqueue(message, connection_id)
         for dest in touched:
@@ -660,28 +513,13 @@ class BrokerCore:
 
     def rollback(self, connection_id: int, transaction_id: int) -> None:
         txn = self._transaction(connection_id, transaction_id)
-        del self.transactions[transaction_id]
-        self.connections[connection_id].transactions.discard(transaction_id)
-        now = self.clock.now()
-        touched: set[Destination] = set()
-        for sub, entry, _individual in txn.acks:
-            if entry.acked_in_txn != transaction_id:
-                continue
-            entry.acked_in_txn = None
-            self.history.add(entry.message.message_id, now, "rolled-back", sub.consumer_id,
-                                                                     transaction_id=transaction_id)
-            if sub.closed and sub.destination.kind is QUEUE:
-                entry.redelivery_counter += 1
-                self.queues[sub.destination.name].give_back([entry])
-            else:
-                # ActiveMQ's afterRollback narrows the window by one for a STANDARD and an INDIVIDUAL ack alike
-                # (the INDIVIDUAL one had widened it by one when it was made)
-                sub.contract(1)
-            touched.add(sub.destination)
-        for message in txn.sends:
-            self.history.add(message.message_id, now, "discarded", transaction_id=transaction_id)
-        for dest in touched:
+        self._end(txn)
+        for dest in txn.roll_back(self.clock.now(), self.history):
             self._dispatch_destination(dest)
+
+    def _end(self, txn: Transaction) -> None:
+        del self.transactions[txn.transaction_id]
+        self.connections[txn.connection_id].transactions.discard(txn.transaction_id)
 
     # -- browsing and administration --------------------------------------------------------------------------------
 
@@ -699,19 +537,11 @@ class BrokerCore:
         q = self.queues.get(name)
         if q is None:
             return 0
-        count = len(q.entries)
-        for sub in q.consumers:
-            sub.dispatched.clear()
-        q.entries.clear()
-        q.memory = 0
-        if self.journal is not None:
-            self.journal.append(Purged(name))
-        q.redelivery.clear()
-        q.persistent = type(q.persistent)()
-        q.non_persistent = type(q.non_persistent)()
-        q.paged = type(q.paged)()
-        q.dequeued += count
-        return count
+        if self.history.enabled:
+            now = self.clock.now()
+            for entry in q.entries.values():
+                self.history.add(entry.message.message_id, now, "purged", destination=name)
+        return q.purge()
 
     # -- memory limits and the store (journal.py) -------------------------------------------------------------------
 
@@ -723,15 +553,21 @@ class BrokerCore:
         limit = q.policy.memory_limit
         return not limit or q.memory < limit
 
-    def arm_expiry_sweep(self) -> None:
-        """Make sure an expiry sweep is scheduled (messages with a TTL came back from the store)."""
-        if self._next_sweep is None:
-            self._next_sweep = self.clock.now() + EXPIRE_PERIOD
+    def restore(self, messages: Iterable[Stored], scheduled: Iterable[Scheduled] = ()) -> None:
+        """Load what a store kept into this fresh core, without journaling it again.
 
-    def restore_scheduled(self, job: int, when: float, message: Message, redelivery_counter: int) -> None:
-        """Re-arm a scheduled message loaded from the store under its job id (not journaled again)."""
-        self._scheduled_seq = max(self._scheduled_seq, job)
-        heapq.heappush(self._scheduled, (when, job, message, redelivery_counter))
+        ``messages`` must come in sequence order per queue: each goes back to its queue's store cursor with its
+        sequence number and redelivery counter, so dispatch order is the original order. Scheduled jobs are re-armed
+        under their job ids at their due time (already due ones fire at the next tick).
+        """
+        for record in messages:
+            q = self.queue(record.queue)
+            q.restore(record.message, record.seq, record.redelivery_counter)
+            if record.message.expiration and self._next_sweep is None:
+                self._next_sweep = self.clock.now() + EXPIRE_PERIOD
+        for job in scheduled:
+            self._scheduled_seq = max(self._scheduled_seq, job.job)
+            heapq.heappush(self._scheduled, (job.due, job.job, job.message, job.redelivery_counter))
 
     # -- timers -----------------------------------------------------------------------------------------------------
 
@@ -790,13 +626,10 @@ class BrokerCore:
 
     def pause(self, name: str) -> None:
         """Stop dispatching from a queue (sends are still accepted)."""
-        q = self.queue(name)
-        assert q is not None
-        q.paused = True
+        self.queue(name).paused = True
 
     def resume(self, name: str) -> None:
         q = self.queue(name)
-        assert q is not None
         q.paused = False
         self._dispatch_destination(q.destination)
 
@@ -811,7 +644,7 @@ class BrokerCore:
             return
         self.throttles[name] = interval
 
-    # -- replayable reads: sequence ranges, cursor acks, the epoch (see cursors.py) ----------------------------------
+    # -- replayable reads: sequence ranges, cursor acks, the epoch (see replay.py) -----------------------------------
 
     #: created on first use (``cursors()``); a restarted broker builds a new core, hence a new epoch
     _cursor_book: CursorBook | None = None
@@ -828,16 +661,6 @@ class BrokerCore:
     def epoch(self) -> str:
         return self.cursors().epoch
 
-    def queue_position(self, name: str, cursor: str | None = None) -> QueuePosition:
-        """Where queue ``name`` stands (first held and next sequence numbers); it is not created."""
-        book = self.cursors()
-        return positions(book, self.queues, [name], cursor)[0]
-
-    def latest_seq(self, name: str) -> int:
-        """The sequence number of the newest message sent to queue ``name`` (-1: none yet)."""
-        q = self.queues.get(name)
-        return -1 if q is None else q.next_seq - 1
-
     def queue_positions(self, names: Iterable[str] | None = None, cursor: str | None = None) -> tuple[
             QueuePosition, ...]:
         """The positions of the queues named (None: every queue, by name)."""
@@ -846,7 +669,7 @@ class BrokerCore:
     def read_range(self, name: str, from_seq: int = 0, to_seq: int | None = None, limit: int | None = None,
                    epoch: str | None = None) -> list[RangeEntry]:
         """The messages of queue ``name`` not yet acked with ``from_seq <= seq < to_seq``, oldest first, as
-        ``(seq, message, redelivery_counter)``; non-destructive (see :func:`cursors.read_range`). ``epoch``: raise
+        ``(seq, message, redelivery_counter)``; non-destructive (see :func:`replay.read_range`). ``epoch``: raise
         :class:`~minibroker.errors.StaleEpoch` unless it is the broker's."""
         check_epoch(self.cursors(), epoch)
         return read_range(self.queues.get(name), from_seq, to_seq, limit, self.clock.now())
@@ -860,19 +683,10 @@ class BrokerCore:
     def ack_below(self, name: str, cursor: str, seq: int, epoch: str | None = None) -> CursorAck:
         """Consume every message of queue ``name`` with a sequence number below ``seq``, for cursor ``cursor``;
         cumulative and idempotent, tied to no connection. Messages dispatched to a consumer and not acked are left
-        to it (counted in ``skipped``; removed by a later cursor ack if released): see :mod:`cursors`."""
+        to it (counted in ``skipped``; removed by a later cursor ack if released): see :mod:`replay`."""
         book = self.cursors()
         check_epoch(book, epoch)
-        history = self.history
-        now = self.clock.now()
-
-        def record(entries: Sequence[QueueEntry]) -> None:
-            if history.enabled:
-                for entry in entries:
-                    history.add(entry.message.message_id, now, "ack", None, "CURSOR", None,
-                                entry.redelivery_counter, f"cursor {cursor} below {seq}")
-
-        return ack_below(book, self.queues.get(name), name, cursor, seq, record)
+        return ack_below(book, self.queues.get(name), name, cursor, seq, self.history, self.clock.now())
 
     def enable_duplicate_check(self, destination: Destination, window: int | None = None) -> None:
         """Switch on the publish path's duplicate check for ``destination`` (``window`` ids remembered)."""
@@ -881,24 +695,5 @@ class BrokerCore:
     def publish(self, connection_id: int, messages: Iterable[Message], dedupe: bool = False) -> PublishResult:
         """Send a batch of messages outside any transaction. With ``dedupe``, a message whose id its destination has
         seen on this path before (within the window) is dropped, and the destination's check is switched on."""
-        book = self.cursors()
-        accepted = duplicates = 0
-        fault = book.fail_publish
-        for message in messages:
-            if fault is not None and accepted >= fault[0]:
-                book.fail_publish = None
-                raise fault[1]
-            if dedupe or book.duplicate_filters:
-                key = str(message.destination)
-                f = book.duplicate_filter(key) if dedupe else book.duplicate_filters.get(key)
-                if f is not None and f.check_and_add(message.message_id):
-                    duplicates += 1
-                    self.history.add(message.message_id, self.clock.now(), "dropped",
-                                     detail="duplicate message id (publish)", destination=key)
-                    continue
-            self.send(connection_id, message)
-            accepted += 1
-        if fault is not None and accepted >= fault[0]:
-            book.fail_publish = None
-            raise fault[1]
-        return PublishResult(accepted, duplicates)
+        return publish(self.cursors(), messages, dedupe, lambda message: self.send(connection_id, message),
+                       self.history, self.clock.now())

@@ -8,6 +8,10 @@ Rules (``AbstractDeadLetterStrategy``, ``RegionBroker.sendToDeadLetterQueue``, `
 * the copy keeps its message id, becomes persistent, never expires (unless the strategy says so), carries the cause in
   ``dlqDeliveryFailureCause`` and its former destination in ``original_destination``, and its counter is reset to 0
   (no ``originalExpiration`` property: ActiveMQ 5.17 does not stamp it, as the recordings show).
+
+:class:`DeadLetters` takes the decision and keeps the audit and the record of every message given up on; the
+broker asks it after its ``dead_letter_hook`` (the broker redelivery plugin) declined the message, and enqueues the
+copy it returns.
 """
 
 from __future__ import annotations
@@ -15,9 +19,59 @@ from __future__ import annotations
 import attrs
 
 from ..message import Destination, Message, PropertyValue
-from .queue import DestinationPolicy
+from .history import DeadLetterRecord, History
+from .policy import DestinationPolicy
 
-__all__ = ["dead_letter_copy", "dead_letter_destination", "should_dead_letter"]
+__all__ = ["DeadLetters", "dead_letter_copy", "dead_letter_destination", "expiry_cause", "should_dead_letter"]
+
+#: how many :class:`DeadLetterRecord` a broker keeps (the first ones: a test reads them to explain what went wrong)
+RECORD_LIMIT = 10_000
+
+
+class DeadLetters:
+    """The broker's dead-letter strategy at work: routes each failed message, remembers what it dead-lettered."""
+
+    __slots__ = ("_audit", "_history", "records")
+
+    def __init__(self, history: History) -> None:
+        self._history = history
+        #: dead-letter queue -> ids already dead-lettered to it (ActiveMQ's per-strategy audit)
+        self._audit: dict[str, set[str]] = {}
+        #: every message given up on (dead-lettered or dropped), oldest first, at most RECORD_LIMIT
+        self.records: list[DeadLetterRecord] = []
+
+    def route(self, policy: DestinationPolicy, message: Message, cause: str | None, *, expired: bool,
+              now: float) -> Message | None:
+        """The copy of ``message`` to put on its dead-letter queue, or None when the strategy drops it."""
+        source = message.destination
+        dlq = dead_letter_destination(policy, source)
+        if not should_dead_letter(policy, message, expired=expired):
+            self._record(now, message, None, cause)
+            return None
+        if dlq == source:
+            self._record(now, message, None, f"loop: {cause}")
+            return None
+        audit = self._audit.setdefault(str(dlq), set())
+        if message.message_id in audit:
+            self._record(now, message, None, f"duplicate: {cause}")
+            return None
+        audit.add(message.message_id)
+        self._record(now, message, dlq, cause)
+        return dead_letter_copy(message, dlq, cause, now, policy)
+
+    def _record(self, now: float, message: Message, dlq: Destination | None, cause: str | None) -> None:
+        if dlq is None:
+            self._history.add(message.message_id, now, "dropped", detail=cause)
+        else:
+            self._history.add(message.message_id, now, "dead-lettered", detail=cause, destination=str(dlq))
+        if len(self.records) < RECORD_LIMIT:
+            self.records.append(DeadLetterRecord(now, message.message_id, message.body, str(message.destination),
+                                                 None if dlq is None else dlq.name, cause))
+
+
+def expiry_cause(message: Message) -> str:
+    """The ``dlqDeliveryFailureCause`` ActiveMQ stamps on an expired message's copy."""
+    return f"java.lang.Throwable: Message Expired. Expiration:{int(round(message.expiration * 1000))}"
 
 
 def dead_letter_destination(policy: DestinationPolicy, destination: Destination) -> Destination:

@@ -2,20 +2,19 @@
 
 from __future__ import annotations
 
-import attrs
+from typing import NamedTuple
 
 from ..message import Message
 
 __all__ = ["Dispatch"]
 
 
-@attrs.define(slots=True)
-class Dispatch:
+class Dispatch(NamedTuple):
     """One message handed to one consumer, or ``message=None``: "nothing for your pull" / "end of browse".
 
     ``seq`` is the broker's sequence number of the message in its destination; ``redelivery_counter`` is the
-    broker's count of earlier deliveries (raised when a consumer closed holding the message). A value, never changed
-    once built (mutable attrs only because one is built per dispatch).
+    broker's count of earlier deliveries (raised when a consumer closed holding the message). Immutable (a NamedTuple:
+    one is built per dispatch, and nothing downstream may change what the broker said).
     """
 
     consumer_id: int

@@ -15,7 +15,8 @@ class HistoryRecord:
     """One thing that happened to a message.
 
     ``event`` is one of: sent, dispatched, ack, released (its consumer closed holding it), redelivery-scheduled,
-    expired, dead-lettered, dropped, committed, rolled-back, discarded (a transacted send rolled back).
+    expired, dead-lettered, dropped, committed, rolled-back, discarded (a transacted send rolled back), purged.
+    Each stands for a move of the message's lifecycle (lifecycle.py).
     """
 
     time: float

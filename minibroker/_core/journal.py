@@ -19,18 +19,14 @@ stored, as in ActiveMQ):
 
 The operations of one batch are in the order they happened; a store may cancel a ``Stored`` against a later
 ``Removed`` of the same ``(queue, seq)`` (a message sent and consumed between two flushes), since sequence numbers
-are never reused.
+are never reused. Loading what a store kept back into a new core is :meth:`BrokerCore.restore`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import TYPE_CHECKING, NamedTuple, TypeAlias
+from typing import NamedTuple, TypeAlias
 
 from ..message import Message
-
-if TYPE_CHECKING:
-    from .broker import BrokerCore
 
 __all__ = [
     "Journal",
@@ -41,7 +37,6 @@ __all__ = [
     "Scheduled",
     "Stored",
     "Unscheduled",
-    "restore",
 ]
 
 
@@ -80,20 +75,3 @@ class Unscheduled(NamedTuple):
 
 JournalOp: TypeAlias = Stored | Removed | Redelivered | Purged | Scheduled | Unscheduled
 Journal: TypeAlias = list[JournalOp]
-
-
-def restore(core: BrokerCore, messages: Iterable[Stored], scheduled: Iterable[Scheduled] = ()) -> None:
-    """Load what a store kept into a fresh core, without journaling it again.
-
-    ``messages`` must come in sequence order per queue: each goes back to its queue's store cursor with its sequence
-    number and redelivery counter, so dispatch order is the original order. Scheduled jobs are re-armed at their due
-    time (already due ones fire at the next tick).
-    """
-    for record in messages:
-        q = core.queue(record.queue)
-        assert q is not None
-        q.restore(record.message, record.seq, record.redelivery_counter)
-        if record.message.expiration:
-            core.arm_expiry_sweep()
-    for job in scheduled:
-        core.restore_scheduled(job.job, job.due, job.message, job.redelivery_counter)

@@ -17,51 +17,26 @@ Each list is FIFO, or by priority when the destination has ``prioritized_message
 Dispatch walks the pending messages in that order and gives each to the first consumer (priority bands, round-robin
 inside a band) that has room in its prefetch window, matches its selector, is the exclusive consumer if there is one,
 and owns the message's group. Messages nobody can take stay where they are.
+
+A message leaves the queue only through one of its methods, one per final move of the lifecycle (lifecycle.py):
+:meth:`Queue.consume` (acked or committed), :meth:`Queue.expire`, :meth:`Queue.drop` (a cursor ack) and
+:meth:`Queue.purge`; each tells the store and keeps the counters (``dequeued``, ``expired``, ``memory``) right.
 """
 
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 import attrs
 
 from ..message import Destination, Message
 from .effects import Dispatch
-from .journal import Journal, Redelivered, Removed, Stored
+from .journal import Journal, Purged, Redelivered, Removed, Stored
+from .policy import DestinationPolicy
 from .subscription import QueueEntry, Subscription
 
-__all__ = ["DestinationPolicy", "Queue", "QueueStatistics"]
-
-
-@attrs.frozen(slots=True)
-class DestinationPolicy:
-    """Per-destination broker settings (ActiveMQ ``PolicyEntry``)."""
-
-    prioritized_messages: bool = False
-    #: "shared" (ActiveMQ.DLQ) or "individual" (``<prefix>Queue.<name>``)
-    dead_letter_strategy: str = "shared"
-    dead_letter_queue: str = "ActiveMQ.DLQ"
-    queue_prefix: str = "ActiveMQ.DLQ.Queue."
-    topic_prefix: str = "ActiveMQ.DLQ.Topic."
-    queue_suffix: str = ""
-    topic_suffix: str = ""
-    use_queue_for_topic_messages: bool = True
-    process_non_persistent: bool = False
-    process_expired: bool = True
-    #: expiration set on dead-lettered copies, seconds from then (0 = never expire)
-    dead_letter_expiration: float = 0.0
-    strict_order_dispatch: bool = False
-    #: ActiveMQ ``maxBrowsePageSize``
-    max_browse_page_size: int = 400
-    #: ActiveMQ ``memoryLimit``: bytes of unacked messages (``Message.size_estimate()``) the queue may hold before
-    #: producer flow control starts (0 = no limit); topics are not limited
-    memory_limit: int = 0
-    #: ActiveMQ ``sendFailIfNoSpace``: a send to a full queue fails at once with ``LimitExceeded`` instead of waiting
-    send_fail_if_no_space: bool = False
-    #: ActiveMQ ``sendFailIfNoSpaceAfterTimeout`` (here in seconds): how long a send waits for space before it fails
-    #: with ``LimitExceeded`` (None: as long as it takes)
-    send_fail_if_no_space_after_timeout: float | None = None
+__all__ = ["Queue", "QueueStatistics"]
 
 
 @attrs.frozen(slots=True)
@@ -77,6 +52,9 @@ class QueueStatistics:
     consumers: int
     dispatched: int
 
+
+#: builds a Dispatch without the NamedTuple's Python-level ``__new__`` (once per dispatched message)
+_new_dispatch = tuple.__new__
 
 #: ActiveMQ ``PolicyEntry.maxPageSize``: how many messages are paged in for dispatch at most
 MAX_PAGE_SIZE = 200
@@ -126,6 +104,20 @@ class _ByPriority:
     def __iter__(self) -> Iterator[QueueEntry]:
         for level in range(9, -1, -1):
             yield from self.lists[level]
+
+
+def _filter_fifo(items: deque[QueueEntry], doomed: set[int]) -> int:
+    """Remove the doomed entries (by sequence number) from one FIFO list; the common case is a run at its head."""
+    removed = 0
+    while items and items[0].seq in doomed:
+        items.popleft()
+        removed += 1
+    if any(e.seq in doomed for e in items):
+        kept = [e for e in items if e.seq not in doomed]
+        removed += len(items) - len(kept)
+        items.clear()
+        items.extend(kept)
+    return removed
 
 
 class Queue:
@@ -212,15 +204,77 @@ class Queue:
         self.persistent.append(entry)
         return entry
 
-    def remove_entry(self, entry: QueueEntry) -> None:
-        """Forget an entry for good (acked, dead-lettered, expired or purged)."""
+    # -- the end of a message's life (the transitions to a final state in lifecycle.py) -----------------------------
+
+    def consume(self, entry: QueueEntry) -> None:
+        """A message a consumer held is done with (acked, committed, poisoned): it leaves for good, counted dequeued.
+        Its subscription has already let go of it."""
+        # _forget, inline: once per acked message
         if self.entries.pop(entry.seq, None) is not None:
-            message = entry.message
             self.memory -= entry.size
-            if self.journal is not None and message.persistent:
+            if self.journal is not None and entry.message.persistent:
+                self.journal.append(Removed(self.destination.name, entry.seq))
+        self.dequeued += 1
+
+    def expire(self, entry: QueueEntry, *, pending: bool) -> None:
+        """A message's time ran out: it leaves for good (taken out of the pending lists first when ``pending``),
+        counted expired and dequeued. Where it goes next is the dead-letter strategy's business."""
+        if pending:
+            self._discard_pending(entry)
+        self._forget(entry)
+        self.expired += 1
+        self.dequeued += 1
+
+    def drop(self, entries: Sequence[QueueEntry]) -> None:
+        """Pending messages leave for good without a dispatch (a cursor ack), counted dequeued; one pass per pending
+        list however many go."""
+        if not entries:
+            return
+        self._drop_pending({e.seq for e in entries})
+        for entry in entries:
+            self._forget(entry)
+        self.dequeued += len(entries)
+
+    def purge(self) -> int:
+        """Every message leaves, in-flight ones included (their consumers forget them: a later ack of one fails as
+        "Unmatched acknowledge", as ActiveMQ's does); nothing is dead-lettered. Returns how many went."""
+        count = len(self.entries)
+        for sub in self.consumers:
+            sub.dispatched.clear()
+        self.entries.clear()
+        self.memory = 0
+        if self.journal is not None:
+            self.journal.append(Purged(self.destination.name))
+        self.redelivery.clear()
+        make = _ByPriority if self.policy.prioritized_messages else _Fifo
+        self.persistent = make()
+        self.non_persistent = make()
+        self.paged = make()
+        self.dequeued += count
+        return count
+
+    def _forget(self, entry: QueueEntry) -> None:
+        """Let go of an entry for good, and tell the store (an entry purged before is not there any more)."""
+        if self.entries.pop(entry.seq, None) is not None:
+            self.memory -= entry.size
+            if self.journal is not None and entry.message.persistent:
                 self.journal.append(Removed(self.destination.name, entry.seq))
 
-    def discard_pending(self, entry: QueueEntry) -> None:
+    def _drop_pending(self, doomed: set[int]) -> None:
+        """Take the doomed entries (by sequence number) out of the pending lists, in one pass per list."""
+        left = len(doomed) - _filter_fifo(self.redelivery, doomed)
+        for pending in (self.paged, self.persistent, self.non_persistent):
+            if left <= 0:
+                return
+            if isinstance(pending, _ByPriority):
+                for level in pending.lists:
+                    n = _filter_fifo(level, doomed)
+                    pending.count -= n
+                    left -= n
+            else:
+                left -= _filter_fifo(pending, doomed)
+
+    def _discard_pending(self, entry: QueueEntry) -> None:
         """Take a message out of the pending structure (it is being removed while waiting)."""
         if entry in self.redelivery:
             self.redelivery.remove(entry)
@@ -231,6 +285,17 @@ class Queue:
                 return
             except ValueError:
                 pass
+
+    def release(self, entries: list[QueueEntry], last_delivered_seq: int | None) -> None:
+        """A closing consumer's messages go back to the head (semantics §1, "Close"). Those its application was
+        handed count one more delivery: the ones up to ``last_delivered_seq`` (none, if it held no such message),
+        every one when that is None (the transport failed: nobody knows)."""
+        if last_delivered_seq is None or any(e.seq == last_delivered_seq for e in entries):
+            for entry in entries:
+                entry.redelivery_counter += 1
+                if entry.seq == last_delivered_seq:
+                    break
+        self.give_back(entries)
 
     def give_back(self, entries: list[QueueEntry]) -> None:
         """Put messages released by a consumer back at the head of the queue, in their original order."""
@@ -443,7 +508,7 @@ class Queue:
             if sub.prefetch == 0:
                 sub.extension = max(0, sub.extension - 1)
             self.dispatched_total += 1
-            out.append(Dispatch(sub.consumer_id, message, entry.seq, entry.redelivery_counter, False))
+            out.append(_new_dispatch(Dispatch, (sub.consumer_id, message, entry.seq, entry.redelivery_counter, False)))
             room -= 1
 
     def page_in(self) -> None:
@@ -471,7 +536,7 @@ class Queue:
             if len(out) - start >= limit or not self._has_room():
                 return
             if self._offer(entry, now, exclusive, out, expired):
-                self.discard_pending(entry)
+                self._discard_pending(entry)
 
     def _has_room(self) -> bool:
         for sub in self.consumers:
@@ -506,9 +571,5 @@ class Queue:
         if sub.prefetch == 0:
             sub.extension = max(0, sub.extension - 1)
         self.dispatched_total += 1
-        out.append(Dispatch(sub.consumer_id, entry.message, entry.seq, entry.redelivery_counter, group_first))
-
-    def browse(self) -> list[QueueEntry]:
-        """Every message not yet acked (in flight included), oldest first, capped at the browse page size."""
-        ordered = sorted(self.entries.values(), key=lambda e: e.seq)
-        return ordered[: self.policy.max_browse_page_size]
+        out.append(_new_dispatch(Dispatch, (sub.consumer_id, entry.message, entry.seq, entry.redelivery_counter,
+                                            group_first)))

@@ -7,7 +7,7 @@ and a pull (prefetch 0) grants exactly one dispatch.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import attrs
 
@@ -16,7 +16,14 @@ from ..message import Destination, Message
 if TYPE_CHECKING:
     from ..selector import Selector
 
-__all__ = ["QueueEntry", "Subscription"]
+__all__ = ["MessageSource", "QueueEntry", "Subscription"]
+
+
+class MessageSource(Protocol):
+    """The destination a subscription takes messages from (a queue or a topic), as the subscription needs it."""
+
+    def consume(self, entry: QueueEntry) -> None:
+        """The message is done with: the destination lets go of it and counts it dequeued."""
 
 
 @attrs.define(slots=True, eq=False)
@@ -38,8 +45,9 @@ class QueueEntry:
 class Subscription:
     consumer_id: int
     connection_id: int
-    session_id: int
     destination: Destination
+    #: the Queue or Topic of ``destination``: where an acked message is let go of
+    source: MessageSource
     prefetch: int
     selector: Selector | None = None
     priority: int = 0
@@ -49,10 +57,7 @@ class Subscription:
     #: message_id -> entry, in dispatch order (a dict keeps insertion order and finds an id in O(1))
     dispatched: dict[str, QueueEntry] = attrs.field(factory=dict)
     extension: int = 0
-    #: pull state (prefetch 0): dispatch count when the pending pull was made, and its deadline (None: no timeout)
-    pull_active: bool = False
-    pull_mark: int = 0
-    pull_deadline: float | None = None
+    #: dispatches so far: a pull's timer compares it with its value when the pull was made
     dispatch_count: int = 0
     groups: int = 0
     closed: bool = False
@@ -70,6 +75,15 @@ class Subscription:
     def contract(self, amount: int) -> None:
         if self.prefetch != 0:
             self.extension = max(0, self.extension - amount)
+
+    def consume(self, entry: QueueEntry, contract: bool = True) -> None:
+        """A message this subscription holds is done with: it leaves the subscription (narrowing the window by one
+        unless ``contract`` is False) and its destination."""
+        self.dispatched.pop(entry.message.message_id, None)
+        if contract and self.extension and self.prefetch:
+            self.extension -= 1  # contract(1), inline: one call less per ack
+        entry.holder = None
+        self.source.consume(entry)
 
     def matches(self, message: Message, redelivery_counter: int) -> bool:
         if self.selector is None:

@@ -31,6 +31,10 @@ class Topic:
             self.subscriptions.remove(sub)
         self.pending.pop(sub.consumer_id, None)
 
+    def consume(self, entry: QueueEntry) -> None:
+        """A subscriber acked its copy: only counted, as the copy was the subscriber's own."""
+        self.dequeued += 1
+
     def publish(self, message: Message, publisher_connection: int) -> None:
         seq = self.next_seq
         self.next_seq = seq + 1
@@ -55,4 +59,5 @@ class Topic:
                 sub.dispatch_count += 1
                 if sub.prefetch == 0:
                     sub.extension = max(0, sub.extension - 1)
-                out.append(Dispatch(sub.consumer_id, entry.message, entry.seq, entry.redelivery_counter))
+                out.append(tuple.__new__(Dispatch, (sub.consumer_id, entry.message, entry.seq,
+                                                    entry.redelivery_counter, False)))

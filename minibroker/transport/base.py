@@ -15,9 +15,9 @@ from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from .._core.commands import ConsumerInfo, MessageAck
-from .._core.cursors import BrokerInfo, CursorAck, PublishResult, RangeRead
 from .._core.effects import Dispatch
 from .._core.queue import QueueStatistics
+from .._core.replay import BrokerInfo, CursorAck, PublishResult, RangeRead
 from ..clock import Clock
 from ..message import Message
 
@@ -70,7 +70,7 @@ class BrokerLink(Protocol):
 
     async def queue_statistics(self, queue: str) -> QueueStatistics | None: ...
 
-    # replayable reads (minibroker._core.cursors): sequence ranges, cursor acks, the epoch, batch publish
+    # replayable reads (minibroker._core.replay): sequence ranges, cursor acks, the epoch, batch publish
 
     async def read_range(self, queue: str, from_seq: int = 0, to_seq: int | None = None, limit: int | None = None,
                          epoch: str | None = None) -> RangeRead: ...

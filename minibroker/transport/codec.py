@@ -35,9 +35,9 @@ import attrs
 
 from .. import errors as _errors
 from .._core.commands import AckType, ConsumerInfo, MessageAck
-from .._core.cursors import BrokerInfo, CursorAck, PublishResult, QueuePosition, RangeEntry, string_properties
 from .._core.effects import Dispatch
 from .._core.queue import QueueStatistics
+from .._core.replay import BrokerInfo, CursorAck, PublishResult, QueuePosition, RangeEntry, string_properties
 from .._defaults import DEFAULT_MAX_FRAME_SIZE
 from ..errors import FrameTooLarge, LocalProtocolError, MinibrokerError, RemoteProtocolError
 from ..message import Destination, DestinationKind, Message, PropertyValue
@@ -156,7 +156,7 @@ class FrameType(enum.IntEnum):
     QUEUE_STATISTICS = 0x26
     QUEUE_LIST = 0x27
     PURGED = 0x28
-    # replayable reads (minibroker._core.cursors): client -> server
+    # replayable reads (minibroker._core.replay): client -> server
     READ_RANGE = 0x40
     ACK_BELOW = 0x41
     GET_BROKER_INFO = 0x42
@@ -374,7 +374,7 @@ class RangeColumns:
     Columns: ``seq`` (int64), ``redelivery_counter`` (int32), ``priority`` (int32), ``timestamp`` (int64, microseconds
     since the epoch, UTC), ``flags`` (one byte each: 1 = text body, 2 = persistent), message ids (``id_offsets`` into
     UTF-8 ``id_data``), bodies (``body_offsets`` into ``body_data``; text as UTF-8), and properties as text
-    (:func:`~minibroker._core.cursors.string_properties`): message i owns entries ``prop_offsets[i]`` to
+    (:func:`~minibroker._core.replay.string_properties`): message i owns entries ``prop_offsets[i]`` to
     ``prop_offsets[i + 1]`` of the keys (``key_offsets``/``key_data``) and values (``value_offsets``/``value_data``;
     ``value_nulls`` has one byte per value, 1 = null).
 

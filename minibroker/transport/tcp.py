@@ -20,9 +20,9 @@ from collections.abc import Callable, Sequence
 from urllib.parse import urlsplit
 
 from .._core.commands import ConsumerInfo, MessageAck
-from .._core.cursors import BrokerInfo, CursorAck, PublishResult, RangeEntry, RangeRead
 from .._core.effects import Dispatch
 from .._core.queue import QueueStatistics
+from .._core.replay import BrokerInfo, CursorAck, PublishResult, RangeEntry, RangeRead
 from ..clock import Clock, RealClock
 from ..errors import ConnectionClosed, InvalidConfiguration, MinibrokerError, RemoteProtocolError
 from ..message import Message

@@ -233,7 +233,7 @@ class _ClientConnection:
                     self.emit(encode_ok(request_id))
             elif type(frame) is MessageAck:
                 if frame.transaction_id is not None:
-                    frame.transaction_id = self.broker_transaction(frame.transaction_id)
+                    frame = frame._replace(transaction_id=self.broker_transaction(frame.transaction_id))
                 broker.ack(connection_id, frame)
             elif type(frame) is Pull:
                 broker.pull(connection_id, frame.consumer_id, frame.timeout)

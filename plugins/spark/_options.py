@@ -9,7 +9,7 @@ from typing import Literal
 
 import attrs
 
-from minibroker._core.cursors import stringify
+from minibroker._core.replay import stringify
 from minibroker.destination_map import DestinationMap
 from minibroker.errors import InvalidConfiguration
 

@@ -43,7 +43,7 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
-from minibroker._core.cursors import BrokerInfo, CursorAck, RangeEntry, string_properties
+from minibroker._core.replay import BrokerInfo, CursorAck, RangeEntry, string_properties
 from minibroker.errors import InvalidAcknowledge, InvalidConfiguration, StaleEpoch
 from minibroker.message import Destination, Message
 from minibroker.transport.codec import RangeColumns

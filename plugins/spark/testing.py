@@ -30,7 +30,7 @@ from typing import Any, TypeVar
 import pytest
 
 from minibroker import Broker, RealClock
-from minibroker._core.cursors import BrokerInfo, EpochSource, PublishResult, RangeEntry
+from minibroker._core.replay import BrokerInfo, EpochSource, PublishResult, RangeEntry
 from minibroker.message import Destination, Message, PropertyValue
 
 __all__ = [

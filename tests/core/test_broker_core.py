@@ -14,7 +14,7 @@ from minibroker._core.broker import EXPIRE_PERIOD, NOW_UNKNOWN_DELIVERED, Broker
 from minibroker._core.commands import AckType, ConsumerInfo, MessageAck
 from minibroker._core.effects import Dispatch
 from minibroker._core.history import HistoryRecord
-from minibroker._core.queue import DestinationPolicy
+from minibroker._core.policy import DestinationPolicy
 from minibroker.errors import IllegalStateError, InvalidAcknowledge, TransactionError
 from minibroker.message import Destination, Message
 

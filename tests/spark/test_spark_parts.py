@@ -181,7 +181,7 @@ def test_columnar_and_message_by_message_rows_agree() -> None:
     pytest.importorskip("pyarrow")
     from pyspark.sql.types import LongType, StringType, StructField, StructType
 
-    from minibroker._core.cursors import RangeEntry
+    from minibroker._core.replay import RangeEntry
     from minibroker.plugins.spark._source import arrow_schema, columns_to_record_batch, schema_for, to_record_batch
     from minibroker.transport import codec
 

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from minibroker import AckType, ConsumerInfo, Destination, Dispatch, Message, MessageAck, QueueStatistics
-from minibroker._core.cursors import BrokerInfo, CursorAck, PublishResult, QueuePosition, RangeEntry
+from minibroker._core.replay import BrokerInfo, CursorAck, PublishResult, QueuePosition, RangeEntry
 from minibroker.errors import FrameTooLarge, LocalProtocolError, RemoteProtocolError
 from minibroker.transport import codec
 from minibroker.transport.codec import (

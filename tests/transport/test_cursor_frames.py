@@ -11,7 +11,7 @@ import attrs
 import pytest
 
 from minibroker import Broker, Destination, Message, RealClock
-from minibroker._core.cursors import BrokerInfo, CursorAck, PublishResult, QueuePosition, RangeEntry
+from minibroker._core.replay import BrokerInfo, CursorAck, PublishResult, QueuePosition, RangeEntry
 from minibroker.client import AckMode, Connection, connect
 from minibroker.errors import ConnectionClosed, InvalidAcknowledge, LocalProtocolError, RemoteProtocolError, StaleEpoch
 from minibroker.plugins.server.tcp import start_server

@@ -1,5 +1,5 @@
 """Replayable reads in the sans-IO core: sequence ranges, cumulative cursor acks, the epoch, the publish path's
-duplicate check (``minibroker._core.cursors``)."""
+duplicate check (``minibroker._core.replay``)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 from minibroker._core.broker import BrokerCore
 from minibroker._core.commands import AckType, ConsumerInfo, MessageAck
-from minibroker._core.cursors import CursorBook, DuplicateFilter, RangeEntry, random_epoch
-from minibroker._core.queue import DestinationPolicy
+from minibroker._core.policy import DestinationPolicy
+from minibroker._core.replay import CursorBook, DuplicateFilter, RangeEntry, random_epoch
 from minibroker.errors import ConnectionClosed, InvalidAcknowledge, InvalidConfiguration, StaleEpoch
 from minibroker.message import Destination, Message
 
@@ -86,19 +86,19 @@ class TestEpoch:
 class TestPositions:
     def test_unknown_queue_is_not_created(self) -> None:
         core, _ = make()
-        p = core.queue_position("nope")
+        p = core.queue_positions(["nope"])[0]
         assert (p.first_seq, p.next_seq, p.size, p.latest_seq) == (0, 0, 0, -1)
         assert "nope" not in core.queues
-        assert core.latest_seq("nope") == -1
+        assert core.queue_positions(["nope"])[0].latest_seq == -1
 
     def test_first_and_next(self) -> None:
         core, conn = make()
         send(core, conn, 5)
         core.ack_below("q", "c", 2)
-        p = core.queue_position("q", cursor="c")
+        p = core.queue_positions(["q"], cursor="c")[0]
         assert (p.queue, p.first_seq, p.next_seq, p.size, p.cursor_floor) == ("q", 2, 5, 3, 2)
-        assert core.queue_position("q", cursor="other").cursor_floor is None
-        assert core.latest_seq("q") == 4
+        assert core.queue_positions(["q"], cursor="other")[0].cursor_floor is None
+        assert core.queue_positions(["q"])[0].latest_seq == 4
 
     def test_every_queue_by_name(self) -> None:
         core, conn = make()

@@ -40,15 +40,16 @@ from __future__ import annotations
 
 import base64
 import os
-from collections import OrderedDict, deque
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Iterator
 from typing import NamedTuple
 
 import attrs
 
 from ..errors import InvalidAcknowledge, InvalidConfiguration, StaleEpoch
 from ..message import Message, PropertyValue
-from .queue import Queue, _ByPriority
+from .history import History
+from .queue import Queue
 from .subscription import QueueEntry
 
 __all__ = [
@@ -65,6 +66,7 @@ __all__ = [
     "ack_below",
     "check_epoch",
     "positions",
+    "publish",
     "queue_position",
     "random_epoch",
     "read_range",
@@ -321,51 +323,17 @@ def read_range(q: Queue | None, from_seq: int, to_seq: int | None, limit: int | 
             for e in select_range(q, from_seq, to_seq, limit, now)]
 
 
-def _filter_fifo(items: deque[QueueEntry], doomed: set[int]) -> int:
-    """Remove the doomed entries (by sequence number) from one FIFO list; the common case is a run at its head."""
-    removed = 0
-    while items and items[0].seq in doomed:
-        items.popleft()
-        removed += 1
-    if any(e.seq in doomed for e in items):
-        kept = [e for e in items if e.seq not in doomed]
-        removed += len(items) - len(kept)
-        items.clear()
-        items.extend(kept)
-    return removed
-
-
-def _drop_pending(q: Queue, doomed: set[int]) -> None:
-    """Take the doomed entries out of the queue's pending structures, in one pass per structure."""
-    left = len(doomed)
-    left -= _filter_fifo(q.redelivery, doomed)
-    for lst in (q.paged, q.persistent, q.non_persistent):
-        if left <= 0:
-            return
-        pending: object = lst
-        if isinstance(pending, deque):
-            left -= _filter_fifo(pending, doomed)
-        elif isinstance(pending, _ByPriority):
-            for level in pending.lists:
-                n = _filter_fifo(level, doomed)
-                pending.count -= n
-                left -= n
-        else:  # pragma: no cover - a pending structure this module does not know: the slow, general way
-            for entry in [e for e in lst if e.seq in doomed]:
-                lst.remove(entry)
-                left -= 1
-
-
 def ack_below(
     book: CursorBook,
     q: Queue | None,
     queue: str,
     cursor: str,
     seq: int,
-    on_removed: Callable[[Sequence[QueueEntry]], None] | None = None,
+    history: History,
+    now: float,
 ) -> CursorAck:
     """Consume every message of ``q`` with a sequence number below ``seq`` for ``cursor`` (see the module notes for
-    messages held by consumers). ``on_removed`` sees the removed entries (the core records them in its history)."""
+    messages held by consumers), recording each in ``history``."""
     if not isinstance(cursor, str) or not cursor:
         raise InvalidConfiguration(f"a cursor name is a non-empty string, not {cursor!r}", cursor=cursor)
     next_seq = 0 if q is None else q.next_seq
@@ -390,13 +358,38 @@ def ack_below(
         else:
             doomed.append(entry)
     if doomed:
-        _drop_pending(q, {e.seq for e in doomed})
-        for entry in doomed:
-            q.remove_entry(entry)
-        q.dequeued += len(doomed)
-        if on_removed is not None:
-            on_removed(doomed)
+        q.drop(doomed)
+        if history.enabled:
+            for entry in doomed:
+                history.add(entry.message.message_id, now, "ack", None, "CURSOR", None, entry.redelivery_counter,
+                            f"cursor {cursor} below {seq}")
     return CursorAck(book.epoch, queue, cursor, floor, len(doomed), skipped, next_seq)
+
+
+def publish(book: CursorBook, messages: Iterable[Message], dedupe: bool, send: Callable[[Message], None],
+            history: History, now: float) -> PublishResult:
+    """Hand each message to ``send`` but those the destination's duplicate filter has seen (see the module notes);
+    with ``dedupe`` the filter is switched on first. ``book.fail_publish`` (fault injection) stops the batch."""
+    accepted = duplicates = 0
+    fault = book.fail_publish
+    for message in messages:
+        if fault is not None and accepted >= fault[0]:
+            book.fail_publish = None
+            raise fault[1]
+        if dedupe or book.duplicate_filters:
+            key = str(message.destination)
+            f = book.duplicate_filter(key) if dedupe else book.duplicate_filters.get(key)
+            if f is not None and f.check_and_add(message.message_id):
+                duplicates += 1
+                history.add(message.message_id, now, "dropped", detail="duplicate message id (publish)",
+                            destination=key)
+                continue
+        send(message)
+        accepted += 1
+    if fault is not None and accepted >= fault[0]:
+        book.fail_publish = None
+        raise fault[1]
+    return PublishResult(accepted, duplicates)
 
 
 def positions(
