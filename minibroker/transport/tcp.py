@@ -26,8 +26,7 @@ from .._core.queue import QueueStatistics
 from ..clock import Clock, RealClock
 from ..errors import ConnectionClosed, InvalidConfiguration, MinibrokerError, RemoteProtocolError
 from ..message import Message
-from .base import DispatchHandler
-from .codec import (
+from ..wire import (
     DEFAULT_MAX_FRAME_SIZE,
     BrokerInfoResult,
     BrowseResult,
@@ -66,6 +65,7 @@ from .codec import (
     error_for,
     error_from_frame,
 )
+from .base import DispatchHandler
 
 __all__ = ["TcpLink", "parse_tcp_url"]
 
