@@ -1,6 +1,6 @@
 """The minibroker wire protocol, sans I/O: frame objects to bytes and bytes to frame objects.
 
-No sockets and no asyncio here (as h11): the server and :class:`~minibroker.transport.tcp.TcpLink` do the I/O
+No sockets and no asyncio here (as h11): the server and :class:`~minibroker.transport.tcp_link.TcpLink` do the I/O
 around it. The modules, one idea each: :mod:`.frames` (the frame types and classes), :mod:`.layouts` (every fixed
 field layout, declared once), :mod:`.encode` and :mod:`.parse` (one encoder and one parser per frame type),
 :mod:`.table` (one row per frame type joining them), :mod:`.decode` (the byte stream), :mod:`.columns` (the columnar

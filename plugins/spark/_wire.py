@@ -17,7 +17,7 @@ from types import TracebackType
 from minibroker._core.cursors import BrokerInfo, CursorAck, PublishResult, RangeEntry, RangeRead
 from minibroker.errors import ConnectionClosed, MinibrokerError, RemoteProtocolError
 from minibroker.message import Message
-from minibroker.transport.tcp import parse_tcp_url
+from minibroker.transport.tcp_link import parse_tcp_url
 from minibroker.wire import (
     BrokerInfoResult,
     Connected,

@@ -25,7 +25,7 @@ from minibroker.errors import (
     TransactionError,
 )
 from minibroker.plugins.server.tcp import Server, start_server
-from minibroker.transport.tcp import TcpLink
+from minibroker.transport.tcp_link import TcpLink
 
 TIMEOUT = 5.0
 NO_DELAY = RedeliveryPolicy(initial_redelivery_delay=0.0, redelivery_delay=0.0)

@@ -69,7 +69,7 @@ from .base import DispatchHandler
 
 __all__ = ["TcpLink", "parse_tcp_url"]
 
-log = logging.getLogger("minibroker.transport.tcp")
+log = logging.getLogger("minibroker.transport.tcp_link")
 
 _READ_SIZE = 256 * 1024
 #: write the output buffer at once (instead of at the end of the loop turn) past this many bytes
