@@ -33,8 +33,8 @@ from ._core.journal import JournalOp, Purged, Redelivered, Removed, Scheduled, S
 from ._data_dir_lock import in_use_message, lock_data_dir
 from .errors import IllegalStateError, InvalidConfiguration, MinibrokerError, StoreError
 from .message import Message
-from .wire.encode import write_message as _encode_message_parts
-from .wire.parse import FrameParser
+from .wire.encoders import write_message as _encode_message_parts
+from .wire.parsers import FrameParser
 
 __all__ = ["DATABASE_NAME", "MemoryStore", "MessageStore", "SqliteStore", "StoreError", "StoredState"]
 

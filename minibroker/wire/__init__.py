@@ -2,7 +2,7 @@
 
 No sockets and no asyncio here (as h11): the server and :class:`~minibroker.transport.tcp_link.TcpLink` do the I/O
 around it. The modules, one idea each: :mod:`.frames` (the frame types and classes), :mod:`.layouts` (every fixed
-field layout, declared once), :mod:`.encode` and :mod:`.parse` (one encoder and one parser per frame type),
+field layout, declared once), :mod:`.encoders` and :mod:`.parsers` (one encoder and one parser per frame type),
 :mod:`.table` (one row per frame type joining them), :mod:`.decode` (the byte stream), :mod:`.columns` (the columnar
 range encoding read by Spark), :mod:`.encoded` (the cache of received messages' bytes) and :mod:`.errors`.
 """
@@ -20,7 +20,10 @@ from .decode import (
     FrameDecoder,
     Side,
 )
-from .encode import (
+from .encoded import (
+    EncodedMessages,
+)
+from .encoders import (
     encode_ack,
     encode_ack_below,
     encode_add_consumer,
@@ -55,9 +58,6 @@ from .encode import (
     encode_remove_consumer,
     encode_rollback,
     encode_send,
-)
-from .encoded import (
-    EncodedMessages,
 )
 from .errors import (
     error_for,
@@ -100,7 +100,7 @@ from .frames import (
     Rollback,
     Send,
 )
-from .parse import (
+from .parsers import (
     FrameParser,
 )
 from .table import (

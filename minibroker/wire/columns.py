@@ -10,11 +10,11 @@ from collections.abc import Iterable, Sequence
 from .._core.cursors import RangeEntry, string_properties
 from ..errors import LocalProtocolError
 from ..message import Message
-from .encode import write_str
+from .encoders import write_str
 from .errors import ENCODE_FAILURES, Malformed, cannot_encode
 from .frames import FrameType, RangeColumns
 from .layouts import BIG_ENDIAN, LE_I32, LEN, RANGE_COLUMNS, RANGE_RESULT_BODY
-from .parse import U32_UNPACK, done, read_bool, read_str
+from .parsers import U32_UNPACK, done, read_bool, read_str
 
 #: the buffers of a RANGE_COLUMNS frame, in their order on the wire (each a u32 length + bytes, after the epoch)
 COLUMN_SECTIONS = ("seq", "redelivery_counter", "priority", "timestamp", "flags", "id_offsets", "id_data",
@@ -120,7 +120,7 @@ def encode_range_columns_results(request_id: int, epoch: str, next_seq: int, seq
 
 def parse_range_columns(_parser: object, frame: bytes) -> RangeColumns:
     """A RANGE_COLUMNS frame (``frame`` starts with the type byte), every buffer's size and offsets ends checked
-    (the parser of its table row: it needs nothing a :class:`~minibroker.wire.parse.FrameParser` remembers)."""
+    (the parser of its table row: it needs nothing a :class:`~minibroker.wire.parsers.FrameParser` remembers)."""
     request_id, last, next_seq, count = RANGE_RESULT_BODY.unpack_from(frame, 1)
     epoch, pos = read_str(frame, 1 + RANGE_RESULT_BODY.size, "epoch")
     sections: dict[str, bytes] = {}

@@ -20,7 +20,7 @@ from .encoded import EncodedMessages
 from .errors import Malformed
 from .frames import PROTOCOL_VERSION, Frame, FrameType, Handshake
 from .layouts import HANDSHAKE, HANDSHAKE_PREFIX
-from .parse import U32_UNPACK, FrameParser
+from .parsers import U32_UNPACK, FrameParser
 from .table import ROWS, SERVER_FRAMES
 
 #: whose frames a decoder reads: the client's (a server), the server's (a client), or either

@@ -15,7 +15,7 @@ import attrs
 from .._core.commands import MessageAck
 from .._core.effects import Dispatch
 from ..errors import LocalProtocolError
-from . import encode as e
+from . import encoders as e
 from .columns import encode_range_columns, parse_range_columns
 from .frames import (
     AckBelow,
@@ -52,8 +52,8 @@ from .frames import (
     Rollback,
     Send,
 )
-from .parse import FrameParser as P
-from .parse import Parse, request_and_int, request_and_queue
+from .parsers import FrameParser as P
+from .parsers import Parse, request_and_int, request_and_queue
 
 #: who sends a frame type: the client, the server (the broker), or both (the handshake)
 Sender = Literal["client", "server", "both"]
