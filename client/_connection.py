@@ -341,7 +341,7 @@ async def connect(
             raise UnsupportedOperation(f"no transport for {target!r}; use tcp://HOST:PORT or a Broker", url=target)
         if fault_tolerant:
             raise UnsupportedOperation("fault_tolerant is not supported over tcp:// yet", url=target)
-        from minibroker.transport.tcp import TcpLink
+        from minibroker.transport.tcp_link import TcpLink
 
         link = await TcpLink.open_url(target, clock=clock if clock is not None else RealClock())
     else:

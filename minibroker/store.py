@@ -14,7 +14,7 @@ OK). At start-up (and on ``Broker.restart()``) :meth:`MessageStore.load` gives b
 
 Tables: ``messages(queue, seq, counter, message)`` keyed by queue and sequence number (loaded in that order, which is
 the queue's send order) and ``scheduled(job, due, counter, message)``. Messages are kept in the wire encoding of
-:mod:`minibroker.transport.codec`.
+:mod:`minibroker.wire`.
 """
 
 from __future__ import annotations
@@ -33,8 +33,8 @@ from ._core.replay import random_epoch
 from ._data_dir_lock import in_use_message, lock_data_dir
 from .errors import IllegalStateError, InvalidConfiguration, MinibrokerError, StoreError
 from .message import Message
-from .transport.codec import FrameDecoder
-from .transport.codec import _message as _encode_message_parts
+from .wire.encoders import write_message as _encode_message_parts
+from .wire.parsers import FrameParser
 
 __all__ = ["DATABASE_NAME", "MemoryStore", "MessageStore", "SqliteStore", "StoreError", "StoredState"]
 
@@ -75,7 +75,7 @@ def encode_message(message: Message) -> bytes:
 
 
 def decode_message(data: bytes) -> Message:
-    message, end = FrameDecoder(handshake=False)._read_message(data, 0)
+    message, end = FrameParser().read_message(data, 0)
     if end != len(data):
         raise StoreError(f"a stored message has {len(data) - end} unexpected trailing bytes")
     return message

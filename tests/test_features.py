@@ -29,7 +29,7 @@ from minibroker.features import (
     refuse,
 )
 from minibroker.message import Destination, PropertyValue
-from minibroker.transport.codec import error_for
+from minibroker.wire.errors import error_for
 
 #: refused rows whose only edge is the STOMP converter (driven in tests/stomp/test_unsupported_features.py)
 STOMP_ONLY = {"stomp-composite-subscribe", "stomp-durable", "stomp-transformation"}

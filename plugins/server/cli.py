@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
     from minibroker._core.queue import QueueStatistics
     from minibroker.config import BrokerConfig
-    from minibroker.transport.tcp import TcpLink
+    from minibroker.transport.tcp_link import TcpLink
 
     T = TypeVar("T")
 
@@ -355,7 +355,7 @@ def format_table(header: Sequence[str], rows: Sequence[Sequence[object]], align:
 
 
 async def open_link(args: argparse.Namespace) -> TcpLink:
-    from minibroker.transport.tcp import TcpLink
+    from minibroker.transport.tcp_link import TcpLink
 
     link = await TcpLink.open_url(args.url)
     await link.open(None, args.user, args.password)

@@ -1,4 +1,4 @@
-"""The TCP edge of the broker: one asyncio stream handler per client, speaking :mod:`minibroker.transport.codec`.
+"""The TCP edge of the broker: one asyncio stream handler per client, speaking :mod:`minibroker.wire`.
 
 Each client connection is a broker connection. Frames are decoded and turned into calls on the
 :class:`~minibroker.Broker` driver with that connection's id; the connection's dispatches (which the broker produces
@@ -35,7 +35,7 @@ from minibroker.errors import (
     TransactionError,
 )
 from minibroker.message import Destination
-from minibroker.transport.codec import (
+from minibroker.wire import (
     DEFAULT_MAX_FRAME_SIZE,
     AckBelow,
     AddConsumer,

@@ -46,7 +46,7 @@ from pyspark.sql.types import (
 from minibroker._core.replay import BrokerInfo, CursorAck, RangeEntry, string_properties
 from minibroker.errors import InvalidAcknowledge, InvalidConfiguration, StaleEpoch
 from minibroker.message import Destination, Message
-from minibroker.transport.codec import RangeColumns
+from minibroker.wire import RangeColumns
 
 from ._options import (
     SourceOptions,

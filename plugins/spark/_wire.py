@@ -17,7 +17,8 @@ from types import TracebackType
 from minibroker._core.replay import BrokerInfo, CursorAck, PublishResult, RangeEntry, RangeRead
 from minibroker.errors import ConnectionClosed, MinibrokerError, RemoteProtocolError
 from minibroker.message import Message
-from minibroker.transport.codec import (
+from minibroker.transport.tcp_link import parse_tcp_url
+from minibroker.wire import (
     BrokerInfoResult,
     Connected,
     CursorAcked,
@@ -38,7 +39,6 @@ from minibroker.transport.codec import (
     encode_read_range,
     error_from_frame,
 )
-from minibroker.transport.tcp import parse_tcp_url
 
 __all__ = ["BlockingClient"]
 

@@ -13,7 +13,7 @@ from minibroker.client import AckMode, Connection, connect
 from minibroker.errors import AccessDenied
 from minibroker.plugins.auth import AuthorizationEntry, AuthPlugin, Principal, User
 from minibroker.plugins.server.tcp import Server, start_server
-from minibroker.transport.tcp import TcpLink
+from minibroker.transport.tcp_link import TcpLink
 
 TIMEOUT = 5.0
 

@@ -16,7 +16,7 @@ from minibroker import Broker, DestinationPolicy, ManualClock, Message, RealCloc
 from minibroker.client import AckMode, Connection, connect
 from minibroker.errors import LimitExceeded
 from minibroker.plugins.server.tcp import Server, start_server
-from minibroker.transport.tcp import TcpLink
+from minibroker.transport.tcp_link import TcpLink
 
 TIMEOUT = 5.0
 BODY = "x" * 436  # size_estimate: 436 + 64 = 500 bytes

@@ -26,7 +26,7 @@ from servekit import serve
 
 from minibroker.client import AckMode, connect
 from minibroker.errors import MinibrokerError
-from minibroker.transport.tcp import TcpLink
+from minibroker.transport.tcp_link import TcpLink
 
 TIMEOUT = 30.0
 PRODUCERS = 2

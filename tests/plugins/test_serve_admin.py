@@ -10,7 +10,7 @@ from servekit import MINIBROKER, TIMEOUT, Served, run, serve
 
 from minibroker.client import AckMode, connect
 from minibroker.errors import AccessDenied, LimitExceeded
-from minibroker.transport.tcp import TcpLink
+from minibroker.transport.tcp_link import TcpLink
 
 CONFIG = """
 [limits]

@@ -136,7 +136,7 @@ def test_serve_without_a_config_builds_the_broker_the_config_would() -> None:
     that is the broker ``BrokerConfig()`` describes only while Broker's defaults are BrokerConfig's."""
     from minibroker._defaults import DEFAULT_MAX_FRAME_SIZE
     from minibroker.config import BrokerConfig
-    from minibroker.transport.codec import DEFAULT_MAX_FRAME_SIZE as CODEC_MAX_FRAME_SIZE
+    from minibroker.wire import DEFAULT_MAX_FRAME_SIZE as CODEC_MAX_FRAME_SIZE
 
     defaults = {name: p.default for name, p in inspect.signature(Broker).parameters.items()}
     for name, value in BrokerConfig().broker_kwargs().items():

@@ -181,9 +181,9 @@ def test_columnar_and_message_by_message_rows_agree() -> None:
     pytest.importorskip("pyarrow")
     from pyspark.sql.types import LongType, StringType, StructField, StructType
 
+    from minibroker import wire
     from minibroker._core.replay import RangeEntry
     from minibroker.plugins.spark._source import arrow_schema, columns_to_record_batch, schema_for, to_record_batch
-    from minibroker.transport import codec
 
     q = Destination.queue("q")
     entries = [
@@ -195,11 +195,11 @@ def test_columnar_and_message_by_message_rows_agree() -> None:
     projected = StructType([StructField("body", StringType()), StructField("seq", LongType())])
     for spark_schema in (schema_for("binary"), schema_for("string"), projected):
         schema = arrow_schema(spark_schema)
-        [frame] = codec.encode_range_columns_results(1, "e", 5, *zip(*entries, strict=True), 1 << 20)
-        decoder = codec.FrameDecoder(sender="server", handshake=False)
+        [frame] = wire.encode_range_columns_results(1, "e", 5, *zip(*entries, strict=True), 1 << 20)
+        decoder = wire.FrameDecoder(sender="server", handshake=False)
         decoder.receive_data(frame)
         [part] = decoder.next_frames()
-        assert isinstance(part, codec.RangeColumns)
+        assert isinstance(part, wire.RangeColumns)
         fast = columns_to_record_batch("q", part, schema)
         slow = to_record_batch("q", entries, schema)
         assert fast.schema.equals(schema) and slow.schema.equals(schema)

@@ -13,11 +13,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from minibroker import AckType, ConsumerInfo, Destination, Dispatch, Message, MessageAck, QueueStatistics
+from minibroker import AckType, ConsumerInfo, Destination, Dispatch, Message, MessageAck, QueueStatistics, wire
 from minibroker._core.replay import BrokerInfo, CursorAck, PublishResult, QueuePosition, RangeEntry
 from minibroker.errors import FrameTooLarge, LocalProtocolError, RemoteProtocolError
-from minibroker.transport import codec
-from minibroker.transport.codec import (
+from minibroker.wire import (
     AddConsumer,
     Begin,
     Browse,
@@ -72,7 +71,7 @@ def fields(m: Message) -> dict[str, Any]:
     return attrs.asdict(m, recurse=False)
 
 
-def decode_all(data: bytes, *, sender: codec.Side = "any", handshake: bool = False, **kw: Any) -> list[codec.Frame]:
+def decode_all(data: bytes, *, sender: wire.Side = "any", handshake: bool = False, **kw: Any) -> list[wire.Frame]:
     decoder = FrameDecoder(sender=sender, handshake=handshake, **kw)
     decoder.receive_data(data)
     frames = decoder.next_frames()
@@ -80,7 +79,7 @@ def decode_all(data: bytes, *, sender: codec.Side = "any", handshake: bool = Fal
     return frames
 
 
-def roundtrip(frame: codec.Frame) -> codec.Frame:
+def roundtrip(frame: wire.Frame) -> wire.Frame:
     [back] = decode_all(encode(frame))
     return back
 
@@ -98,7 +97,7 @@ def same(a: object, b: object) -> bool:
 
 STATS = QueueStatistics("orders", 3, 1, 10, 7, 0, 2, 8)
 
-EVERY_FRAME: list[codec.Frame] = [
+EVERY_FRAME: list[wire.Frame] = [
     Hello(1, None),
     Hello(2, "client-ü"),
     Connected(1, 42, "minibroker"),
@@ -136,19 +135,19 @@ EVERY_FRAME: list[codec.Frame] = [
     QueueList(14, ()),
     Close(15, 77),
     # replayable reads (more in test_cursor_frames.py)
-    codec.ReadRange(16, "orders", 3, 10, 5, "epoch-1"),
-    codec.RangeResult(16, "epoch-1", 11, (RangeEntry(3, message(), 0), RangeEntry(7, full_message(), 2)), True),
-    codec.AckBelow(17, "orders", "spark", 10, None),
-    codec.CursorAcked(17, CursorAck("epoch-1", "orders", "spark", 10, 4, 1, 11)),
-    codec.GetBrokerInfo(18, ("orders",), "spark"),
-    codec.BrokerInfoResult(18, BrokerInfo("epoch-1", "minibroker", (QueuePosition("orders", 3, 11, 8, 3),))),
-    codec.Publish(19, (message(), full_message()), True),
-    codec.Published(19, PublishResult(1, 1)),
-    codec.ReadRange(20, "orders", 0, None, 100, None, True),
-    codec.range_columns_of(20, "epoch-1", 9, [RangeEntry(3, message(), 0), RangeEntry(7, full_message(), 2)]),
+    wire.ReadRange(16, "orders", 3, 10, 5, "epoch-1"),
+    wire.RangeResult(16, "epoch-1", 11, (RangeEntry(3, message(), 0), RangeEntry(7, full_message(), 2)), True),
+    wire.AckBelow(17, "orders", "spark", 10, None),
+    wire.CursorAcked(17, CursorAck("epoch-1", "orders", "spark", 10, 4, 1, 11)),
+    wire.GetBrokerInfo(18, ("orders",), "spark"),
+    wire.BrokerInfoResult(18, BrokerInfo("epoch-1", "minibroker", (QueuePosition("orders", 3, 11, 8, 3),))),
+    wire.Publish(19, (message(), full_message()), True),
+    wire.Published(19, PublishResult(1, 1)),
+    wire.ReadRange(20, "orders", 0, None, 100, None, True),
+    wire.range_columns_of(20, "epoch-1", 9, [RangeEntry(3, message(), 0), RangeEntry(7, full_message(), 2)]),
     # administration and credentials (issue 4)
-    codec.Purge(20, "orders"),
-    codec.Purged(20, 3),
+    wire.Purge(20, "orders"),
+    wire.Purged(20, 3),
     Hello(21, "client", "admin", "s3cret ü"),
     Hello(22, None, None, "only-a-password"),
 ]
@@ -156,7 +155,7 @@ EVERY_FRAME: list[codec.Frame] = [
 
 class TestRoundTrip:
     @pytest.mark.parametrize("frame", EVERY_FRAME, ids=lambda f: type(f).__name__)
-    def test_every_frame(self, frame: codec.Frame) -> None:
+    def test_every_frame(self, frame: wire.Frame) -> None:
         back = roundtrip(frame)
         assert type(back) is type(frame)
         assert same(back, frame), (back, frame)
@@ -167,10 +166,10 @@ class TestRoundTrip:
 
     def test_handshake(self) -> None:
         data = encode_handshake()
-        assert data[5:9] == codec.MAGIC
+        assert data[5:9] == wire.MAGIC
         decoder = FrameDecoder()
         decoder.receive_data(data + encode(Ok(1)))
-        assert decoder.next_frames() == [Handshake(codec.PROTOCOL_VERSION), Ok(1)]
+        assert decoder.next_frames() == [Handshake(wire.PROTOCOL_VERSION), Ok(1)]
 
     def test_typed_properties_keep_their_types(self) -> None:
         props = {
@@ -204,8 +203,8 @@ class TestRoundTrip:
         [sent] = decode_all(encode(Send(1, original)), encoded=cache)
         assert isinstance(sent, Send) and len(cache) == 1
         dispatch = Dispatch(3, sent.message, 8, 1, True)
-        assert codec.encode_dispatch(dispatch, cache) == codec.encode_dispatch(dispatch)
-        [back] = decode_all(codec.encode_dispatch(dispatch, cache))
+        assert wire.encode_dispatch(dispatch, cache) == wire.encode_dispatch(dispatch)
+        [back] = decode_all(wire.encode_dispatch(dispatch, cache))
         assert same(back, Dispatch(3, original, 8, 1, True))
 
     def test_encoded_messages_bounded_by_count_and_bytes(self) -> None:
@@ -224,7 +223,7 @@ class TestRoundTrip:
 
     def test_browse_results_are_split_to_fit(self) -> None:
         messages = [message(message_id=f"ID:x:{i}", body="b" * 500) for i in range(50)]
-        frames = codec.encode_browse_results(4, messages, 4096)
+        frames = wire.encode_browse_results(4, messages, 4096)
         assert len(frames) > 1 and all(len(f) <= 4096 + 4 for f in frames)
         decoded = [f for data in frames for f in decode_all(data)]
         assert [f.last for f in decoded if isinstance(f, BrowseResult)] == [False] * (len(frames) - 1) + [True]
@@ -234,7 +233,7 @@ class TestRoundTrip:
     def test_many_frames_fed_byte_by_byte(self) -> None:
         stream = encode_handshake() + b"".join(encode(f) for f in EVERY_FRAME)
         decoder = FrameDecoder()
-        got: list[codec.Frame] = []
+        got: list[wire.Frame] = []
         for i in range(len(stream)):
             decoder.receive_data(stream[i : i + 1])
             got.extend(decoder)
@@ -245,7 +244,7 @@ class TestRoundTrip:
         stream = b"".join(encode(f) for f in EVERY_FRAME)
         for size in (2, 3, 7, 64, 1000):
             decoder = FrameDecoder(handshake=False)
-            got: list[codec.Frame] = []
+            got: list[wire.Frame] = []
             for i in range(0, len(stream), size):
                 decoder.receive_data(stream[i : i + size])
                 got.extend(decoder.next_frames())
@@ -497,7 +496,7 @@ def test_fuzz_only_protocol_errors() -> None:
         if handshake and rng.random() < 0.7:
             data = encode_handshake() + data
         decoder = FrameDecoder(sender=rng.choice(["client", "server", "any"]), handshake=handshake,
-                               max_frame_size=rng.choice([64, 4096, codec.DEFAULT_MAX_FRAME_SIZE]))
+                               max_frame_size=rng.choice([64, 4096, wire.DEFAULT_MAX_FRAME_SIZE]))
         try:
             step = rng.choice([len(data) or 1, 1, 3, 17])
             for start in range(0, len(data), step):

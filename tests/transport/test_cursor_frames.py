@@ -10,13 +10,12 @@ from collections.abc import AsyncIterator
 import attrs
 import pytest
 
-from minibroker import Broker, Destination, Message, RealClock
+from minibroker import Broker, Destination, Message, RealClock, wire
 from minibroker._core.replay import BrokerInfo, CursorAck, PublishResult, QueuePosition, RangeEntry
 from minibroker.client import AckMode, Connection, connect
 from minibroker.errors import ConnectionClosed, InvalidAcknowledge, LocalProtocolError, RemoteProtocolError, StaleEpoch
 from minibroker.plugins.server.tcp import start_server
-from minibroker.transport import codec
-from minibroker.transport.codec import FrameDecoder, FrameType, encode
+from minibroker.wire import FrameDecoder, FrameType, encode
 
 Q = Destination.queue("orders")
 TIMEOUT = 5.0
@@ -26,7 +25,7 @@ def msg(i: int, dest: Destination = Q, **kw: object) -> Message:
     return Message(f"ID:t:{i}", dest, f"body-{i}", properties={"n": i}, timestamp=1_767_225_600.5, **kw)  # type: ignore[arg-type]
 
 
-def decode(data: bytes, sender: codec.Side = "any") -> list[codec.Frame]:
+def decode(data: bytes, sender: wire.Side = "any") -> list[wire.Frame]:
     decoder = FrameDecoder(sender=sender, handshake=False)
     decoder.receive_data(data)
     return decoder.next_frames()
@@ -34,26 +33,26 @@ def decode(data: bytes, sender: codec.Side = "any") -> list[codec.Frame]:
 
 class TestCodec:
     @pytest.mark.parametrize("frame", [
-        codec.ReadRange(1, "orders"),
-        codec.ReadRange(2, "q.ü", 0, 0, 0, ""),
-        codec.AckBelow(3, "orders", "c", 0, "e"),
-        codec.GetBrokerInfo(4),
-        codec.GetBrokerInfo(5, (), None),
-        codec.BrokerInfoResult(6, BrokerInfo("e", "", ())),
-        codec.BrokerInfoResult(6, BrokerInfo("e", "b", (QueuePosition("a", 0, 0, 0, None),))),
-        codec.RangeResult(7, "e", 0, (), False),
-        codec.Publish(8, (), False),
-        codec.Published(9, PublishResult(0, 0)),
-        codec.CursorAcked(10, CursorAck("e", "q", "c", 0, 0, 0, 0)),
+        wire.ReadRange(1, "orders"),
+        wire.ReadRange(2, "q.ü", 0, 0, 0, ""),
+        wire.AckBelow(3, "orders", "c", 0, "e"),
+        wire.GetBrokerInfo(4),
+        wire.GetBrokerInfo(5, (), None),
+        wire.BrokerInfoResult(6, BrokerInfo("e", "", ())),
+        wire.BrokerInfoResult(6, BrokerInfo("e", "b", (QueuePosition("a", 0, 0, 0, None),))),
+        wire.RangeResult(7, "e", 0, (), False),
+        wire.Publish(8, (), False),
+        wire.Published(9, PublishResult(0, 0)),
+        wire.CursorAcked(10, CursorAck("e", "q", "c", 0, 0, 0, 0)),
     ], ids=lambda f: type(f).__name__)
-    def test_edge_values_round_trip(self, frame: codec.Frame) -> None:
+    def test_edge_values_round_trip(self, frame: wire.Frame) -> None:
         [back] = decode(encode(frame))
         assert back == frame or (type(back) is type(frame) and attrs.asdict(back) == attrs.asdict(frame))  # type: ignore[arg-type]
 
     def test_direction(self) -> None:
-        request = codec.encode_read_range(1, "orders")
-        answer = codec.encode_published(1, PublishResult(1, 0))
-        assert isinstance(decode(request, "client")[0], codec.ReadRange)
+        request = wire.encode_read_range(1, "orders")
+        answer = wire.encode_published(1, PublishResult(1, 0))
+        assert isinstance(decode(request, "client")[0], wire.ReadRange)
         with pytest.raises(RemoteProtocolError, match="only sent by the client"):
             decode(request, "server")
         with pytest.raises(RemoteProtocolError, match="only sent by the server"):
@@ -61,10 +60,10 @@ class TestCodec:
 
     def test_range_results_are_split_to_fit(self) -> None:
         entries = [RangeEntry(i, msg(i), i % 2) for i in range(50)]
-        frames = codec.encode_range_results(3, "epoch", 50, entries, max_frame_size=1024)
+        frames = wire.encode_range_results(3, "epoch", 50, entries, max_frame_size=1024)
         assert len(frames) > 3 and all(len(f) <= 1024 + 4 for f in frames)
         parts = [decode(f)[0] for f in frames]
-        assert all(isinstance(p, codec.RangeResult) for p in parts)
+        assert all(isinstance(p, wire.RangeResult) for p in parts)
         assert [p.last for p in parts] == [False] * (len(parts) - 1) + [True]  # type: ignore[union-attr]
         got = [e for p in parts for e in p.entries]  # type: ignore[union-attr]
         assert [(e.seq, e.message.message_id, e.redelivery_counter) for e in got] == [
@@ -72,17 +71,17 @@ class TestCodec:
         assert got[7].message.properties == {"n": 7}
 
     def test_empty_range_result_is_one_last_frame(self) -> None:
-        [frame] = codec.encode_range_results(3, "epoch", 9, [], max_frame_size=1024)
-        assert decode(frame) == [codec.RangeResult(3, "epoch", 9, (), True)]
+        [frame] = wire.encode_range_results(3, "epoch", 9, [], max_frame_size=1024)
+        assert decode(frame) == [wire.RangeResult(3, "epoch", 9, (), True)]
 
     def test_a_message_too_large_for_a_frame(self) -> None:
         big = RangeEntry(0, Message("x", Q, "y" * 2000), 0)
         with pytest.raises(LocalProtocolError, match="does not fit"):
-            codec.encode_range_results(1, "e", 1, [big], max_frame_size=1024)
+            wire.encode_range_results(1, "e", 1, [big], max_frame_size=1024)
 
     def test_negative_bounds_are_refused(self) -> None:
         with pytest.raises(LocalProtocolError):
-            codec.encode_read_range(1, "q", -1)
+            wire.encode_read_range(1, "q", -1)
         raw = struct.pack(">IBIqqq", 1 + 4 + 24 + 4 + 1 + 4, FrameType.READ_RANGE, 1, 0, -5, -1) + \
             struct.pack(">I", 1) + b"q" + struct.pack(">I", 0xFFFFFFFF)
         with pytest.raises(RemoteProtocolError, match="negative"):
@@ -116,7 +115,7 @@ class TestColumns:
     def test_buffers(self) -> None:
         import array
 
-        cols = codec.range_columns_of(1, "e", 10, self.entries())
+        cols = wire.range_columns_of(1, "e", 10, self.entries())
         assert cols.count == 3 and cols.property_count == 1 + 7
         assert list(array.array("q", cols.seq)) == [5, 6, 9]
         assert list(array.array("i", cols.redelivery_counter)) == [0, 2, 1]
@@ -139,16 +138,16 @@ class TestColumns:
     def test_split_to_fit_and_too_large(self) -> None:
         entries = [RangeEntry(i, msg(i), 0) for i in range(40)]
         seqs, messages, counters = zip(*entries, strict=True)
-        frames = codec.encode_range_columns_results(1, "e", 40, seqs, messages, counters, max_frame_size=1024)
+        frames = wire.encode_range_columns_results(1, "e", 40, seqs, messages, counters, max_frame_size=1024)
         parts = [decode(f)[0] for f in frames]
         assert len(parts) > 2 and all(len(f) <= 1028 for f in frames)
         assert [p.last for p in parts] == [False] * (len(parts) - 1) + [True]  # type: ignore[union-attr]
         assert sum(p.count for p in parts) == 40  # type: ignore[union-attr]
         with pytest.raises(LocalProtocolError, match="does not fit"):
-            codec.encode_range_columns_results(1, "e", 1, [0], [Message("x", Q, "y" * 5000)], [0], 1024)
+            wire.encode_range_columns_results(1, "e", 1, [0], [Message("x", Q, "y" * 5000)], [0], 1024)
 
     def test_inconsistent_buffers_are_refused(self) -> None:
-        cols = codec.range_columns_of(1, "e", 10, self.entries())
+        cols = wire.range_columns_of(1, "e", 10, self.entries())
         for bad in (attrs.evolve(cols, seq=cols.seq[:-1]),
                     attrs.evolve(cols, id_data=cols.id_data + b"x"),
                     attrs.evolve(cols, prop_offsets=cols.prop_offsets[:-4] + struct.pack("<i", 99)),

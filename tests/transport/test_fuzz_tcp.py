@@ -29,13 +29,12 @@ from pathlib import Path
 
 import pytest
 
-from minibroker import AckType, Broker, ConsumerInfo, Destination, Message, MessageAck, RealClock
+from minibroker import AckType, Broker, ConsumerInfo, Destination, Dispatch, Message, MessageAck, RealClock, wire
 from minibroker.client import AckMode, connect
 from minibroker.errors import RemoteProtocolError
 from minibroker.plugins.server.tcp import Server, start_server
 from minibroker.store import SqliteStore
-from minibroker.transport import codec
-from minibroker.transport.codec import Dispatch, Error, FrameDecoder
+from minibroker.wire import Error, FrameDecoder
 
 TIMEOUT = 10.0
 SEED = 4_2026
@@ -77,28 +76,28 @@ def valid_frames(rng: random.Random, n: int) -> list[bytes]:
                         rng.choice([None, "k > 1", "color = 'red'", "((("]), rng.randrange(-2, 3))
     ack_type = rng.choice(list(AckType))
     return [
-        codec.encode_hello(rid, rng.choice([None, "client"]), rng.choice([None, "u"]), None),
-        codec.encode_add_consumer(rid, info),
-        codec.encode_remove_consumer(rid, consumer, rng.choice([-1, 5])),
-        codec.encode_send(rid, scratch_message(rng, n), rng.choice([None, txn]), rng.random() < 0.5),
-        codec.encode_ack(MessageAck(consumer, ack_type, f"ID:never-{n}", rng.choice([None, "ID:x"]),
+        wire.encode_hello(rid, rng.choice([None, "client"]), rng.choice([None, "u"]), None),
+        wire.encode_add_consumer(rid, info),
+        wire.encode_remove_consumer(rid, consumer, rng.choice([-1, 5])),
+        wire.encode_send(rid, scratch_message(rng, n), rng.choice([None, txn]), rng.random() < 0.5),
+        wire.encode_ack(MessageAck(consumer, ack_type, f"ID:never-{n}", rng.choice([None, "ID:x"]),
                                     rng.randrange(0, 3), rng.choice([None, txn]),
                                     "cause" if ack_type == AckType.POISON else None)),
-        codec.encode_pull(consumer, rng.choice([-1.0, 0.0, 0.01])),
-        codec.encode_begin(txn),
-        codec.encode_commit(rid, txn),
-        codec.encode_rollback(rid, txn),
-        codec.encode_browse(rid, scratch),
-        codec.encode_get_queue_statistics(rid, scratch),
-        codec.encode_list_queues(rid),
-        codec.encode_purge(rid, "fuzz.scratch.b"),
-        codec.encode_read_range(rid, scratch, 0, None, 5),
-        codec.encode_get_broker_info(rid, [scratch], None),
-        codec.encode_publish(rid, [scratch_message(rng, n), scratch_message(rng, n + 1)], rng.random() < 0.5),
+        wire.encode_pull(consumer, rng.choice([-1.0, 0.0, 0.01])),
+        wire.encode_begin(txn),
+        wire.encode_commit(rid, txn),
+        wire.encode_rollback(rid, txn),
+        wire.encode_browse(rid, scratch),
+        wire.encode_get_queue_statistics(rid, scratch),
+        wire.encode_list_queues(rid),
+        wire.encode_purge(rid, "fuzz.scratch.b"),
+        wire.encode_read_range(rid, scratch, 0, None, 5),
+        wire.encode_get_broker_info(rid, [scratch], None),
+        wire.encode_publish(rid, [scratch_message(rng, n), scratch_message(rng, n + 1)], rng.random() < 0.5),
         # frames only the server sends
-        codec.encode_ok(rid),
-        codec.encode_dispatch(Dispatch(consumer, scratch_message(rng, n), 1, 0)),
-        codec.encode_error(rid, "x", "y"),
+        wire.encode_ok(rid),
+        wire.encode_dispatch(Dispatch(consumer, scratch_message(rng, n), 1, 0)),
+        wire.encode_error(rid, "x", "y"),
     ]
 
 
@@ -125,41 +124,41 @@ def random_request(rng: random.Random, n: int) -> bytes:
                           props, rng.randrange(10), rng.random() < 0.5, rng.random() * 1e9,
                           rng.choice([0.0, 1.0, 1e12]), group_id=rng.choice([None, _text(rng)]),
                           group_seq=_int(rng))
-        return codec.encode_send(rid, message, rng.choice([None, _int(rng)]), rng.random() < 0.5)
+        return wire.encode_send(rid, message, rng.choice([None, _int(rng)]), rng.random() < 0.5)
     if kind == 1:
         info = ConsumerInfo(Destination.queue(_name(rng)), rng.choice([0, 1, 1000, 2**31 - 1, -1]),
                             rng.choice([None, _text(rng), "JMSPriority > 4", "a IN ('x')"]), rng.randrange(-128, 128),
                             rng.random() < 0.3, rng.random() < 0.3, rng.random() < 0.3, _int(rng))
-        return codec.encode_add_consumer(rid, info)
+        return wire.encode_add_consumer(rid, info)
     if kind == 2:
-        return codec.encode_ack(MessageAck(_int(rng), rng.choice(list(AckType)), _text(rng),
+        return wire.encode_ack(MessageAck(_int(rng), rng.choice(list(AckType)), _text(rng),
                                            rng.choice([None, _text(rng)]), _int(rng), rng.choice([None, _int(rng)]),
                                            rng.choice([None, _text(rng)])))
     if kind == 3:
-        return codec.encode_pull(_int(rng), rng.choice([-1.0, 0.0, 1e-9, 0.5, 1e300, float("nan"), float("inf"),
+        return wire.encode_pull(_int(rng), rng.choice([-1.0, 0.0, 1e-9, 0.5, 1e300, float("nan"), float("inf"),
                                                         -float("inf")]))
     if kind == 4:
-        return codec.encode_begin(_int(rng))
+        return wire.encode_begin(_int(rng))
     if kind == 5:
-        return codec.encode_commit(rid, _int(rng))
+        return wire.encode_commit(rid, _int(rng))
     if kind == 6:
-        return codec.encode_rollback(rid, _int(rng))
+        return wire.encode_rollback(rid, _int(rng))
     if kind == 7:
-        return codec.encode_remove_consumer(rid, _int(rng), _int(rng))
+        return wire.encode_remove_consumer(rid, _int(rng), _int(rng))
     if kind == 8:
-        return codec.encode_browse(rid, _name(rng))
+        return wire.encode_browse(rid, _name(rng))
     if kind == 9:
-        return codec.encode_purge(rid, _name(rng))
+        return wire.encode_purge(rid, _name(rng))
     if kind == 10:
-        return codec.encode_get_queue_statistics(rid, _name(rng))
+        return wire.encode_get_queue_statistics(rid, _name(rng))
     if kind == 11:
-        return codec.encode_read_range(rid, _name(rng), rng.randrange(2**40), rng.choice([None, rng.randrange(9)]),
+        return wire.encode_read_range(rid, _name(rng), rng.randrange(2**40), rng.choice([None, rng.randrange(9)]),
                                        rng.choice([None, 0, 2**40]), rng.choice([None, _text(rng)]))
     if kind == 12:
-        return codec.encode_get_broker_info(rid, rng.choice([None, [_name(rng)]]), rng.choice([None, _text(rng)]))
+        return wire.encode_get_broker_info(rid, rng.choice([None, [_name(rng)]]), rng.choice([None, _text(rng)]))
     if kind == 13:
-        return codec.encode_publish(rid, [scratch_message(rng, n)], rng.random() < 0.5)
-    return codec.encode_list_queues(rid)
+        return wire.encode_publish(rid, [scratch_message(rng, n)], rng.random() < 0.5)
+    return wire.encode_list_queues(rid)
 
 
 def mutate(rng: random.Random, frame: bytes) -> bytes:
@@ -200,10 +199,10 @@ def random_frame(rng: random.Random) -> bytes:
 
 
 #: frame types a well-behaved prefix may use: client requests that fail (or not) without closing the connection
-_SAFE = {codec.FrameType.ADD_CONSUMER, codec.FrameType.REMOVE_CONSUMER, codec.FrameType.SEND, codec.FrameType.ACK,
-         codec.FrameType.PULL, codec.FrameType.BEGIN, codec.FrameType.COMMIT, codec.FrameType.ROLLBACK,
-         codec.FrameType.BROWSE, codec.FrameType.GET_QUEUE_STATISTICS, codec.FrameType.LIST_QUEUES,
-         codec.FrameType.PURGE, codec.FrameType.READ_RANGE, codec.FrameType.GET_BROKER_INFO, codec.FrameType.PUBLISH}
+_SAFE = {wire.FrameType.ADD_CONSUMER, wire.FrameType.REMOVE_CONSUMER, wire.FrameType.SEND, wire.FrameType.ACK,
+         wire.FrameType.PULL, wire.FrameType.BEGIN, wire.FrameType.COMMIT, wire.FrameType.ROLLBACK,
+         wire.FrameType.BROWSE, wire.FrameType.GET_QUEUE_STATISTICS, wire.FrameType.LIST_QUEUES,
+         wire.FrameType.PURGE, wire.FrameType.READ_RANGE, wire.FrameType.GET_BROKER_INFO, wire.FrameType.PUBLISH}
 
 
 class Plan:
@@ -218,22 +217,22 @@ class Plan:
         self.opening: list[bytes] = []
         self.subscribes = False
         self.frames: list[bytes] = []
-        handshake = codec.encode_handshake()
+        handshake = wire.encode_handshake()
         roll = rng.random()
         if roll < 0.02:
             self.opening.append(mutate(rng, handshake))
             return
         if roll < 0.03:
-            self.opening.append(codec.encode_handshake(2))  # a version the server does not speak
+            self.opening.append(wire.encode_handshake(2))  # a version the server does not speak
             return
         self.opening.append(handshake)
         if rng.random() < 0.03:
             self.frames.append(rng.choice(templates))  # a command before HELLO
             return
-        self.opening.append(codec.encode_hello(1, None))
+        self.opening.append(wire.encode_hello(1, None))
         if rng.random() < 0.1:
             self.subscribes = True
-            self.opening.append(codec.encode_add_consumer(
+            self.opening.append(wire.encode_add_consumer(
                 2, ConsumerInfo(Destination.queue(ACCOUNTED), rng.choice([1, 3, 5]))))
         decoder = FrameDecoder(sender="client", max_frame_size=MAX_FRAME)
         for data in self.opening:
@@ -250,7 +249,7 @@ class Plan:
             self.frames.append(frame)
             decoder.receive_data(frame)
             try:
-                if any(isinstance(f, codec.Hello | codec.Close) for f in decoder):
+                if any(isinstance(f, wire.Hello | wire.Close) for f in decoder):
                     return
             except RemoteProtocolError:
                 return
@@ -277,7 +276,7 @@ async def run_plan(host: str, port: int, plan: Plan, dispatched: list[str]) -> t
         writer.write(b"".join(plan.opening))
         if plan.subscribes:
             # let the subscription take its messages before the garbage comes: wait for its answer
-            while not any(isinstance(f, codec.ConsumerAdded | Error) for f in frames):
+            while not any(isinstance(f, wire.ConsumerAdded | Error) for f in frames):
                 if not await read_some():
                     break
         # only up to the frame that makes the server close (see Plan): more would sit unread in its socket, and
@@ -307,7 +306,7 @@ async def run_plan(host: str, port: int, plan: Plan, dispatched: list[str]) -> t
 
 def check_stream(frames: list[object]) -> int:
     """The server's answer is a handshake, then frames; a fatal ERROR, if any, is the last. Returns fatal count."""
-    assert frames and isinstance(frames[0], codec.Handshake), frames[:1]
+    assert frames and isinstance(frames[0], wire.Handshake), frames[:1]
     fatal = [i for i, f in enumerate(frames) if isinstance(f, Error) and f.fatal]
     assert len(fatal) <= 1 and (not fatal or fatal[0] == len(frames) - 1), frames[-3:]
     for f in frames:

@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from minibroker import Broker, RealClock
+from minibroker import Broker, RealClock, wire
 from minibroker.client import AckMode, Connection, ReceivedMessage, RedeliveryPolicy, connect
 from minibroker.errors import (
     ConnectionClosed,
@@ -25,8 +25,7 @@ from minibroker.errors import (
     TransactionError,
 )
 from minibroker.plugins.server.tcp import Server, start_server
-from minibroker.transport import codec
-from minibroker.transport.tcp import TcpLink
+from minibroker.transport.tcp_link import TcpLink
 
 TIMEOUT = 5.0
 NO_DELAY = RedeliveryPolicy(initial_redelivery_delay=0.0, redelivery_delay=0.0)
@@ -310,10 +309,10 @@ async def raw_client(server: Server) -> tuple[asyncio.StreamReader, asyncio.Stre
     return await asyncio.wait_for(asyncio.open_connection("127.0.0.1", server.port), TIMEOUT)
 
 
-async def read_frames(reader: asyncio.StreamReader) -> list[codec.Frame]:
+async def read_frames(reader: asyncio.StreamReader) -> list[wire.Frame]:
     """Everything the server sends until it closes the socket."""
     data = await asyncio.wait_for(reader.read(), TIMEOUT)
-    decoder = codec.FrameDecoder(sender="server")
+    decoder = wire.FrameDecoder(sender="server")
     decoder.receive_data(data)
     decoder.receive_data(b"")
     return decoder.next_frames()
@@ -324,24 +323,24 @@ class TestProtocolViolations:
         reader, writer = await raw_client(server)
         writer.write(b"GET / HTTP/1.1\r\n\r\n")
         frames = await read_frames(reader)
-        assert isinstance(frames[0], codec.Handshake)
+        assert isinstance(frames[0], wire.Handshake)
         [error] = frames[1:]
-        assert isinstance(error, codec.Error) and error.fatal and error.code == "remote-protocol"
+        assert isinstance(error, wire.Error) and error.fatal and error.code == "remote-protocol"
         assert "not a minibroker peer" in error.message
         writer.close()
 
     async def test_version_mismatch(self, server: Server) -> None:
         reader, writer = await raw_client(server)
-        writer.write(codec.encode_handshake(7))
+        writer.write(wire.encode_handshake(7))
         [_, error] = await read_frames(reader)
-        assert isinstance(error, codec.Error) and "version mismatch" in error.message
+        assert isinstance(error, wire.Error) and "version mismatch" in error.message
         writer.close()
 
     async def test_command_before_hello(self, server: Server) -> None:
         reader, writer = await raw_client(server)
-        writer.write(codec.encode_handshake() + codec.encode_commit(5, 1))
+        writer.write(wire.encode_handshake() + wire.encode_commit(5, 1))
         [_, error] = await read_frames(reader)
-        assert isinstance(error, codec.Error)
+        assert isinstance(error, wire.Error)
         assert error.request_id == 5 and error.fatal and "before HELLO" in error.message
         writer.close()
 

@@ -26,8 +26,7 @@ from .._core.replay import BrokerInfo, CursorAck, PublishResult, RangeEntry, Ran
 from ..clock import Clock, RealClock
 from ..errors import ConnectionClosed, InvalidConfiguration, MinibrokerError, RemoteProtocolError
 from ..message import Message
-from .base import DispatchHandler
-from .codec import (
+from ..wire import (
     DEFAULT_MAX_FRAME_SIZE,
     BrokerInfoResult,
     BrowseResult,
@@ -66,10 +65,11 @@ from .codec import (
     error_for,
     error_from_frame,
 )
+from .base import DispatchHandler
 
 __all__ = ["TcpLink", "parse_tcp_url"]
 
-log = logging.getLogger("minibroker.transport.tcp")
+log = logging.getLogger("minibroker.transport.tcp_link")
 
 _READ_SIZE = 256 * 1024
 #: write the output buffer at once (instead of at the end of the loop turn) past this many bytes
