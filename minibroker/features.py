@@ -74,7 +74,7 @@ class Feature:
 
 
 _NATIVE_RECORDINGS = ("tests/conformance/recordings/[!s]*.json", "tests/differential/corpus/gen_*.json")
-_STOMP_PROTOCOL = "tests/stomp/test_protocol.py"
+_STOMP_PROTOCOL = "tests/plugins/stomp/test_protocol.py"
 _THIS = "tests/test_features.py"
 
 # Destination options ActiveMQ reads from ``queue://name?consumer.x=y`` (ActiveMQDestination.getOptions applied to
@@ -150,7 +150,7 @@ FEATURES: tuple[Feature, ...] = (
     # -- message properties -----------------------------------------------------------------------------------------
     Feature("scheduled-delay", Kind.MESSAGE_PROPERTY, "`AMQ_SCHEDULED_DELAY`", Status.IMPLEMENTED,
             "delayed delivery with scheduler_support=True (ignored without, as in ActiveMQ)", "AMQ_SCHEDULED_DELAY",
-            tests=("tests/plugins/test_persistence.py", "tests/client/test_delay_levels.py")),
+            tests=("tests/test_store.py", "tests/client/test_delay_levels.py")),
     Feature("scheduled-without-scheduler", Kind.MESSAGE_PROPERTY, "`AMQ_SCHEDULED_*` without scheduler support",
             Status.VERIFIED, "ActiveMQ's default: plain properties, one delivery at once",
             recordings=("tests/conformance/recordings/scheduled_properties_without_scheduler.json",)),
@@ -232,7 +232,7 @@ FEATURES: tuple[Feature, ...] = (
             Status.REFUSED, "pass connect() keywords; RedeliveryPolicy.from_uri_options reads jms.redeliveryPolicy.*",
             "tcp://127.0.0.1:61616?jms.prefetchPolicy.all=1"),
     Feature("redelivery-uri-options", Kind.CONNECTION_URI, "`jms.redeliveryPolicy.*`", Status.IMPLEMENTED,
-            "RedeliveryPolicy.from_uri_options", tests=("tests/core/test_redelivery.py",)),
+            "RedeliveryPolicy.from_uri_options", tests=("tests/test_redelivery.py",)),
     Feature("failover-uri", Kind.CONNECTION_URI, "`failover:(tcp://…)?…`", Status.REFUSED,
             "in-process, connect(broker, fault_tolerant=True) behaves like failover:", "failover:(tcp://a:61616)"),
     Feature("prefetch-policy", Kind.CONNECTION_URI, "`jms.prefetchPolicy.*` (connect(prefetch=…), prefetch=)",
@@ -248,9 +248,9 @@ FEATURES: tuple[Feature, ...] = (
             Status.REFUSED, "connect to a Broker object in-process, or tcp:// to `minibroker serve`", "vm://localhost"),
     # -- broker configuration ---------------------------------------------------------------------------------------
     Feature("config-policies", Kind.BROKER_CONFIG, "policy entries (dead letters, limits, priorities) by wildcard",
-            Status.IMPLEMENTED, "[destinations.\"pattern\"] in broker.toml", tests=("tests/plugins/test_config.py",)),
+            Status.IMPLEMENTED, "[destinations.\"pattern\"] in broker.toml", tests=("tests/test_config.py",)),
     Feature("config-unknown-key", Kind.BROKER_CONFIG, "any key minibroker does not know", Status.IMPLEMENTED,
-            "a ConfigError naming the key, never ignored", tests=("tests/plugins/test_config.py",)),
+            "a ConfigError naming the key, never ignored", tests=("tests/test_config.py",)),
     Feature("config-redelivery-plugin", Kind.BROKER_CONFIG, "`redeliveryPlugin` (RedeliveryPlugin, [redelivery])",
             Status.VERIFIED, "broker-side redelivery through the scheduler",
             recordings=("tests/conformance/recordings/redelivery_plugin*.json",

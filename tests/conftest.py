@@ -1,19 +1,13 @@
-"""Shared test setup: makes the helper modules in ``tests/support`` (``scriptrunner``) importable.
+"""Shared test setup: one summary line per suite of real-broker replays.
 
 This file lives in ``tests/``, not at the repository root, so the source tree never shadows the installed package.
+The helpers in ``tests/support`` are the ``support`` package (pytest puts ``tests/`` on ``sys.path``: ``pythonpath``
+in pyproject.toml).
 """
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
-
-SUPPORT = Path(__file__).resolve().parent / "support"
-if str(SUPPORT) not in sys.path:
-    sys.path.insert(0, str(SUPPORT))
-
 
 # -- replays of real-broker recordings: one summary line per suite -----------------------------------------------
 

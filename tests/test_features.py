@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator, Callable
 
 import pytest
 import pytest_asyncio
-from transports import TRANSPORTS, close_servers, connect_to
+from support.transports import TRANSPORTS, close_servers, connect_to
 
 from minibroker import Broker, DestinationPolicy, ManualClock
 from minibroker.client import AckMode, Connection, Session, connect
@@ -31,7 +31,7 @@ from minibroker.features import (
 from minibroker.message import Destination, PropertyValue
 from minibroker.wire.errors import error_for
 
-#: refused rows whose only edge is the STOMP converter (driven in tests/stomp/test_unsupported_features.py)
+#: refused rows whose only edge is the STOMP converter (driven in tests/plugins/stomp/test_unsupported_features.py)
 STOMP_ONLY = {"stomp-composite-subscribe", "stomp-durable", "stomp-transformation"}
 
 
@@ -90,10 +90,10 @@ class TestTheAudit:
         assert row.id in refusals(row.kind, row.example, row.id)
 
     def test_the_stomp_only_refusals_are_driven_over_stomp(self) -> None:
-        """Rows whose only edge is the STOMP converter have their ERROR-frame test in tests/stomp."""
+        """Rows whose only edge is the STOMP converter have their ERROR-frame test in tests/plugins/stomp."""
         from pathlib import Path
 
-        source = (Path(__file__).parent / "stomp" / "test_unsupported_features.py").read_text()
+        source = (Path(__file__).parent / "plugins" / "stomp" / "test_unsupported_features.py").read_text()
         refused = {r.id for r in FEATURES if r.status is Status.REFUSED}
         assert refused >= STOMP_ONLY
         for feature in STOMP_ONLY:

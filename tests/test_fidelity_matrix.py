@@ -4,7 +4,6 @@ that a test really replays (issue 17, item 3)."""
 from __future__ import annotations
 
 import importlib.util
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
@@ -34,7 +33,7 @@ def generator() -> ModuleType:
 #: each replay test, and how to read from it the recording files it parametrizes over
 REPLAYERS: dict[str, Callable[[ModuleType], set[Path]]] = {
     "tests/conformance/test_conformance.py": lambda m: {Path(p).resolve() for p in m.RECORDINGS},
-    "tests/stomp/test_recordings.py": lambda m: {(m.RECORDINGS / f"{s}.json").resolve() for s in m.SCENARIOS},
+    "tests/plugins/stomp/test_recordings.py": lambda m: {(m.RECORDINGS / f"{s}.json").resolve() for s in m.SCENARIOS},
     # the corpus and the feature recordings minibroker reproduces (known differences are strict xfails, not proof)
     "tests/differential/test_differential.py": lambda m: {
         Path(p).resolve() for p in m.CORPUS + m.FEATURES if m.known_difference(Path(p).stem) is None},
@@ -44,9 +43,6 @@ REPLAYERS: dict[str, Callable[[ModuleType], set[Path]]] = {
 @pytest.fixture(scope="module")
 def replayed() -> set[Path]:
     """Every recording file some test replays, read from the replay tests' own parameter lists."""
-    for folder in ("tests/support", "tests/stomp"):  # what their conftest files put on sys.path
-        if str(REPO / folder) not in sys.path:
-            sys.path.insert(0, str(REPO / folder))
     files: set[Path] = set()
     for index, (relative, read) in enumerate(REPLAYERS.items()):
         files |= read(load(relative, f"_replayer_{index}"))

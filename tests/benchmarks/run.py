@@ -234,9 +234,10 @@ def conformance_wall_time() -> tuple[float, int]:
     import json
     from pathlib import Path
 
-    support = Path(__file__).resolve().parents[1] / "support"
-    sys.path.insert(0, str(support))
-    from scriptrunner import run_script
+    tests = Path(__file__).resolve().parents[1]  # run.py runs outside pytest: the support package's parent
+    if str(tests) not in sys.path:
+        sys.path.insert(0, str(tests))
+    from support.scriptrunner import run_script
 
     scripts = sorted((Path(__file__).resolve().parents[1] / "conformance" / "scripts").glob("*.json"))
 

@@ -6,7 +6,7 @@ Time is virtual: a ManualClock moves only when a test advances it.
 from __future__ import annotations
 
 import pytest
-from clientkit import fill
+from support.clientkit import fill
 
 from minibroker import Broker, ManualClock
 from minibroker.client import AckMode, Connection, ReceivedMessage, RedeliveryPolicy, connect

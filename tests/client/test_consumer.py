@@ -7,8 +7,8 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from clientkit import fill
-from clientkit import take as drain
+from support.clientkit import fill
+from support.clientkit import take as drain
 
 from minibroker import Broker, ManualClock
 from minibroker.client import AckMode, Connection, ReceivedMessage, RedeliveryPolicy, connect

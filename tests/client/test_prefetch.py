@@ -3,7 +3,7 @@ window of CLIENT and transacted consumers, expiry in the client's buffer."""
 
 from __future__ import annotations
 
-from clientkit import fill, take
+from support.clientkit import fill, take
 
 from minibroker import Broker, ManualClock
 from minibroker.client import AckMode, Connection, PrefetchPolicy, connect

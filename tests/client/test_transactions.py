@@ -8,7 +8,7 @@ import asyncio
 from collections.abc import AsyncIterator
 
 import pytest
-from clientkit import fill, take
+from support.clientkit import fill, take
 
 from minibroker import Broker, ManualClock
 from minibroker.client import AckMode, Connection, ReceivedMessage, RedeliveryPolicy, connect

@@ -13,11 +13,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from scriptrunner import compare, public, run_script
+from support.scriptrunner import compare, public, run_script
 
 HERE = Path(__file__).resolve().parent
 RECORDINGS = sorted(HERE.glob("recordings/*.json"))
-#: the STOMP scenarios are replayed over a real STOMP connection by tests/stomp/test_recordings.py
+#: the STOMP scenarios are replayed over a real STOMP connection by tests/plugins/stomp/test_recordings.py
 RECORDINGS = [path for path in RECORDINGS if not path.stem.startswith("stomp_")]
 PENDING: dict[str, str] = {}
 

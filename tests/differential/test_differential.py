@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from scriptrunner import compare, public, run_script
+from support.scriptrunner import compare, public, run_script
 
 HERE = Path(__file__).resolve().parent
 CORPUS = sorted(p for p in (HERE / "corpus").glob("*.json") if p.name != "MANIFEST.json")

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from servekit import MINIBROKER, run, serve
+from support.servekit import MINIBROKER, run, serve
 
 import minibroker
 from minibroker.__main__ import main

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from servekit import MINIBROKER, run, serve
+from support.servekit import MINIBROKER, run, serve
 
 from minibroker.client import connect
 

@@ -22,7 +22,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from servekit import serve
+from support.servekit import serve
 
 from minibroker.client import AckMode, connect
 from minibroker.errors import MinibrokerError

@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from servekit import MINIBROKER, TIMEOUT, Served, run, serve
+from support.servekit import MINIBROKER, TIMEOUT, Served, run, serve
 
 from minibroker.client import AckMode, RedeliveryPolicy, connect
 

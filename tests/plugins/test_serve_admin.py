@@ -6,7 +6,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from servekit import MINIBROKER, TIMEOUT, Served, run, serve
+from support.servekit import MINIBROKER, TIMEOUT, Served, run, serve
 
 from minibroker.client import AckMode, connect
 from minibroker.errors import AccessDenied, LimitExceeded

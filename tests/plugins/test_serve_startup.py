@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from servekit import MINIBROKER, TIMEOUT, run, serve
+from support.servekit import MINIBROKER, TIMEOUT, run, serve
 
 import minibroker
 from minibroker import Broker

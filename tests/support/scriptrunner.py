@@ -15,8 +15,6 @@ import re
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
-from transports import connect_to
-
 from minibroker import Broker, DestinationPolicy, ManualClock
 from minibroker.client import (
     AckMode,
@@ -37,6 +35,8 @@ from minibroker.errors import (
     TransactionRolledBack,
 )
 from minibroker.plugins.redelivery import RedeliveryPlugin
+
+from .transports import connect_to
 
 T = TypeVar("T")
 Event = dict[str, Any]

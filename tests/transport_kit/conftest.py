@@ -1,27 +1,18 @@
 """Fixtures of the transport conformance kit: a broker on a ManualClock and an ``edges`` factory per edge kind.
 
-The STOMP helpers live in ``tests/stomp``; this directory and that one go on ``sys.path`` as ``tests/support``
-does for the rest of the suite.
+The edges and the STOMP helpers live in ``tests/support``.
 """
 
 from __future__ import annotations
 
-import sys
 from collections.abc import AsyncIterator
-from pathlib import Path
 
 import pytest
 import pytest_asyncio
+from support.edges import EDGES, EdgeFactory
+from support.transports import close_servers
 
-HERE = Path(__file__).resolve().parent
-for path in (HERE, HERE.parent / "stomp"):
-    if str(path) not in sys.path:
-        sys.path.insert(0, str(path))
-
-from edges import EDGES, EdgeFactory  # noqa: E402
-from transports import close_servers  # type: ignore[import-not-found]  # noqa: E402
-
-from minibroker import Broker, DestinationPolicy, ManualClock  # noqa: E402
+from minibroker import Broker, DestinationPolicy, ManualClock
 
 #: the queues whose memory limit is one byte: one message fills them (then producer flow control)
 FLOW_POLICIES = {

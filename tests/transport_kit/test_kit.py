@@ -11,7 +11,7 @@ import asyncio
 from collections.abc import Callable
 
 import pytest
-from edges import TIMEOUT, Edge, EdgeFactory, Refused
+from support.edges import TIMEOUT, Edge, EdgeFactory, Refused
 
 from minibroker import Broker, ManualClock
 

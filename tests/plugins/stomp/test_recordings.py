@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from stomp_helpers import RawStompClient, headers_match
+from support.stomp_helpers import RawStompClient, headers_match
 
 from minibroker import Broker, ManualClock
 from minibroker.client import AckMode, Connection, Consumer, connect
@@ -29,7 +29,7 @@ from minibroker.plugins.redelivery import RedeliveryPlugin
 from minibroker.plugins.stomp import StompServer, start_stomp_server
 from minibroker.redelivery import RedeliveryPolicy
 
-RECORDINGS = Path(__file__).resolve().parent.parent / "conformance" / "recordings"
+RECORDINGS = Path(__file__).resolve().parents[2] / "conformance" / "recordings"
 SCENARIOS = sorted(p.stem for p in RECORDINGS.glob("stomp_*.json"))
 
 #: frames the ``to`` of a ``stomp_reply`` stands for (command, headers, body)

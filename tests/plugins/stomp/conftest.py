@@ -7,9 +7,7 @@ listener would otherwise pass unnoticed).
 from __future__ import annotations
 
 import asyncio
-import sys
 from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,10 +15,6 @@ import pytest_asyncio
 
 from minibroker import Broker, ManualClock
 from minibroker.plugins.stomp import StompServer, start_stomp_server
-
-HERE = Path(__file__).resolve().parent
-if str(HERE) not in sys.path:
-    sys.path.insert(0, str(HERE))
 
 
 @pytest_asyncio.fixture

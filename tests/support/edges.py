@@ -15,14 +15,14 @@ import asyncio
 import itertools
 from typing import Protocol
 
-from stomp_helpers import RawStompClient  # type: ignore[import-not-found]
-from transports import connect_to  # type: ignore[import-not-found]
-
 from minibroker import Broker
 from minibroker.client import AckMode, Connection, Consumer, ReceivedMessage, RedeliveryPolicy, Session
 from minibroker.errors import MinibrokerError
 from minibroker.plugins.stomp import StompServer, start_stomp_server
 from minibroker.plugins.stomp.codec import StompFrame
+
+from .stomp_helpers import RawStompClient  # type: ignore[import-not-found]
+from .transports import connect_to  # type: ignore[import-not-found]
 
 EDGES = ("memory", "tcp", "stomp")
 #: seconds of real time any wait may take before the test fails (the broker runs on a ManualClock)

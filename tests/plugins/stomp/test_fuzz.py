@@ -15,7 +15,7 @@ import time
 from typing import Any
 
 import pytest
-from stomp_helpers import RawStompClient
+from support.stomp_helpers import RawStompClient
 
 from minibroker import Broker, ManualClock
 from minibroker.client import AckMode, connect

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from stomp_helpers import PeerClosed, RawStompClient
+from support.stomp_helpers import PeerClosed, RawStompClient
 
 from minibroker import Broker, ManualClock
 from minibroker.plugins.stomp import StompServer, start_stomp_server

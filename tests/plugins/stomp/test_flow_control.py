@@ -7,7 +7,7 @@ import asyncio
 from collections.abc import AsyncIterator, Callable
 
 import pytest_asyncio
-from stomp_helpers import RawStompClient
+from support.stomp_helpers import RawStompClient
 
 from minibroker import Broker, DestinationPolicy, ManualClock
 from minibroker.plugins.stomp import StompServer, start_stomp_server

@@ -24,7 +24,7 @@ from minibroker.redelivery import (
     parse_delay_levels,
 )
 
-SCENARIOS = Path(__file__).resolve().parent.parent / "conformance" / "recordings"
+SCENARIOS = Path(__file__).resolve().parent / "conformance" / "recordings"
 
 
 def schedule(policy: RedeliveryPolicy | DelayLevelPolicy, count: int) -> list[float]:

@@ -19,7 +19,7 @@ from minibroker.plugins.redelivery import RedeliveryPlugin
 from minibroker.redelivery import RedeliveryPolicy
 from minibroker.store import SqliteStore
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+README = Path(__file__).resolve().parents[1] / "README.md"
 
 FULL = """
 [broker]

@@ -8,7 +8,7 @@ persistent message; a JMS message's properties come out as headers in Java's str
 from __future__ import annotations
 
 import pytest
-from stomp_helpers import RawStompClient
+from support.stomp_helpers import RawStompClient
 
 from minibroker import Broker, ManualClock
 from minibroker.client import AckMode, connect

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from stomp_helpers import RawStompClient
+from support.stomp_helpers import RawStompClient
 
 from minibroker import Broker, ManualClock
 from minibroker.features import refuse
