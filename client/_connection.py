@@ -14,8 +14,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from minibroker import Broker, MemoryLink
-from minibroker._core.replay import BrokerInfo, CursorAck, PublishResult, RangeRead
+from minibroker import Broker, BrokerInfo, CursorAck, MemoryLink, PublishResult, RangeRead
 from minibroker.clock import Clock, RealClock
 from minibroker.errors import ConnectionClosed, InvalidConfiguration, MinibrokerError, UnsupportedOperation
 from minibroker.features import check_connection_url

@@ -15,8 +15,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from minibroker._core.commands import AckType, ConsumerInfo, MessageAck
-from minibroker._core.effects import Dispatch
+from minibroker import AckType, ConsumerInfo, Dispatch, MessageAck
 from minibroker.clock import TimerHandle
 from minibroker.errors import ConsumerClosed, InvalidConfiguration, MinibrokerError
 from minibroker.message import Destination, Message

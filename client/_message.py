@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from minibroker._core.effects import Dispatch
+from minibroker import Dispatch
 from minibroker.message import Destination, Message, PropertyValue
 
 if TYPE_CHECKING:

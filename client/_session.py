@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from minibroker._core.commands import ConsumerInfo
+from minibroker import ConsumerInfo
 from minibroker.errors import IllegalStateError, MinibrokerError, SessionClosed, TransactionRolledBack
 from minibroker.features import check_consumer_destination
 from minibroker.message import Destination, Message

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Coroutine, Sequence
     from typing import Any, TypeVar
 
-    from minibroker._core.queue import QueueStatistics
+    from minibroker import QueueStatistics
     from minibroker.config import BrokerConfig
     from minibroker.transport.tcp_link import TcpLink
 

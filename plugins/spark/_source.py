@@ -43,7 +43,8 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
-from minibroker._core.replay import BrokerInfo, CursorAck, RangeEntry, string_properties
+from minibroker import BrokerInfo, CursorAck, RangeEntry
+from minibroker._core.replay import string_properties
 from minibroker.errors import InvalidAcknowledge, InvalidConfiguration, StaleEpoch
 from minibroker.message import Destination, Message
 from minibroker.wire import RangeColumns

@@ -14,7 +14,7 @@ import socket
 from collections.abc import Iterator, Sequence
 from types import TracebackType
 
-from minibroker._core.replay import BrokerInfo, CursorAck, PublishResult, RangeEntry, RangeRead
+from minibroker import BrokerInfo, CursorAck, PublishResult, RangeEntry, RangeRead
 from minibroker.errors import ConnectionClosed, MinibrokerError, RemoteProtocolError
 from minibroker.message import Message
 from minibroker.transport.tcp_link import parse_tcp_url

@@ -29,8 +29,8 @@ from typing import Any, TypeVar
 
 import pytest
 
-from minibroker import Broker, RealClock
-from minibroker._core.replay import BrokerInfo, EpochSource, PublishResult, RangeEntry
+from minibroker import Broker, BrokerInfo, PublishResult, RangeEntry, RealClock
+from minibroker._core.replay import EpochSource
 from minibroker.message import Destination, Message, PropertyValue
 
 __all__ = [
