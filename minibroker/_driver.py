@@ -517,6 +517,21 @@ class Broker:
             self.core.send(connection_id, message, transaction_id)
         self._flush()
 
+    def send_if_admitted(self, connection_id: int, message: Message, transaction_id: int | None = None) -> bool:
+        """:meth:`send` when :meth:`admit` lets the message through now (True); False: the edge must wait
+        (:meth:`send_when_admitted`). One call instead of two on the in-process hot path."""
+        core = self.core
+        if core.memory_limited and self.admit(message.destination) is not None:
+            return False
+        if self._closed:
+            self._check_open()
+        if self._hook_send:
+            self._chain.on_send(self._context(connection_id), message, transaction_id)
+        else:
+            core.send(connection_id, message, transaction_id)
+        self._flush()
+        return True
+
     def admit(self, destination: Destination) -> Admission | None:
         """Producer flow control, the one admission check of every edge: None when a send to ``destination`` may
         go now (it may still fail by itself: a full queue under ``send_fail_if_no_space``), else an awaitable that

@@ -92,9 +92,8 @@ class MemoryLink:
         if not self._open:
             self._check()
         broker = self.broker
-        if broker.admit(message.destination) is None:  # the hot path: no flow control in the way, no coroutine
-            broker.send(self.connection_id, message, transaction_id)
-        else:  # producer flow control: the queue is over its memory limit
+        # the hot path: no flow control in the way, no coroutine; else the queue is over its memory limit
+        if not broker.send_if_admitted(self.connection_id, message, transaction_id):
             await broker.send_when_admitted(self.connection_id, message, transaction_id)
 
     def ack(self, ack: MessageAck) -> None:
