@@ -55,6 +55,7 @@ class Kind(enum.Enum):
     STOMP_HEADER = "STOMP frames and headers"
     CONNECTION_URI = "Connection URIs and options"
     BROKER_CONFIG = "Broker configuration"
+    CLIENT_API = "Consumers, sessions and connections"
 
 
 @attrs.frozen(slots=True)
@@ -76,6 +77,8 @@ class Feature:
 _NATIVE_RECORDINGS = ("tests/conformance/recordings/[!s]*.json", "tests/differential/corpus/gen_*.json")
 _STOMP_PROTOCOL = "tests/plugins/stomp/test_protocol.py"
 _THIS = "tests/test_features.py"
+#: the feature recordings of issue 17 (tests/differential/record_features.py)
+_FEATURES = "tests/differential/features/"
 
 # Destination options ActiveMQ reads from ``queue://name?consumer.x=y`` (ActiveMQDestination.getOptions applied to
 # ConsumerInfo); none is read by minibroker yet, so each is refused under its own name.
@@ -164,7 +167,7 @@ FEATURES: tuple[Feature, ...] = (
             "cron schedules are a later issue (with scheduler_support=True)", "AMQ_SCHEDULED_CRON"),
     Feature("message-groups", Kind.MESSAGE_PROPERTY, "JMSXGroupID / JMSXGroupSeq (group_id=, group_seq=)",
             Status.VERIFIED, "sticky groups, JMSXGroupFirstForConsumer",
-            recordings=("tests/conformance/recordings/message_groups.json",)),
+            recordings=("tests/conformance/recordings/message_groups.json", f"{_FEATURES}feat_groups_*.json")),
     Feature("group-id-property", Kind.MESSAGE_PROPERTY, "`JMSXGroupID` set as a property", Status.REFUSED,
             "ActiveMQ's client turns it into the group (checked on 5.17.2); pass group_id= instead", "JMSXGroupID"),
     Feature("group-seq-property", Kind.MESSAGE_PROPERTY, "`JMSXGroupSeq` set as a property", Status.REFUSED,
@@ -183,10 +186,10 @@ FEATURES: tuple[Feature, ...] = (
                 "transacted_rollback_to_dlq", "listener_exception_auto_ack"))),
     Feature("priority-header", Kind.MESSAGE_PROPERTY, "JMSPriority (send(priority=…))", Status.VERIFIED,
             "FIFO unless prioritized_messages, client-side reordering with message_priority_supported",
-            recordings=("tests/conformance/recordings/priority.json",)),
+            recordings=("tests/conformance/recordings/priority.json", f"{_FEATURES}feat_priority_*.json")),
     Feature("expiration-header", Kind.MESSAGE_PROPERTY, "JMSExpiration (send(ttl=…))", Status.VERIFIED,
             "expired messages are dropped or dead-lettered as ActiveMQ",
-            recordings=("tests/conformance/recordings/expired_message*.json",)),
+            recordings=("tests/conformance/recordings/expired_message*.json", f"{_FEATURES}feat_expiry_*.json")),
     Feature("delivery-mode-header", Kind.MESSAGE_PROPERTY, "JMSDeliveryMode (send(persistent=…))", Status.VERIFIED,
             "non-persistent messages are not dead-lettered by default",
             recordings=("tests/conformance/recordings/mixed_persistence_order.json",
@@ -262,6 +265,24 @@ FEATURES: tuple[Feature, ...] = (
             "Broker(scheduler_support=True)", tests=("tests/client/test_delay_levels.py",)),
     Feature("config-network", Kind.BROKER_CONFIG, "`networkConnectors`, `persistenceAdapter`, JMX, …",
             Status.NOT_APPLICABLE, "one broker in one process; persistence is --data-dir"),
+    # -- consumers, sessions and connections (the client API) ------------------------------------------------------
+    Feature("consumer-selector", Kind.CLIENT_API, "message selectors (create_consumer(selector=…))", Status.VERIFIED,
+            "JMS selector grammar: LIKE/ESCAPE, IN, BETWEEN, IS NULL, arithmetic, JMS headers, invalid selectors",
+            recordings=(f"{_FEATURES}feat_selector_*.json",)),
+    Feature("queue-browser", Kind.CLIENT_API, "queue browsers (create_browser)", Status.VERIFIED,
+            "queued and in-flight messages, acked ones hidden",
+            recordings=("tests/conformance/recordings/queue_browser.json",
+                        f"{_FEATURES}feat_browse_inflight_and_acked.json")),
+    Feature("client-ack-order", Kind.CLIENT_API, "CLIENT acknowledge after out-of-order receipt", Status.VERIFIED,
+            "one range ack that ActiveMQ cannot match acks nothing; a transacted commit consumes all",
+            recordings=(f"{_FEATURES}priority_client_ack_reordered_false.json",
+                        f"{_FEATURES}nonblocking_*_out_of_order.json")),
+    Feature("close-rolls-back", Kind.CLIENT_API, "closing a transacted session or connection", Status.VERIFIED,
+            "rolls back through the redelivery policy: past the limit, the DLQ",
+            recordings=(f"{_FEATURES}close_*_after_rollback_dlq.json",)),
+    Feature("connection-start", Kind.CLIENT_API, "connect(start=False) / start() / stop()", Status.VERIFIED,
+            "a stopped connection holds prefetched messages back from receive()",
+            recordings=(f"{_FEATURES}connect_start_false.json",)),
 )
 
 FEATURES_BY_ID: Mapping[str, Feature] = {feature.id: feature for feature in FEATURES}
