@@ -127,6 +127,9 @@ class Broker:
         self._probes: dict[int, Callable[[], list[str]]] = {}
         #: exceptions raised by message listeners of in-process clients, for tests to inspect
         self.listener_errors: list[ListenerFailure] = []
+        #: ids of messages a test looked at (browsed, or listed by minibroker.testing's dead-letter helpers): their
+        #: dead letters are expected, and the pytest plugin's teardown does not report them
+        self.observed_messages: set[str] = set()
         self.instance_id = id(self)
         self._incarnation = 0
         self.plugins = tuple(plugins)
@@ -390,6 +393,26 @@ class Broker:
     def dead_letters(self) -> tuple[DeadLetterRecord, ...]:
         """Every message the broker gave up on (dead-lettered or dropped), oldest first (at most 10,000)."""
         return tuple(self.core.dead_letters)
+
+    def unobserved_dead_letters(self) -> tuple[DeadLetterRecord, ...]:
+        """The dead letters no test has looked at: not browsed (``broker.queue(dlq).browse()``), not listed by
+        :func:`minibroker.testing.dead_letters` or :func:`~minibroker.testing.assert_dead_lettered`, and still in
+        their dead-letter queue (one a consumer took or a purge removed was handled). Dropped messages sit nowhere
+        to be looked at: they are always unobserved."""
+        observed = self.observed_messages
+        held: dict[str, set[str]] = {}
+        unobserved = []
+        for record in self.core.dead_letters:
+            if record.message_id in observed:
+                continue
+            dlq = record.dead_letter_queue
+            if dlq is not None:
+                if dlq not in held:
+                    held[dlq] = {m.message_id for m in self.browse_all(dlq)}
+                if record.message_id not in held[dlq]:
+                    continue
+            unobserved.append(record)
+        return tuple(unobserved)
 
     def history(self, message_id: str) -> tuple[HistoryRecord, ...]:
         """Everything the broker did with one message: dispatches, acks (with their type), releases, dead letters."""

@@ -101,8 +101,11 @@ class QueueView:
         return self._stats()
 
     def browse(self) -> list[Message]:
-        """The messages not yet acked, oldest first, without consuming them (every one: no browse page)."""
-        return self._broker.browse_all(self.name)
+        """The messages not yet acked, oldest first, without consuming them (every one: no browse page). A test
+        that browses a dead-letter queue has seen its dead letters: the pytest plugin's teardown expects them."""
+        messages = self._broker.browse_all(self.name)
+        self._broker.observed_messages.update(m.message_id for m in messages)
+        return messages
 
     def purge(self) -> int:
         return self._broker.purge(self.name)

@@ -27,8 +27,9 @@ Options, on the command line or in the ini file (underscores): ``--minibroker-ho
 ``--minibroker-port`` and ``--minibroker-stomp-port`` (0: a free port for processes; 61616 and 61613 for noproc),
 ``--minibroker-config`` (a broker.toml for ``minibroker_proc``).
 
-On teardown a test fails, with a report, when messages were dead-lettered or dropped, when a message listener
-raised, or when an exception escaped into the event loop, unless the marker allows it.
+On teardown a test fails, with a report, when messages were dead-lettered or dropped and the test never looked at
+them (browsed the DLQ, listed them with ``minibroker.testing.dead_letters`` or ``assert_dead_lettered``, or consumed
+them), when a message listener raised, or when an exception escaped into the event loop, unless the marker allows it.
 """
 
 from __future__ import annotations
@@ -174,10 +175,14 @@ def _make_broker(options: BrokerOptions) -> Broker:
 def _teardown_report(broker: Broker, options: BrokerOptions, loop_errors: list[dict[str, Any]]) -> str | None:
     """What the test did not expect: dead letters, listener exceptions, exceptions in the event loop."""
     sections = []
-    if not options.allow_dead_letters and broker.dead_letters():
-        lines = ["messages were dead-lettered or dropped "
-                 "(allow with @pytest.mark.minibroker(allow_dead_letters=True)):"]
-        for record in broker.dead_letters()[:20]:
+    unobserved = () if options.allow_dead_letters else broker.unobserved_dead_letters()
+    if unobserved:
+        seen = len(broker.dead_letters()) - len(unobserved)
+        lines = [f"messages were dead-lettered or dropped and the test never looked at them ({seen} it looked at "
+                 "are expected: browsed with broker.queue(DLQ).browse(), listed by dead_letters() or "
+                 "assert_dead_lettered(), or taken from the DLQ; allow the rest with "
+                 "@pytest.mark.minibroker(allow_dead_letters=True)):"]
+        for record in unobserved[:20]:
             where = record.dead_letter_queue or "dropped"
             lines.append(f"  {record.message_id} from {record.destination} -> {where}: {record.body!r}")
             lines.append(f"    cause: {record.cause}")

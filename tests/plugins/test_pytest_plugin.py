@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import textwrap
+
 import pytest
 
 pytest_plugins = ()
@@ -221,3 +223,40 @@ async def test_fresh_broker(minibroker, minibroker_connection, n):
         pytester.makepyfile(self.ISOLATED)
         result = pytester.runpytest_subprocess(*STRICT, "-p", "xdist", "-n", "2")
         result.assert_outcomes(passed=6)
+
+
+class TestObservedDeadLetters:
+    """Issue 20: dead letters the test looked at are expected; only unobserved ones fail the teardown."""
+
+    BODY = '''
+        from minibroker.client import AckMode, RedeliveryPolicy, connect
+        from minibroker.testing import assert_dead_lettered
+
+        async def poison(broker):
+            async with await connect(broker, redelivery_policy=RedeliveryPolicy(maximum_redeliveries=0)) as conn:
+                session = await conn.create_session(AckMode.TRANSACTED)
+                producer = await session.create_producer("orders")
+                await producer.send("bad")
+                await session.commit()
+                consumer = await session.create_consumer("orders")
+                msg = await consumer.receive(timeout=1)
+                await session.rollback()
+                return msg.message_id
+
+        async def test_browsed(minibroker):
+            await poison(minibroker)
+            assert [m.body for m in minibroker.queue("ActiveMQ.DLQ").browse()] == ["bad"]
+
+        async def test_asserted(minibroker):
+            assert_dead_lettered(minibroker, await poison(minibroker), cause_contains="exceeds redelivery")
+
+        async def test_unobserved(minibroker):
+            await poison(minibroker)
+    '''
+
+    def test_browsing_or_asserting_makes_them_expected(self, pytester: pytest.Pytester) -> None:
+        pytester.makeini("[pytest]\nasyncio_mode = auto\nasyncio_default_fixture_loop_scope = function\n")
+        pytester.makepyfile(textwrap.dedent(self.BODY))
+        result = pytester.runpytest("-p", "no:cacheprovider")
+        result.assert_outcomes(passed=3, errors=1)
+        result.stdout.fnmatch_lines(["*test_unobserved*", "*the test never looked at them (0 it looked at*"])
