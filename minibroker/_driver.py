@@ -130,7 +130,6 @@ class Broker:
         #: ids of messages a test looked at (browsed, or listed by minibroker.testing's dead-letter helpers): their
         #: dead letters are expected, and the pytest plugin's teardown does not report them
         self.observed_messages: set[str] = set()
-        self.instance_id = id(self)
         self._incarnation = 0
         self.plugins = tuple(plugins)
         self._chain: BrokerFilter = _BrokerEnd(self)
