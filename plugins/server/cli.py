@@ -252,7 +252,7 @@ async def _serve(args: argparse.Namespace, config: BrokerConfig | None, socks: l
         if stomp_socks:
             from minibroker.plugins.stomp import start_stomp_server
 
-            stomp = await start_stomp_server(broker, sock=stomp_socks)
+            stomp = await start_stomp_server(broker, sock=stomp_socks, max_connections=max_connections)
         signals = (signal.SIGTERM, signal.SIGINT)
         for sig in signals:
             loop.add_signal_handler(sig, stop.set)

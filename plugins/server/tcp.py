@@ -431,11 +431,12 @@ class Server:
         assert task is not None
         self._tasks.add(task)
         try:
-            if self._closing or self.broker.closed or len(self._connections) >= self.max_connections:
+            if self._closing or self.broker.closed or not self.broker.claim_socket(self.max_connections):
                 if self._closing or self.broker.closed:
                     error: MinibrokerError = BrokerClosed("the broker is stopping")
                 else:
-                    error = LimitExceeded(f"the broker accepts at most {self.max_connections} connections",
+                    error = LimitExceeded(f"the broker accepts at most {self.max_connections} connections "
+                                          "(native and STOMP together)",
                                           maximum=self.max_connections)
                 log.warning("refusing %s: %s", writer.get_extra_info("peername"), error)
                 writer.write(encode_handshake() + encode_error(0, error.code, str(error), fatal=True))
@@ -449,6 +450,7 @@ class Server:
                 await conn.run()
             finally:
                 self._connections.discard(conn)
+                self.broker.release_socket()
                 with contextlib.suppress(ConnectionError, OSError):
                     await writer.wait_closed()
         finally:

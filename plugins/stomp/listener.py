@@ -24,6 +24,7 @@ from collections.abc import Callable, Sequence
 from types import TracebackType
 
 from minibroker import Admission, Broker
+from minibroker._defaults import DEFAULT_MAX_CONNECTIONS
 from minibroker.clock import TimerHandle
 from minibroker.errors import MinibrokerError, RemoteProtocolError
 
@@ -57,6 +58,8 @@ class _StompProtocol(asyncio.Protocol):
         self._timers: list[TimerHandle] = []
         self._heartbeats_started = False
         self._registered = False
+        #: this connection holds one of the broker's socket slots (released when it goes)
+        self._claimed = False
         #: the task awaiting a held SEND's admission (reading is paused meanwhile)
         self._holding: asyncio.Task[None] | None = None
         self._loop = asyncio.get_running_loop()
@@ -66,6 +69,13 @@ class _StompProtocol(asyncio.Protocol):
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
         self.transport = transport
+        if not self.broker.claim_socket(self.server.max_connections):
+            # ActiveMQ's maximumConnections: the socket is closed at once, before a frame is read
+            log.debug("refusing %s: %d sockets open", transport.get_extra_info("peername"), self.broker.open_sockets)
+            self._closing = True
+            transport.abort()
+            return
+        self._claimed = True
         peer = transport.get_extra_info("peername")
         address = f"tcp://{peer[0]}:{peer[1]}" if isinstance(peer, tuple) and len(peer) >= 2 else str(peer)
         self.converter = StompConverter(
@@ -147,6 +157,10 @@ class _StompProtocol(asyncio.Protocol):
         if self._holding is not None:
             self._holding.cancel()
             self._holding = None
+        if not self._claimed:
+            return
+        self._claimed = False
+        self.broker.release_socket()
         converter = self.converter
         if converter is not None:
             converter.connection_lost()
@@ -264,8 +278,11 @@ class StompServer:
         authenticator: Authenticator | None,
         max_frame_size: int | None,
         connect_timeout: float,
+        max_connections: int = DEFAULT_MAX_CONNECTIONS,
     ) -> None:
         self.broker = broker
+        #: refuse a socket once this many are open on all the broker's listeners together
+        self.max_connections = max_connections
         self.authenticator = authenticator
         self.max_frame_size = max_frame_size
         self.connect_timeout = connect_timeout
@@ -342,6 +359,7 @@ async def start_stomp_server(
     authenticator: Authenticator | None = None,
     max_frame_size: int | None = DEFAULT_MAX_FRAME_SIZE,
     connect_timeout: float = CONNECT_TIMEOUT,
+    max_connections: int = DEFAULT_MAX_CONNECTIONS,
     sock: socket.socket | Sequence[socket.socket] | None = None,
 ) -> StompServer:
     """Listen for STOMP 1.0/1.1/1.2 clients on ``host:port`` (0: a free port, see ``.port``) for ``broker``.
@@ -349,10 +367,11 @@ async def start_stomp_server(
     ``authenticator(login, passcode)`` checks CONNECT's credentials (None admits everyone, as ActiveMQ without a
     security plugin). ``max_frame_size`` bounds a whole frame in bytes. The server stops with ``await server.close()``
     or when the broker stops. ``sock``: serve on this already bound (and possibly listening) socket, or these sockets,
-    instead of binding ``host:port``; the server owns and closes them.
+    instead of binding ``host:port``; the server owns and closes them. ``max_connections`` bounds the client sockets
+    open on all the broker's listeners together (native ones included): a socket past it is closed at once.
     """
     server = StompServer(broker, authenticator=authenticator, max_frame_size=max_frame_size,
-                         connect_timeout=connect_timeout)
+                         connect_timeout=connect_timeout, max_connections=max_connections)
     loop = asyncio.get_running_loop()
     socks = [sock] if isinstance(sock, socket.socket) else list(sock or ())
     if socks:

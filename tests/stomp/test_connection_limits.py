@@ -1,0 +1,63 @@
+"""Issue 15, items 9 and 10: one count of client sockets across the native and STOMP listeners, so a flood on one
+port can neither exceed ``max_connections`` nor lock the other protocol's clients out beyond it."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+import pytest
+from stomp_helpers import PeerClosed, RawStompClient
+
+from minibroker import Broker, RealClock
+from minibroker.client import connect
+from minibroker.errors import LimitExceeded
+from minibroker.plugins.server.tcp import Server, start_server
+from minibroker.plugins.stomp import StompServer, start_stomp_server
+
+TIMEOUT = 5.0
+LIMIT = 3
+
+
+@pytest.fixture
+async def listeners() -> AsyncIterator[tuple[Broker, Server, StompServer]]:
+    async with Broker(clock=RealClock()) as broker:
+        native = await start_server(broker, port=0, max_connections=LIMIT)
+        stomp = await start_stomp_server(broker, max_connections=LIMIT)
+        try:
+            yield broker, native, stomp
+        finally:
+            await stomp.close()
+            await asyncio.wait_for(native.close(), TIMEOUT)
+
+
+async def test_stomp_sockets_past_max_connections_are_closed(
+        listeners: tuple[Broker, Server, StompServer]) -> None:
+    broker, _native, stomp = listeners
+    peers = [await RawStompClient.open(stomp.port) for _ in range(LIMIT)]
+    extra = await RawStompClient.open(stomp.port, connect=False)
+    await extra.wait_closed()
+    assert broker.open_sockets == LIMIT
+    for peer in peers:
+        await peer.close()
+    await extra.close()
+    await stomp.wait_connection_count(0)
+    assert broker.open_sockets == 0
+
+
+async def test_stomp_and_native_sockets_share_one_limit(listeners: tuple[Broker, Server, StompServer]) -> None:
+    _broker, native, stomp = listeners
+    peers = [await RawStompClient.open(stomp.port) for _ in range(LIMIT - 1)]
+    first = await connect(native.url)
+    with pytest.raises(LimitExceeded, match="at most 3 connections"):
+        await connect(native.url)
+    extra = await RawStompClient.open(stomp.port, connect=False)
+    with pytest.raises((PeerClosed, ConnectionError)):
+        await extra.connect()
+    await extra.close()
+    await first.close()
+    for peer in peers:
+        await peer.close()
+    await stomp.wait_connection_count(0)
+    again = await connect(native.url)
+    await again.close()
