@@ -23,7 +23,7 @@ from types import TracebackType
 import attrs
 
 from minibroker import Admission, Broker, Dispatch, MessageAck
-from minibroker._defaults import DEFAULT_MAX_CONNECTIONS, check_limits
+from minibroker._defaults import DEFAULT_HANDSHAKE_TIMEOUT, DEFAULT_MAX_CONNECTIONS, check_limits
 from minibroker.errors import (
     AccessDenied,
     BrokerClosed,
@@ -153,6 +153,22 @@ class _ClientConnection:
 
     async def run(self) -> None:
         self.writer.write(encode_handshake())
+        clock = self.broker.clock
+        deadline = clock.call_at(clock.now() + self.server.handshake_timeout, self.handshake_expired)
+        try:
+            await self.serve()
+        finally:
+            deadline.cancel()
+
+    def handshake_expired(self) -> None:
+        """No HELLO within the deadline: a silent socket may not hold a connection slot (issue 15, item 9)."""
+        if self.connection_id is None and not self.finished:
+            log.info("%r: no HELLO within %s s, closing", self, self.server.handshake_timeout)
+            self.abort(LimitExceeded(f"no HELLO within {self.server.handshake_timeout} s",
+                                     timeout=self.server.handshake_timeout))
+            self.transport.abort()
+
+    async def serve(self) -> None:
         decoder = FrameDecoder(sender="client", max_frame_size=self.server.max_frame_size, encoded=self.encoded)
         reader = self.reader
         try:
@@ -388,8 +404,10 @@ class _ClientConnection:
 class Server:
     """A running TCP listener for one broker. ``url`` is what clients pass to ``connect()``."""
 
-    def __init__(self, broker: Broker, *, max_frame_size: int, max_connections: int) -> None:
+    def __init__(self, broker: Broker, *, max_frame_size: int, max_connections: int,
+                 handshake_timeout: float = DEFAULT_HANDSHAKE_TIMEOUT) -> None:
         self.broker = broker
+        self.handshake_timeout = handshake_timeout
         self.max_frame_size = max_frame_size
         self.max_connections = max_connections
         self.host = ""
@@ -500,14 +518,17 @@ async def start_server(
     *,
     max_frame_size: int = DEFAULT_MAX_FRAME_SIZE,
     max_connections: int = DEFAULT_MAX_CONNECTIONS,
+    handshake_timeout: float = DEFAULT_HANDSHAKE_TIMEOUT,
     sock: socket.socket | Sequence[socket.socket] | None = None,
 ) -> Server:
     """Listen on ``host``:``port`` (0: a free port, see ``server.port``) for clients of ``broker``.
 
     ``sock``: serve on this already bound (and possibly listening) socket, or these sockets, instead of binding
     ``host``:``port``; the server owns and closes them. ``minibroker serve`` binds before it imports the broker, so
-    that clients can connect (and wait in the backlog) while it starts."""
+    that clients can connect (and wait in the backlog) while it starts. ``handshake_timeout``: seconds (broker's
+    clock) a client has to send HELLO before its socket is closed."""
     check_limits(max_frame_size, max_connections)
-    server = Server(broker, max_frame_size=max_frame_size, max_connections=max_connections)
+    server = Server(broker, max_frame_size=max_frame_size, max_connections=max_connections,
+                    handshake_timeout=handshake_timeout)
     await server._start(host, port, [sock] if isinstance(sock, socket.socket) else list(sock or ()))
     return server

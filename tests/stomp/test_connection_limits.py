@@ -9,11 +9,13 @@ from collections.abc import AsyncIterator
 import pytest
 from stomp_helpers import PeerClosed, RawStompClient
 
-from minibroker import Broker, RealClock
+from minibroker import Broker, ManualClock, RealClock
+from minibroker._defaults import DEFAULT_HANDSHAKE_TIMEOUT
 from minibroker.client import connect
 from minibroker.errors import LimitExceeded
 from minibroker.plugins.server.tcp import Server, start_server
 from minibroker.plugins.stomp import StompServer, start_stomp_server
+from minibroker.transport import codec
 
 TIMEOUT = 5.0
 LIMIT = 3
@@ -61,3 +63,24 @@ async def test_stomp_and_native_sockets_share_one_limit(listeners: tuple[Broker,
     await stomp.wait_connection_count(0)
     again = await connect(native.url)
     await again.close()
+
+
+async def test_a_silent_native_socket_is_closed_at_the_handshake_deadline() -> None:
+    clock = ManualClock()
+    async with Broker(clock=clock) as broker:
+        native = await start_server(broker, port=0, max_connections=1)
+        try:
+            reader, writer = await asyncio.open_connection(native.host, native.port)
+            # the server's handshake arrives once the deadline is armed (the same step writes one and arms the other)
+            await asyncio.wait_for(reader.readexactly(len(codec.encode_handshake())), TIMEOUT)
+            assert broker.open_sockets == 1
+            await clock.advance(DEFAULT_HANDSHAKE_TIMEOUT - 1)
+            assert broker.open_sockets == 1
+            await clock.advance(2)
+            rest = await asyncio.wait_for(reader.read(), TIMEOUT)  # everything up to EOF: the socket was closed
+            assert b"no HELLO within" in rest
+            writer.close()
+            await asyncio.wait_for(native.close(), TIMEOUT)  # returns once every accept task has ended
+            assert broker.open_sockets == 0
+        finally:
+            await asyncio.wait_for(native.close(), TIMEOUT)
