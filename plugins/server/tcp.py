@@ -28,6 +28,7 @@ from minibroker.errors import (
     AccessDenied,
     BrokerClosed,
     IllegalStateError,
+    InvalidClientIdError,
     LimitExceeded,
     LocalProtocolError,
     MinibrokerError,
@@ -280,6 +281,16 @@ class _ClientConnection:
             self.handle(frame)
 
     def hello(self, frame: Hello) -> None:
+        client_id = frame.client_id
+        if client_id is not None and self.broker.client_connected(client_id):
+            # ActiveMQ allows one connection per client id (InvalidClientIDException); the STOMP edge refuses too
+            peer = f"tcp://{self.peer[0]}:{self.peer[1]}" if isinstance(self.peer, tuple) else str(self.peer)
+            error = InvalidClientIdError(
+                f"Broker: {self.broker.name} - Client: {client_id} already connected from {peer}",
+                client_id=client_id)
+            self.emit(encode_error(frame.request_id, error.code, str(error), fatal=True))
+            self.finish(None)
+            return
         try:
             self.connection_id = self.broker.open_connection(frame.client_id, user=frame.user,
                                                              password=frame.password, remote=True)

@@ -12,7 +12,7 @@ from stomp_helpers import PeerClosed, RawStompClient
 from minibroker import Broker, ManualClock, RealClock
 from minibroker._defaults import DEFAULT_HANDSHAKE_TIMEOUT
 from minibroker.client import connect
-from minibroker.errors import LimitExceeded
+from minibroker.errors import InvalidClientIdError, LimitExceeded
 from minibroker.plugins.server.tcp import Server, start_server
 from minibroker.plugins.stomp import StompServer, start_stomp_server
 from minibroker.transport import codec
@@ -84,3 +84,15 @@ async def test_a_silent_native_socket_is_closed_at_the_handshake_deadline() -> N
             assert broker.open_sockets == 0
         finally:
             await asyncio.wait_for(native.close(), TIMEOUT)
+
+
+async def test_a_duplicate_client_id_is_refused_on_the_native_port(
+        listeners: tuple[Broker, Server, StompServer]) -> None:
+    broker, native, _stomp = listeners
+    first = await connect(native.url, client_id="app")
+    with pytest.raises(InvalidClientIdError, match="Client: app already connected from tcp://"):
+        await connect(native.url, client_id="app")
+    assert broker.client_connected("app")
+    await first.close()
+    again = await connect(native.url, client_id="app")
+    await again.close()
