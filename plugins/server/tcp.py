@@ -23,7 +23,13 @@ from types import TracebackType
 import attrs
 
 from minibroker import Admission, Broker, Dispatch, MessageAck
-from minibroker._defaults import DEFAULT_HANDSHAKE_TIMEOUT, DEFAULT_MAX_CONNECTIONS, check_limits
+from minibroker._defaults import (
+    DEFAULT_HANDSHAKE_TIMEOUT,
+    DEFAULT_MAX_CONNECTIONS,
+    DEFAULT_MAX_WRITE_BUFFER,
+    PRE_LOGIN_MAX_FRAME_SIZE,
+    check_limits,
+)
 from minibroker.errors import (
     AccessDenied,
     BrokerClosed,
@@ -115,6 +121,7 @@ class _ClientConnection:
         #: admission to await: the connection reads nothing more until it is taken, as ActiveMQ blocks a
         #: flow-controlled producer's connection
         self.held: tuple[Send, Admission] | None = None
+        self.decoder: FrameDecoder | None = None
 
     def __repr__(self) -> str:
         return f"<client {self.peer} connection={self.connection_id}>"
@@ -149,6 +156,11 @@ class _ClientConnection:
             self.out = []
             if not self.finished:
                 self.writer.write(out[0] if len(out) == 1 else b"".join(out))
+                if self.transport.get_write_buffer_size() > DEFAULT_MAX_WRITE_BUFFER:
+                    # reading already waits past the high-water mark; this peer does not read at all
+                    log.info("%r: reads too slowly (%d bytes unsent), disconnecting", self,
+                             self.transport.get_write_buffer_size())
+                    self.drop()
 
     # -- the connection's life --------------------------------------------------------------------------------------
 
@@ -170,7 +182,9 @@ class _ClientConnection:
             self.transport.abort()
 
     async def serve(self) -> None:
-        decoder = FrameDecoder(sender="client", max_frame_size=self.server.max_frame_size, encoded=self.encoded)
+        # until HELLO is accepted, only small frames: a stranger cannot make the broker buffer a large partial frame
+        decoder = self.decoder = FrameDecoder(sender="client", encoded=self.encoded,
+                                              max_frame_size=min(self.server.max_frame_size, PRE_LOGIN_MAX_FRAME_SIZE))
         reader = self.reader
         try:
             while not self.finished:
@@ -304,6 +318,8 @@ class _ClientConnection:
             self.finish(None)
             return
         self.broker.register_dropper(self.connection_id, self.drop)
+        if self.decoder is not None:
+            self.decoder.max_frame_size = self.server.max_frame_size
         self.emit(encode_connected(frame.request_id, self.connection_id, self.broker.name))
 
     def drop(self) -> None:

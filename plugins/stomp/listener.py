@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 from types import TracebackType
 
 from minibroker import Admission, Broker
-from minibroker._defaults import DEFAULT_MAX_CONNECTIONS
+from minibroker._defaults import DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_WRITE_BUFFER, PRE_LOGIN_MAX_FRAME_SIZE
 from minibroker.clock import TimerHandle
 from minibroker.errors import MinibrokerError, RemoteProtocolError
 
@@ -48,7 +48,10 @@ class _StompProtocol(asyncio.Protocol):
         self.server = server
         self.broker = server.broker
         self.transport: asyncio.Transport | None = None
-        self.decoder = StompDecoder(role="server", max_frame_size=server.max_frame_size)
+        # until CONNECTED, only small frames: a stranger cannot make the broker buffer a large partial frame
+        self.decoder = StompDecoder(role="server", max_frame_size=PRE_LOGIN_MAX_FRAME_SIZE
+                                    if server.max_frame_size is None else min(server.max_frame_size,
+                                                                              PRE_LOGIN_MAX_FRAME_SIZE))
         self.converter: StompConverter | None = None
         self._flush_scheduled = False
         self._paused = False
@@ -143,7 +146,7 @@ class _StompProtocol(asyncio.Protocol):
             return
         converter.release_held(error)
         self._handle_frames()  # the frames that came behind the SEND (or hold again)
-        if self._holding is None and not self._closing and self.transport is not None:
+        if self._holding is None and not self._closing and not self._paused and self.transport is not None:
             self.transport.resume_reading()
 
     def eof_received(self) -> bool | None:
@@ -167,10 +170,16 @@ class _StompProtocol(asyncio.Protocol):
         self.server._closed(self)
 
     def pause_writing(self) -> None:
+        """The peer reads slower than we write: stop reading it too (TCP back-pressure), so a client that never
+        reads cannot pile up replies in memory; auto acks (hence dispatch) wait as well."""
         self._paused = True
+        if self.transport is not None and not self._closing:
+            self.transport.pause_reading()
 
     def resume_writing(self) -> None:
         self._paused = False
+        if self.transport is not None and not self._closing and self._holding is None:
+            self.transport.resume_reading()
         self._schedule_flush()
 
     # -- output -----------------------------------------------------------------------------------------------------
@@ -192,6 +201,11 @@ class _StompProtocol(asyncio.Protocol):
         if data:
             transport.write(data)
             self._written_since_check = True
+            if transport.get_write_buffer_size() > self.server.max_write_buffer:
+                log.info("STOMP client %s reads too slowly: %d bytes unsent, disconnecting", converter.remote_address,
+                         transport.get_write_buffer_size())
+                self.abort()
+                return
         if converter.close_after_output:
             self._close()
 
@@ -226,6 +240,7 @@ class _StompProtocol(asyncio.Protocol):
 
     def _on_connected(self) -> None:
         self._heartbeats_started = True
+        self.decoder.max_frame_size = self.server.max_frame_size
         converter = self.converter
         assert converter is not None
         if converter.connection_id is not None and not self._registered:
@@ -283,6 +298,8 @@ class StompServer:
         self.broker = broker
         #: refuse a socket once this many are open on all the broker's listeners together
         self.max_connections = max_connections
+        #: disconnect a client once this many bytes wait unsent to it
+        self.max_write_buffer = DEFAULT_MAX_WRITE_BUFFER
         self.authenticator = authenticator
         self.max_frame_size = max_frame_size
         self.connect_timeout = connect_timeout

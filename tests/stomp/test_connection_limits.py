@@ -4,6 +4,7 @@ port can neither exceed ``max_connections`` nor lock the other protocol's client
 from __future__ import annotations
 
 import asyncio
+import struct
 from collections.abc import AsyncIterator
 
 import pytest
@@ -96,3 +97,24 @@ async def test_a_duplicate_client_id_is_refused_on_the_native_port(
     await first.close()
     again = await connect(native.url, client_id="app")
     await again.close()
+
+
+async def test_a_stranger_cannot_make_the_native_port_buffer_a_large_partial_frame(
+        listeners: tuple[Broker, Server, StompServer]) -> None:
+    _broker, native, _stomp = listeners
+    reader, writer = await asyncio.open_connection(native.host, native.port)
+    # a frame header announcing 1 MiB before any HELLO: refused at once, nothing buffered
+    writer.write(codec.encode_handshake() + struct.pack(">IB", 1024 * 1024, 0x02) + b"x" * 100)
+    rest = await asyncio.wait_for(reader.read(), TIMEOUT)
+    assert b"too large" in rest or b"larger" in rest
+    writer.close()
+
+
+async def test_a_stranger_cannot_make_the_stomp_port_buffer_a_large_partial_frame(
+        listeners: tuple[Broker, Server, StompServer]) -> None:
+    _broker, _native, stomp = listeners
+    peer = await RawStompClient.open(stomp.port, connect=False)
+    # a 90 MiB body announced, 100 KiB of it sent: before CONNECTED, refused without buffering the rest
+    peer.send_raw(b"CONNECT\ncontent-length:94371840\n\n" + b"y" * (100 * 1024))
+    await peer.wait_closed()
+    await peer.close()
