@@ -26,6 +26,7 @@ from ._core.journal import restore as _restore_core
 from ._core.queue import DestinationPolicy, QueueStatistics
 from ._core.subscription import QueueEntry
 from ._flow import SpaceWaiters
+from ._sockets import SocketSlots
 from ._views import Admission, BrokerStatistics, ListenerFailure, QueueView
 from .clock import Clock, ManualClock, RealClock, TimerHandle, settle
 from .destination_map import DestinationMap
@@ -128,7 +129,7 @@ class Broker:
         #: how to break each client connection's transport, registered by the transports (fault injection)
         self._droppers: dict[int, Callable[[], None]] = {}
         #: client sockets open on every listener (native and STOMP) together, so no protocol can crowd out another
-        self._open_sockets = 0
+        self.sockets = SocketSlots()
         #: in-process clients say what work they still have (listeners to run, redeliveries waiting), for settled()
         self._probes: dict[int, Callable[[], list[str]]] = {}
         #: exceptions raised by message listeners of in-process clients, for tests to inspect
@@ -323,23 +324,6 @@ class Broker:
         from ._link import MemoryLink
 
         return MemoryLink(self)
-
-    def claim_socket(self, limit: int) -> bool:
-        """Count one more client socket of any listener, unless ``limit`` sockets are open already across all the
-        listeners (ActiveMQ's ``maximumConnections``): one count, so a flood on one port cannot lock out another.
-        A True answer must be paired with :meth:`release_socket`."""
-        if self._open_sockets >= limit:
-            return False
-        self._open_sockets += 1
-        return True
-
-    def release_socket(self) -> None:
-        self._open_sockets -= 1
-
-    @property
-    def open_sockets(self) -> int:
-        """Client sockets open now on every listener."""
-        return self._open_sockets
 
     def register_dropper(self, connection_id: int, drop: Callable[[], None]) -> None:
         """A transport says how to break its connection, for :meth:`drop_connections`."""

@@ -476,7 +476,7 @@ class Server:
         assert task is not None
         self._tasks.add(task)
         try:
-            if self._closing or self.broker.closed or not self.broker.claim_socket(self.max_connections):
+            if self._closing or self.broker.closed or not self.broker.sockets.claim(self.max_connections):
                 if self._closing or self.broker.closed:
                     error: MinibrokerError = BrokerClosed("the broker is stopping")
                 else:
@@ -495,7 +495,7 @@ class Server:
                 await conn.run()
             finally:
                 self._connections.discard(conn)
-                self.broker.release_socket()
+                self.broker.sockets.release()
                 with contextlib.suppress(ConnectionError, OSError):
                     await writer.wait_closed()
         finally:

@@ -72,9 +72,9 @@ class _StompProtocol(asyncio.Protocol):
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
         self.transport = transport
-        if not self.broker.claim_socket(self.server.max_connections):
+        if not self.broker.sockets.claim(self.server.max_connections):
             # ActiveMQ's maximumConnections: the socket is closed at once, before a frame is read
-            log.debug("refusing %s: %d sockets open", transport.get_extra_info("peername"), self.broker.open_sockets)
+            log.debug("refusing %s: %d sockets open", transport.get_extra_info("peername"), self.broker.sockets.open)
             self._closing = True
             transport.abort()
             return
@@ -163,7 +163,7 @@ class _StompProtocol(asyncio.Protocol):
         if not self._claimed:
             return
         self._claimed = False
-        self.broker.release_socket()
+        self.broker.sockets.release()
         converter = self.converter
         if converter is not None:
             converter.connection_lost()

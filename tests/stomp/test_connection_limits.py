@@ -40,12 +40,12 @@ async def test_stomp_sockets_past_max_connections_are_closed(
     peers = [await RawStompClient.open(stomp.port) for _ in range(LIMIT)]
     extra = await RawStompClient.open(stomp.port, connect=False)
     await extra.wait_closed()
-    assert broker.open_sockets == LIMIT
+    assert broker.sockets.open == LIMIT
     for peer in peers:
         await peer.close()
     await extra.close()
     await stomp.wait_connection_count(0)
-    assert broker.open_sockets == 0
+    assert broker.sockets.open == 0
 
 
 async def test_stomp_and_native_sockets_share_one_limit(listeners: tuple[Broker, Server, StompServer]) -> None:
@@ -74,15 +74,15 @@ async def test_a_silent_native_socket_is_closed_at_the_handshake_deadline() -> N
             reader, writer = await asyncio.open_connection(native.host, native.port)
             # the server's handshake arrives once the deadline is armed (the same step writes one and arms the other)
             await asyncio.wait_for(reader.readexactly(len(codec.encode_handshake())), TIMEOUT)
-            assert broker.open_sockets == 1
+            assert broker.sockets.open == 1
             await clock.advance(DEFAULT_HANDSHAKE_TIMEOUT - 1)
-            assert broker.open_sockets == 1
+            assert broker.sockets.open == 1
             await clock.advance(2)
             rest = await asyncio.wait_for(reader.read(), TIMEOUT)  # everything up to EOF: the socket was closed
             assert b"no HELLO within" in rest
             writer.close()
             await asyncio.wait_for(native.close(), TIMEOUT)  # returns once every accept task has ended
-            assert broker.open_sockets == 0
+            assert broker.sockets.open == 0
         finally:
             await asyncio.wait_for(native.close(), TIMEOUT)
 
