@@ -255,13 +255,16 @@ class _StompProtocol(asyncio.Protocol):
             self._every(read_ms / 1000.0, self._read_check)
 
     def _every(self, period: float, check: Callable[[], bool]) -> None:
+        """Run ``check`` every ``period`` seconds while it returns True. Each firing replaces its own timer in
+        ``_timers`` (never appends): a client asking for 1 ms heart-beats must not grow a list per beat."""
         clock = self.broker.clock
+        slot = len(self._timers)
 
         def fire() -> None:
             if self._closing:
                 return
             if check():
-                self._timers.append(clock.call_at(clock.now() + period, fire))
+                self._timers[slot] = clock.call_at(clock.now() + period, fire)
 
         self._timers.append(clock.call_at(clock.now() + period, fire))
 

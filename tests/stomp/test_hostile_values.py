@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator
 import pytest
 from stomp_helpers import RawStompClient
 
-from minibroker import Broker, RealClock
+from minibroker import Broker, ManualClock, RealClock
 from minibroker.client import connect
 from minibroker.plugins.server.tcp import Server, start_server
 from minibroker.plugins.stomp import StompServer, start_stomp_server
@@ -70,4 +70,16 @@ async def test_a_duplicate_subscription_id_is_refused_and_the_first_keeps_its_me
     assert again.command == "ERROR"
     assert again.headers["message"].startswith("There already is a subscription for: s1.")
     assert broker.statistics().consumers == 1
+    await peer.close()
+
+
+async def test_fast_heart_beats_keep_a_fixed_number_of_timers(server: StompServer, clock: ManualClock) -> None:
+    peer = await RawStompClient.open(server.port, **{"heart-beat": "5,5"})
+    (protocol,) = server._connections
+    timers = len(protocol._timers)
+    for _ in range(200):
+        peer.send_raw(b"\n")  # the client's own heart-beat, so the read check keeps the connection
+        await peer.barrier()
+        await clock.advance(0.005)
+    assert len(protocol._timers) == timers
     await peer.close()
