@@ -3,13 +3,17 @@ driver, so every edge gets it. A foreign id is an error, and the victim keeps it
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 
 import pytest
 
-from minibroker import AckType, Broker, ConsumerInfo, Destination, ManualClock, Message, MessageAck
+from minibroker import AckType, Broker, ConsumerInfo, Destination, ManualClock, Message, MessageAck, RealClock
 from minibroker._core.effects import Dispatch
-from minibroker.errors import MinibrokerError
+from minibroker.client import connect
+from minibroker.errors import IllegalStateError, MinibrokerError
+from minibroker.plugins.server.tcp import start_server
+from minibroker.transport.tcp import TcpLink
 
 ORDERS = Destination.queue("orders")
 
@@ -65,3 +69,23 @@ class TestForeignTransaction:
         assert broker.browse_all("orders") == []
         broker.commit(victim, txn)
         assert [m.body for m in broker.browse_all("orders")] == ["held"]
+
+
+async def test_over_tcp_a_foreign_remove_consumer_is_an_error_and_the_victim_keeps_receiving() -> None:
+    async with Broker(clock=RealClock()) as broker:
+        server = await start_server(broker, port=0)
+        victim, attacker = await connect(server.url), await connect(server.url)
+        try:
+            consumer = await (await victim.create_session()).create_consumer("orders")
+            link = attacker._link
+            assert isinstance(link, TcpLink)
+            with pytest.raises(IllegalStateError, match=f"consumer {consumer.consumer_id}"):
+                await link.remove_consumer(consumer.consumer_id, -1)
+            producer = await (await attacker.create_session()).create_producer("orders")
+            await producer.send("still mine")
+            received = await consumer.receive(timeout=5)
+            assert received is not None and received.body == "still mine"
+        finally:
+            await attacker.close()
+            await victim.close()
+            await asyncio.wait_for(server.close(), 5)
