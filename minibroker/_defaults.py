@@ -11,6 +11,15 @@ DEFAULT_MAX_CONNECTIONS = 1000
 #: the default largest frame either side of the native protocol accepts (ActiveMQ's ``wireFormat.maxFrameSize`` is
 #: configurable the same way); the codec takes it from here
 DEFAULT_MAX_FRAME_SIZE = 64 * 1024 * 1024
+#: seconds a native client has from accept to HELLO before its socket is closed (ActiveMQ gives a new connection
+#: 30 s, ``transport.connectAttemptTimeout``; the STOMP listener's CONNECT deadline is the same), on the broker's clock
+DEFAULT_HANDSHAKE_TIMEOUT = 30.0
+#: the largest frame a client may send before it has logged in (native HELLO, STOMP CONNECT: credentials, no body),
+#: so an unauthenticated socket cannot make the broker buffer a large partial frame
+PRE_LOGIN_MAX_FRAME_SIZE = 64 * 1024
+#: the most bytes waiting in one client socket's send buffer: a peer that stops reading has its reading paused past
+#: the transport's high-water mark (TCP back-pressure), and is disconnected past this
+DEFAULT_MAX_WRITE_BUFFER = 64 * 1024 * 1024
 #: the smallest ``max_frame_size`` a listener accepts
 MIN_FRAME_SIZE = 1024
 

@@ -26,15 +26,20 @@ from ._core.queue import QueueStatistics
 from ._core.replay import BrokerInfo, CursorAck, EpochSource, PublishResult, RangeRead
 from ._core.subscription import QueueEntry
 from ._flow import SpaceWaiters
+from ._sockets import SocketSlots
 from ._views import Admission, BrokerStatistics, ListenerFailure, QueueView
 from .clock import Clock, ManualClock, RealClock, TimerHandle, settle
 from .destination_map import DestinationMap
 from .errors import (
     BrokerClosed,
     ConnectionClosed,
+    IllegalStateError,
+    InvalidAcknowledge,
     InvalidConfiguration,
     LimitExceeded,
+    MinibrokerError,
     SettleTimeout,
+    TransactionError,
     TransactionRolledBack,
 )
 from .filters import BrokerFilter, BrokerPlugin, ConnectionContext, DeadLetterRequest, hooks_of
@@ -123,6 +128,8 @@ class Broker:
         self._close_hooks: list[Callable[[], None]] = []
         #: how to break each client connection's transport, registered by the transports (fault injection)
         self._droppers: dict[int, Callable[[], None]] = {}
+        #: client sockets open on every listener (native and STOMP) together, so no protocol can crowd out another
+        self.sockets = SocketSlots()
         #: in-process clients say what work they still have (listeners to run, redeliveries waiting), for settled()
         self._probes: dict[int, Callable[[], list[str]]] = {}
         #: exceptions raised by message listeners of in-process clients, for tests to inspect
@@ -525,7 +532,26 @@ class Broker:
         self._flush()
         return consumer_id
 
+    def _check_consumer_owner(self, connection_id: int, consumer_id: int,
+                              error: type[MinibrokerError] = IllegalStateError) -> None:
+        """Refuse an id naming another connection's consumer, before any filter or the core sees it: no connection
+        may detach, ack or pull for a consumer it does not own (issue 15, item 2)."""
+        sub = self.core.subscriptions.get(consumer_id)
+        if sub is not None and sub.connection_id != connection_id:
+            raise error(f"consumer {consumer_id} is not a consumer of this connection",
+                                    consumer_id=consumer_id, connection_id=connection_id)
+
+    def _check_transaction_owner(self, connection_id: int, transaction_id: int | None) -> None:
+        """Refuse an id naming another connection's transaction (the core raises the same for an unknown one)."""
+        if transaction_id is None:
+            return
+        txn = self.core.transactions.get(transaction_id)
+        if txn is not None and txn.connection_id != connection_id:
+            raise TransactionError(f"unknown transaction {transaction_id}", transaction_id=transaction_id,
+                                   connection_id=connection_id)
+
     def remove_consumer(self, connection_id: int, consumer_id: int, last_delivered_seq: int = -1) -> None:
+        self._check_consumer_owner(connection_id, consumer_id)
         self.core.remove_consumer(connection_id, consumer_id, last_delivered_seq)
         self._routes.pop(consumer_id, None)
         self._flush()
@@ -533,6 +559,8 @@ class Broker:
     def send(self, connection_id: int, message: Message, transaction_id: int | None = None) -> None:
         if self._closed:
             self._check_open()
+        if transaction_id is not None:
+            self._check_transaction_owner(connection_id, transaction_id)
         if self._hook_send:
             self._chain.on_send(self._context(connection_id), message, transaction_id)
         else:
@@ -608,6 +636,8 @@ class Broker:
         return count
 
     def ack(self, connection_id: int, ack: MessageAck) -> None:
+        self._check_consumer_owner(connection_id, ack.consumer_id, InvalidAcknowledge)
+        self._check_transaction_owner(connection_id, ack.transaction_id)
         if self._hook_ack:
             self._chain.on_ack(self._context(connection_id), ack)
         else:
@@ -623,6 +653,7 @@ class Broker:
         return False
 
     def pull(self, connection_id: int, consumer_id: int, timeout: float) -> None:
+        self._check_consumer_owner(connection_id, consumer_id)
         self.core.pull(connection_id, consumer_id, timeout)
         self._flush()
 
@@ -630,10 +661,12 @@ class Broker:
         return self.core.begin(connection_id)
 
     def commit(self, connection_id: int, transaction_id: int) -> None:
+        self._check_transaction_owner(connection_id, transaction_id)
         self._chain.on_commit(self._context(connection_id), transaction_id)
         self._flush()
 
     def rollback(self, connection_id: int, transaction_id: int) -> None:
+        self._check_transaction_owner(connection_id, transaction_id)
         self._chain.on_rollback(self._context(connection_id), transaction_id)
         self._flush()
 

@@ -19,6 +19,7 @@ offending key as a dotted path (``destinations."orders.>".memory_limit``). Every
     [limits]
     max_connections = 1000
     max_frame_size = "64 MiB"          # sizes: bytes, or a string with kB/KiB/MB/MiB/GB/GiB
+    handshake_timeout = 30.0           # seconds from accept to HELLO (native) before the socket is closed
 
     [destinations.">"]                 # ActiveMQ policyEntry, keyed by destination wildcards (most specific wins)
     dead_letter_strategy = "individual"
@@ -61,7 +62,14 @@ from typing import Any
 import attrs
 
 from ._core.policy import DestinationPolicy
-from ._defaults import DEFAULT_HOST, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_FRAME_SIZE, DEFAULT_PORT, MIN_FRAME_SIZE
+from ._defaults import (
+    DEFAULT_HANDSHAKE_TIMEOUT,
+    DEFAULT_HOST,
+    DEFAULT_MAX_CONNECTIONS,
+    DEFAULT_MAX_FRAME_SIZE,
+    DEFAULT_PORT,
+    MIN_FRAME_SIZE,
+)
 from .errors import InvalidConfiguration, MinibrokerError
 from .redelivery import RedeliveryPolicy
 
@@ -89,6 +97,7 @@ class ServerConfig:
     stomp_port: int | None = None
     max_connections: int = DEFAULT_MAX_CONNECTIONS
     max_frame_size: int = DEFAULT_MAX_FRAME_SIZE
+    handshake_timeout: float = DEFAULT_HANDSHAKE_TIMEOUT
 
 
 @attrs.frozen(slots=True)
@@ -277,14 +286,17 @@ def parse_config(doc: Mapping[str, Any], *, path: str | os.PathLike[str] | None 
     server = reader.table(doc, "server")
     reader.unknown(server, {"host", "port", "stomp_port"}, "server")
     limits = reader.table(doc, "limits")
-    reader.unknown(limits, {"max_connections", "max_frame_size"}, "limits")
+    reader.unknown(limits, {"max_connections", "max_frame_size", "handshake_timeout"}, "limits")
     server_config = ServerConfig(
         host=reader.value(server, "host", "str", DEFAULT_HOST, "server"),
         port=reader.value(server, "port", "int", DEFAULT_PORT, "server"),
         stomp_port=reader.value(server, "stomp_port", "int", None, "server"),
         max_connections=reader.value(limits, "max_connections", "int", DEFAULT_MAX_CONNECTIONS, "limits"),
         max_frame_size=reader.value(limits, "max_frame_size", "size", DEFAULT_MAX_FRAME_SIZE, "limits"),
+        handshake_timeout=reader.value(limits, "handshake_timeout", "float", DEFAULT_HANDSHAKE_TIMEOUT, "limits"),
     )
+    if server_config.handshake_timeout <= 0:
+        raise reader.fail("limits.handshake_timeout", f"{server_config.handshake_timeout} must be above 0")
     for key, value, low in (("server.port", server_config.port, 0), ("server.stomp_port", server_config.stomp_port, 0),
                             ("limits.max_connections", server_config.max_connections, 1),
                             ("limits.max_frame_size", server_config.max_frame_size, MIN_FRAME_SIZE)):

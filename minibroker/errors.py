@@ -127,6 +127,8 @@ class TransactionError(MinibrokerError):
 
     code = "transaction"
     transaction_id: object = None
+    #: the connection that named the transaction (a foreign one is refused)
+    connection_id: int | None = None
     session_id: object = None
     #: the acknowledgement refused inside the transaction
     ack: object = None
@@ -144,6 +146,8 @@ class InvalidAcknowledge(MinibrokerError):
     code = "invalid-ack"
     ack: object = None
     consumer_id: object = None
+    #: the connection that named the consumer (a foreign one is refused)
+    connection_id: int | None = None
     #: for replayable reads: the cursor, the queue and the sequence numbers involved
     cursor: str | None = None
     queue: str | None = None

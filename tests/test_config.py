@@ -35,6 +35,7 @@ stomp_port = 61613
 [limits]
 max_connections = 5
 max_frame_size = "1 MiB"
+handshake_timeout = 2.5
 
 [destinations.">"]
 dead_letter_strategy = "individual"
@@ -89,6 +90,7 @@ class TestValid:
         assert config.name == "test-broker" and config.data_dir == tmp_path / "data"
         assert config.server.host == "0.0.0.0" and config.server.port == 0 and config.server.stomp_port == 61613
         assert config.server.max_connections == 5 and config.server.max_frame_size == 1024 * 1024
+        assert config.server.handshake_timeout == 2.5
         assert config.policies[">"] == DestinationPolicy(dead_letter_strategy="individual", queue_prefix="DLQ.",
                                                          process_non_persistent=True)
         orders = config.policies["orders.>"]
@@ -129,8 +131,8 @@ class TestValid:
                 parse_size(bad)
 
     def test_the_readme_example(self, tmp_path: Path) -> None:
-        blocks = re.findall(r"```toml\n(.*?)```", README.read_text(), re.S)
-        assert blocks, "the README has no toml example"
+        blocks = [b for b in re.findall(r"```toml\n(.*?)```", README.read_text(), re.S) if "[broker]" in b]
+        assert blocks, "the README has no broker.toml example"
         config = parse(blocks[0], tmp_path / "broker.toml")
         assert config.policies and config.auth is not None
 
@@ -147,6 +149,7 @@ class TestErrors:
         ("[limits]\nmax_connections = 0", "limits.max_connections", "out of range"),
         ("[limits]\nmax_frame_size = 'big'", "limits.max_frame_size", "expected a size"),
         ("[limits]\nmax_connections = true", "limits.max_connections", "expected an integer"),
+        ("[limits]\nhandshake_timeout = 0", "limits.handshake_timeout", "must be above 0"),
         ('[destinations."orders.>"]\nmemroy_limit = 1', 'destinations."orders.>".memroy_limit', "unknown key"),
         ('[destinations."orders.>"]\nmemory_limit = "lots"', 'destinations."orders.>".memory_limit',
          "expected a size"),

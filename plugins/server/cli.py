@@ -18,6 +18,7 @@ import socket
 import sys
 
 from minibroker._defaults import (
+    DEFAULT_HANDSHAKE_TIMEOUT,
     DEFAULT_HOST,
     DEFAULT_MAX_CONNECTIONS,
     DEFAULT_MAX_FRAME_SIZE,
@@ -317,13 +318,15 @@ async def _serve(args: argparse.Namespace, config: BrokerConfig | None, socks: l
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
     async with broker:
+        handshake_timeout = config.server.handshake_timeout if config is not None else DEFAULT_HANDSHAKE_TIMEOUT
         server = await start_server(broker, sock=socks, max_frame_size=max_frame_size,
-                                    max_connections=max_connections)
+                                    max_connections=max_connections, handshake_timeout=handshake_timeout)
         stomp = None
         if stomp_socks:
             from minibroker.plugins.stomp import start_stomp_server
 
-            stomp = await start_stomp_server(broker, sock=stomp_socks)
+            stomp = await start_stomp_server(broker, sock=stomp_socks, max_connections=max_connections,
+                                             connect_timeout=handshake_timeout)
         signals = (signal.SIGTERM, signal.SIGINT)
         for sig in signals:
             loop.add_signal_handler(sig, stop.set)

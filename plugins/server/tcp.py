@@ -23,11 +23,18 @@ from types import TracebackType
 import attrs
 
 from minibroker import Admission, Broker, Dispatch, MessageAck
-from minibroker._defaults import DEFAULT_MAX_CONNECTIONS, check_limits
+from minibroker._defaults import (
+    DEFAULT_HANDSHAKE_TIMEOUT,
+    DEFAULT_MAX_CONNECTIONS,
+    DEFAULT_MAX_WRITE_BUFFER,
+    PRE_LOGIN_MAX_FRAME_SIZE,
+    check_limits,
+)
 from minibroker.errors import (
     AccessDenied,
     BrokerClosed,
     IllegalStateError,
+    InvalidClientIdError,
     LimitExceeded,
     LocalProtocolError,
     MinibrokerError,
@@ -114,6 +121,7 @@ class _ClientConnection:
         #: admission to await: the connection reads nothing more until it is taken, as ActiveMQ blocks a
         #: flow-controlled producer's connection
         self.held: tuple[Send, Admission] | None = None
+        self.decoder: FrameDecoder | None = None
 
     def __repr__(self) -> str:
         return f"<client {self.peer} connection={self.connection_id}>"
@@ -148,12 +156,35 @@ class _ClientConnection:
             self.out = []
             if not self.finished:
                 self.writer.write(out[0] if len(out) == 1 else b"".join(out))
+                if self.transport.get_write_buffer_size() > DEFAULT_MAX_WRITE_BUFFER:
+                    # reading already waits past the high-water mark; this peer does not read at all
+                    log.info("%r: reads too slowly (%d bytes unsent), disconnecting", self,
+                             self.transport.get_write_buffer_size())
+                    self.drop()
 
     # -- the connection's life --------------------------------------------------------------------------------------
 
     async def run(self) -> None:
         self.writer.write(encode_handshake())
-        decoder = FrameDecoder(sender="client", max_frame_size=self.server.max_frame_size, encoded=self.encoded)
+        clock = self.broker.clock
+        deadline = clock.call_at(clock.now() + self.server.handshake_timeout, self.handshake_expired)
+        try:
+            await self.serve()
+        finally:
+            deadline.cancel()
+
+    def handshake_expired(self) -> None:
+        """No HELLO within the deadline: a silent socket may not hold a connection slot (issue 15, item 9)."""
+        if self.connection_id is None and not self.finished:
+            log.info("%r: no HELLO within %s s, closing", self, self.server.handshake_timeout)
+            self.abort(LimitExceeded(f"no HELLO within {self.server.handshake_timeout} s",
+                                     timeout=self.server.handshake_timeout))
+            self.transport.abort()
+
+    async def serve(self) -> None:
+        # until HELLO is accepted, only small frames: a stranger cannot make the broker buffer a large partial frame
+        decoder = self.decoder = FrameDecoder(sender="client", encoded=self.encoded,
+                                              max_frame_size=min(self.server.max_frame_size, PRE_LOGIN_MAX_FRAME_SIZE))
         reader = self.reader
         try:
             while not self.finished:
@@ -264,6 +295,16 @@ class _ClientConnection:
             self.handle(frame)
 
     def hello(self, frame: Hello) -> None:
+        client_id = frame.client_id
+        if client_id is not None and self.broker.client_connected(client_id):
+            # ActiveMQ allows one connection per client id (InvalidClientIDException); the STOMP edge refuses too
+            peer = f"tcp://{self.peer[0]}:{self.peer[1]}" if isinstance(self.peer, tuple) else str(self.peer)
+            error = InvalidClientIdError(
+                f"Broker: {self.broker.name} - Client: {client_id} already connected from {peer}",
+                client_id=client_id)
+            self.emit(encode_error(frame.request_id, error.code, str(error), fatal=True))
+            self.finish(None)
+            return
         try:
             self.connection_id = self.broker.open_connection(frame.client_id, user=frame.user,
                                                              password=frame.password, remote=True)
@@ -277,6 +318,8 @@ class _ClientConnection:
             self.finish(None)
             return
         self.broker.register_dropper(self.connection_id, self.drop)
+        if self.decoder is not None:
+            self.decoder.max_frame_size = self.server.max_frame_size
         self.emit(encode_connected(frame.request_id, self.connection_id, self.broker.name))
 
     def drop(self) -> None:
@@ -388,8 +431,10 @@ class _ClientConnection:
 class Server:
     """A running TCP listener for one broker. ``url`` is what clients pass to ``connect()``."""
 
-    def __init__(self, broker: Broker, *, max_frame_size: int, max_connections: int) -> None:
+    def __init__(self, broker: Broker, *, max_frame_size: int, max_connections: int,
+                 handshake_timeout: float = DEFAULT_HANDSHAKE_TIMEOUT) -> None:
         self.broker = broker
+        self.handshake_timeout = handshake_timeout
         self.max_frame_size = max_frame_size
         self.max_connections = max_connections
         self.host = ""
@@ -431,11 +476,12 @@ class Server:
         assert task is not None
         self._tasks.add(task)
         try:
-            if self._closing or self.broker.closed or len(self._connections) >= self.max_connections:
+            if self._closing or self.broker.closed or not self.broker.sockets.claim(self.max_connections):
                 if self._closing or self.broker.closed:
                     error: MinibrokerError = BrokerClosed("the broker is stopping")
                 else:
-                    error = LimitExceeded(f"the broker accepts at most {self.max_connections} connections",
+                    error = LimitExceeded(f"the broker accepts at most {self.max_connections} connections "
+                                          "(native and STOMP together)",
                                           maximum=self.max_connections)
                 log.warning("refusing %s: %s", writer.get_extra_info("peername"), error)
                 writer.write(encode_handshake() + encode_error(0, error.code, str(error), fatal=True))
@@ -449,6 +495,7 @@ class Server:
                 await conn.run()
             finally:
                 self._connections.discard(conn)
+                self.broker.sockets.release()
                 with contextlib.suppress(ConnectionError, OSError):
                     await writer.wait_closed()
         finally:
@@ -498,14 +545,17 @@ async def start_server(
     *,
     max_frame_size: int = DEFAULT_MAX_FRAME_SIZE,
     max_connections: int = DEFAULT_MAX_CONNECTIONS,
+    handshake_timeout: float = DEFAULT_HANDSHAKE_TIMEOUT,
     sock: socket.socket | Sequence[socket.socket] | None = None,
 ) -> Server:
     """Listen on ``host``:``port`` (0: a free port, see ``server.port``) for clients of ``broker``.
 
     ``sock``: serve on this already bound (and possibly listening) socket, or these sockets, instead of binding
     ``host``:``port``; the server owns and closes them. ``minibroker serve`` binds before it imports the broker, so
-    that clients can connect (and wait in the backlog) while it starts."""
+    that clients can connect (and wait in the backlog) while it starts. ``handshake_timeout``: seconds (broker's
+    clock) a client has to send HELLO before its socket is closed."""
     check_limits(max_frame_size, max_connections)
-    server = Server(broker, max_frame_size=max_frame_size, max_connections=max_connections)
+    server = Server(broker, max_frame_size=max_frame_size, max_connections=max_connections,
+                    handshake_timeout=handshake_timeout)
     await server._start(host, port, [sock] if isinstance(sock, socket.socket) else list(sock or ()))
     return server

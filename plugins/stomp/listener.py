@@ -24,6 +24,7 @@ from collections.abc import Callable, Sequence
 from types import TracebackType
 
 from minibroker import Admission, Broker
+from minibroker._defaults import DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_WRITE_BUFFER, PRE_LOGIN_MAX_FRAME_SIZE
 from minibroker.clock import TimerHandle
 from minibroker.errors import MinibrokerError, RemoteProtocolError
 
@@ -47,7 +48,10 @@ class _StompProtocol(asyncio.Protocol):
         self.server = server
         self.broker = server.broker
         self.transport: asyncio.Transport | None = None
-        self.decoder = StompDecoder(role="server", max_frame_size=server.max_frame_size)
+        # until CONNECTED, only small frames: a stranger cannot make the broker buffer a large partial frame
+        self.decoder = StompDecoder(role="server", max_frame_size=PRE_LOGIN_MAX_FRAME_SIZE
+                                    if server.max_frame_size is None else min(server.max_frame_size,
+                                                                              PRE_LOGIN_MAX_FRAME_SIZE))
         self.converter: StompConverter | None = None
         self._flush_scheduled = False
         self._paused = False
@@ -57,6 +61,8 @@ class _StompProtocol(asyncio.Protocol):
         self._timers: list[TimerHandle] = []
         self._heartbeats_started = False
         self._registered = False
+        #: this connection holds one of the broker's socket slots (released when it goes)
+        self._claimed = False
         #: the task awaiting a held SEND's admission (reading is paused meanwhile)
         self._holding: asyncio.Task[None] | None = None
         self._loop = asyncio.get_running_loop()
@@ -66,6 +72,13 @@ class _StompProtocol(asyncio.Protocol):
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
         self.transport = transport
+        if not self.broker.sockets.claim(self.server.max_connections):
+            # ActiveMQ's maximumConnections: the socket is closed at once, before a frame is read
+            log.debug("refusing %s: %d sockets open", transport.get_extra_info("peername"), self.broker.sockets.open)
+            self._closing = True
+            transport.abort()
+            return
+        self._claimed = True
         peer = transport.get_extra_info("peername")
         address = f"tcp://{peer[0]}:{peer[1]}" if isinstance(peer, tuple) and len(peer) >= 2 else str(peer)
         self.converter = StompConverter(
@@ -133,7 +146,7 @@ class _StompProtocol(asyncio.Protocol):
             return
         converter.release_held(error)
         self._handle_frames()  # the frames that came behind the SEND (or hold again)
-        if self._holding is None and not self._closing and self.transport is not None:
+        if self._holding is None and not self._closing and not self._paused and self.transport is not None:
             self.transport.resume_reading()
 
     def eof_received(self) -> bool | None:
@@ -147,16 +160,26 @@ class _StompProtocol(asyncio.Protocol):
         if self._holding is not None:
             self._holding.cancel()
             self._holding = None
+        if not self._claimed:
+            return
+        self._claimed = False
+        self.broker.sockets.release()
         converter = self.converter
         if converter is not None:
             converter.connection_lost()
         self.server._closed(self)
 
     def pause_writing(self) -> None:
+        """The peer reads slower than we write: stop reading it too (TCP back-pressure), so a client that never
+        reads cannot pile up replies in memory; auto acks (hence dispatch) wait as well."""
         self._paused = True
+        if self.transport is not None and not self._closing:
+            self.transport.pause_reading()
 
     def resume_writing(self) -> None:
         self._paused = False
+        if self.transport is not None and not self._closing and self._holding is None:
+            self.transport.resume_reading()
         self._schedule_flush()
 
     # -- output -----------------------------------------------------------------------------------------------------
@@ -178,6 +201,11 @@ class _StompProtocol(asyncio.Protocol):
         if data:
             transport.write(data)
             self._written_since_check = True
+            if transport.get_write_buffer_size() > self.server.max_write_buffer:
+                log.info("STOMP client %s reads too slowly: %d bytes unsent, disconnecting", converter.remote_address,
+                         transport.get_write_buffer_size())
+                self.abort()
+                return
         if converter.close_after_output:
             self._close()
 
@@ -212,6 +240,7 @@ class _StompProtocol(asyncio.Protocol):
 
     def _on_connected(self) -> None:
         self._heartbeats_started = True
+        self.decoder.max_frame_size = self.server.max_frame_size
         converter = self.converter
         assert converter is not None
         if converter.connection_id is not None and not self._registered:
@@ -226,13 +255,16 @@ class _StompProtocol(asyncio.Protocol):
             self._every(read_ms / 1000.0, self._read_check)
 
     def _every(self, period: float, check: Callable[[], bool]) -> None:
+        """Run ``check`` every ``period`` seconds while it returns True. Each firing replaces its own timer in
+        ``_timers`` (never appends): a client asking for 1 ms heart-beats must not grow a list per beat."""
         clock = self.broker.clock
+        slot = len(self._timers)
 
         def fire() -> None:
             if self._closing:
                 return
             if check():
-                self._timers.append(clock.call_at(clock.now() + period, fire))
+                self._timers[slot] = clock.call_at(clock.now() + period, fire)
 
         self._timers.append(clock.call_at(clock.now() + period, fire))
 
@@ -264,8 +296,13 @@ class StompServer:
         authenticator: Authenticator | None,
         max_frame_size: int | None,
         connect_timeout: float,
+        max_connections: int = DEFAULT_MAX_CONNECTIONS,
     ) -> None:
         self.broker = broker
+        #: refuse a socket once this many are open on all the broker's listeners together
+        self.max_connections = max_connections
+        #: disconnect a client once this many bytes wait unsent to it
+        self.max_write_buffer = DEFAULT_MAX_WRITE_BUFFER
         self.authenticator = authenticator
         self.max_frame_size = max_frame_size
         self.connect_timeout = connect_timeout
@@ -342,6 +379,7 @@ async def start_stomp_server(
     authenticator: Authenticator | None = None,
     max_frame_size: int | None = DEFAULT_MAX_FRAME_SIZE,
     connect_timeout: float = CONNECT_TIMEOUT,
+    max_connections: int = DEFAULT_MAX_CONNECTIONS,
     sock: socket.socket | Sequence[socket.socket] | None = None,
 ) -> StompServer:
     """Listen for STOMP 1.0/1.1/1.2 clients on ``host:port`` (0: a free port, see ``.port``) for ``broker``.
@@ -349,10 +387,11 @@ async def start_stomp_server(
     ``authenticator(login, passcode)`` checks CONNECT's credentials (None admits everyone, as ActiveMQ without a
     security plugin). ``max_frame_size`` bounds a whole frame in bytes. The server stops with ``await server.close()``
     or when the broker stops. ``sock``: serve on this already bound (and possibly listening) socket, or these sockets,
-    instead of binding ``host:port``; the server owns and closes them.
+    instead of binding ``host:port``; the server owns and closes them. ``max_connections`` bounds the client sockets
+    open on all the broker's listeners together (native ones included): a socket past it is closed at once.
     """
     server = StompServer(broker, authenticator=authenticator, max_frame_size=max_frame_size,
-                         connect_timeout=connect_timeout)
+                         connect_timeout=connect_timeout, max_connections=max_connections)
     loop = asyncio.get_running_loop()
     socks = [sock] if isinstance(sock, socket.socket) else list(sock or ())
     if socks:

@@ -18,7 +18,16 @@ from minibroker.message import Destination, Message, PropertyValue
 
 from .codec import StompFrame, can_encode_header
 from .naming import DestinationNames
-from .values import JAVA_WS, LONG, StompError, escape_value, java_string, parse_int_option, parse_long
+from .values import (
+    JAVA_WS,
+    LONG,
+    StompError,
+    escape_value,
+    java_string,
+    parse_int_option,
+    parse_long,
+    parse_priority,
+)
 
 __all__ = [
     "MESSAGE_HEADERS",
@@ -75,7 +84,7 @@ def message_from_send(frame: StompFrame, destination: Destination, names: Destin
                 raise StompError(f"Unsupported message type '{kind}'")
             is_text = kind == "text"
         if (value := headers.get("priority")) is not None:
-            priority = parse_long(value)
+            priority = parse_priority(value)
         if (value := headers.get("expires")) is not None:
             expires = parse_long(value)
             expiration = expires / 1000.0 if expires > 0 else 0.0

@@ -86,6 +86,17 @@ def parse_long(value: str) -> int:
     return number
 
 
+def parse_priority(value: str) -> int:
+    """A SEND's ``priority`` as ActiveMQ takes it: ``Integer.parseInt`` (a non-int drops the connection), the cast to
+    a Java byte of ``setJMSPriority``, then the clamp to 0..9 its cursors order by. Stored clamped, so no peer can
+    hand another one a priority its wire cannot carry."""
+    number = parse_long(value)
+    if not -(2**31) <= number < 2**31:
+        raise DropConnection(f"not an int: {value!r}")
+    as_byte = (number + 128) % 256 - 128
+    return min(9, max(0, as_byte))
+
+
 def parse_int_option(value: str | None) -> int | None:
     if value is None:
         return None
