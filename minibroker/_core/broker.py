@@ -372,6 +372,13 @@ class BrokerCore:
             q = self.queues.get(dest.name)
             if q is None:
                 q = self.queue(dest.name)
+            elif message.message_id in q.held_ids:
+                # ActiveMQ keeps one copy per message id in a destination: the store refuses a second add
+                # (KahaDB's MessageDatabase: "Duplicate message add attempt rejected") and the cursor's audit
+                # (AbstractPendingMessageCursor.isDuplicate) drops it, so the duplicate is never enqueued. A JMS
+                # client cannot send two messages with one JMSMessageID, so no recording shows it: this follows
+                # the source. Dropping it keeps every other message's accounting whole.
+                return
             q.add(message, redelivery_counter)
             if message.expiration and self._next_sweep is None:
                 self._next_sweep = self.clock.now() + EXPIRE_PERIOD
