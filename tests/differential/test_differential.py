@@ -44,9 +44,6 @@ def redelivery_gaps(events: list[dict[str, Any]], time_key: str) -> list[tuple[i
 
 #: recordings minibroker does not reproduce yet, and why (strict: a fixed one fails until it leaves this list)
 KNOWN_DIFFERENCES = {
-    "feat_consumer_priority": "destination options (?consumer.priority=) are not read",
-    "feat_dest_option_prefetch": "destination options (?consumer.prefetchSize=) are not read",
-    "feat_exclusive_consumer": "destination options (?consumer.exclusive=) are not read",
 }
 
 
