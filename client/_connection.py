@@ -4,10 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import os
 import random
-import socket
-import time
 from collections.abc import Awaitable, Callable, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING
@@ -15,6 +12,7 @@ from typing import TYPE_CHECKING
 import attrs
 
 from minibroker import Broker, BrokerInfo, CursorAck, MemoryLink, PublishResult, RangeRead
+from minibroker._ids import PROCESS_ID_PREFIX
 from minibroker.clock import Clock, RealClock
 from minibroker.errors import ConnectionClosed, InvalidConfiguration, MinibrokerError, UnsupportedOperation
 from minibroker.features import check_connection_url
@@ -35,14 +33,7 @@ __all__ = ["Connection", "ListenerError", "PrefetchPolicy", "connect"]
 _connection_numbers = itertools.count(1)
 
 
-def _process_id_prefix() -> str:
-    """What makes this process's ids unique across hosts, processes and restarts, as ActiveMQ's ``IdGenerator``
-    (host, a per-process number, the start time in ms): message ids from two client processes never collide."""
-    host = "".join(c if c.isalnum() or c in "-." else "-" for c in socket.gethostname()) or "localhost"
-    return f"{host}-{os.getpid()}-{time.time_ns() // 1_000_000}-0"
-
-
-_ID_PREFIX = _process_id_prefix()
+_ID_PREFIX = PROCESS_ID_PREFIX
 
 
 @attrs.frozen(slots=True)

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 import attrs
 
 from minibroker import ConsumerInfo
+from minibroker.destination_options import split_consumer_options
 from minibroker.errors import IllegalStateError, MinibrokerError, SessionClosed, TransactionRolledBack
 from minibroker.features import check_consumer_destination
 from minibroker.message import Destination, Message
@@ -101,7 +102,12 @@ class Session:
         broker needs ``scheduler_support=True`` for the delays.
         """
         self._check_open()
-        dest = Destination.parse(destination)
+        dest, options = split_consumer_options(Destination.parse(destination))
+        prefetch = prefetch if options.prefetch is None else options.prefetch
+        selector = selector if options.selector is None else options.selector
+        priority = priority if options.priority is None else options.priority
+        exclusive = exclusive if options.exclusive is None else options.exclusive
+        no_local = no_local if options.no_local is None else options.no_local
         conn = self.connection
         if prefetch is None:
             prefetch = conn.prefetch_for(dest)

@@ -80,19 +80,22 @@ _THIS = "tests/test_features.py"
 #: the feature recordings of issue 17 (tests/differential/record_features.py)
 _FEATURES = "tests/differential/features/"
 
-# Destination options ActiveMQ reads from ``queue://name?consumer.x=y`` (ActiveMQDestination.getOptions applied to
-# ConsumerInfo); none is read by minibroker yet, so each is refused under its own name.
+# Destination options ActiveMQ reads from ``queue://name?consumer.x=y`` (ActiveMQMessageConsumer sets them on its
+# ConsumerInfo); minibroker.destination_options reads them for the client's consumers and STOMP SUBSCRIBE.
+_HONOURED_OPTIONS = (
+    ("prefetchSize", "the consumer's prefetch", "feat_dest_option_prefetch"),
+    ("priority", "consumer priority", "feat_consumer_priority"),
+    ("exclusive", "exclusive consumer", "feat_exclusive_consumer"),
+    ("selector", "a selector in the name (URL-decoded)", None),
+    ("noLocal", "no-local subscription", None),
+    ("dispatchAsync", "read and ignored: dispatch has no sync/async distinction in minibroker", None),
+)
 _DESTINATION_OPTIONS = (
-    ("prefetchSize", "the consumer's prefetch; use create_consumer(prefetch=...)"),
-    ("priority", "consumer priority; use create_consumer(priority=...)"),
-    ("exclusive", "exclusive consumer; use create_consumer(exclusive=True)"),
-    ("selector", "a selector in the name; use create_consumer(selector=...)"),
-    ("noLocal", "no-local subscription; use create_consumer(no_local=True)"),
     ("retroactive", "retroactive topic consumer (recent messages replayed on subscribe)"),
-    ("dispatchAsync", "no observable effect, but options in a name are not parsed yet"),
     ("maximumPendingMessageLimit", "slow topic consumer message discarding"),
     ("networkSubscription", "network of brokers subscription"),
 )
+_OPTIONS_TESTS = ("tests/test_destination_options.py", "tests/plugins/stomp/test_destination_options.py")
 
 FEATURES: tuple[Feature, ...] = (
     # -- destination names ------------------------------------------------------------------------------------------
@@ -133,9 +136,15 @@ FEATURES: tuple[Feature, ...] = (
             recordings=("tests/conformance/recordings/*dlq*.json",)),
     # -- destination options ----------------------------------------------------------------------------------------
     *(Feature(f"destination-option-{name}", Kind.DESTINATION_OPTION, f"`queue://q?consumer.{name}=…`",
+              Status.VERIFIED if recording else Status.IMPLEMENTED, note,
+              tests=_OPTIONS_TESTS,
+              recordings=(f"tests/differential/features/{recording}.json",) if recording else ())
+      for name, note, recording in _HONOURED_OPTIONS),
+    *(Feature(f"destination-option-{name}", Kind.DESTINATION_OPTION, f"`queue://q?consumer.{name}=…`",
               Status.REFUSED, note, f"queue://q?consumer.{name}=1") for name, note in _DESTINATION_OPTIONS),
     Feature("destination-options", Kind.DESTINATION_OPTION, "any other `?option` in a destination name",
-            Status.REFUSED, "ActiveMQ refuses unknown options; minibroker reads none yet", "queue://q?foo=1"),
+            Status.REFUSED, "refused on a send or browser; on a consumer, non-consumer.* options are ignored and an"
+            " unknown consumer.* option fails it (InvalidConfiguration), as ActiveMQ does", "queue://q?foo=1"),
     # -- message bodies ---------------------------------------------------------------------------------------------
     Feature("text-message", Kind.MESSAGE_BODY, "TextMessage (a str body)", Status.VERIFIED,
             "the body every recorded scenario sends", "'text'",

@@ -157,13 +157,13 @@ CONSUMER_CASES = [
     ("qa,qb", "composite-consumer"),
     ("Consumer.A.VirtualTopic.orders", "virtual-topic-consumer"),
     ("topic://ActiveMQ.Advisory.Consumer.Queue.orders", "advisory"),
-    ("queue://orders?consumer.prefetchSize=1", "destination-option-prefetchSize"),
+    ("queue://orders?consumer.retroactive=true", "destination-option-retroactive"),
 ]
 SEND_CASES = [
     ("qa,qb", "composite-send"),
     ("topic://VirtualTopic.orders", "virtual-topic-send"),
     ("topic://ActiveMQ.Advisory.Queue", "advisory"),
-    ("queue://orders?consumer.prefetchSize=1", "destination-option-prefetchSize"),
+    ("queue://orders?consumer.prefetchSize=1", "destination-options"),
 ]
 PROPERTY_CASES = [
     ({"AMQ_SCHEDULED_PERIOD": 1000}, "scheduled-period"),

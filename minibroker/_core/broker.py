@@ -372,6 +372,13 @@ class BrokerCore:
             q = self.queues.get(dest.name)
             if q is None:
                 q = self.queue(dest.name)
+            elif message.message_id in q.held_ids:
+                # ActiveMQ keeps one copy per message id in a destination: the store refuses a second add
+                # (KahaDB's MessageDatabase: "Duplicate message add attempt rejected") and the cursor's audit
+                # (AbstractPendingMessageCursor.isDuplicate) drops it, so the duplicate is never enqueued. A JMS
+                # client cannot send two messages with one JMSMessageID, so no recording shows it: this follows
+                # the source. Dropping it keeps every other message's accounting whole.
+                return
             q.add(message, redelivery_counter)
             if message.expiration and self._next_sweep is None:
                 self._next_sweep = self.clock.now() + EXPIRE_PERIOD
@@ -524,13 +531,27 @@ class BrokerCore:
     # -- browsing and administration --------------------------------------------------------------------------------
 
     def browse(self, name: str, limit: int | None = None) -> list[Message]:
+        """The queue's unacked messages as ActiveMQ's browser sees them (``Queue.doBrowse``): a waiting message whose
+        time ran out is expired on the way (counted, dead-lettered) and an expired one in flight is skipped; a queue
+        with ``prioritized_messages`` is browsed highest priority first, FIFO within a priority."""
         q = self.queues.get(name)
         if q is None:
             return []
-        entries = sorted(q.entries.values(), key=lambda e: e.seq)
-        if limit is not None:
-            entries = entries[:limit]
-        return [e.message for e in entries]
+        now = self.clock.now()
+        if q.policy.prioritized_messages:
+            entries = sorted(q.entries.values(), key=lambda e: (-e.message.priority, e.seq))
+        else:
+            entries = sorted(q.entries.values(), key=lambda e: e.seq)
+        shown: list[Message] = []
+        for entry in entries:
+            if entry.message.is_expired(now):
+                if entry.holder is None and entry.acked_in_txn is None:
+                    self._expire_entry(q, entry, now, pending=True)
+                continue
+            if limit is not None and len(shown) >= limit:
+                break
+            shown.append(entry.message)
+        return shown
 
     def purge(self, name: str) -> int:
         """Remove every message of a queue, in flight ones included; nothing is dead-lettered."""

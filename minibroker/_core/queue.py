@@ -127,6 +127,8 @@ class Queue:
         self.destination = destination
         self.policy = policy
         self.entries: dict[int, QueueEntry] = {}
+        #: the message ids of ``entries`` (queued or in flight, not yet acked): a send of one of them is a duplicate
+        self.held_ids: set[str] = set()
         self.redelivery: deque[QueueEntry] = deque()
         make = _ByPriority if policy.prioritized_messages else _Fifo
         self.persistent: _Fifo | _ByPriority = make()
@@ -183,6 +185,7 @@ class Queue:
         size = message.size_estimate()
         entry = QueueEntry(message, seq, redelivery_counter, None, None, size)
         self.entries[seq] = entry
+        self.held_ids.add(message.message_id)
         self.enqueued += 1
         self.memory += size
         if message.persistent:
@@ -198,6 +201,7 @@ class Queue:
         size = message.size_estimate()
         entry = QueueEntry(message, seq, redelivery_counter, None, None, size)
         self.entries[seq] = entry
+        self.held_ids.add(message.message_id)
         if seq >= self.next_seq:
             self.next_seq = seq + 1
         self.memory += size
@@ -211,6 +215,7 @@ class Queue:
         Its subscription has already let go of it."""
         # _forget, inline: once per acked message
         if self.entries.pop(entry.seq, None) is not None:
+            self.held_ids.discard(entry.message.message_id)
             self.memory -= entry.size
             if self.journal is not None and entry.message.persistent:
                 self.journal.append(Removed(self.destination.name, entry.seq))
@@ -242,6 +247,7 @@ class Queue:
         for sub in self.consumers:
             sub.dispatched.clear()
         self.entries.clear()
+        self.held_ids.clear()
         self.memory = 0
         if self.journal is not None:
             self.journal.append(Purged(self.destination.name))
@@ -256,6 +262,7 @@ class Queue:
     def _forget(self, entry: QueueEntry) -> None:
         """Let go of an entry for good, and tell the store (an entry purged before is not there any more)."""
         if self.entries.pop(entry.seq, None) is not None:
+            self.held_ids.discard(entry.message.message_id)
             self.memory -= entry.size
             if self.journal is not None and entry.message.persistent:
                 self.journal.append(Removed(self.destination.name, entry.seq))

@@ -46,6 +46,7 @@ from typing import Final, NoReturn
 import attrs
 
 from minibroker import NOW_UNKNOWN_DELIVERED, AckType, Admission, Broker, ConsumerInfo, Dispatch, MessageAck
+from minibroker.destination_options import split_consumer_options
 from minibroker.errors import (
     AccessDenied,
     LocalProtocolError,
@@ -464,7 +465,7 @@ class StompConverter:
         destinations = self._names.parse(name, fallback=True)
         if len(destinations) != 1:
             raise refuse("stomp-composite-subscribe", name)
-        destination = destinations[0]
+        destination, options = split_consumer_options(destinations[0])  # ?consumer.* options, as ActiveMQ reads
         check_consumer_destination(destination)  # also for browsers, which never reach the core's consumers
         check_stomp_subscribe_headers(headers)  # activemq.retroactive, transformation, ...: UnsupportedFeature
         prefetch = QUEUE_PREFETCH if destination.is_queue else TOPIC_PREFETCH
@@ -479,6 +480,14 @@ class StompConverter:
         priority = parse_int_option(headers.get("activemq.priority"))
         exclusive = parse_bool_option(headers.get("activemq.exclusive"))
         no_local = parse_bool_option(headers.get("activemq.noLocal"))
+        if options.prefetch is not None:
+            prefetch = options.prefetch
+        if options.priority is not None:
+            priority = options.priority
+        if options.exclusive is not None:
+            exclusive = options.exclusive
+        if options.no_local is not None:
+            no_local = options.no_local
         if "activemq.subscriptionName" in headers:
             if destination.is_queue:
                 raise StompError("Invalid Subscription: cannot durably subscribe to a Queue destination!")
@@ -497,7 +506,7 @@ class StompConverter:
                                               "browser": "end", "destination": sub.stomp_destination,
                                               "message-id": "0"}))
             return
-        selector = headers.get("selector") or None
+        selector = headers.get("selector") or options.selector or None
         if selector is not None:
             from minibroker.selector import CONVERT_STRINGS_PREFIX
 

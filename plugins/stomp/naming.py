@@ -13,6 +13,7 @@ import weakref
 from typing import Final
 
 from minibroker import Broker
+from minibroker._ids import PROCESS_ID_PREFIX
 from minibroker.message import Destination, DestinationKind
 
 from .values import JAVA_WS, StompError, escape_value
@@ -23,8 +24,9 @@ QUEUE = DestinationKind.QUEUE
 TOPIC = DestinationKind.TOPIC
 
 _connection_numbers = itertools.count(1)
-#: the start of every connection's name, and so of every STOMP temporary destination's physical name
-_TEMPORARY_PREFIX: Final = "ID:minibroker-stomp-"
+#: the start of every connection's name, and so of every STOMP temporary destination's physical name and of every
+#: message id a STOMP producer mints: unique per process, so ids never repeat when the broker restarts
+_TEMPORARY_PREFIX: Final = f"ID:{PROCESS_ID_PREFIX}-stomp-"
 #: temporary destinations of every STOMP connection, per broker: (kind, physical name)
 _temporaries: weakref.WeakKeyDictionary[Broker, set[tuple[DestinationKind, str]]] = weakref.WeakKeyDictionary()
 #: entries kept per cache before it starts again

@@ -44,12 +44,6 @@ def redelivery_gaps(events: list[dict[str, Any]], time_key: str) -> list[tuple[i
 
 #: recordings minibroker does not reproduce yet, and why (strict: a fixed one fails until it leaves this list)
 KNOWN_DIFFERENCES = {
-    "feat_browse_expired": "a browse returns expired messages instead of expiring them",
-    "priority_client_ack_reordered_true": "a browse of a prioritized queue is in send order, not priority order",
-    "feat_browse_priority_order": "a browse of a prioritized queue is in send order, not priority order",
-    "feat_consumer_priority": "destination options (?consumer.priority=) are not read",
-    "feat_dest_option_prefetch": "destination options (?consumer.prefetchSize=) are not read",
-    "feat_exclusive_consumer": "destination options (?consumer.exclusive=) are not read",
 }
 
 
