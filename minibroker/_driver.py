@@ -573,8 +573,9 @@ class Broker:
         self.core.delete_temporary(connection_id, destination)
         self._flush()
 
-    def temporary_exists(self, destination: Destination) -> bool:
-        return self.core.temporaries.exists(destination)
+    def temporary_owner(self, destination: Destination) -> int | None:
+        """The connection owning this live temporary destination (None: not one, or deleted)."""
+        return self.core.temporaries.owners.get(destination)
 
     def purge(self, queue: str, connection_id: int | None = None) -> int:
         """Remove every message of ``queue`` (in flight ones included); with a connection, it needs "admin"."""
