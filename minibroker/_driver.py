@@ -627,6 +627,21 @@ class Broker:
         """Sends waiting for room in a queue over its memory limit."""
         return len(self._space_waiters)
 
+    def create_temporary(self, connection_id: int, kind: DestinationKind, connection_name: str | None = None
+                         ) -> Destination:
+        """A temporary queue or topic owned by the connection (named ``<connection name>:<n>``), deleted with it."""
+        self._check_open()
+        return self.core.create_temporary(connection_id, kind, connection_name)
+
+    def delete_temporary(self, connection_id: int, destination: Destination) -> None:
+        """Delete the connection's temporary destination; refused while a consumer reads it."""
+        self.core.delete_temporary(connection_id, destination)
+        self._flush()
+
+    def temporary_owner(self, destination: Destination) -> int | None:
+        """The connection owning this live temporary destination (None: not one, or deleted)."""
+        return self.core.temporaries.owners.get(destination)
+
     def purge(self, queue: str, connection_id: int | None = None) -> int:
         """Remove every message of ``queue`` (in flight ones included); with a connection, it needs "admin"."""
         if connection_id is not None and self._hook_authorize:

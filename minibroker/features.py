@@ -129,8 +129,11 @@ FEATURES: tuple[Feature, ...] = (
     Feature("temporary-uri", Kind.DESTINATION_NAME, "`temp-queue://…`, `temp-topic://…`", Status.REFUSED,
             "temporary destinations in the native client are a later issue", "temp-queue://ID:x:1"),
     Feature("stomp-temporary", Kind.DESTINATION_NAME, "STOMP `/temp-queue/N`, `/temp-topic/N`", Status.IMPLEMENTED,
-            "owned by the connection, `/remote-temp-queue/…` to others",
-            tests=(f"{_STOMP_PROTOCOL}::test_temporary_queue_reply_to",)),
+            "the broker's temporary destinations: owned by the connection, deleted with it, refused to other "
+            "connections' consumers, `/remote-temp-queue/…` to others",
+            tests=(f"{_STOMP_PROTOCOL}::test_temporary_queue_reply_to",
+                   f"{_STOMP_PROTOCOL}::test_temporary_queue_is_the_brokers_owned_refused_to_others_gone_with_its_connection",
+                   "tests/core/test_temporary.py")),
     Feature("dead-letter-queue", Kind.DESTINATION_NAME, "`ActiveMQ.DLQ`, `DLQ.<queue>`", Status.VERIFIED,
             "where poison messages go", "queue://ActiveMQ.DLQ",
             recordings=("tests/conformance/recordings/*dlq*.json",)),

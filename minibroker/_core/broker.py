@@ -61,6 +61,7 @@ from .replay import (
     select_range,
 )
 from .subscription import QueueEntry, Subscription
+from .temporary import TemporaryDestinations
 from .topic import Topic
 from .transaction import Transaction
 
@@ -132,6 +133,8 @@ class BrokerCore:
         #: queues whose dispatch is throttled (fault injection): name -> seconds between two dispatches
         self.throttles: dict[str, float] = {}
         self._throttle_due: dict[str, float] = {}
+        #: temporary destinations of every edge, owned by connections (temporary.py)
+        self.temporaries = TemporaryDestinations()
 
     # -- output -----------------------------------------------------------------------------------------------------
 
@@ -232,6 +235,9 @@ class BrokerCore:
         for txn_id in sorted(conn.transactions):
             if txn_id in self.transactions:
                 self.rollback(connection_id, txn_id)
+        for destination in self.temporaries.owned_by(connection_id):
+            self.delete_temporary(connection_id, destination)
+        self.temporaries.connection_closed(connection_id)
         del self.connections[connection_id]
 
     def _connection(self, connection_id: int) -> _Connection:
@@ -245,6 +251,7 @@ class BrokerCore:
     def add_consumer(self, connection_id: int, info: ConsumerInfo) -> int:
         conn = self._connection(connection_id)
         check_consumer_destination(info.destination)  # wildcards, composites, ...: UnsupportedFeature (issue 17)
+        self.temporaries.check_consumer(connection_id, info.destination)
         if info.prefetch < 0:
             raise InvalidDestination(f"prefetch must be >= 0, not {info.prefetch}", prefetch=info.prefetch)
         selector = None
@@ -338,6 +345,7 @@ class BrokerCore:
         dest = message.destination
         if dest.name not in ACCEPTED_SEND_NAMES:
             check_send_destination(dest)  # composites, wildcards, virtual topics, ...: UnsupportedFeature (issue 17)
+        self.temporaries.check_send(dest)
         if message.properties:
             check_message_properties(message.properties, self.scheduler_support)  # JMSX*, AMQ_SCHEDULED_*
         q = self.queues.get(dest.name) if self.memory_limited and dest.kind is QUEUE else None
@@ -563,6 +571,32 @@ class BrokerCore:
             for entry in q.entries.values():
                 self.history.add(entry.message.message_id, now, "purged", destination=name)
         return q.purge()
+
+    # -- temporary destinations (temporary.py) ----------------------------------------------------------------------
+
+    def create_temporary(self, connection_id: int, kind: DestinationKind, connection_name: str | None = None
+                         ) -> Destination:
+        """A temporary queue or topic owned by the connection, deleted with it."""
+        self._connection(connection_id)
+        destination = self.temporaries.create(connection_id, kind, connection_name)
+        if kind is QUEUE:
+            self.queue(destination.name)
+        else:
+            self.topic(destination.name)
+        return destination
+
+    def delete_temporary(self, connection_id: int, destination: Destination) -> None:
+        """Delete a temporary destination and what it holds; refused while a consumer reads it."""
+        consumers = [sub.consumer_id for sub in self.subscriptions.values() if sub.destination == destination]
+        self.temporaries.check_delete(connection_id, destination, consumers)
+        if destination.kind is QUEUE:
+            self.purge(destination.name)
+            q = self.queues.pop(destination.name, None)
+            if q is not None and q.policy.memory_limit:
+                self.memory_limited -= 1
+        else:
+            self.topics.pop(destination.name, None)
+        self.temporaries.forget(destination)
 
     # -- memory limits and the store (journal.py) -------------------------------------------------------------------
 

@@ -376,6 +376,7 @@ class StompConverter:
         try:
             self._incarnation = self.broker.incarnation
             self.connection_id = self.broker.open_connection(client_id, user=login, password=passcode, remote=True)
+            self._names.connection_id = self.connection_id
         except MinibrokerError as exc:
             raise StompError(exc.message or str(exc), fatal=True, java_class=java_class(exc)) from None
         self.connected = True
@@ -743,5 +744,4 @@ class StompConverter:
         self._subs.clear()
         self.broker.close_connection(self.connection_id, -1 if graceful else None)
         self._transactions.clear()
-        for physical in self._names.forget_temporaries():
-            self.broker.queue(physical).purge()
+        self._names.forget_temporaries()

@@ -1,15 +1,15 @@
 """STOMP destination names and broker destinations, both ways, for one connection.
 
 ``/queue/X`` and ``/topic/X`` are the broker's queue and topic X; ``/temp-queue/N`` and ``/temp-topic/N`` name a
-temporary destination private to the connection (its physical name starts with the connection's name), which other
-connections see as ``/remote-temp-queue/<physical>``. A comma list is a composite destination. Conversions are
-cached per connection; a temporary destination's name depends on who asks, so it is never cached.
+temporary destination private to the connection, made by the broker's one mechanism for temporary destinations
+(``Broker.create_temporary``: named ``<connection name>:<n>``, deleted with the connection, native clients' too),
+which other connections see as ``/remote-temp-queue/<physical>``. A comma list is a composite destination.
+Conversions are cached per connection; a temporary destination's name depends on who asks, so it is never cached.
 """
 
 from __future__ import annotations
 
 import itertools
-import weakref
 from typing import Final
 
 from minibroker import Broker
@@ -27,8 +27,6 @@ _connection_numbers = itertools.count(1)
 #: the start of every connection's name, and so of every STOMP temporary destination's physical name and of every
 #: message id a STOMP producer mints: unique per process, so ids never repeat when the broker restarts
 _TEMPORARY_PREFIX: Final = f"ID:{PROCESS_ID_PREFIX}-stomp-"
-#: temporary destinations of every STOMP connection, per broker: (kind, physical name)
-_temporaries: weakref.WeakKeyDictionary[Broker, set[tuple[DestinationKind, str]]] = weakref.WeakKeyDictionary()
 #: entries kept per cache before it starts again
 _CACHE_SIZE: Final = 1024
 
@@ -44,6 +42,8 @@ class DestinationNames:
     def __init__(self, broker: Broker, connection_name: str) -> None:
         self.broker = broker
         self.connection_name = connection_name
+        #: the broker connection (set at CONNECT): the owner of this connection's temporary destinations
+        self.connection_id: int | None = None
         #: temporary destinations created by this connection: stomp name -> physical name, and back
         self._temp_by_stomp: dict[tuple[DestinationKind, str], str] = {}
         self._temp_names: dict[tuple[DestinationKind, str], str] = {}
@@ -55,19 +55,14 @@ class DestinationNames:
         #: the same, escaped for the negotiated version (a version is negotiated before any MESSAGE is made)
         self._escaped: dict[Destination, str] = {}
 
-    def _temporaries(self) -> set[tuple[DestinationKind, str]]:
-        found = _temporaries.get(self.broker)
-        if found is None:
-            found = _temporaries[self.broker] = set()
-        return found
-
     def _temporary(self, kind: DestinationKind, name: str) -> Destination:
         physical = self._temp_by_stomp.get((kind, name))
         if physical is None:
-            physical = f"{self.connection_name}:{len(self._temp_by_stomp) + 1}"
+            if self.connection_id is None:
+                raise StompError(f"Not connected: cannot create temporary destination {name}")
+            physical = self.broker.create_temporary(self.connection_id, kind, self.connection_name).name
             self._temp_by_stomp[(kind, name)] = physical
             self._temp_names[(kind, physical)] = name
-            self._temporaries().add((kind, physical))
         return Destination(kind, physical)
 
     def parse(self, name: str, *, fallback: bool) -> list[Destination]:
@@ -109,9 +104,8 @@ class DestinationNames:
             return found
         kind = destination.kind
         name = destination.name
-        if name.startswith(_TEMPORARY_PREFIX):  # possibly a STOMP temporary destination, now or later: not cached
-            temporaries = _temporaries.get(self.broker)
-            if temporaries and (kind, name) in temporaries:
+        if name.startswith("ID:"):  # possibly a temporary destination, now or later: not cached
+            if self.broker.temporary_owner(destination) is not None:
                 own = self._temp_names.get((kind, name))
                 if own is not None:
                     return ("/temp-queue/" if kind is QUEUE else "/temp-topic/") + own
@@ -133,16 +127,7 @@ class DestinationNames:
                 self._escaped[destination] = name
         return name
 
-    def forget_temporaries(self) -> list[str]:
-        """The connection ends: its temporary destinations go; returns the physical names of its temporary queues
-        (their messages go too)."""
-        temporaries = _temporaries.get(self.broker)
-        queues = []
-        for kind, physical in self._temp_names:
-            if temporaries is not None:
-                temporaries.discard((kind, physical))
-            if kind is QUEUE:
-                queues.append(physical)
+    def forget_temporaries(self) -> None:
+        """The connection ended: the broker deleted its temporary destinations (and their messages) with it."""
         self._temp_names.clear()
         self._temp_by_stomp.clear()
-        return queues

@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from minibroker import Broker, ManualClock
+from minibroker._core.temporary import TemporaryDestinations
 from minibroker.message import Destination, DestinationKind, Message, PropertyValue
 from minibroker.plugins.stomp import StompConverter, StompFrame
 from minibroker.plugins.stomp.messages import message_bytes, message_frame
@@ -108,9 +109,18 @@ class TestJavaStrings:
 
 
 class _BareBroker:
-    """Enough of a broker for building MESSAGE frames: a clock (and weak-referenceable, for temporaries)."""
+    """Enough of a broker for building MESSAGE frames: a clock, and the core's registry of temporary destinations."""
 
     clock = ManualClock()
+
+    def __init__(self) -> None:
+        self._temporaries = TemporaryDestinations()
+
+    def create_temporary(self, connection_id: int, kind: DestinationKind, connection_name: str | None) -> Destination:
+        return self._temporaries.create(connection_id, kind, connection_name)
+
+    def temporary_owner(self, destination: Destination) -> int | None:
+        return self._temporaries.owners.get(destination)
 
 
 _header_text = st.text(st.sampled_from("ab:\\\n\r\0é \t"), max_size=6)
@@ -149,6 +159,7 @@ class TestEarlyEncoding:
         conv = StompConverter(_BareBroker())  # type: ignore[arg-type]
         conv.version = version
         # ID:minibroker-stomp-N:1 is this connection's temporary queue
+        conv._names.connection_id = 1
         conv._names.parse_one("/temp-queue/mine", fallback=False)
         correlation_id, reply_to, message_type, original = optional
         priority, persistent, expiration, timestamp = numbers

@@ -12,6 +12,7 @@ import pytest
 from support.stomp_helpers import PeerClosed, RawStompClient
 
 from minibroker import Broker, ManualClock
+from minibroker.message import Destination
 from minibroker.plugins.stomp import StompServer, start_stomp_server
 
 pytestmark = pytest.mark.usefixtures("loop_errors")
@@ -384,6 +385,29 @@ class TestSubscribe:
         assert reply.body == b"pong" and reply.headers["destination"] == "/temp-queue/replies"
         await requester.close()
         await responder.close()
+
+    async def test_temporary_queue_is_the_brokers_owned_refused_to_others_gone_with_its_connection(
+        self, server: StompServer, broker: Broker,
+    ) -> None:
+        requester = await connected(server)
+        await requester.request("SUBSCRIBE", {"id": "r", "destination": "/temp-queue/replies"})
+        await requester.send("/queue/requests", "ping", reply_to="/temp-queue/replies")
+        responder = await connected(server)
+        await responder.request("SUBSCRIBE", {"id": "q", "destination": "/queue/requests"})
+        remote = (await responder.message()).headers["reply-to"]
+        physical = Destination.queue(remote.removeprefix("/remote-temp-queue/"))
+        assert broker.temporary_owner(physical) is not None
+        refused = await responder.request("SUBSCRIBE", {"id": "steal", "destination": remote})
+        assert refused.headers["message"] == "Cannot use a Temporary destination from another Connection"
+        await requester.disconnect()
+        assert broker.temporary_owner(physical) is None
+        assert not broker.has_queue(physical.name)
+        late = await connected(server)
+        refused = await late.request("SEND", {"destination": remote}, b"late")
+        assert refused.headers["message"] == f"temp-{physical}"
+        assert not broker.has_queue(physical.name)
+        await responder.close()
+        await late.close()
 
 
 class TestAcknowledge:
