@@ -215,8 +215,15 @@ class Connection:
 
     # -- replayable reads: sequence ranges, cursor acks, the epoch (minibroker._core.replay) ----------------------
 
-    async def read_range(self, queue: str, from_seq: int = 0, to_seq: int | None = None, limit: int | None = None,
-                         *, epoch: str | None = None) -> RangeRead:
+    async def read_range(
+        self,
+        queue: str,
+        from_seq: int = 0,
+        to_seq: int | None = None,
+        limit: int | None = None,
+        *,
+        epoch: str | None = None,
+    ) -> RangeRead:
         """The messages of ``queue`` not yet acked with ``from_seq <= seq < to_seq`` (None: up to the newest), oldest
         first, at most ``limit``, *without consuming them* (no dispatch, no redelivery counted): a
         :class:`~minibroker.RangeRead` of ``(seq, message, redelivery_counter)`` entries, with the broker's epoch and

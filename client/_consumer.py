@@ -145,9 +145,14 @@ class Consumer:
             txn = self.session._transaction_for(self)
             ack = MessageAck(dispatch.consumer_id, AckType.DELIVERED, message.message_id, message.message_id, 1, txn)
         else:
-            ack = MessageAck(dispatch.consumer_id, AckType.POISON, message.message_id, message.message_id, 1,
-                             poison_cause="java.lang.Throwable: Suppressing duplicate delivery on connection, "
-                                          f"consumer {self.name}")
+            ack = MessageAck(
+                dispatch.consumer_id,
+                AckType.POISON,
+                message.message_id,
+                message.message_id,
+                1,
+                poison_cause=f"java.lang.Throwable: Suppressing duplicate delivery on connection, consumer {self.name}",
+            )
         # not from inside the broker's dispatch loop: right after it
         asyncio.get_running_loop().call_soon(self._send_ack, ack)
 
@@ -206,8 +211,7 @@ class Consumer:
         # reference: with FAST_RECEIVE off every receive takes it, and a test checks both give the same results.
         if buffer and FAST_RECEIVE and not pull and self._running and self._started:
             item = buffer[0]
-            if (item is not None and not item.message.expiration and not self._transacted
-                    and not self._ack_batch):
+            if item is not None and not item.message.expiration and not self._transacted and not self._ack_batch:
                 buffer.popleft()
                 self.last_delivered_seq = item.seq
                 if item.seq > session.last_delivered_seq:
@@ -350,8 +354,9 @@ class Consumer:
             if old.ack_type != AckType.DELIVERED:
                 self._send_ack(old)
         # once per delivered message: tuple.__new__ skips the NamedTuple's Python-level __new__
-        pending = tuple.__new__(MessageAck, (msg.sub_id, ack_type, msg.message_id, first, self._delivered_counter, txn,
-                                             None, None))
+        pending = tuple.__new__(
+            MessageAck, (msg.sub_id, ack_type, msg.message_id, first, self._delivered_counter, txn, None, None)
+        )
         self._pending_ack = pending
         if 0.5 * self.prefetch <= self._delivered_counter - self._additional_window:
             self._pending_ack = None
@@ -361,8 +366,12 @@ class Consumer:
 
     @staticmethod
     def _range_acks(
-        ack_type: AckType, messages: list[ReceivedMessage], txn: int | None = None, poison_cause: str | None = None,
-        *, by_dispatch_run: bool = True,
+        ack_type: AckType,
+        messages: list[ReceivedMessage],
+        txn: int | None = None,
+        poison_cause: str | None = None,
+        *,
+        by_dispatch_run: bool = True,
     ) -> list[MessageAck]:
         """Range acks covering ``messages``: one per broker subscription and, with ``by_dispatch_run``, per run in the
         broker's dispatch order (normally exactly one; a non-blocking redelivery puts a message after others
@@ -372,11 +381,17 @@ class Consumer:
         acks: list[MessageAck] = []
         start = 0
         for i in range(1, len(messages) + 1):
-            if (i == len(messages) or messages[i].sub_id != messages[start].sub_id
-                    or (by_dispatch_run and messages[i].arrival < messages[i - 1].arrival)):
+            if (
+                i == len(messages)
+                or messages[i].sub_id != messages[start].sub_id
+                or (by_dispatch_run and messages[i].arrival < messages[i - 1].arrival)
+            ):
                 run = messages[start:i]
-                acks.append(MessageAck(run[0].sub_id, ack_type, run[-1].message_id, run[0].message_id, len(run), txn,
-                                       poison_cause))
+                acks.append(
+                    MessageAck(
+                        run[0].sub_id, ack_type, run[-1].message_id, run[0].message_id, len(run), txn, poison_cause
+                    )
+                )
                 start = i
         return acks
 
@@ -386,8 +401,7 @@ class Consumer:
         goes out at the end of this loop iteration, or before any other ack of this consumer."""
         pending = self._auto_ack
         if pending is not None and pending.consumer_id == item.sub_id and self._auto_ack_arrival + 1 == item.arrival:
-            self._auto_ack = pending._replace(last_message_id=item.message_id,
-                                              message_count=pending.message_count + 1)
+            self._auto_ack = pending._replace(last_message_id=item.message_id, message_count=pending.message_count + 1)
             self._auto_ack_arrival = item.arrival
             return
         self._flush_auto_ack()
@@ -462,8 +476,16 @@ class Consumer:
         )
 
     def _poison_ack(self, msg: ReceivedMessage, cause: str) -> None:
-        self._send_ack(MessageAck(msg.sub_id, AckType.POISON, msg.message_id, msg.message_id, 1,
-                                  poison_cause=f"java.lang.Throwable: {cause}"))
+        self._send_ack(
+            MessageAck(
+                msg.sub_id,
+                AckType.POISON,
+                msg.message_id,
+                msg.message_id,
+                1,
+                poison_cause=f"java.lang.Throwable: {cause}",
+            )
+        )
 
     def _after_commit(self) -> None:
         self._delivered.clear()
@@ -496,8 +518,10 @@ class Consumer:
         if policy.exceeded(counter):
             cause = last.rollback_cause
             cause_text = "null" if cause is None else f"{type(cause).__name__}: {cause}"
-            cause_line = (f"java.lang.Throwable: Delivery[{counter}] exceeds redelivery policy limit:"
-                          f"{self._policy_text()}, cause:{cause_text}")
+            cause_line = (
+                f"java.lang.Throwable: Delivery[{counter}] exceeds redelivery policy limit:"
+                f"{self._policy_text()}, cause:{cause_text}"
+            )
             for ack in self._range_acks(AckType.POISON, delivered, poison_cause=cause_line):
                 self._send_ack(ack)
             self._additional_window = max(0, self._additional_window - size)
@@ -512,6 +536,7 @@ class Consumer:
         self._delivered_counter -= size
         delivered.clear()
         if self._non_blocking:
+
             def redispatch_later() -> None:
                 if not self._closed:
                     self._buffer.extend(pending)
@@ -541,8 +566,10 @@ class Consumer:
             last = delivered[-1]
             cause = last.rollback_cause
             cause_text = "null" if cause is None else f"{type(cause).__name__}: {cause}"
-            cause_line = (f"java.lang.Throwable: Delivery[{last.redelivery_counter}] exceeds redelivery policy limit:"
-                          f"{self._policy_text()}, cause:{cause_text}")
+            cause_line = (
+                f"java.lang.Throwable: Delivery[{last.redelivery_counter}] exceeds redelivery policy limit:"
+                f"{self._policy_text()}, cause:{cause_text}"
+            )
             for ack in self._range_acks(AckType.POISON, delivered, poison_cause=cause_line):
                 self._send_ack(ack)
         delivered.clear()
@@ -564,8 +591,9 @@ class Consumer:
         """What this consumer will still do by itself: redeliver after a delay, feed its listener, resend."""
         pending = []
         if self._redelivery_timers:
-            pending.append(f"consumer {self.name}: {len(self._redelivery_timers)} redelivery(ies) waiting for "
-                           "their delay")
+            pending.append(
+                f"consumer {self.name}: {len(self._redelivery_timers)} redelivery(ies) waiting for their delay"
+            )
         if self._listener is not None and self._has_deliverable():
             pending.append(f"consumer {self.name}: {len(self._buffer)} message(s) for its listener")
         if self._retry_tasks:
@@ -597,10 +625,17 @@ class Consumer:
                 properties["AMQ_SCHEDULED_DELAY"] = int(round(delay * 1000))
                 target = Destination.queue(policy.retry_destination(group))
             self._retry_seq += 1
-            copies.append(attrs.evolve(
-                original, message_id=f"{original.message_id}:retry:{self._retry_seq}", destination=target,
-                properties=properties, timestamp=now, producer_id=f"{self.name}:retry", producer_seq=self._retry_seq,
-            ))
+            copies.append(
+                attrs.evolve(
+                    original,
+                    message_id=f"{original.message_id}:retry:{self._retry_seq}",
+                    destination=target,
+                    properties=properties,
+                    timestamp=now,
+                    producer_id=f"{self.name}:retry",
+                    producer_seq=self._retry_seq,
+                )
+            )
         acks = self._range_acks(AckType.STANDARD, messages)
 
         async def resend_then_ack() -> None:
@@ -627,8 +662,11 @@ class Consumer:
         listener = self._listener
         assert listener is not None
         if self._redelivery_exceeded(msg):
-            self._poison_ack(msg, f"Dispatch[{msg.dispatch_counter}] to {self.name} exceeds redelivery "
-                                  f"policy limit:{self._policy_text()}")
+            self._poison_ack(
+                msg,
+                f"Dispatch[{msg.dispatch_counter}] to {self.name} exceeds redelivery "
+                f"policy limit:{self._policy_text()}",
+            )
             return
         self._before_consumed(msg)
         expired = msg.message.is_expired(self.session.connection.clock.now())

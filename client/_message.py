@@ -22,8 +22,16 @@ class ReceivedMessage:
     """
 
     __slots__ = (
-        "_consumer", "_properties", "arrival", "dispatch_counter", "group_first", "message", "redelivery_counter",
-        "rollback_cause", "seq", "sub_id",
+        "_consumer",
+        "_properties",
+        "arrival",
+        "dispatch_counter",
+        "group_first",
+        "message",
+        "redelivery_counter",
+        "rollback_cause",
+        "seq",
+        "sub_id",
     )
 
     def __init__(self, dispatch: Dispatch, consumer: Consumer) -> None:
@@ -159,5 +167,7 @@ class ReceivedMessage:
     def __repr__(self) -> str:
         body = self.message.body
         shown = body if len(body) <= 40 else f"{body[:37]!r}..."
-        return (f"<ReceivedMessage {self.message.message_id} {self.message.destination} body={shown!r} "
-                f"redelivery_counter={self.redelivery_counter}>")
+        return (
+            f"<ReceivedMessage {self.message.message_id} {self.message.destination} body={shown!r} "
+            f"redelivery_counter={self.redelivery_counter}>"
+        )

@@ -19,7 +19,9 @@ PAGE = REPO / "docs" / "fidelity.md"
 
 #: directories of recordings made on ActiveMQ 5.17.2, and the tests that replay them
 REPLAYED_DIRS = {
-    "tests/conformance/recordings": "tests/conformance/test_conformance.py (stomp_*: tests/plugins/stomp/test_recordings.py)",
+    "tests/conformance/recordings": (
+        "tests/conformance/test_conformance.py (stomp_*: tests/plugins/stomp/test_recordings.py)"
+    ),
     "tests/differential/corpus": "tests/differential/test_differential.py",
     "tests/differential/features": "the feature recordings of issue 17",
 }

@@ -19,8 +19,13 @@ from minibroker.client import AckMode, Connection, RedeliveryPolicy, connect
 ORDERS = "orders"
 PAID = "orders.paid"
 #: retry a failing order 3 times, 2 s then 4 s then 8 s apart, then give up (ActiveMQ.DLQ)
-POLICY = RedeliveryPolicy(maximum_redeliveries=3, initial_redelivery_delay=2.0, redelivery_delay=2.0,
-                          use_exponential_backoff=True, backoff_multiplier=2.0)
+POLICY = RedeliveryPolicy(
+    maximum_redeliveries=3,
+    initial_redelivery_delay=2.0,
+    redelivery_delay=2.0,
+    use_exponential_backoff=True,
+    backoff_multiplier=2.0,
+)
 
 
 class PaymentDeclined(Exception):

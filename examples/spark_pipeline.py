@@ -29,29 +29,35 @@ PRICED = "priced"
 ORDER_SCHEMA = "id STRING, qty INT, unit_cents INT"
 
 
-def build_query(spark: Any, url: str, checkpoint: str, *, source: str = ORDERS, target: str = PRICED,
-                max_per_trigger: int = 1000) -> Any:
+def build_query(
+    spark: Any, url: str, checkpoint: str, *, source: str = ORDERS, target: str = PRICED, max_per_trigger: int = 1000
+) -> Any:
     """The streaming query (started): orders -> priced orders, availableNow."""
     from pyspark.sql import functions as F
 
-    orders = (spark.readStream.format("minibroker")
-              .option("url", url)
-              .option("destinations", source)
-              .option("bodyType", "string")
-              .option("maxMessagesPerTrigger", str(max_per_trigger))
-              .load())
+    orders = (
+        spark.readStream.format("minibroker")
+        .option("url", url)
+        .option("destinations", source)
+        .option("bodyType", "string")
+        .option("maxMessagesPerTrigger", str(max_per_trigger))
+        .load()
+    )
     order = F.from_json("body", ORDER_SCHEMA)
     priced = orders.select(
-        F.to_json(F.struct(order["id"].alias("id"), (order["qty"] * order["unit_cents"]).alias("total_cents")))
-        .alias("body"),
+        F.to_json(F.struct(order["id"].alias("id"), (order["qty"] * order["unit_cents"]).alias("total_cents"))).alias(
+            "body"
+        ),
         F.map_concat("properties", F.create_map(F.lit("source_message_id"), "message_id")).alias("properties"),
     )
-    return (priced.writeStream.format("minibroker")
-            .option("url", url)
-            .option("destination", target)
-            .option("checkpointLocation", checkpoint)
-            .trigger(availableNow=True)
-            .start())
+    return (
+        priced.writeStream.format("minibroker")
+        .option("url", url)
+        .option("destination", target)
+        .option("checkpointLocation", checkpoint)
+        .trigger(availableNow=True)
+        .start()
+    )
 
 
 def run_pipeline(spark: Any, url: str, checkpoint: str, *, timeout: float = 300, **kwargs: Any) -> int:
@@ -76,8 +82,11 @@ def main() -> int:
     spark = build_spark_session("minibroker-example")
     try:
         with ThreadedBroker() as tb, tempfile.TemporaryDirectory() as checkpoint:
-            tb.send(ORDERS, [json.dumps({"id": f"A-{i}", "qty": i, "unit_cents": 250}) for i in range(1, 6)],
-                    properties={"customer": "acme"})
+            tb.send(
+                ORDERS,
+                [json.dumps({"id": f"A-{i}", "qty": i, "unit_cents": 250}) for i in range(1, 6)],
+                properties={"customer": "acme"},
+            )
             run_pipeline(spark, tb.url, checkpoint, max_per_trigger=2)
             for entry in tb.read(PRICED):
                 print(entry.message.body, dict(entry.message.properties))

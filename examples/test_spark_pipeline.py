@@ -18,8 +18,9 @@ def order(i: int) -> str:
     return json.dumps({"id": f"A-{i}", "qty": i, "unit_cents": 100})
 
 
-def test_orders_are_priced_once_and_acked(minibroker_spark: Any, threaded_minibroker: ThreadedBroker,
-                                          tmp_path: Path) -> None:
+def test_orders_are_priced_once_and_acked(
+    minibroker_spark: Any, threaded_minibroker: ThreadedBroker, tmp_path: Path
+) -> None:
     tb = threaded_minibroker
     ids = tb.send(ORDERS, [order(i) for i in range(1, 6)], properties={"customer": "acme"})
     checkpoint = str(tmp_path / "checkpoint")

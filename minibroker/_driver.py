@@ -114,8 +114,13 @@ class Broker:
             self.epoch_source = store.epoch
         self._journal: Journal | None = [] if self.store is not None else None
         self._store_open = self.store is not None
-        self.core = BrokerCore(self.clock, policy_for=policy_for, history_limit=history_limit,
-                               scheduler_support=scheduler_support, journal=self._journal)
+        self.core = BrokerCore(
+            self.clock,
+            policy_for=policy_for,
+            history_limit=history_limit,
+            scheduler_support=scheduler_support,
+            journal=self._journal,
+        )
         self._load_store()
         #: what the filters know of each open connection (its principal, given by a security filter)
         self._contexts: dict[int, ConnectionContext] = {}
@@ -169,12 +174,12 @@ class Broker:
         if "dead_letter" in self._hooked:
             self.core.dead_letter_hook = self._dead_letter
 
-    def _dead_letter(self, message: Message, cause: str | None, source: Destination, expired: bool,
-                     counter: int) -> bool:
+    def _dead_letter(
+        self, message: Message, cause: str | None, source: Destination, expired: bool, counter: int
+    ) -> bool:
         return self._chain.on_dead_letter(DeadLetterRequest(message, cause, source, expired, counter))
 
-    def schedule_redelivery(self, delay: float, message: Message, redelivery_counter: int,
-                            cause: str | None) -> None:
+    def schedule_redelivery(self, delay: float, message: Message, redelivery_counter: int, cause: str | None) -> None:
         """Put ``message`` back at its queue's tail ``delay`` seconds from now (broker clock), with that counter:
         a broker redelivery filter calls it from ``on_dead_letter``, inside the broker call that answers it."""
         self.core.schedule_redelivery(self.clock.now() + delay, message, redelivery_counter, cause)
@@ -242,8 +247,10 @@ class Broker:
         core = self.core
         pending: list[str] = []
         for when, _, message, counter in sorted(core._scheduled):
-            pending.append(f"broker: {message.message_id} scheduled for {message.destination} at "
-                           f"+{when - self.clock.now():.3f}s (redelivery counter {counter})")
+            pending.append(
+                f"broker: {message.message_id} scheduled for {message.destination} at "
+                f"+{when - self.clock.now():.3f}s (redelivery counter {counter})"
+            )
         for name, q in sorted(core.queues.items()):
             if q.consumers and q.dispatchable():
                 pending.append(f"broker: queue {name} has {q.pending_count} message(s) ready to dispatch")
@@ -314,8 +321,13 @@ class Broker:
         self._contexts.clear()
         self._incarnation += 1
         policy_for = self.core._policy_for
-        self.core = BrokerCore(self.clock, policy_for=policy_for, history_limit=self.core.history.limit,
-                               scheduler_support=self.scheduler_support, journal=self._journal)
+        self.core = BrokerCore(
+            self.clock,
+            policy_for=policy_for,
+            history_limit=self.core.history.limit,
+            scheduler_support=self.scheduler_support,
+            journal=self._journal,
+        )
         self._load_store()
         self._install_plugins()
         self._arm(self.core.next_deadline())
@@ -363,8 +375,11 @@ class Broker:
 
     def has_destination(self, destination: Destination) -> bool:
         core = self.core
-        return (destination.name in core.queues if destination.kind is DestinationKind.QUEUE
-                else destination.name in core.topics)
+        return (
+            destination.name in core.queues
+            if destination.kind is DestinationKind.QUEUE
+            else destination.name in core.topics
+        )
 
     def queue_statistics(self, name: str) -> QueueStatistics | None:
         """The counters of queue ``name``; None when it does not exist (and asking does not create it)."""
@@ -426,8 +441,9 @@ class Broker:
 
     def statistics(self) -> BrokerStatistics:
         core = self.core
-        return BrokerStatistics(len(core.connections), len(core.subscriptions), len(core.queues), len(core.topics),
-                                len(core.transactions))
+        return BrokerStatistics(
+            len(core.connections), len(core.subscriptions), len(core.queues), len(core.topics), len(core.transactions)
+        )
 
     async def run_ready(self) -> None:
         """Run every task that is ready now (clients, listeners) until none is, without moving the clock; unlike
@@ -488,8 +504,14 @@ class Broker:
         self.core.tick()
         self._flush()
 
-    def open_connection(self, client_id: str | None = None, *, user: str | None = None,
-                        password: str | None = None, remote: bool = False) -> int:
+    def open_connection(
+        self,
+        client_id: str | None = None,
+        *,
+        user: str | None = None,
+        password: str | None = None,
+        remote: bool = False,
+    ) -> int:
         """A new broker connection, through the filters' ``on_connect`` (a security filter authenticates a
         ``remote`` connection (TCP, STOMP) or one that gives credentials, and raises
         :class:`~minibroker.errors.AccessDenied` when refused; an in-process connection without credentials is
@@ -532,14 +554,18 @@ class Broker:
         self._flush()
         return consumer_id
 
-    def _check_consumer_owner(self, connection_id: int, consumer_id: int,
-                              error: type[MinibrokerError] = IllegalStateError) -> None:
+    def _check_consumer_owner(
+        self, connection_id: int, consumer_id: int, error: type[MinibrokerError] = IllegalStateError
+    ) -> None:
         """Refuse an id naming another connection's consumer, before any filter or the core sees it: no connection
         may detach, ack or pull for a consumer it does not own (issue 15, item 2)."""
         sub = self.core.subscriptions.get(consumer_id)
         if sub is not None and sub.connection_id != connection_id:
-            raise error(f"consumer {consumer_id} is not a consumer of this connection",
-                                    consumer_id=consumer_id, connection_id=connection_id)
+            raise error(
+                f"consumer {consumer_id} is not a consumer of this connection",
+                consumer_id=consumer_id,
+                connection_id=connection_id,
+            )
 
     def _check_transaction_owner(self, connection_id: int, transaction_id: int | None) -> None:
         """Refuse an id naming another connection's transaction (the core raises the same for an unknown one)."""
@@ -547,8 +573,9 @@ class Broker:
             return
         txn = self.core.transactions.get(transaction_id)
         if txn is not None and txn.connection_id != connection_id:
-            raise TransactionError(f"unknown transaction {transaction_id}", transaction_id=transaction_id,
-                                   connection_id=connection_id)
+            raise TransactionError(
+                f"unknown transaction {transaction_id}", transaction_id=transaction_id, connection_id=connection_id
+            )
 
     def remove_consumer(self, connection_id: int, consumer_id: int, last_delivered_seq: int = -1) -> None:
         self._check_consumer_owner(connection_id, consumer_id)
@@ -603,8 +630,9 @@ class Broker:
             incarnation = self._incarnation
             await admission
             if incarnation != self._incarnation or connection_id not in self.core.connections:
-                raise ConnectionClosed("the connection closed while its send waited for room",
-                                       connection_id=connection_id)
+                raise ConnectionClosed(
+                    "the connection closed while its send waited for room", connection_id=connection_id
+                )
         self.send(connection_id, message, transaction_id)
 
     async def _wait_for_space(self, destination: Destination) -> None:
@@ -619,7 +647,10 @@ class Broker:
                 raise LimitExceeded(
                     f"Usage Manager Memory Limit reached on {destination}: no space freed within {timeout} s "
                     f"(memory limit {q.policy.memory_limit} bytes, {q.memory} held)",
-                    destination=str(destination), limit=q.policy.memory_limit, timeout=timeout)
+                    destination=str(destination),
+                    limit=q.policy.memory_limit,
+                    timeout=timeout,
+                )
         self._check_open()
 
     @property
@@ -627,8 +658,9 @@ class Broker:
         """Sends waiting for room in a queue over its memory limit."""
         return len(self._space_waiters)
 
-    def create_temporary(self, connection_id: int, kind: DestinationKind, connection_name: str | None = None
-                         ) -> Destination:
+    def create_temporary(
+        self, connection_id: int, kind: DestinationKind, connection_name: str | None = None
+    ) -> Destination:
         """A temporary queue or topic owned by the connection (named ``<connection name>:<n>``), deleted with it."""
         self._check_open()
         return self.core.create_temporary(connection_id, kind, connection_name)
@@ -685,7 +717,6 @@ class Broker:
         self._chain.on_rollback(self._context(connection_id), transaction_id)
         self._flush()
 
-
     # -- replayable reads: sequence ranges, cursor acks, the epoch (minibroker._core.replay) --------------------------
 
     #: makes the epoch of each broker state: drawn at the first cursor call, and again after :meth:`restart` (which
@@ -703,8 +734,14 @@ class Broker:
         self.core.cursors(self.epoch_source)
         return BrokerInfo(self.epoch, self.name, self.core.queue_positions(queues, cursor))
 
-    def read_range(self, queue: str, from_seq: int = 0, to_seq: int | None = None, limit: int | None = None,
-                   epoch: str | None = None) -> RangeRead:
+    def read_range(
+        self,
+        queue: str,
+        from_seq: int = 0,
+        to_seq: int | None = None,
+        limit: int | None = None,
+        epoch: str | None = None,
+    ) -> RangeRead:
         """The messages of ``queue`` not yet acked with ``from_seq <= seq < to_seq`` (None: all), oldest first, at
         most ``limit``, without consuming them; ``epoch`` (optional) must be the broker's."""
         core = self.core
@@ -713,8 +750,14 @@ class Broker:
         q = core.queues.get(queue)
         return RangeRead(book.epoch, queue, 0 if q is None else q.next_seq, tuple(entries))
 
-    def select_range(self, queue: str, from_seq: int = 0, to_seq: int | None = None, limit: int | None = None,
-                     epoch: str | None = None) -> tuple[str, int, list[QueueEntry]]:
+    def select_range(
+        self,
+        queue: str,
+        from_seq: int = 0,
+        to_seq: int | None = None,
+        limit: int | None = None,
+        epoch: str | None = None,
+    ) -> tuple[str, int, list[QueueEntry]]:
         """What :meth:`read_range` reads as ``(epoch, next_seq, entries)``, the entries being the queue's own (for
         columnar writers, which copy them out at once: read, never change, never keep)."""
         core = self.core
@@ -754,7 +797,10 @@ class Broker:
         """Fault injection: the next batch publish takes ``after`` messages, then fails with ``error`` (by default
         :class:`~minibroker.errors.ConnectionClosed`), as a connection lost in the middle of a batch."""
         self.core.cursors(self.epoch_source).fail_publish = (
-            after, error or ConnectionClosed("the batch publish failed (injected fault)"))
+            after,
+            error or ConnectionClosed("the batch publish failed (injected fault)"),
+        )
+
 
 class _BrokerEnd(BrokerFilter):
     """The end of the filter chain: the broker itself (every hook does the operation on the core)."""

@@ -123,8 +123,14 @@ class MemoryLink:
         self._check()
         return self.broker.browse_page(queue)
 
-    async def read_range(self, queue: str, from_seq: int = 0, to_seq: int | None = None, limit: int | None = None,
-                         epoch: str | None = None) -> RangeRead:
+    async def read_range(
+        self,
+        queue: str,
+        from_seq: int = 0,
+        to_seq: int | None = None,
+        limit: int | None = None,
+        epoch: str | None = None,
+    ) -> RangeRead:
         self._check()
         return self.broker.read_range(queue, from_seq, to_seq, limit, epoch)
 

@@ -41,6 +41,7 @@ DEFAULT_AUTOJUMP_THRESHOLD = 0.01
 #: a longer real timer (a test's ``asyncio.timeout(10)`` guard) is not work and does not hold virtual time.
 DEFAULT_REAL_TIMER_HORIZON = 1.0
 
+
 class TimerHandle(Protocol):
     """What ``call_at`` returns: something that can be cancelled."""
 
@@ -404,7 +405,9 @@ class ManualClock:
         if not introspectable:
             warnings.warn(
                 f"ManualClock autojump cannot tell when {type(loop).__name__} is idle: virtual time follows real "
-                "time instead of jumping", RuntimeWarning, stacklevel=1,
+                "time instead of jumping",
+                RuntimeWarning,
+                stacklevel=1,
             )
         while True:
             await settle()

@@ -234,8 +234,9 @@ _REDELIVERY_PLUGIN_KEYS = {"send_to_dlq_if_max_retries_exceeded", "fallback_to_d
 _TOP = {"broker", "server", "limits", "destinations", "redelivery", "security", "users", "authorization"}
 
 
-def _build(reader: _Reader, factory: Callable[..., Any], table: Mapping[str, Any], kinds: Mapping[str, str],
-           *where: str) -> Any:
+def _build(
+    reader: _Reader, factory: Callable[..., Any], table: Mapping[str, Any], kinds: Mapping[str, str], *where: str
+) -> Any:
     reader.unknown(table, set(kinds), *where)
     kwargs = {name: reader.check(value, kinds[name], _key(*where, name)) for name, value in table.items()}
     try:
@@ -252,8 +253,10 @@ def _policy(reader: _Reader, pattern: str, table: Mapping[str, Any]) -> Destinat
     where = ("destinations", pattern)
     policy: DestinationPolicy = _build(reader, DestinationPolicy, table, _POLICY_FIELDS, *where)
     if policy.dead_letter_strategy not in ("shared", "individual"):
-        raise reader.fail(_key(*where, "dead_letter_strategy"),
-                          f"expected \"shared\" or \"individual\", not {policy.dead_letter_strategy!r}")
+        raise reader.fail(
+            _key(*where, "dead_letter_strategy"),
+            f'expected "shared" or "individual", not {policy.dead_letter_strategy!r}',
+        )
     for name in ("memory_limit", "max_browse_page_size"):
         if getattr(policy, name) < 0:
             raise reader.fail(_key(*where, name), "cannot be negative")
@@ -297,9 +300,12 @@ def parse_config(doc: Mapping[str, Any], *, path: str | os.PathLike[str] | None 
     )
     if server_config.handshake_timeout <= 0:
         raise reader.fail("limits.handshake_timeout", f"{server_config.handshake_timeout} must be above 0")
-    for key, value, low in (("server.port", server_config.port, 0), ("server.stomp_port", server_config.stomp_port, 0),
-                            ("limits.max_connections", server_config.max_connections, 1),
-                            ("limits.max_frame_size", server_config.max_frame_size, MIN_FRAME_SIZE)):
+    for key, value, low in (
+        ("server.port", server_config.port, 0),
+        ("server.stomp_port", server_config.stomp_port, 0),
+        ("limits.max_connections", server_config.max_connections, 1),
+        ("limits.max_frame_size", server_config.max_frame_size, MIN_FRAME_SIZE),
+    ):
         if value is not None and not low <= value <= (65535 if "port" in key else 2**31):
             raise reader.fail(key, f"{value} is out of range")
 
@@ -323,9 +329,17 @@ def parse_config(doc: Mapping[str, Any], *, path: str | os.PathLike[str] | None 
         scheduler_support = True
 
     auth_plugin = _auth(reader, doc)
-    return BrokerConfig(name=name, data_dir=data_dir, store_synchronous=synchronous,
-                        scheduler_support=scheduler_support, history_limit=history_limit, policies=policies,
-                        redelivery=redelivery_plugin, auth=auth_plugin, server=server_config)
+    return BrokerConfig(
+        name=name,
+        data_dir=data_dir,
+        store_synchronous=synchronous,
+        scheduler_support=scheduler_support,
+        history_limit=history_limit,
+        policies=policies,
+        redelivery=redelivery_plugin,
+        auth=auth_plugin,
+        server=server_config,
+    )
 
 
 def _redelivery(reader: _Reader, table: Mapping[str, Any]) -> Any:
@@ -337,21 +351,27 @@ def _redelivery(reader: _Reader, table: Mapping[str, Any]) -> Any:
     for pattern, sub in reader.table(table, "destinations", "redelivery").items():
         if not isinstance(sub, dict):
             raise reader.fail(_key("redelivery", "destinations", pattern), "expected a table of policy settings")
-        per_destination[pattern] = _build(reader, RedeliveryPolicy, sub, _REDELIVERY_FIELDS,
-                                          "redelivery", "destinations", pattern)
+        per_destination[pattern] = _build(
+            reader, RedeliveryPolicy, sub, _REDELIVERY_FIELDS, "redelivery", "destinations", pattern
+        )
     plugin = RedeliveryPlugin(
         default,
         policies=per_destination,
-        send_to_dlq_if_max_retries_exceeded=reader.value(table, "send_to_dlq_if_max_retries_exceeded", "bool", True,
-                                                         "redelivery"),
+        send_to_dlq_if_max_retries_exceeded=reader.value(
+            table, "send_to_dlq_if_max_retries_exceeded", "bool", True, "redelivery"
+        ),
         fallback_to_dead_letter=reader.value(table, "fallback_to_dead_letter", "bool", True, "redelivery"),
     )
-    for where, policy in [(("redelivery",), default), *((("redelivery", "destinations", p), pol)
-                                                        for p, pol in per_destination.items())]:
+    for where, policy in [
+        (("redelivery",), default),
+        *((("redelivery", "destinations", p), pol) for p, pol in per_destination.items()),
+    ]:
         for name in ("initial_redelivery_delay", "redelivery_delay"):
             if getattr(policy, name) < 1.0:
-                raise reader.fail(_key(*where, name), "the broker redelivery plugin refuses delays under 1 second "
-                                  "(as ActiveMQ: 'must exceed: 1000')")
+                raise reader.fail(
+                    _key(*where, name),
+                    "the broker redelivery plugin refuses delays under 1 second (as ActiveMQ: 'must exceed: 1000')",
+                )
     return plugin
 
 
@@ -368,8 +388,10 @@ def _auth(reader: _Reader, doc: Mapping[str, Any]) -> Any:
         reader.unknown(table, {"password", "groups"}, "users", name)
         if "password" not in table:
             raise reader.fail(_key("users", name, "password"), "missing")
-        users[name] = User(reader.value(table, "password", "str", None, "users", name),
-                           frozenset(reader.value(table, "groups", "groups", [], "users", name)))
+        users[name] = User(
+            reader.value(table, "password", "str", None, "users", name),
+            frozenset(reader.value(table, "groups", "groups", [], "users", name)),
+        )
     raw_entries = doc.get("authorization")
     entries: list[AuthorizationEntry] | None = None
     if raw_entries is not None:
@@ -384,8 +406,10 @@ def _auth(reader: _Reader, doc: Mapping[str, Any]) -> Any:
             destination = reader.value(table, "destination", "str", None, *where)
             if destination is None:
                 raise reader.fail(_key(*where, "destination"), "missing")
-            entry = AuthorizationEntry(destination, *(frozenset(reader.value(table, a, "groups", [], *where))
-                                                      for a in ("read", "write", "admin")))
+            entry = AuthorizationEntry(
+                destination,
+                *(frozenset(reader.value(table, a, "groups", [], *where)) for a in ("read", "write", "admin")),
+            )
             try:
                 _check_pattern(destination)
             except InvalidConfiguration as exc:

@@ -55,7 +55,7 @@ def split_consumer_options(dest: Destination) -> tuple[Destination, ConsumerOpti
         key, value = unquote(key), unquote(raw)
         if not key.startswith("consumer."):
             continue  # ActiveMQ extracts only the consumer.* options
-        option = key[len("consumer."):]
+        option = key[len("consumer.") :]
         if option in REFUSED_OPTIONS:
             raise refuse(f"destination-option-{option}", str(dest))
         if option in ("prefetchSize", "priority"):
@@ -75,7 +75,9 @@ def split_consumer_options(dest: Destination) -> tuple[Destination, ConsumerOpti
         raise InvalidConfiguration(
             f"There are {len(unknown)} consumer options that couldn't be set on the consumer. Check the options are "
             f"spelled correctly. Unknown parameters=[{{{listed}}}]. This consumer cannot be started.",
-            option=", ".join(unknown), value=str(dest))
+            option=", ".join(unknown),
+            value=str(dest),
+        )
     prefetch, priority = found.get("prefetchSize"), found.get("priority")
     exclusive, no_local, selector = found.get("exclusive"), found.get("noLocal"), found.get("selector")
     options = ConsumerOptions(

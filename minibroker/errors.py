@@ -311,8 +311,9 @@ class UnsupportedFeature(MinibrokerError, NotImplementedError):
     feature: str | None = None
     value: object = None
 
-    def __init__(self, message: str = "", *, feature: str | None = None, value: object = None,
-                 **fields: object) -> None:
+    def __init__(
+        self, message: str = "", *, feature: str | None = None, value: object = None, **fields: object
+    ) -> None:
         if not feature and message.startswith("Unsupported feature [") and "]" in message:
             feature = message[len("Unsupported feature [") : message.index("]")]
         super().__init__(message, feature=feature, value=value, **fields)

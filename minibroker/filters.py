@@ -36,9 +36,20 @@ if TYPE_CHECKING:
 __all__ = ["HOOKS", "BrokerFilter", "BrokerPlugin", "ConnectionContext", "DeadLetterRequest", "hooks_of"]
 
 #: the hooks a filter may override, as ``on_<hook>``
-HOOKS = frozenset({
-    "connect", "disconnect", "authorize", "subscribe", "send", "dispatch", "ack", "commit", "rollback", "dead_letter",
-})
+HOOKS = frozenset(
+    {
+        "connect",
+        "disconnect",
+        "authorize",
+        "subscribe",
+        "send",
+        "dispatch",
+        "ack",
+        "commit",
+        "rollback",
+        "dead_letter",
+    }
+)
 
 
 class BrokerPlugin(Protocol):
@@ -88,8 +99,10 @@ class BrokerFilter:
         """Take this filter's place in ``broker``'s chain; one filter serves one running broker at a time."""
         current = getattr(self, "broker", None)
         if current is not None and current is not broker and current.running:
-            raise InvalidConfiguration(f"{type(self).__name__} is already installed in a running broker; give each "
-                                       "broker its own instance", plugin=type(self).__name__)
+            raise InvalidConfiguration(
+                f"{type(self).__name__} is already installed in a running broker; give each broker its own instance",
+                plugin=type(self).__name__,
+            )
         self.on_attach(broker)
         self.broker = broker
         self.next = next_filter
@@ -144,6 +157,9 @@ def hooks_of(plugin: BrokerFilter) -> frozenset[str]:
             if hook not in HOOKS:
                 raise FilterValidationError(
                     f"{type(plugin).__name__}.{name} names no broker hook; the hooks are "
-                    f"{', '.join('on_' + h for h in sorted(HOOKS))}", hook=name, plugin=type(plugin).__name__)
+                    f"{', '.join('on_' + h for h in sorted(HOOKS))}",
+                    hook=name,
+                    plugin=type(plugin).__name__,
+                )
             found.add(hook)
     return frozenset(found)

@@ -146,8 +146,9 @@ class SqliteStore:
 
     def __init__(self, directory: str | os.PathLike[str], *, synchronous: str = "NORMAL") -> None:
         if synchronous.upper() not in ("OFF", "NORMAL", "FULL", "EXTRA"):
-            raise InvalidConfiguration(f"synchronous must be OFF, NORMAL, FULL or EXTRA, not {synchronous!r}",
-                                       synchronous=synchronous)
+            raise InvalidConfiguration(
+                f"synchronous must be OFF, NORMAL, FULL or EXTRA, not {synchronous!r}", synchronous=synchronous
+            )
         self.directory = Path(directory)
         self.path = self.directory / DATABASE_NAME
         self._lock: IO[bytes] | None = None
@@ -157,8 +158,9 @@ class SqliteStore:
             self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
         except (OSError, sqlite3.Error) as exc:
             self._release_lock()
-            raise StoreError(f"cannot open the message store in {self.directory}: {exc}",
-                             directory=str(self.directory)) from exc
+            raise StoreError(
+                f"cannot open the message store in {self.directory}: {exc}", directory=str(self.directory)
+            ) from exc
         self._closed = False
         try:
             self._setup(synchronous.upper())
@@ -188,14 +190,20 @@ class SqliteStore:
         db.execute(f"PRAGMA synchronous={synchronous}")
         version = db.execute("PRAGMA user_version").fetchone()[0]
         if version not in (0, _SCHEMA_VERSION):
-            raise StoreError(f"{self.path} has schema version {version}; this minibroker reads version "
-                             f"{_SCHEMA_VERSION}", path=str(self.path))
+            raise StoreError(
+                f"{self.path} has schema version {version}; this minibroker reads version {_SCHEMA_VERSION}",
+                path=str(self.path),
+            )
         db.execute("BEGIN IMMEDIATE")
         try:
-            db.execute("CREATE TABLE IF NOT EXISTS messages (queue TEXT NOT NULL, seq INTEGER NOT NULL, "
-                       "counter INTEGER NOT NULL, message BLOB NOT NULL, PRIMARY KEY (queue, seq)) WITHOUT ROWID")
-            db.execute("CREATE TABLE IF NOT EXISTS scheduled (job INTEGER PRIMARY KEY, due REAL NOT NULL, "
-                       "counter INTEGER NOT NULL, message BLOB NOT NULL)")
+            db.execute(
+                "CREATE TABLE IF NOT EXISTS messages (queue TEXT NOT NULL, seq INTEGER NOT NULL, "
+                "counter INTEGER NOT NULL, message BLOB NOT NULL, PRIMARY KEY (queue, seq)) WITHOUT ROWID"
+            )
+            db.execute(
+                "CREATE TABLE IF NOT EXISTS scheduled (job INTEGER PRIMARY KEY, due REAL NOT NULL, "
+                "counter INTEGER NOT NULL, message BLOB NOT NULL)"
+            )
             db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
             db.execute(f"PRAGMA user_version={_SCHEMA_VERSION}")
             db.execute("COMMIT")
@@ -220,8 +228,9 @@ class SqliteStore:
             messages = tuple(Stored(q, seq, decode_message(blob), counter) for q, seq, counter, blob in rows)
             scheduled = tuple(Scheduled(job, due, decode_message(blob), counter) for job, due, counter, blob in jobs)
         except MinibrokerError as exc:
-            raise StoreError(f"the message store {self.path} holds an unreadable message: {exc}",
-                             path=str(self.path)) from exc
+            raise StoreError(
+                f"the message store {self.path} holds an unreadable message: {exc}", path=str(self.path)
+            ) from exc
         return StoredState(messages, scheduled)
 
     def epoch(self) -> str:
@@ -248,18 +257,28 @@ class SqliteStore:
                         db.execute("DELETE FROM messages WHERE queue = ?", (segment.queue,))
                         continue
                     if segment.added:
-                        db.executemany("INSERT OR REPLACE INTO messages VALUES (?, ?, ?, ?)", [
-                            (op.queue, op.seq, op.redelivery_counter, encode_message(op.message))
-                            for op in segment.added.values()])
+                        db.executemany(
+                            "INSERT OR REPLACE INTO messages VALUES (?, ?, ?, ?)",
+                            [
+                                (op.queue, op.seq, op.redelivery_counter, encode_message(op.message))
+                                for op in segment.added.values()
+                            ],
+                        )
                     if segment.counters:
-                        db.executemany("UPDATE messages SET counter = ? WHERE queue = ? AND seq = ?", [
-                            (counter, queue, seq) for (queue, seq), counter in segment.counters.items()])
+                        db.executemany(
+                            "UPDATE messages SET counter = ? WHERE queue = ? AND seq = ?",
+                            [(counter, queue, seq) for (queue, seq), counter in segment.counters.items()],
+                        )
                     if segment.removed:
                         db.executemany("DELETE FROM messages WHERE queue = ? AND seq = ?", segment.removed)
                     if segment.scheduled:
-                        db.executemany("INSERT OR REPLACE INTO scheduled VALUES (?, ?, ?, ?)", [
-                            (op.job, op.due, op.redelivery_counter, encode_message(op.message))
-                            for op in segment.scheduled.values()])
+                        db.executemany(
+                            "INSERT OR REPLACE INTO scheduled VALUES (?, ?, ?, ?)",
+                            [
+                                (op.job, op.due, op.redelivery_counter, encode_message(op.message))
+                                for op in segment.scheduled.values()
+                            ],
+                        )
                     if segment.unscheduled:
                         db.executemany("DELETE FROM scheduled WHERE job = ?", [(j,) for j in segment.unscheduled])
                 db.execute("COMMIT")

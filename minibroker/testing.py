@@ -63,8 +63,15 @@ def dead_letters(broker: Broker, queue: str | None = None) -> list[DeadLetter]:
     for name in names:
         for message in broker.queue(name).browse():
             cause = message.properties.get("dlqDeliveryFailureCause")
-            letters.append(DeadLetter(name, message.message_id, message.body, None if cause is None else str(cause),
-                                      message.original_destination))
+            letters.append(
+                DeadLetter(
+                    name,
+                    message.message_id,
+                    message.body,
+                    None if cause is None else str(cause),
+                    message.original_destination,
+                )
+            )
     return letters
 
 
@@ -124,8 +131,10 @@ class DeliveryHistory:
         if not self.records:
             return f"no history recorded for {self.message_id}"
         start = self.records[0].time
-        lines = [f"history of {self.message_id}:", f"  {'+s':>9}  {'event':<21} {'consumer':>8}  {'ack':<11} "
-                 f"{'txn':>4} {'counter':>7}  detail"]
+        lines = [
+            f"history of {self.message_id}:",
+            f"  {'+s':>9}  {'event':<21} {'consumer':>8}  {'ack':<11} {'txn':>4} {'counter':>7}  detail",
+        ]
         for r in self.records:
             detail = r.detail or ""
             if r.delay is not None:

@@ -93,8 +93,11 @@ class AuthPlugin(BrokerFilter):
             self.users[name] = user if isinstance(user, User) else User(user)
         self.entries: tuple[AuthorizationEntry, ...] | None = None if entries is None else tuple(entries)
         # one single-entry map per entry: a destination gets the rights of every entry that matches it
-        self._matchers = [] if self.entries is None else [
-            (DestinationMap(False, {entry.destination: True}), entry) for entry in self.entries]
+        self._matchers = (
+            []
+            if self.entries is None
+            else [(DestinationMap(False, {entry.destination: True}), entry) for entry in self.entries]
+        )
         self.anonymous_access_allowed = anonymous_access_allowed
         self.anonymous = Principal(anonymous_user, frozenset({anonymous_group}))
         self._acls: dict[str, dict[str, frozenset[str]]] = {}
@@ -159,8 +162,16 @@ class AuthPlugin(BrokerFilter):
         if action not in _VERBS:
             raise InvalidConfiguration(f"unknown action {action!r}; expected one of {', '.join(ACTIONS)}")
         if not self.allowed(principal, action, destination):
-            raise AccessDenied(f"User {principal.user} is not authorized to {_VERBS[action]}: {destination}",
-                               user=principal.user, destination=str(destination), action=action)
+            raise AccessDenied(
+                f"User {principal.user} is not authorized to {_VERBS[action]}: {destination}",
+                user=principal.user,
+                destination=str(destination),
+                action=action,
+            )
         if not exists and action != "admin" and not self.allowed(principal, "admin", destination):
-            raise AccessDenied(f"User {principal.user} is not authorized to create: {destination}",
-                               user=principal.user, destination=str(destination), action="create")
+            raise AccessDenied(
+                f"User {principal.user} is not authorized to create: {destination}",
+                user=principal.user,
+                destination=str(destination),
+                action="create",
+            )

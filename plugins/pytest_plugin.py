@@ -178,10 +178,12 @@ def _teardown_report(broker: Broker, options: BrokerOptions, loop_errors: list[d
     unobserved = () if options.allow_dead_letters else broker.unobserved_dead_letters()
     if unobserved:
         seen = len(broker.dead_letters()) - len(unobserved)
-        lines = [f"messages were dead-lettered or dropped and the test never looked at them ({seen} it looked at "
-                 "are expected: browsed with broker.queue(DLQ).browse(), listed by dead_letters() or "
-                 "assert_dead_lettered(), or taken from the DLQ; allow the rest with "
-                 "@pytest.mark.minibroker(allow_dead_letters=True)):"]
+        lines = [
+            f"messages were dead-lettered or dropped and the test never looked at them ({seen} it looked at "
+            "are expected: browsed with broker.queue(DLQ).browse(), listed by dead_letters() or "
+            "assert_dead_lettered(), or taken from the DLQ; allow the rest with "
+            "@pytest.mark.minibroker(allow_dead_letters=True)):"
+        ]
         for record in unobserved[:20]:
             where = record.dead_letter_queue or "dropped"
             lines.append(f"  {record.message_id} from {record.destination} -> {where}: {record.body!r}")
@@ -191,8 +193,10 @@ def _teardown_report(broker: Broker, options: BrokerOptions, loop_errors: list[d
     if not options.allow_listener_errors and broker.listener_errors:
         lines = ["message listeners raised (allow with @pytest.mark.minibroker(allow_listener_errors=True)):"]
         for failure in broker.listener_errors[:20]:
-            lines.append(f"  consumer {failure.consumer}, message {failure.message_id} {failure.body!r}: "
-                         f"{type(failure.error).__name__}: {failure.error}")
+            lines.append(
+                f"  consumer {failure.consumer}, message {failure.message_id} {failure.body!r}: "
+                f"{type(failure.error).__name__}: {failure.error}"
+            )
         sections.append("\n".join(lines))
     if loop_errors:
         lines = ["exceptions escaped into the event loop (broker or client tasks):"]
@@ -401,7 +405,7 @@ def _read_url(process: subprocess.Popen[str], scheme: str, errors: IO[str]) -> t
         process.stdout.close()
         errors.seek(0)
         raise RuntimeError(f"minibroker serve did not print its {scheme} URL (got {line!r}): {errors.read().strip()}")
-    host, _, port = line[len(prefix):].rpartition(":")
+    host, _, port = line[len(prefix) :].rpartition(":")
     return host.strip("[]"), int(port)
 
 
@@ -423,8 +427,9 @@ def start_broker_process(
     if data_dir is not None:
         command += ["--data-dir", os.fspath(data_dir)]
     errors = tempfile.TemporaryFile("w+")  # noqa: SIM115 - lives as long as the process's stderr needs it
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=errors, text=True,
-                               env={**os.environ, "PYTHONSAFEPATH": "1"})
+    process = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=errors, text=True, env={**os.environ, "PYTHONSAFEPATH": "1"}
+    )
     try:
         tcp_host, tcp_port = _read_url(process, "tcp", errors)
         stomp = _read_url(process, "stomp", errors)[1] if stomp_port is not None else None
@@ -472,7 +477,11 @@ def minibroker_proc_factory(
 
 
 def minibroker_noproc_factory(
-    *, host: str | None = None, port: int | None = None, stomp_port: int | None = None, scope: Scope = "session",
+    *,
+    host: str | None = None,
+    port: int | None = None,
+    stomp_port: int | None = None,
+    scope: Scope = "session",
 ) -> Any:
     """A fixture for a broker that is already running (started by CI, docker, another tool): its addresses, from the
     arguments or the options (defaults 127.0.0.1, 61616, 61613); fails at once when nothing listens there."""
@@ -486,9 +495,11 @@ def minibroker_noproc_factory(
         try:
             socket.create_connection((address, tcp), timeout=5).close()
         except OSError as exc:
-            pytest.fail(f"minibroker_noproc: no broker listens on {address}:{tcp} ({exc}); start one with "
-                        f"`minibroker serve --port {tcp} --stomp-port {stomp}` or set --minibroker-port",
-                        pytrace=False)
+            pytest.fail(
+                f"minibroker_noproc: no broker listens on {address}:{tcp} ({exc}); start one with "
+                f"`minibroker serve --port {tcp} --stomp-port {stomp}` or set --minibroker-port",
+                pytrace=False,
+            )
         return BrokerProcess(address, tcp, stomp)
 
     return noproc_fixture
@@ -529,7 +540,6 @@ def minibroker_processes(tmp_path: Path) -> Iterator[ProcessFactory]:
     finally:
         for broker in started:
             broker.stop()
-
 
 
 # Spark: ``minibroker_spark`` (a session-wide local SparkSession) and ``threaded_minibroker`` (a broker on TCP in its

@@ -54,8 +54,10 @@ class RedeliveryPlugin(BrokerFilter):
         for policy in candidates:
             if policy is None:
                 continue
-            for name, value in (("initialRedeliveryDelay", policy.initial_redelivery_delay),
-                                ("redeliveryDelay", policy.redelivery_delay)):
+            for name, value in (
+                ("initialRedeliveryDelay", policy.initial_redelivery_delay),
+                ("redeliveryDelay", policy.redelivery_delay),
+            ):
                 if value < MINIMUM_DELAY:
                     raise IllegalStateError(
                         f"RedeliveryPolicy {name} must exceed: 1000. {policy.activemq_string()}",

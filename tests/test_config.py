@@ -91,16 +91,17 @@ class TestValid:
         assert config.server.host == "0.0.0.0" and config.server.port == 0 and config.server.stomp_port == 61613
         assert config.server.max_connections == 5 and config.server.max_frame_size == 1024 * 1024
         assert config.server.handshake_timeout == 2.5
-        assert config.policies[">"] == DestinationPolicy(dead_letter_strategy="individual", queue_prefix="DLQ.",
-                                                         process_non_persistent=True)
+        assert config.policies[">"] == DestinationPolicy(
+            dead_letter_strategy="individual", queue_prefix="DLQ.", process_non_persistent=True
+        )
         orders = config.policies["orders.>"]
         assert orders.prioritized_messages and orders.memory_limit == 64_000
         assert orders.send_fail_if_no_space_after_timeout == 2.5
         assert config.scheduler_support  # the redelivery plugin needs it
         assert isinstance(config.redelivery, RedeliveryPlugin)
-        assert config.redelivery.policies.default == RedeliveryPolicy(maximum_redeliveries=2,
-                                                                      initial_redelivery_delay=5.0,
-                                                                      use_exponential_backoff=True)
+        assert config.redelivery.policies.default == RedeliveryPolicy(
+            maximum_redeliveries=2, initial_redelivery_delay=5.0, use_exponential_backoff=True
+        )
         assert config.redelivery.policies.get("orders.eu").maximum_redeliveries == 10
         assert isinstance(config.auth, AuthPlugin) and set(config.auth.users) == {"admin", "app"}
         assert config.auth.users["app"].groups == {"apps", "readers"}
@@ -108,8 +109,13 @@ class TestValid:
 
     def test_empty_document_is_the_default_broker(self) -> None:
         config = parse("")
-        assert config.broker_kwargs() == {"name": "minibroker", "policies": None, "scheduler_support": False,
-                                          "history_limit": 10_000, "plugins": []}
+        assert config.broker_kwargs() == {
+            "name": "minibroker",
+            "policies": None,
+            "scheduler_support": False,
+            "history_limit": 10_000,
+            "plugins": [],
+        }
 
     async def test_a_broker_built_from_it(self, tmp_path: Path) -> None:
         config = parse(FULL, tmp_path / "broker.toml")
@@ -125,7 +131,15 @@ class TestValid:
 
     def test_sizes(self) -> None:
         assert [parse_size(v) for v in (0, 10, "10", "1kb", "1 KiB", "1.5 MB", "2GiB", "64 mb")] == [
-            0, 10, 10, 1000, 1024, 1_500_000, 2 * 1024**3, 64_000_000]
+            0,
+            10,
+            10,
+            1000,
+            1024,
+            1_500_000,
+            2 * 1024**3,
+            64_000_000,
+        ]
         for bad in ("-1", "ten", "1 parsec", True, 1.5, -3):
             with pytest.raises(ValueError):
                 parse_size(bad)
@@ -138,44 +152,68 @@ class TestValid:
 
 
 class TestErrors:
-    @pytest.mark.parametrize(("text", "key", "problem"), [
-        ("colour = 1", "colour", "unknown key"),
-        ("[broker]\nnmae = 'x'", "broker.nmae", "unknown key"),
-        ("[broker]\nname = 3", "broker.name", "expected a string"),
-        ("broker = 3", "broker", "expected a table"),
-        ("[broker]\nstore_synchronous = 'sometimes'", "broker.store_synchronous", "expected NORMAL or FULL"),
-        ("[server]\nport = 70000", "server.port", "out of range"),
-        ("[server]\nport = '61616'", "server.port", "expected an integer"),
-        ("[limits]\nmax_connections = 0", "limits.max_connections", "out of range"),
-        ("[limits]\nmax_frame_size = 'big'", "limits.max_frame_size", "expected a size"),
-        ("[limits]\nmax_connections = true", "limits.max_connections", "expected an integer"),
-        ("[limits]\nhandshake_timeout = 0", "limits.handshake_timeout", "must be above 0"),
-        ('[destinations."orders.>"]\nmemroy_limit = 1', 'destinations."orders.>".memroy_limit', "unknown key"),
-        ('[destinations."orders.>"]\nmemory_limit = "lots"', 'destinations."orders.>".memory_limit',
-         "expected a size"),
-        ('[destinations.">"]\nprioritized_messages = "yes"', 'destinations.">".prioritized_messages',
-         "expected true or false"),
-        ('[destinations.">"]\ndead_letter_strategy = "both"', 'destinations.">".dead_letter_strategy',
-         "expected \"shared\" or \"individual\""),
-        ('[destinations.">"]\nsend_fail_if_no_space_after_timeout = 0',
-         'destinations.">".send_fail_if_no_space_after_timeout', "must be > 0"),
-        ('[destinations."a.>.b"]\nprioritized_messages = true', 'destinations."a.>.b"', "may only be the last"),
-        ('[destinations]\n"orders" = 3', "destinations.orders", "expected a table"),
-        ("[redelivery]\nmaximum_redeliveries = -5", "redelivery.maximum_redeliveries", "must be -1"),
-        ("[redelivery]\ninitial_redelivery_delay = 0.5", "redelivery.initial_redelivery_delay",
-         "refuses delays under 1 second"),
-        ("[redelivery]\nbackoff = 2", "redelivery.backoff", "unknown key"),
-        ('[redelivery.destinations."q"]\nredelivery_delay = "1s"', 'redelivery.destinations.q.redelivery_delay',
-         "expected a number"),
-        ("[users.bob]\ngroups = ['a']", "users.bob.password", "missing"),
-        ("[users.bob]\npassword = 1", "users.bob.password", "expected a string"),
-        ("[users.bob]\npassword = 'x'\ngroups = [1]", "users.bob.groups", "expected a list of group names"),
-        ("[[authorization]]\ndestination = '>'\nread = ['a']", "authorization", "need [users]"),
-        ("[users.bob]\npassword = 'x'\n[[authorization]]\nread = ['a']", "authorization.0.destination", "missing"),
-        ("[users.bob]\npassword = 'x'\n[[authorization]]\ndestination = '>'\nowner = ['a']",
-         "authorization.0.owner", "unknown key"),
-        ("[security]\nanonymous = true", "security.anonymous", "unknown key"),
-    ])
+    @pytest.mark.parametrize(
+        ("text", "key", "problem"),
+        [
+            ("colour = 1", "colour", "unknown key"),
+            ("[broker]\nnmae = 'x'", "broker.nmae", "unknown key"),
+            ("[broker]\nname = 3", "broker.name", "expected a string"),
+            ("broker = 3", "broker", "expected a table"),
+            ("[broker]\nstore_synchronous = 'sometimes'", "broker.store_synchronous", "expected NORMAL or FULL"),
+            ("[server]\nport = 70000", "server.port", "out of range"),
+            ("[server]\nport = '61616'", "server.port", "expected an integer"),
+            ("[limits]\nmax_connections = 0", "limits.max_connections", "out of range"),
+            ("[limits]\nmax_frame_size = 'big'", "limits.max_frame_size", "expected a size"),
+            ("[limits]\nmax_connections = true", "limits.max_connections", "expected an integer"),
+            ("[limits]\nhandshake_timeout = 0", "limits.handshake_timeout", "must be above 0"),
+            ('[destinations."orders.>"]\nmemroy_limit = 1', 'destinations."orders.>".memroy_limit', "unknown key"),
+            (
+                '[destinations."orders.>"]\nmemory_limit = "lots"',
+                'destinations."orders.>".memory_limit',
+                "expected a size",
+            ),
+            (
+                '[destinations.">"]\nprioritized_messages = "yes"',
+                'destinations.">".prioritized_messages',
+                "expected true or false",
+            ),
+            (
+                '[destinations.">"]\ndead_letter_strategy = "both"',
+                'destinations.">".dead_letter_strategy',
+                'expected "shared" or "individual"',
+            ),
+            (
+                '[destinations.">"]\nsend_fail_if_no_space_after_timeout = 0',
+                'destinations.">".send_fail_if_no_space_after_timeout',
+                "must be > 0",
+            ),
+            ('[destinations."a.>.b"]\nprioritized_messages = true', 'destinations."a.>.b"', "may only be the last"),
+            ('[destinations]\n"orders" = 3', "destinations.orders", "expected a table"),
+            ("[redelivery]\nmaximum_redeliveries = -5", "redelivery.maximum_redeliveries", "must be -1"),
+            (
+                "[redelivery]\ninitial_redelivery_delay = 0.5",
+                "redelivery.initial_redelivery_delay",
+                "refuses delays under 1 second",
+            ),
+            ("[redelivery]\nbackoff = 2", "redelivery.backoff", "unknown key"),
+            (
+                '[redelivery.destinations."q"]\nredelivery_delay = "1s"',
+                "redelivery.destinations.q.redelivery_delay",
+                "expected a number",
+            ),
+            ("[users.bob]\ngroups = ['a']", "users.bob.password", "missing"),
+            ("[users.bob]\npassword = 1", "users.bob.password", "expected a string"),
+            ("[users.bob]\npassword = 'x'\ngroups = [1]", "users.bob.groups", "expected a list of group names"),
+            ("[[authorization]]\ndestination = '>'\nread = ['a']", "authorization", "need [users]"),
+            ("[users.bob]\npassword = 'x'\n[[authorization]]\nread = ['a']", "authorization.0.destination", "missing"),
+            (
+                "[users.bob]\npassword = 'x'\n[[authorization]]\ndestination = '>'\nowner = ['a']",
+                "authorization.0.owner",
+                "unknown key",
+            ),
+            ("[security]\nanonymous = true", "security.anonymous", "unknown key"),
+        ],
+    )
     def test_each_error_names_its_key(self, text: str, key: str, problem: str) -> None:
         with pytest.raises(ConfigError) as info:
             parse(text)

@@ -18,8 +18,10 @@ class TestSplit:
         assert split_consumer_options(dest) == (dest, ConsumerOptions())
 
     def test_known_options_are_read_and_the_name_is_the_part_before_the_question_mark(self) -> None:
-        dest = Destination.queue("orders?consumer.prefetchSize=5&consumer.priority=9&consumer.exclusive=true"
-                                 "&consumer.noLocal=TRUE&consumer.dispatchAsync=false&consumer.selector=a%20%3D%201")
+        dest = Destination.queue(
+            "orders?consumer.prefetchSize=5&consumer.priority=9&consumer.exclusive=true"
+            "&consumer.noLocal=TRUE&consumer.dispatchAsync=false&consumer.selector=a%20%3D%201"
+        )
         physical, options = split_consumer_options(dest)
         assert physical == Destination.queue("orders")
         assert options == ConsumerOptions(prefetch=5, priority=9, exclusive=True, selector="a = 1", no_local=True)
@@ -46,12 +48,18 @@ async def test_the_client_applies_the_options() -> None:
         conn = await connect(broker)
         async with conn:
             session = await conn.create_session()
-            consumer = await session.create_consumer("orders?consumer.prefetchSize=0&consumer.exclusive=true"
-                                                     "&consumer.priority=7&consumer.selector=n%3D2")
+            consumer = await session.create_consumer(
+                "orders?consumer.prefetchSize=0&consumer.exclusive=true&consumer.priority=7&consumer.selector=n%3D2"
+            )
             assert consumer.info is not None
             info = consumer.info
             assert (info.destination, info.prefetch, info.exclusive, info.priority, info.selector) == (
-                Destination.queue("orders"), 0, True, 7, "n=2")
+                Destination.queue("orders"),
+                0,
+                True,
+                7,
+                "n=2",
+            )
             assert broker.queue_names() == ["orders"]
             with pytest.raises(InvalidConfiguration):
                 await session.create_consumer("orders?consumer.unknown=1")

@@ -22,8 +22,11 @@ def _calls(path: Path) -> list[tuple[int, str, list[str]]]:
     found = []
     for node in ast.walk(ast.parse(path.read_text(), str(path))):
         if isinstance(node, ast.Call):
-            name = node.func.id if isinstance(node.func, ast.Name) else (
-                node.func.attr if isinstance(node.func, ast.Attribute) else None)
+            name = (
+                node.func.id
+                if isinstance(node.func, ast.Name)
+                else (node.func.attr if isinstance(node.func, ast.Attribute) else None)
+            )
             if name in CLASSES:
                 found.append((node.lineno, name, [k.arg for k in node.keywords if k.arg is not None]))
     return found

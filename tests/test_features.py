@@ -229,8 +229,9 @@ class TestNativeEdges:
             await producer.send("m")
             assert broker.queue("VirtualTopic.orders").size == 2
 
-    @pytest.mark.parametrize(("body", "feature"), [({"k": 1}, "map-message"), ([1], "stream-message"),
-                                                   (None, "object-message")])
+    @pytest.mark.parametrize(
+        ("body", "feature"), [({"k": 1}, "map-message"), ([1], "stream-message"), (None, "object-message")]
+    )
     async def test_a_body_that_is_not_text_or_bytes_is_refused(
         self, broker: Broker, transport: str, body: object, feature: str
     ) -> None:

@@ -36,7 +36,8 @@ REPLAYERS: dict[str, Callable[[ModuleType], set[Path]]] = {
     "tests/plugins/stomp/test_recordings.py": lambda m: {(m.RECORDINGS / f"{s}.json").resolve() for s in m.SCENARIOS},
     # the corpus and the feature recordings minibroker reproduces (known differences are strict xfails, not proof)
     "tests/differential/test_differential.py": lambda m: {
-        Path(p).resolve() for p in m.CORPUS + m.FEATURES if m.known_difference(Path(p).stem) is None},
+        Path(p).resolve() for p in m.CORPUS + m.FEATURES if m.known_difference(Path(p).stem) is None
+    },
 }
 
 

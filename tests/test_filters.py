@@ -59,8 +59,9 @@ class Misspelt(BrokerFilter):
 class TestChain:
     async def test_filters_run_outermost_first_and_every_call_reaches_the_broker(self) -> None:
         log: list[str] = []
-        async with Broker(clock=ManualClock(autojump=True), plugins=[Recorder("outer", log),
-                                                                     Recorder("inner", log)]) as broker:
+        async with Broker(
+            clock=ManualClock(autojump=True), plugins=[Recorder("outer", log), Recorder("inner", log)]
+        ) as broker:
             conn = await connect(broker)
             session = await conn.create_session(AckMode.SESSION_TRANSACTED)
             producer = await session.create_producer("orders")
@@ -69,8 +70,16 @@ class TestChain:
             consumer = await session.create_consumer("orders")
             assert (await consumer.receive(timeout=1)) is not None
             await conn.close()
-        assert log == ["outer:connect", "inner:connect", "outer:send 'm1'", "inner:send 'm1'", "outer:commit",
-                       "inner:commit", "outer:subscribe queue://orders", "inner:subscribe queue://orders"]
+        assert log == [
+            "outer:connect",
+            "inner:connect",
+            "outer:send 'm1'",
+            "inner:send 'm1'",
+            "outer:commit",
+            "inner:commit",
+            "outer:subscribe queue://orders",
+            "inner:subscribe queue://orders",
+        ]
 
     async def test_a_refusing_filter_leaves_nothing_behind(self) -> None:
         async with Broker(clock=ManualClock(autojump=True), plugins=[RefuseBody()]) as broker:
@@ -109,8 +118,11 @@ class TestComposition:
         """Before the chain, a second plugin that set the core's dead-letter hook replaced the redelivery plugin."""
         log: list[str] = []
         policy = BrokerRedeliveryPolicy(maximum_redeliveries=1, initial_redelivery_delay=1.0, redelivery_delay=1.0)
-        async with Broker(clock=ManualClock(autojump=True), scheduler_support=True,
-                          plugins=[Recorder("watch", log), RedeliveryPlugin(policy)]) as broker:
+        async with Broker(
+            clock=ManualClock(autojump=True),
+            scheduler_support=True,
+            plugins=[Recorder("watch", log), RedeliveryPlugin(policy)],
+        ) as broker:
             conn = await connect(broker, redelivery_policy=RedeliveryPolicy(maximum_redeliveries=0))
             session = await conn.create_session(AckMode.SESSION_TRANSACTED)
             await (await session.create_producer("orders")).send("poison")
@@ -126,10 +138,12 @@ class TestComposition:
         assert dead == ["watch:dead_letter 'poison' counter=0", "watch:dead_letter 'poison' counter=1"]
 
     async def test_auth_and_redelivery_in_one_chain(self) -> None:
-        auth = AuthPlugin({"app": User("pw", {"apps"})}, [AuthorizationEntry(">", read="apps", write="apps",
-                                                                             admin="apps")])
-        async with Broker(clock=ManualClock(autojump=True), scheduler_support=True,
-                          plugins=[auth, RedeliveryPlugin()]) as broker:
+        auth = AuthPlugin(
+            {"app": User("pw", {"apps"})}, [AuthorizationEntry(">", read="apps", write="apps", admin="apps")]
+        )
+        async with Broker(
+            clock=ManualClock(autojump=True), scheduler_support=True, plugins=[auth, RedeliveryPlugin()]
+        ) as broker:
             with pytest.raises(AccessDenied):
                 await connect(broker, user="app", password="wrong")
             conn = await connect(broker, user="app", password="pw")

@@ -20,7 +20,7 @@ from minibroker.transport.tcp_link import TcpLink
 
 TIMEOUT = 5.0
 BODY = "x" * 436  # size_estimate: 436 + 64 = 500 bytes
-LIMIT = 2_000     # four messages fill the queue
+LIMIT = 2_000  # four messages fill the queue
 
 
 def policies(**kw: object) -> dict[str, DestinationPolicy]:
@@ -64,8 +64,7 @@ class TestAccounting:
 
 class TestFailIfNoSpace:
     async def test_a_full_queue_refuses_at_once_then_accepts_after_acks(self) -> None:
-        async with Broker(clock=ManualClock(autojump=True),
-                          policies=policies(send_fail_if_no_space=True)) as broker:
+        async with Broker(clock=ManualClock(autojump=True), policies=policies(send_fail_if_no_space=True)) as broker:
             conn = await connect(broker)
             await fill(conn, "limited.q", 4)
             with pytest.raises(LimitExceeded, match=r"Memory Limit reached on queue://limited\.q") as info:
@@ -145,10 +144,13 @@ class TestWaiting:
 
 @pytest.fixture
 async def server() -> AsyncIterator[Server]:
-    async with Broker(clock=RealClock(), policies={
-        "limited.>": DestinationPolicy(memory_limit=LIMIT, send_fail_if_no_space_after_timeout=0.2),
-        "failing.>": DestinationPolicy(memory_limit=LIMIT, send_fail_if_no_space=True),
-    }) as broker:
+    async with Broker(
+        clock=RealClock(),
+        policies={
+            "limited.>": DestinationPolicy(memory_limit=LIMIT, send_fail_if_no_space_after_timeout=0.2),
+            "failing.>": DestinationPolicy(memory_limit=LIMIT, send_fail_if_no_space=True),
+        },
+    ) as broker:
         s = await start_server(broker, port=0)
         try:
             yield s

@@ -30,7 +30,8 @@ def subscribe(broker: Broker, connection_id: int, got: list[Dispatch]) -> int:
 
 class TestForeignConsumer:
     async def test_removing_another_connections_consumer_is_refused_and_the_victim_keeps_receiving(
-            self, broker: Broker) -> None:
+        self, broker: Broker
+    ) -> None:
         victim, attacker = broker.open_connection(), broker.open_connection()
         got: list[Dispatch] = []
         consumer = subscribe(broker, victim, got)

@@ -25,6 +25,7 @@ def test_first_test_is_short() -> None:
 def test_first_test_passes(pytester: pytest.Pytester) -> None:
     """It passes as written, in auto mode with warnings as errors."""
     pytester.makepyfile(test_readme_example=first_test())
-    result = pytester.runpytest("-o", "asyncio_mode=auto", "-o", "asyncio_default_fixture_loop_scope=function",
-                                "-W", "error")
+    result = pytester.runpytest(
+        "-o", "asyncio_mode=auto", "-o", "asyncio_default_fixture_loop_scope=function", "-W", "error"
+    )
     result.assert_outcomes(passed=1)

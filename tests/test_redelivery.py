@@ -40,9 +40,7 @@ class TestMeasuredSchedules:
 
     def test_exponential_backoff_times_two(self) -> None:
         """Back-off x2 from 100 ms doubles the previous delay: 100, 200, 400, 800 ms."""
-        policy = RedeliveryPolicy(
-            initial_redelivery_delay=0.1, use_exponential_backoff=True, backoff_multiplier=2
-        )
+        policy = RedeliveryPolicy(initial_redelivery_delay=0.1, use_exponential_backoff=True, backoff_multiplier=2)
         assert schedule(policy, 4) == [0.1, 0.2, 0.4, 0.8]
 
     def test_cap_below_redelivery_delay(self) -> None:
@@ -180,9 +178,7 @@ class TestCollisionAvoidance:
 
     def test_factor_from_percent(self) -> None:
         """A 50% spread stays within 0.5 .. 1.5 of the nominal delay."""
-        policy = RedeliveryPolicy.from_activemq(
-            {"useCollisionAvoidance": "true", "collisionAvoidancePercent": 50}
-        )
+        policy = RedeliveryPolicy.from_activemq({"useCollisionAvoidance": "true", "collisionAvoidancePercent": 50})
         rng = random.Random(3)
         assert all(0.5 <= policy.delay_for(2, rng) <= 1.5 for _ in range(500))
 
@@ -319,9 +315,7 @@ class TestActiveMQString:
         """Destinations print qualified; doubles print like Java (0.2, 1.0E7)."""
         policy = RedeliveryPolicy(destination="FOO.>", collision_avoidance_factor=0.2, backoff_multiplier=1e7)
         text = policy.activemq_string()
-        assert text.startswith(
-            "RedeliveryPolicy {destination = queue://FOO.>, collisionAvoidanceFactor = 0.2,"
-        )
+        assert text.startswith("RedeliveryPolicy {destination = queue://FOO.>, collisionAvoidanceFactor = 0.2,")
         assert "backOffMultiplier = 1.0E7," in text
         assert "destination = topic://T," in RedeliveryPolicy(destination="topic://T").activemq_string()
 
@@ -368,9 +362,7 @@ class TestActiveMQOptions:
             "&jms.redeliveryPolicy.maximumRedeliveries=3&jms.redeliveryPolicy.redeliveryDelay=%32000"
             "&jms.redeliveryPolicy.destination=queue%3A%2F%2FQ"
         )
-        assert policy == RedeliveryPolicy(
-            maximum_redeliveries=3, redelivery_delay=2.0, destination="queue://Q"
-        )
+        assert policy == RedeliveryPolicy(maximum_redeliveries=3, redelivery_delay=2.0, destination="queue://Q")
 
     def test_bare_query(self) -> None:
         """A query without the URI in front works too."""
@@ -600,9 +592,7 @@ class TestRedeliveryPolicyMap:
 
     def test_exact_beats_wildcard(self) -> None:
         """An entry naming the destination wins over every wildcard."""
-        policies = RedeliveryPolicyMap(
-            self.fast, {"ORDERS.>": self.slow, "ORDERS.EU": self.never, "*.EU": self.other}
-        )
+        policies = RedeliveryPolicyMap(self.fast, {"ORDERS.>": self.slow, "ORDERS.EU": self.never, "*.EU": self.other})
         assert policies.get("ORDERS.EU") is self.never
         assert policies.get("ORDERS.US") is self.slow
         assert policies.get("queue://SHIPPING.EU") is self.other

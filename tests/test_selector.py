@@ -589,33 +589,45 @@ class TestConvertStringExpressions:
     """ActiveMQ's ``convert_string_expressions:`` prefix (put before every STOMP selector): a string compared with a
     number or a boolean is read as that type first, with Java's valueOf rules."""
 
-    HEADERS: dict[str, object] = {"n": "5", "big": "12", "f": " 2.5 ", "d": "2.5d", "t": "TRUE", "x": "abc",
-                                  "dec": "5.0", "num": 5, "flag": True}
+    HEADERS: dict[str, object] = {
+        "n": "5",
+        "big": "12",
+        "f": " 2.5 ",
+        "d": "2.5d",
+        "t": "TRUE",
+        "x": "abc",
+        "dec": "5.0",
+        "num": 5,
+        "flag": True,
+    }
 
-    @pytest.mark.parametrize(("text", "expected"), [
-        ("n = 5", True),
-        ("5 = n", True),
-        ("n <> 5", False),
-        ("big > 10", True),
-        ("big < 10", False),
-        ("big BETWEEN 10 AND 13", True),
-        ("big NOT BETWEEN 10 AND 13", False),
-        ("n = 5.0", True),  # Double.valueOf reads "5"
-        ("dec = 5", False),  # Long.valueOf does not read "5.0"
-        ("dec = 5.0", True),
-        ("f = 2.5", True),  # Double.valueOf trims, and takes a d or f suffix
-        ("d = 2.5", True),
-        ("t = TRUE", True),  # Boolean.valueOf ignores case; anything but "true" is false
-        ("x = FALSE", True),
-        ("x = 5", False),  # unreadable: neither equal, nor ordered
-        ("x <> 5", True),
-        ("x > 5 OR x <= 5", False),
-        ("num = '5'", True),  # a typed property against a string literal reads the literal
-        ("flag = 'true'", True),
-        ("n = '5'", True),  # two strings: compared as strings, as always
-        ("missing = 5", None),
-        ("n IN ('5')", True),
-    ])
+    @pytest.mark.parametrize(
+        ("text", "expected"),
+        [
+            ("n = 5", True),
+            ("5 = n", True),
+            ("n <> 5", False),
+            ("big > 10", True),
+            ("big < 10", False),
+            ("big BETWEEN 10 AND 13", True),
+            ("big NOT BETWEEN 10 AND 13", False),
+            ("n = 5.0", True),  # Double.valueOf reads "5"
+            ("dec = 5", False),  # Long.valueOf does not read "5.0"
+            ("dec = 5.0", True),
+            ("f = 2.5", True),  # Double.valueOf trims, and takes a d or f suffix
+            ("d = 2.5", True),
+            ("t = TRUE", True),  # Boolean.valueOf ignores case; anything but "true" is false
+            ("x = FALSE", True),
+            ("x = 5", False),  # unreadable: neither equal, nor ordered
+            ("x <> 5", True),
+            ("x > 5 OR x <= 5", False),
+            ("num = '5'", True),  # a typed property against a string literal reads the literal
+            ("flag = 'true'", True),
+            ("n = '5'", True),  # two strings: compared as strings, as always
+            ("missing = 5", None),
+            ("n IN ('5')", True),
+        ],
+    )
     def test_comparisons_read_strings(self, text: str, expected: bool | None) -> None:
         assert evaluate(f"convert_string_expressions:{text}", self.HEADERS) is expected
 
@@ -678,9 +690,7 @@ class TestProperties:
     @given(left=expressions(), right=expressions(), message=messages)
     def test_de_morgan(self, left: str, right: str, message: dict[str, object]) -> None:
         """NOT (x AND y) equals NOT x OR NOT y, also with unknowns."""
-        assert evaluate(f"NOT (({left}) AND ({right}))", message) is evaluate(
-            f"NOT ({left}) OR NOT ({right})", message
-        )
+        assert evaluate(f"NOT (({left}) AND ({right}))", message) is evaluate(f"NOT ({left}) OR NOT ({right})", message)
 
     @given(expression=expressions(), message=messages)
     def test_is_null_detects_unknown(self, expression: str, message: dict[str, object]) -> None:

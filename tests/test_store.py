@@ -120,23 +120,45 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> SqliteStore | Memor
 class TestStores:
     def test_apply_and_load(self, store: SqliteStore | MemoryStore) -> None:
         m0, m1, m2 = msg(0), msg(1, priority=7, properties={"k": 1, "b": b"\x00"}), msg(2)
-        store.apply([Stored("orders", 0, m0, 0), Stored("orders", 1, m1, 0), Stored("orders", 2, m2, 0),
-                     Stored("other", 0, msg(9), 3)])
+        store.apply(
+            [
+                Stored("orders", 0, m0, 0),
+                Stored("orders", 1, m1, 0),
+                Stored("orders", 2, m2, 0),
+                Stored("other", 0, msg(9), 3),
+            ]
+        )
         store.apply([Removed("orders", 0), Redelivered("orders", 2, 4)])
         state = store.load()
         assert [(s.queue, s.seq, s.redelivery_counter) for s in state.messages] == [
-            ("orders", 1, 0), ("orders", 2, 4), ("other", 0, 3)]
+            ("orders", 1, 0),
+            ("orders", 2, 4),
+            ("other", 0, 3),
+        ]
         loaded = state.messages[0].message
         assert (loaded.message_id, loaded.priority, dict(loaded.properties)) == ("ID:m-1", 7, {"k": 1, "b": b"\x00"})
 
     def test_stored_then_removed_in_one_batch_never_lands(self, store: SqliteStore | MemoryStore) -> None:
-        store.apply([Stored("orders", 0, msg(0), 0), Redelivered("orders", 0, 1), Removed("orders", 0),
-                     Stored("orders", 1, msg(1), 0), Redelivered("orders", 1, 2)])
+        store.apply(
+            [
+                Stored("orders", 0, msg(0), 0),
+                Redelivered("orders", 0, 1),
+                Removed("orders", 0),
+                Stored("orders", 1, msg(1), 0),
+                Redelivered("orders", 1, 2),
+            ]
+        )
         assert [(s.seq, s.redelivery_counter) for s in store.load().messages] == [(1, 2)]
 
     def test_purge_applies_in_order(self, store: SqliteStore | MemoryStore) -> None:
-        store.apply([Stored("orders", 0, msg(0), 0), Stored("keep", 0, msg(1), 0), Purged("orders"),
-                     Stored("orders", 1, msg(2), 0)])
+        store.apply(
+            [
+                Stored("orders", 0, msg(0), 0),
+                Stored("keep", 0, msg(1), 0),
+                Purged("orders"),
+                Stored("orders", 1, msg(2), 0),
+            ]
+        )
         assert [(s.queue, s.seq) for s in store.load().messages] == [("keep", 0), ("orders", 1)]
 
     def test_scheduled(self, store: SqliteStore | MemoryStore) -> None:
@@ -145,8 +167,24 @@ class TestStores:
         assert [(j.job, j.due, j.redelivery_counter) for j in store.load().scheduled] == [(2, 11.0, 0)]
 
     def test_message_encoding_round_trip(self) -> None:
-        m = Message("ID:x", Q, "héllo", {"a": 1, "b": 2.5, "c": None, "d": True}, 9, True, 12.5, 99.0, "corr",
-                    Destination.topic("replies"), "type", "group", 3, "producer", 7, Destination.queue("orig"))
+        m = Message(
+            "ID:x",
+            Q,
+            "héllo",
+            {"a": 1, "b": 2.5, "c": None, "d": True},
+            9,
+            True,
+            12.5,
+            99.0,
+            "corr",
+            Destination.topic("replies"),
+            "type",
+            "group",
+            3,
+            "producer",
+            7,
+            Destination.queue("orig"),
+        )
         back = decode_message(encode_message(m))
         assert [getattr(back, f) for f in m.__slots__] == [getattr(m, f) for f in m.__slots__]  # type: ignore[attr-defined]
 
@@ -180,8 +218,7 @@ class TestSqliteStore:
         store.close()
         again = SqliteStore(tmp_path)
         try:
-            assert [(s.seq, s.redelivery_counter, s.message.body) for s in again.load().messages] == [
-                (5, 1, "body-5")]
+            assert [(s.seq, s.redelivery_counter, s.message.body) for s in again.load().messages] == [(5, 1, "body-5")]
         finally:
             again.close()
 
@@ -227,7 +264,8 @@ class TestBrokerRestart:
                 consumer = await (await conn.create_session()).create_consumer("orders")
                 got = [await consumer.receive(timeout=1) for _ in range(4)]
                 assert [(m.body, m.delivery_count) for m in got if m] == [
-                    (body, before[body] + 1) for body in ("m0", "m2", "m3", "m4")]
+                    (body, before[body] + 1) for body in ("m0", "m2", "m3", "m4")
+                ]
                 # new sends continue the sequence after the restored ones
                 await send_all(broker, "orders", ["after"])
                 rest = [await consumer.receive(timeout=1) for _ in range(2)]
@@ -327,9 +365,12 @@ class TestBrokerRestart:
         clock = ManualClock(autojump=True)
 
         def make() -> Broker:
-            return Broker(clock=clock, data_dir=tmp_path, scheduler_support=True,
-                          plugins=[RedeliveryPlugin(RedeliveryPolicy(maximum_redeliveries=3,
-                                                                     initial_redelivery_delay=10.0))])
+            return Broker(
+                clock=clock,
+                data_dir=tmp_path,
+                scheduler_support=True,
+                plugins=[RedeliveryPlugin(RedeliveryPolicy(maximum_redeliveries=3, initial_redelivery_delay=10.0))],
+            )
 
         async with make() as broker:
             await send_all(broker, "orders", ["retry-me"])
@@ -354,8 +395,7 @@ class TestBrokerRestart:
         async with Broker(clock=clock, data_dir=tmp_path, policies=policies) as broker:
             for priority in (1, 9, 4):
                 await send_all(broker, "orders", [f"p{priority}"], priority=priority)
-        async with Broker(clock=clock, data_dir=tmp_path, policies=policies) as broker, \
-                await connect(broker) as conn:
+        async with Broker(clock=clock, data_dir=tmp_path, policies=policies) as broker, await connect(broker) as conn:
             consumer = await (await conn.create_session()).create_consumer("orders")
             bodies = [(await consumer.receive(timeout=1)) for _ in range(3)]
             assert [m.body for m in bodies if m] == ["p9", "p4", "p1"]

@@ -26,8 +26,9 @@ async def send(conn: Connection, queue: str, *bodies: str) -> list[str]:
 
 class TestDefaultRedeliverySchedule:
     @pytest.mark.minibroker(allow_dead_letters=True)
-    async def test_seven_deliveries_then_the_dlq(self, minibroker: Broker, minibroker_connection: Connection,
-                                                 manual_clock: ManualClock) -> None:
+    async def test_seven_deliveries_then_the_dlq(
+        self, minibroker: Broker, minibroker_connection: Connection, manual_clock: ManualClock
+    ) -> None:
         """ActiveMQ's default policy: the first delivery and 6 redeliveries one second apart, then ActiveMQ.DLQ.
         Runs in virtual time (autojump): the hours-of-backoff case costs no wall time either."""
         [message_id] = await send(minibroker_connection, "orders", "order-1")
@@ -86,8 +87,9 @@ class TestFaults:
         minibroker.resume("q")
         assert (await consumer.receive(timeout=0)) is not None
 
-    async def test_throttle(self, minibroker: Broker, minibroker_connection: Connection,
-                            manual_clock: ManualClock) -> None:
+    async def test_throttle(
+        self, minibroker: Broker, minibroker_connection: Connection, manual_clock: ManualClock
+    ) -> None:
         """A throttled queue dispatches one message per interval of the broker's clock."""
         minibroker.throttle("q", 2.0)
         await send(minibroker_connection, "q", "a", "b", "c")
@@ -125,15 +127,17 @@ class TestHelpers:
         await wait_for_queue_size(minibroker, "q", 0)
         assert received == [f"m{i}" for i in range(5)]
 
-    async def test_wait_for_queue_size_explains_a_timeout(self, minibroker: Broker,
-                                                          minibroker_connection: Connection) -> None:
+    async def test_wait_for_queue_size_explains_a_timeout(
+        self, minibroker: Broker, minibroker_connection: Connection
+    ) -> None:
         """When the size never comes, the failure shows the queue's counters."""
         await send(minibroker_connection, "q", "stuck")
         with pytest.raises(AssertionError, match=r"holds 1 message\(s\), not 0.*enqueued 1"):
             await wait_for_queue_size(minibroker, "q", 0, timeout=3)
 
-    async def test_settled_reports_what_is_pending(self, minibroker: Broker, minibroker_connection: Connection,
-                                                   manual_clock: ManualClock) -> None:
+    async def test_settled_reports_what_is_pending(
+        self, minibroker: Broker, minibroker_connection: Connection, manual_clock: ManualClock
+    ) -> None:
         """settled() returns once the listener has nothing left; dead_letters lists nothing for a clean run."""
         await send(minibroker_connection, "q", "a")
         consumer = await (await minibroker_connection.create_session()).create_consumer("q")

@@ -40,8 +40,16 @@ def _version(distribution: str) -> tuple[int, ...]:
 def _run(*argv: str | Path, cwd: Path) -> str:
     """Run a command to completion; its stdout and stderr together (the test fails with them on a non-zero exit)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "PIP_", "VIRTUAL_ENV"))}
-    proc = subprocess.run([str(a) for a in argv], cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                          text=True, timeout=TIMEOUT, check=False)
+    proc = subprocess.run(
+        [str(a) for a in argv],
+        cwd=cwd,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        timeout=TIMEOUT,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stdout
     return proc.stdout
 
@@ -87,11 +95,18 @@ def test_the_wheel_installs_and_runs(tmp_path: Path) -> None:
             shutil.copy2(ROOT / name, source / name)
     dist = tmp_path / "dist"
     # -W error: a deprecation warning from the project's packaging (the license table was one) fails the build
-    _run(sys.executable, "-W", "error", "-c", textwrap.dedent(f"""
+    _run(
+        sys.executable,
+        "-W",
+        "error",
+        "-c",
+        textwrap.dedent(f"""
         from setuptools import build_meta
         build_meta.build_sdist({str(dist)!r})
         build_meta.build_wheel({str(dist)!r})
-    """), cwd=source)
+    """),
+        cwd=source,
+    )
     (wheel,) = dist.glob("minibroker-*.whl")
     (sdist,) = dist.glob("minibroker-*.tar.gz")
     assert wheel.name == f"minibroker-{minibroker.__version__}-py3-none-any.whl" and sdist.stat().st_size > 0
@@ -99,16 +114,28 @@ def test_the_wheel_installs_and_runs(tmp_path: Path) -> None:
     venv = tmp_path / "venv"
     _run(sys.executable, "-m", "venv", "--without-pip", venv, cwd=tmp_path)
     python = venv / "bin" / "python"
-    _run(sys.executable, "-m", "pip", "--python", python, "install", "--no-deps", "--no-index", "--quiet", wheel,
-         cwd=tmp_path)
+    _run(
+        sys.executable,
+        "-m",
+        "pip",
+        "--python",
+        python,
+        "install",
+        "--no-deps",
+        "--no-index",
+        "--quiet",
+        wheel,
+        cwd=tmp_path,
+    )
     # attrs (the one dependency) from this environment: a folder holding only it, named in a .pth file
     deps = tmp_path / "deps"
     deps.mkdir()
     for module in (attr, attrs):
         package = Path(module.__file__ or "").parent
         (deps / package.name).symlink_to(package)
-    site_packages = Path(_run(python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))",
-                              cwd=tmp_path).strip())
+    site_packages = Path(
+        _run(python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))", cwd=tmp_path).strip()
+    )
     (site_packages / "test-deps.pth").write_text(f"{deps}\n")
 
     version = _run(venv / "bin" / "minibroker", "--version", cwd=tmp_path)

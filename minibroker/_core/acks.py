@@ -58,8 +58,18 @@ def _record(history: History, now: float, sub: Subscription, entries: Iterable[Q
         return
     detail = ack.poison_cause
     for entry in entries:
-        history.add(entry.message.message_id, now, "ack", sub.consumer_id, ack.ack_type.name, ack.transaction_id,
-                    entry.redelivery_counter, detail, None, ack.redelivery_delay)
+        history.add(
+            entry.message.message_id,
+            now,
+            "ack",
+            sub.consumer_id,
+            ack.ack_type.name,
+            ack.transaction_id,
+            entry.redelivery_counter,
+            detail,
+            None,
+            ack.redelivery_delay,
+        )
 
 
 def ack_standard(sub: Subscription, ack: MessageAck, txn: Transaction | None, history: History, now: float) -> None:

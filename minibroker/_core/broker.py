@@ -305,8 +305,9 @@ class BrokerCore:
         q.release(held, None if last_delivered_seq == NOW_UNKNOWN_DELIVERED else last_delivered_seq)
         now = self.clock.now()
         for entry in held:
-            self.history.add(entry.message.message_id, now, "released", consumer_id,
-                             redelivery_counter=entry.redelivery_counter)
+            self.history.add(
+                entry.message.message_id, now, "released", consumer_id, redelivery_counter=entry.redelivery_counter
+            )
         self._dispatch_destination(q.destination)
 
     def pull(self, connection_id: int, consumer_id: int, timeout: float) -> None:
@@ -353,7 +354,10 @@ class BrokerCore:
             raise LimitExceeded(
                 f"Usage Manager Memory Limit reached on {message.destination}: {q.memory} bytes held, limit "
                 f"{q.policy.memory_limit}. Stopping producer ({message.producer_id}) to prevent flooding "
-                f"{message.destination}.", destination=str(message.destination), limit=q.policy.memory_limit)
+                f"{message.destination}.",
+                destination=str(message.destination),
+                limit=q.policy.memory_limit,
+            )
         if transaction_id is not None:
             txn = self._transaction(connection_id, transaction_id)
             txn.sends.append(message)
@@ -426,8 +430,9 @@ class BrokerCore:
                 policy = sub.source.policy
                 for entry in poisoned:
                     # no cause (a STOMP NACK): ActiveMQ stamps no dlqDeliveryFailureCause on the copy
-                    self._dead_letter(policy, entry.message, ack.poison_cause, expired=False,
-                                      counter=entry.redelivery_counter)
+                    self._dead_letter(
+                        policy, entry.message, ack.poison_cause, expired=False, counter=entry.redelivery_counter
+                    )
         elif kind == AckType.REDELIVERED:
             ack_redelivered(sub, ack, history, now)
         elif kind == AckType.EXPIRED:
@@ -454,8 +459,9 @@ class BrokerCore:
         if entry is None:
             return False
         if self.history.enabled:
-            self.history.note(message_id, (self.clock.now(), "ack", consumer_id, "STANDARD", None,
-                                           entry.redelivery_counter))
+            self.history.note(
+                message_id, (self.clock.now(), "ack", consumer_id, "STANDARD", None, entry.redelivery_counter)
+            )
         sub.consume(entry)
         self._dispatch_destination(sub.destination)
         return True
@@ -468,8 +474,9 @@ class BrokerCore:
         self.history.add(message.message_id, now, "expired")
         self._dead_letter(q.policy, message, expiry_cause(message), expired=True, counter=entry.redelivery_counter)
 
-    def _dead_letter(self, policy: DestinationPolicy, message: Message, cause: str | None, *, expired: bool,
-                     counter: int) -> None:
+    def _dead_letter(
+        self, policy: DestinationPolicy, message: Message, cause: str | None, *, expired: bool, counter: int
+    ) -> None:
         hook = self.dead_letter_hook
         if hook is not None and hook(message, cause, message.destination, expired, counter):
             return
@@ -574,8 +581,9 @@ class BrokerCore:
 
     # -- temporary destinations (temporary.py) ----------------------------------------------------------------------
 
-    def create_temporary(self, connection_id: int, kind: DestinationKind, connection_name: str | None = None
-                         ) -> Destination:
+    def create_temporary(
+        self, connection_id: int, kind: DestinationKind, connection_name: str | None = None
+    ) -> Destination:
         """A temporary queue or topic owned by the connection, deleted with it."""
         self._connection(connection_id)
         destination = self.temporaries.create(connection_id, kind, connection_name)
@@ -645,13 +653,16 @@ class BrokerCore:
         if self.journal is not None and message.persistent:
             self.journal.append(Scheduled(self._scheduled_seq, when, message, redelivery_counter))
 
-    def schedule_redelivery(
-        self, when: float, message: Message, redelivery_counter: int, cause: str | None
-    ) -> None:
+    def schedule_redelivery(self, when: float, message: Message, redelivery_counter: int, cause: str | None) -> None:
         """The broker redelivery plugin's path: the message comes back to its queue's tail at ``when``."""
-        self.history.add(message.message_id,
-            self.clock.now(), "redelivery-scheduled", redelivery_counter=redelivery_counter, detail=cause,
-            destination=str(message.destination))
+        self.history.add(
+            message.message_id,
+            self.clock.now(),
+            "redelivery-scheduled",
+            redelivery_counter=redelivery_counter,
+            detail=cause,
+            destination=str(message.destination),
+        )
         self.schedule(when, message, redelivery_counter)
 
     def tick(self) -> None:
@@ -716,21 +727,34 @@ class BrokerCore:
     def epoch(self) -> str:
         return self.cursors().epoch
 
-    def queue_positions(self, names: Iterable[str] | None = None, cursor: str | None = None) -> tuple[
-            QueuePosition, ...]:
+    def queue_positions(
+        self, names: Iterable[str] | None = None, cursor: str | None = None
+    ) -> tuple[QueuePosition, ...]:
         """The positions of the queues named (None: every queue, by name)."""
         return positions(self.cursors(), self.queues, names, cursor)
 
-    def read_range(self, name: str, from_seq: int = 0, to_seq: int | None = None, limit: int | None = None,
-                   epoch: str | None = None) -> list[RangeEntry]:
+    def read_range(
+        self,
+        name: str,
+        from_seq: int = 0,
+        to_seq: int | None = None,
+        limit: int | None = None,
+        epoch: str | None = None,
+    ) -> list[RangeEntry]:
         """The messages of queue ``name`` not yet acked with ``from_seq <= seq < to_seq``, oldest first, as
         ``(seq, message, redelivery_counter)``; non-destructive (see :func:`replay.read_range`). ``epoch``: raise
         :class:`~minibroker.errors.StaleEpoch` unless it is the broker's."""
         check_epoch(self.cursors(), epoch)
         return read_range(self.queues.get(name), from_seq, to_seq, limit, self.clock.now())
 
-    def select_range(self, name: str, from_seq: int = 0, to_seq: int | None = None, limit: int | None = None,
-                     epoch: str | None = None) -> list[QueueEntry]:
+    def select_range(
+        self,
+        name: str,
+        from_seq: int = 0,
+        to_seq: int | None = None,
+        limit: int | None = None,
+        epoch: str | None = None,
+    ) -> list[QueueEntry]:
         """What :meth:`read_range` reads, as the queue's own entries (for columnar readers: read, never change)."""
         check_epoch(self.cursors(), epoch)
         return select_range(self.queues.get(name), from_seq, to_seq, limit, self.clock.now())
@@ -750,5 +774,11 @@ class BrokerCore:
     def publish(self, connection_id: int, messages: Iterable[Message], dedupe: bool = False) -> PublishResult:
         """Send a batch of messages outside any transaction. With ``dedupe``, a message whose id its destination has
         seen on this path before (within the window) is dropped, and the destination's check is switched on."""
-        return publish(self.cursors(), messages, dedupe, lambda message: self.send(connection_id, message),
-                       self.history, self.clock.now())
+        return publish(
+            self.cursors(),
+            messages,
+            dedupe,
+            lambda message: self.send(connection_id, message),
+            self.history,
+            self.clock.now(),
+        )

@@ -40,8 +40,9 @@ class DeadLetters:
         #: every message given up on (dead-lettered or dropped), oldest first, at most RECORD_LIMIT
         self.records: list[DeadLetterRecord] = []
 
-    def route(self, policy: DestinationPolicy, message: Message, cause: str | None, *, expired: bool,
-              now: float) -> Message | None:
+    def route(
+        self, policy: DestinationPolicy, message: Message, cause: str | None, *, expired: bool, now: float
+    ) -> Message | None:
         """The copy of ``message`` to put on its dead-letter queue, or None when the strategy drops it."""
         source = message.destination
         dlq = dead_letter_destination(policy, source)
@@ -65,8 +66,16 @@ class DeadLetters:
         else:
             self._history.add(message.message_id, now, "dead-lettered", detail=cause, destination=str(dlq))
         if len(self.records) < RECORD_LIMIT:
-            self.records.append(DeadLetterRecord(now, message.message_id, message.body, str(message.destination),
-                                                 None if dlq is None else dlq.name, cause))
+            self.records.append(
+                DeadLetterRecord(
+                    now,
+                    message.message_id,
+                    message.body,
+                    str(message.destination),
+                    None if dlq is None else dlq.name,
+                    cause,
+                )
+            )
 
 
 def expiry_cause(message: Message) -> str:

@@ -73,8 +73,10 @@ class History:
         delay: float | None = None,
     ) -> None:
         if self.enabled:
-            self.note(message_id, (time, event, consumer_id, ack_type, transaction_id, redelivery_counter, detail,
-                                   destination, delay))
+            self.note(
+                message_id,
+                (time, event, consumer_id, ack_type, transaction_id, redelivery_counter, detail, destination, delay),
+            )
 
     def note(self, message_id: str, record: tuple[object, ...]) -> None:
         """:meth:`add` for the per-message hot paths (send, dispatch, ack), which check ``enabled`` first: the record

@@ -432,8 +432,10 @@ class Queue:
                 continue
             if sub.selector is not None and not sub.matches(entry.message, entry.redelivery_counter):
                 continue
-            if best is None or sub.priority > best.priority or (
-                sub.priority == best.priority and sub.groups < best.groups
+            if (
+                best is None
+                or sub.priority > best.priority
+                or (sub.priority == best.priority and sub.groups < best.groups)
             ):
                 best = sub
         return best
@@ -578,5 +580,6 @@ class Queue:
         if sub.prefetch == 0:
             sub.extension = max(0, sub.extension - 1)
         self.dispatched_total += 1
-        out.append(_new_dispatch(Dispatch, (sub.consumer_id, entry.message, entry.seq, entry.redelivery_counter,
-                                            group_first)))
+        out.append(
+            _new_dispatch(Dispatch, (sub.consumer_id, entry.message, entry.seq, entry.redelivery_counter, group_first))
+        )

@@ -259,7 +259,8 @@ def check_epoch(book: CursorBook, expected: str | None) -> None:
         raise StaleEpoch(
             f"the broker's epoch is {book.epoch}, not {expected}: it was restarted and the offsets taken before "
             "belong to messages that are gone",
-            expected=expected, actual=book.epoch,
+            expected=expected,
+            actual=book.epoch,
         )
 
 
@@ -276,14 +277,14 @@ def _check_range(from_seq: int, to_seq: int | None, limit: int | None) -> None:
     if from_seq < 0:
         raise InvalidConfiguration(f"from_seq must be >= 0, not {from_seq}", from_seq=from_seq)
     if to_seq is not None and to_seq < from_seq:
-        raise InvalidConfiguration(f"to_seq ({to_seq}) is below from_seq ({from_seq})", from_seq=from_seq,
-                                   to_seq=to_seq)
+        raise InvalidConfiguration(
+            f"to_seq ({to_seq}) is below from_seq ({from_seq})", from_seq=from_seq, to_seq=to_seq
+        )
     if limit is not None and limit < 0:
         raise InvalidConfiguration(f"limit must be >= 0, not {limit}", limit=limit)
 
 
-def select_range(q: Queue | None, from_seq: int, to_seq: int | None, limit: int | None,
-                 now: float) -> list[QueueEntry]:
+def select_range(q: Queue | None, from_seq: int, to_seq: int | None, limit: int | None, now: float) -> list[QueueEntry]:
     """The queue entries :func:`read_range` reads (the entries themselves: no new object per message, for columnar
     readers). Changes nothing."""
     _check_range(from_seq, to_seq, limit)
@@ -301,8 +302,11 @@ def select_range(q: Queue | None, from_seq: int, to_seq: int | None, limit: int 
         pos = from_seq
         while pos < stop and (limit is None or len(out) < limit):
             end = stop if limit is None else min(stop, pos + limit - len(out))
-            out.extend(e for e in filter(None, map(get, range(pos, end)))
-                       if not ((m := e.message).expiration and now >= m.expiration))
+            out.extend(
+                e
+                for e in filter(None, map(get, range(pos, end)))
+                if not ((m := e.message).expiration and now >= m.expiration)
+            )
             pos = end
     else:
         # sparse (most of the range already acked): walk what is held, in sequence order
@@ -319,8 +323,9 @@ def read_range(q: Queue | None, from_seq: int, to_seq: int | None, limit: int | 
     """The messages of ``q`` not yet acked with ``from_seq <= seq < to_seq`` (None: up to the newest), oldest first,
     at most ``limit`` (None: all). Expired messages are left out. Changes nothing."""
     new = tuple.__new__
-    return [new(RangeEntry, (e.seq, e.message, e.redelivery_counter))
-            for e in select_range(q, from_seq, to_seq, limit, now)]
+    return [
+        new(RangeEntry, (e.seq, e.message, e.redelivery_counter)) for e in select_range(q, from_seq, to_seq, limit, now)
+    ]
 
 
 def ack_below(
@@ -341,7 +346,10 @@ def ack_below(
         raise InvalidAcknowledge(
             f"cursor {cursor!r} cannot ack below {seq} on queue {queue!r}: its sequence numbers run from 0 to "
             f"{next_seq} (was the broker restarted?)",
-            queue=queue, cursor=cursor, seq=seq, next_seq=next_seq,
+            queue=queue,
+            cursor=cursor,
+            seq=seq,
+            next_seq=next_seq,
         )
     key = (queue, cursor)
     floor = max(book.floors.get(key, 0), seq)
@@ -361,13 +369,27 @@ def ack_below(
         q.drop(doomed)
         if history.enabled:
             for entry in doomed:
-                history.add(entry.message.message_id, now, "ack", None, "CURSOR", None, entry.redelivery_counter,
-                            f"cursor {cursor} below {seq}")
+                history.add(
+                    entry.message.message_id,
+                    now,
+                    "ack",
+                    None,
+                    "CURSOR",
+                    None,
+                    entry.redelivery_counter,
+                    f"cursor {cursor} below {seq}",
+                )
     return CursorAck(book.epoch, queue, cursor, floor, len(doomed), skipped, next_seq)
 
 
-def publish(book: CursorBook, messages: Iterable[Message], dedupe: bool, send: Callable[[Message], None],
-            history: History, now: float) -> PublishResult:
+def publish(
+    book: CursorBook,
+    messages: Iterable[Message],
+    dedupe: bool,
+    send: Callable[[Message], None],
+    history: History,
+    now: float,
+) -> PublishResult:
     """Hand each message to ``send`` but those the destination's duplicate filter has seen (see the module notes);
     with ``dedupe`` the filter is switched on first. ``book.fail_publish`` (fault injection) stops the batch."""
     accepted = duplicates = 0
@@ -381,8 +403,9 @@ def publish(book: CursorBook, messages: Iterable[Message], dedupe: bool, send: C
             f = book.duplicate_filter(key) if dedupe else book.duplicate_filters.get(key)
             if f is not None and f.check_and_add(message.message_id):
                 duplicates += 1
-                history.add(message.message_id, now, "dropped", detail="duplicate message id (publish)",
-                            destination=key)
+                history.add(
+                    message.message_id, now, "dropped", detail="duplicate message id (publish)", destination=key
+                )
                 continue
         send(message)
         accepted += 1

@@ -62,8 +62,9 @@ class TemporaryDestinations:
         if owner is None:
             raise InvalidDestination(f"temp-{destination}", destination=destination)
         if owner != connection_id:
-            raise InvalidDestination("Cannot use a Temporary destination from another Connection",
-                                     destination=destination)
+            raise InvalidDestination(
+                "Cannot use a Temporary destination from another Connection", destination=destination
+            )
 
     def check_delete(self, connection_id: int, destination: Destination, consumers: list[int]) -> None:
         """Refuses to delete what is not this connection's, or what a consumer still reads (ActiveMQ's text)."""
@@ -71,11 +72,15 @@ class TemporaryDestinations:
         if owner is None:
             raise InvalidDestination(f"temp-{destination}", destination=destination)
         if owner != connection_id:
-            raise InvalidDestination("Cannot use a Temporary destination from another Connection",
-                                     destination=destination)
+            raise InvalidDestination(
+                "Cannot use a Temporary destination from another Connection", destination=destination
+            )
         if consumers:
-            raise IllegalStateError("A consumer is consuming from the temporary destination",
-                                    connection_id=connection_id, consumer_id=consumers[0])
+            raise IllegalStateError(
+                "A consumer is consuming from the temporary destination",
+                connection_id=connection_id,
+                consumer_id=consumers[0],
+            )
 
     def forget(self, destination: Destination) -> None:
         self.owners.pop(destination, None)

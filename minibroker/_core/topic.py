@@ -59,5 +59,8 @@ class Topic:
                 sub.dispatch_count += 1
                 if sub.prefetch == 0:
                     sub.extension = max(0, sub.extension - 1)
-                out.append(tuple.__new__(Dispatch, (sub.consumer_id, entry.message, entry.seq,
-                                                    entry.redelivery_counter, False)))
+                out.append(
+                    tuple.__new__(
+                        Dispatch, (sub.consumer_id, entry.message, entry.seq, entry.redelivery_counter, False)
+                    )
+                )

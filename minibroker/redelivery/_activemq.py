@@ -391,6 +391,7 @@ _ACTIVEMQ_OPTIONS: dict[str, tuple[str, Any]] = {
 # Per-destination policies
 # ----------------------------------------------------------------------------------------------------
 
+
 def _to_entries(
     value: Mapping[str, RetryPolicy] | Iterable[tuple[str, RetryPolicy]],
 ) -> tuple[tuple[str, RetryPolicy], ...]:

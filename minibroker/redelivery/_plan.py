@@ -89,9 +89,7 @@ def format_plan(steps: Iterable[PlanStep]) -> str:
         lines.append("  ".join(cells).rstrip())
     last = rows[-1]
     if last.dead_letter is not None:
-        lines.append(
-            f"{last.attempt} deliveries within {format_duration(last.elapsed)}, then {last.dead_letter}"
-        )
+        lines.append(f"{last.attempt} deliveries within {format_duration(last.elapsed)}, then {last.dead_letter}")
     elif last.continues:
         lines.append(f"no maximum: redelivered forever (first {len(rows)} attempts shown)")
     return "\n".join(lines) + "\n"

@@ -71,8 +71,9 @@ def set_max_selector_length(limit: int) -> int:
     (so a test can put it back). Selectors already parsed keep working."""
     global _max_length
     if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-        raise InvalidConfiguration(f"a selector length limit is an integer >= 1, not {limit!r}",
-                                   option="max_selector_length", value=limit)
+        raise InvalidConfiguration(
+            f"a selector length limit is an integer >= 1, not {limit!r}", option="max_selector_length", value=limit
+        )
     previous, _max_length = _max_length, limit
     return previous
 

@@ -208,4 +208,3 @@ ARITHMETIC: dict[str, Callable[[object, object], object]] = {
     "/": _divide,
     "%": _modulo,
 }
-

@@ -72,8 +72,14 @@ class BrokerLink(Protocol):
 
     # replayable reads (minibroker._core.replay): sequence ranges, cursor acks, the epoch, batch publish
 
-    async def read_range(self, queue: str, from_seq: int = 0, to_seq: int | None = None, limit: int | None = None,
-                         epoch: str | None = None) -> RangeRead: ...
+    async def read_range(
+        self,
+        queue: str,
+        from_seq: int = 0,
+        to_seq: int | None = None,
+        limit: int | None = None,
+        epoch: str | None = None,
+    ) -> RangeRead: ...
 
     async def ack_below(self, queue: str, cursor: str, seq: int, epoch: str | None = None) -> CursorAck: ...
 

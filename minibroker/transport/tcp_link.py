@@ -161,7 +161,8 @@ class TcpLink:
         host, port = parse_tcp_url(url)
         try:
             reader, writer = await asyncio.wait_for(
-                asyncio.open_connection(host, port, limit=_READ_SIZE), connect_timeout)
+                asyncio.open_connection(host, port, limit=_READ_SIZE), connect_timeout
+            )
         except (TimeoutError, OSError) as exc:
             raise ConnectionClosed(f"cannot connect to {url}: {exc or type(exc).__name__}", url=url) from exc
         return cls(reader, writer, clock=clock, max_frame_size=max_frame_size, url=url)
@@ -294,8 +295,9 @@ class TcpLink:
 
     def _lost_error(self) -> MinibrokerError:
         if self._fatal is not None:
-            return ConnectionClosed(f"the broker closed the connection: [{self._fatal.code}] {self._fatal}",
-                                    cause=self._fatal)
+            return ConnectionClosed(
+                f"the broker closed the connection: [{self._fatal.code}] {self._fatal}", cause=self._fatal
+            )
         return ConnectionClosed("the connection to the broker was lost")
 
     def _connection_lost(self, error: BaseException | None) -> None:
@@ -458,8 +460,14 @@ class TcpLink:
         assert isinstance(queues, list)
         return queues
 
-    async def read_range(self, queue: str, from_seq: int = 0, to_seq: int | None = None, limit: int | None = None,
-                         epoch: str | None = None) -> RangeRead:
+    async def read_range(
+        self,
+        queue: str,
+        from_seq: int = 0,
+        to_seq: int | None = None,
+        limit: int | None = None,
+        epoch: str | None = None,
+    ) -> RangeRead:
         """The messages of ``queue`` not yet acked with ``from_seq <= seq < to_seq``, without consuming them."""
         self._check()
         request_id, future = self._new_request()

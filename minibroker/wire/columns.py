@@ -17,9 +17,23 @@ from .layouts import BIG_ENDIAN, LE_I32, LEN, RANGE_COLUMNS, RANGE_RESULT_BODY
 from .parsers import U32_UNPACK, done, read_bool, read_str
 
 #: the buffers of a RANGE_COLUMNS frame, in their order on the wire (each a u32 length + bytes, after the epoch)
-COLUMN_SECTIONS = ("seq", "redelivery_counter", "priority", "timestamp", "flags", "id_offsets", "id_data",
-                   "body_offsets", "body_data", "prop_offsets", "key_offsets", "key_data", "value_offsets",
-                   "value_data", "value_nulls")
+COLUMN_SECTIONS = (
+    "seq",
+    "redelivery_counter",
+    "priority",
+    "timestamp",
+    "flags",
+    "id_offsets",
+    "id_data",
+    "body_offsets",
+    "body_data",
+    "prop_offsets",
+    "key_offsets",
+    "key_data",
+    "value_offsets",
+    "value_data",
+    "value_nulls",
+)
 
 
 def _le(values: array[int]) -> bytes:
@@ -32,8 +46,15 @@ def _offsets(lengths: Iterable[int]) -> bytes:
     return _le(array("i", itertools.accumulate(lengths, initial=0)))
 
 
-def range_columns(request_id: int, epoch: str, next_seq: int, seqs: Sequence[int], messages: Sequence[Message],
-                  redelivery_counters: Sequence[int], last: bool = True) -> RangeColumns:
+def range_columns(
+    request_id: int,
+    epoch: str,
+    next_seq: int,
+    seqs: Sequence[int],
+    messages: Sequence[Message],
+    redelivery_counters: Sequence[int],
+    last: bool = True,
+) -> RangeColumns:
     """The columnar form of a range read's messages (see :class:`RangeColumns`), from parallel lists."""
     ids = [m.message_id.encode() for m in messages]
     bodies = [b.encode() if isinstance(b, str) else b for b in (m.body for m in messages)]
@@ -43,8 +64,13 @@ def range_columns(request_id: int, epoch: str, next_seq: int, seqs: Sequence[int
     values: list[bytes] = []
     nulls = bytearray()
     for m in messages:
-        if m.properties or m.correlation_id is not None or m.type is not None or m.reply_to is not None or (
-                m.group_id is not None):
+        if (
+            m.properties
+            or m.correlation_id is not None
+            or m.type is not None
+            or m.reply_to is not None
+            or (m.group_id is not None)
+        ):
             pairs = string_properties(m)
             for k, v in pairs:
                 keys.append(k.encode())
@@ -54,27 +80,36 @@ def range_columns(request_id: int, epoch: str, next_seq: int, seqs: Sequence[int
         else:
             prop_counts.append(0)
     return RangeColumns(
-        request_id, epoch, next_seq, len(messages),
+        request_id,
+        epoch,
+        next_seq,
+        len(messages),
         seq=_le(array("q", seqs)),
         redelivery_counter=_le(array("i", redelivery_counters)),
         priority=_le(array("i", [m.priority for m in messages])),
         timestamp=_le(array("q", [round(m.timestamp * 1_000_000) for m in messages])),
         flags=flags,
-        id_offsets=_offsets(map(len, ids)), id_data=b"".join(ids),
-        body_offsets=_offsets(map(len, bodies)), body_data=b"".join(bodies),
+        id_offsets=_offsets(map(len, ids)),
+        id_data=b"".join(ids),
+        body_offsets=_offsets(map(len, bodies)),
+        body_data=b"".join(bodies),
         prop_offsets=_offsets(prop_counts),
-        key_offsets=_offsets(map(len, keys)), key_data=b"".join(keys),
-        value_offsets=_offsets(map(len, values)), value_data=b"".join(values),
+        key_offsets=_offsets(map(len, keys)),
+        key_data=b"".join(keys),
+        value_offsets=_offsets(map(len, values)),
+        value_data=b"".join(values),
         value_nulls=bytes(nulls),
         last=last,
     )
 
 
-def range_columns_of(request_id: int, epoch: str, next_seq: int, entries: Sequence[RangeEntry],
-                     last: bool = True) -> RangeColumns:
+def range_columns_of(
+    request_id: int, epoch: str, next_seq: int, entries: Sequence[RangeEntry], last: bool = True
+) -> RangeColumns:
     """:func:`range_columns` of ``(seq, message, redelivery_counter)`` entries."""
-    return range_columns(request_id, epoch, next_seq, [e[0] for e in entries], [e[1] for e in entries],
-                         [e[2] for e in entries], last)
+    return range_columns(
+        request_id, epoch, next_seq, [e[0] for e in entries], [e[1] for e in entries], [e[2] for e in entries], last
+    )
 
 
 def encode_range_columns(frame: RangeColumns) -> bytes:
@@ -86,28 +121,45 @@ def encode_range_columns(frame: RangeColumns) -> bytes:
             parts.append(LEN.pack(len(section)))
             parts.append(section)
             size += 4 + len(section)
-        parts[0] = RANGE_COLUMNS.pack(RANGE_COLUMNS.size - 4 + size, FrameType.RANGE_COLUMNS, frame.request_id,
-                                       1 if frame.last else 0, frame.next_seq, frame.count)
+        parts[0] = RANGE_COLUMNS.pack(
+            RANGE_COLUMNS.size - 4 + size,
+            FrameType.RANGE_COLUMNS,
+            frame.request_id,
+            1 if frame.last else 0,
+            frame.next_seq,
+            frame.count,
+        )
         return b"".join(parts)
     except ENCODE_FAILURES as exc:
         cannot_encode("RANGE_COLUMNS", exc)
 
 
-def encode_range_columns_results(request_id: int, epoch: str, next_seq: int, seqs: Sequence[int],
-                                 messages: Sequence[Message], redelivery_counters: Sequence[int],
-                                 max_frame_size: int) -> list[bytes]:
+def encode_range_columns_results(
+    request_id: int,
+    epoch: str,
+    next_seq: int,
+    seqs: Sequence[int],
+    messages: Sequence[Message],
+    redelivery_counters: Sequence[int],
+    max_frame_size: int,
+) -> list[bytes]:
     """A columnar range read's answer as RANGE_COLUMNS frames of at most ``max_frame_size`` bytes each (the messages
     are halved until each part fits)."""
     frames: list[bytes] = []
 
     def add(lo: int, hi: int, last: bool) -> None:
-        frame = encode_range_columns(range_columns(request_id, epoch, next_seq, seqs[lo:hi], messages[lo:hi],
-                                                   redelivery_counters[lo:hi], last))
+        frame = encode_range_columns(
+            range_columns(request_id, epoch, next_seq, seqs[lo:hi], messages[lo:hi], redelivery_counters[lo:hi], last)
+        )
         if len(frame) - 4 <= max_frame_size:
             frames.append(frame)
         elif hi - lo == 1:
-            raise LocalProtocolError(f"message {messages[lo].message_id} ({len(frame)} bytes) does not fit in a "
-                                     f"frame of {max_frame_size} bytes", size=len(frame), maximum=max_frame_size)
+            raise LocalProtocolError(
+                f"message {messages[lo].message_id} ({len(frame)} bytes) does not fit in a "
+                f"frame of {max_frame_size} bytes",
+                size=len(frame),
+                maximum=max_frame_size,
+            )
         else:
             mid = (lo + hi) // 2
             add(lo, mid, False)
@@ -115,7 +167,6 @@ def encode_range_columns_results(request_id: int, epoch: str, next_seq: int, seq
 
     add(0, len(messages), True)
     return frames
-
 
 
 def parse_range_columns(_parser: object, frame: bytes) -> RangeColumns:
@@ -136,17 +187,28 @@ def parse_range_columns(_parser: object, frame: bytes) -> RangeColumns:
     if len(sections["key_offsets"]) < 4 or len(sections["key_offsets"]) % 4:
         raise Malformed("column key_offsets is not a list of offsets")
     nprops = len(sections["key_offsets"]) // 4 - 1
-    expected = {"seq": 8 * count, "redelivery_counter": 4 * count, "priority": 4 * count,
-                "timestamp": 8 * count, "flags": count, "id_offsets": 4 * (count + 1),
-                "body_offsets": 4 * (count + 1), "prop_offsets": 4 * (count + 1),
-                "value_offsets": 4 * (nprops + 1), "value_nulls": nprops}
+    expected = {
+        "seq": 8 * count,
+        "redelivery_counter": 4 * count,
+        "priority": 4 * count,
+        "timestamp": 8 * count,
+        "flags": count,
+        "id_offsets": 4 * (count + 1),
+        "body_offsets": 4 * (count + 1),
+        "prop_offsets": 4 * (count + 1),
+        "value_offsets": 4 * (nprops + 1),
+        "value_nulls": nprops,
+    }
     for name, size in expected.items():
         if len(sections[name]) != size:
-            raise Malformed(f"column {name} holds {len(sections[name])} bytes, {size} expected for {count} "
-                             "messages")
-    for offsets, data, total in (("id_offsets", "id_data", 0), ("body_offsets", "body_data", 0),
-                                 ("prop_offsets", "", nprops), ("key_offsets", "key_data", 0),
-                                 ("value_offsets", "value_data", 0)):
+            raise Malformed(f"column {name} holds {len(sections[name])} bytes, {size} expected for {count} messages")
+    for offsets, data, total in (
+        ("id_offsets", "id_data", 0),
+        ("body_offsets", "body_data", 0),
+        ("prop_offsets", "", nprops),
+        ("key_offsets", "key_data", 0),
+        ("value_offsets", "value_data", 0),
+    ):
         raw = sections[offsets]
         first = LE_I32.unpack_from(raw, 0)[0]
         final = LE_I32.unpack_from(raw, len(raw) - 4)[0]

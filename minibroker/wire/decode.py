@@ -58,8 +58,10 @@ class FrameDecoder(FrameParser):
         super().__init__(encoded)
         # the parsers of the frames ``sender`` sends, bound to this decoder (they use what it remembers)
         self._parsers: dict[int, Callable[[bytes], Frame]] = {
-            row.code: MethodType(row.parse, self) for row in ROWS
-            if row.parse is not None and (sender == "any" or row.sender == sender)}
+            row.code: MethodType(row.parse, self)
+            for row in ROWS
+            if row.parse is not None and (sender == "any" or row.sender == sender)
+        }
 
     # -- feeding ----------------------------------------------------------------------------------------------------
 
@@ -120,8 +122,11 @@ class FrameDecoder(FrameParser):
         expected = HANDSHAKE_PREFIX
         seen = bytes(buf[pos : pos + min(avail, len(expected))])
         if seen != expected[: len(seen)]:
-            raise self._fail(RemoteProtocolError(
-                f"not a minibroker peer: the stream must start with a handshake {expected!r}+version, got {seen!r}"))
+            raise self._fail(
+                RemoteProtocolError(
+                    f"not a minibroker peer: the stream must start with a handshake {expected!r}+version, got {seen!r}"
+                )
+            )
         if avail < HANDSHAKE.size:
             if self._eof and avail:
                 raise self._fail(RemoteProtocolError("the stream ended inside the handshake"))
@@ -129,9 +134,14 @@ class FrameDecoder(FrameParser):
         _, _, _, version = HANDSHAKE.unpack_from(buf, pos)
         self._pos = pos + HANDSHAKE.size
         if version != PROTOCOL_VERSION:
-            raise self._fail(RemoteProtocolError(
-                f"protocol version mismatch: the peer speaks version {version}, this side speaks {PROTOCOL_VERSION}",
-                version=version, expected=PROTOCOL_VERSION))
+            raise self._fail(
+                RemoteProtocolError(
+                    f"protocol version mismatch: the peer speaks version {version}, "
+                    f"this side speaks {PROTOCOL_VERSION}",
+                    version=version,
+                    expected=PROTOCOL_VERSION,
+                )
+            )
         self._need_handshake = False
         return Handshake(version)
 
@@ -150,15 +160,21 @@ class FrameDecoder(FrameParser):
             return None
         (n,) = U32_UNPACK(buf, pos)
         if n > self.max_frame_size:
-            raise self._fail(FrameTooLarge(f"a frame of {n} bytes is larger than the maximum of "
-                                           f"{self.max_frame_size} bytes", size=n, maximum=self.max_frame_size))
+            raise self._fail(
+                FrameTooLarge(
+                    f"a frame of {n} bytes is larger than the maximum of {self.max_frame_size} bytes",
+                    size=n,
+                    maximum=self.max_frame_size,
+                )
+            )
         if n == 0:
             raise self._fail(RemoteProtocolError("an empty frame (length 0, no frame type)"))
         end = pos + 4 + n
         if end > len(buf):
             if self._eof:
-                raise self._fail(RemoteProtocolError(
-                    f"the stream ended inside a frame: {n} bytes announced, {avail - 4} received"))
+                raise self._fail(
+                    RemoteProtocolError(f"the stream ended inside a frame: {n} bytes announced, {avail - 4} received")
+                )
             return None
         ftype = buf[pos + 4]
         frame: bytes = bytes(buf[pos + 4 : end]) if isinstance(buf, bytearray) else buf[pos + 4 : end]
@@ -179,8 +195,7 @@ class FrameDecoder(FrameParser):
             detail = f"a string is not valid UTF-8 ({exc.reason} at byte {exc.start})"
         except (ValueError, IndexError, KeyError, TypeError, OverflowError) as exc:
             detail = f"{type(exc).__name__}: {exc}"
-        raise self._fail(RemoteProtocolError(f"malformed {FrameType(ftype).name} frame: {detail}",
-                                             frame_type=ftype))
+        raise self._fail(RemoteProtocolError(f"malformed {FrameType(ftype).name} frame: {detail}", frame_type=ftype))
 
     def _unexpected(self, ftype: int) -> RemoteProtocolError:
         try:

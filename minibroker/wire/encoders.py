@@ -170,8 +170,10 @@ def _properties(props: Mapping[str, PropertyValue], parts: list[bytes]) -> int:
             parts.append(raw)
             size += 5 + len(raw)
         else:
-            cannot_encode(f"property {key!r}: a {type(value).__name__} is not a property type "
-                   "(str, int, float, bool, bytes or None)")
+            cannot_encode(
+                f"property {key!r}: a {type(value).__name__} is not a property type "
+                "(str, int, float, bool, bytes or None)"
+            )
     return size
 
 
@@ -211,8 +213,22 @@ def write_message(m: Message, parts: list[bytes]) -> int:
     priority = m.priority
     if not 0 <= priority <= 9:
         cannot_encode(f"message {m.message_id}: priority {priority!r} is outside 0..9")
-    parts.append(MSG.pack(flags, priority, 0 if dest.kind is QUEUE else 1, opt, m.timestamp, m.expiration,
-                           m.group_seq, m.producer_seq, len(mid), len(dname), len(pid), len(body)))
+    parts.append(
+        MSG.pack(
+            flags,
+            priority,
+            0 if dest.kind is QUEUE else 1,
+            opt,
+            m.timestamp,
+            m.expiration,
+            m.group_seq,
+            m.producer_seq,
+            len(mid),
+            len(dname),
+            len(pid),
+            len(body),
+        )
+    )
     parts.append(mid)
     parts.append(dname)
     parts.append(pid)
@@ -247,8 +263,9 @@ def _simple(ftype: FrameType, head: bytes, parts: list[bytes], size: int) -> byt
     return b"".join(parts)
 
 
-def encode_hello(request_id: int, client_id: str | None = None, user: str | None = None,
-                 password: str | None = None) -> bytes:
+def encode_hello(
+    request_id: int, client_id: str | None = None, user: str | None = None, password: str | None = None
+) -> bytes:
     try:
         parts: list[bytes] = [b""]
         size = write_ostr(client_id, parts)
@@ -262,8 +279,11 @@ def encode_hello(request_id: int, client_id: str | None = None, user: str | None
 def encode_connected(request_id: int, connection_id: int, broker_name: str = "") -> bytes:
     try:
         raw = broker_name.encode()
-        return CONNECTED.pack(CONNECTED.size - 4 + 4 + len(raw), FrameType.CONNECTED, request_id,
-                               connection_id) + LEN.pack(len(raw)) + raw
+        return (
+            CONNECTED.pack(CONNECTED.size - 4 + 4 + len(raw), FrameType.CONNECTED, request_id, connection_id)
+            + LEN.pack(len(raw))
+            + raw
+        )
     except ENCODE_FAILURES as exc:
         cannot_encode("CONNECTED", exc)
 
@@ -272,15 +292,26 @@ def encode_add_consumer(request_id: int, info: ConsumerInfo) -> bytes:
     try:
         dest = info.destination
         dname = _dest_name(dest)
-        flags = ((CI_EXCLUSIVE if info.exclusive else 0) | (CI_BROWSER if info.browser else 0)
-                 | (CI_NO_LOCAL if info.no_local else 0) | (CI_SELECTOR if info.selector is not None else 0))
+        flags = (
+            (CI_EXCLUSIVE if info.exclusive else 0)
+            | (CI_BROWSER if info.browser else 0)
+            | (CI_NO_LOCAL if info.no_local else 0)
+            | (CI_SELECTOR if info.selector is not None else 0)
+        )
         parts: list[bytes] = [b"", LEN.pack(len(dname)), dname]
         size = 4 + len(dname)
         if info.selector is not None:
             size += write_str(info.selector, parts)
-        parts[0] = ADD_CONSUMER.pack(ADD_CONSUMER.size - 4 + size, FrameType.ADD_CONSUMER, request_id,
-                                      info.prefetch, info.priority, info.session_id, flags,
-                                      0 if dest.kind is QUEUE else 1)
+        parts[0] = ADD_CONSUMER.pack(
+            ADD_CONSUMER.size - 4 + size,
+            FrameType.ADD_CONSUMER,
+            request_id,
+            info.prefetch,
+            info.priority,
+            info.session_id,
+            flags,
+            0 if dest.kind is QUEUE else 1,
+        )
         return b"".join(parts)
     except ENCODE_FAILURES as exc:
         cannot_encode("ADD_CONSUMER", exc)
@@ -295,8 +326,9 @@ def encode_consumer_added(request_id: int, consumer_id: int) -> bytes:
 
 def encode_remove_consumer(request_id: int, consumer_id: int, last_delivered_seq: int = -1) -> bytes:
     try:
-        return REMOVE_CONSUMER.pack(REMOVE_CONSUMER.size - 4, FrameType.REMOVE_CONSUMER, request_id, consumer_id,
-                                     last_delivered_seq)
+        return REMOVE_CONSUMER.pack(
+            REMOVE_CONSUMER.size - 4, FrameType.REMOVE_CONSUMER, request_id, consumer_id, last_delivered_seq
+        )
     except ENCODE_FAILURES as exc:
         cannot_encode("REMOVE_CONSUMER", exc)
 
@@ -306,8 +338,9 @@ def encode_send(request_id: int, message: Message, transaction_id: int | None = 
         parts: list[bytes] = [b""]
         size = write_message(message, parts)
         flags = (SEND_RECEIPT if receipt else 0) | (0 if transaction_id is None else SEND_TXN)
-        parts[0] = SEND.pack(SEND.size - 4 + size, FrameType.SEND, request_id, flags,
-                              0 if transaction_id is None else transaction_id)
+        parts[0] = SEND.pack(
+            SEND.size - 4 + size, FrameType.SEND, request_id, flags, 0 if transaction_id is None else transaction_id
+        )
         return b"".join(parts)
     except ENCODE_FAILURES as exc:
         cannot_encode("SEND", exc)
@@ -330,24 +363,44 @@ def encode_error(request_id: int, code: str, message: str, fatal: bool = False) 
         cannot_encode("ERROR", exc)
 
 
-
 def encode_dispatch(dispatch: Dispatch, cache: EncodedMessages | None = None) -> bytes:
     """A DISPATCH frame; ``cache`` may hold the message's encoding already (see :class:`EncodedMessages`)."""
     try:
         message = dispatch.message
         flags = DISPATCH_GROUP_FIRST if dispatch.group_first else 0
         if message is None:
-            return DISPATCH.pack(DISPATCH.size - 4, FrameType.DISPATCH, dispatch.consumer_id, dispatch.seq,
-                                  dispatch.redelivery_counter, flags)
+            return DISPATCH.pack(
+                DISPATCH.size - 4,
+                FrameType.DISPATCH,
+                dispatch.consumer_id,
+                dispatch.seq,
+                dispatch.redelivery_counter,
+                flags,
+            )
         if cache is not None:
             raw = cache.get(message)
             if raw is not None:
-                return DISPATCH.pack(DISPATCH.size - 4 + len(raw), FrameType.DISPATCH, dispatch.consumer_id,
-                                      dispatch.seq, dispatch.redelivery_counter, flags | DISPATCH_MESSAGE) + raw
+                return (
+                    DISPATCH.pack(
+                        DISPATCH.size - 4 + len(raw),
+                        FrameType.DISPATCH,
+                        dispatch.consumer_id,
+                        dispatch.seq,
+                        dispatch.redelivery_counter,
+                        flags | DISPATCH_MESSAGE,
+                    )
+                    + raw
+                )
         parts: list[bytes] = [b""]
         size = write_message(message, parts)
-        parts[0] = DISPATCH.pack(DISPATCH.size - 4 + size, FrameType.DISPATCH, dispatch.consumer_id,
-                                  dispatch.seq, dispatch.redelivery_counter, flags | DISPATCH_MESSAGE)
+        parts[0] = DISPATCH.pack(
+            DISPATCH.size - 4 + size,
+            FrameType.DISPATCH,
+            dispatch.consumer_id,
+            dispatch.seq,
+            dispatch.redelivery_counter,
+            flags | DISPATCH_MESSAGE,
+        )
         return b"".join(parts)
     except ENCODE_FAILURES as exc:
         cannot_encode("DISPATCH", exc)
@@ -360,8 +413,15 @@ def encode_ack(ack: MessageAck) -> bytes:
         txn = ack.transaction_id
         cause = ack.poison_cause
         if first is None and cause is None:
-            head = ACK.pack(ACK.size - 4 + 4 + len(last), FrameType.ACK, ack.consumer_id, ack.ack_type,
-                             0 if txn is None else ACK_TXN, ack.message_count, 0 if txn is None else txn)
+            head = ACK.pack(
+                ACK.size - 4 + 4 + len(last),
+                FrameType.ACK,
+                ack.consumer_id,
+                ack.ack_type,
+                0 if txn is None else ACK_TXN,
+                ack.message_count,
+                0 if txn is None else txn,
+            )
             return head + LEN.pack(len(last)) + last
         parts: list[bytes] = [b"", LEN.pack(len(last)), last]
         size = 4 + len(last)
@@ -372,8 +432,15 @@ def encode_ack(ack: MessageAck) -> bytes:
         if cause is not None:
             flags |= ACK_POISON
             size += write_str(cause, parts)
-        parts[0] = ACK.pack(ACK.size - 4 + size, FrameType.ACK, ack.consumer_id, ack.ack_type, flags,
-                             ack.message_count, 0 if txn is None else txn)
+        parts[0] = ACK.pack(
+            ACK.size - 4 + size,
+            FrameType.ACK,
+            ack.consumer_id,
+            ack.ack_type,
+            flags,
+            ack.message_count,
+            0 if txn is None else txn,
+        )
         return b"".join(parts)
     except ENCODE_FAILURES as exc:
         cannot_encode("ACK", exc)
@@ -455,8 +522,9 @@ def encode_browse_result(request_id: int, messages: Sequence[Message], last: boo
         size = 0
         for m in messages:
             size += write_message(m, parts)
-        parts[0] = BROWSE_RESULT.pack(BROWSE_RESULT.size - 4 + size, FrameType.BROWSE_RESULT, request_id,
-                                       1 if last else 0, len(messages))
+        parts[0] = BROWSE_RESULT.pack(
+            BROWSE_RESULT.size - 4 + size, FrameType.BROWSE_RESULT, request_id, 1 if last else 0, len(messages)
+        )
         return b"".join(parts)
     except ENCODE_FAILURES as exc:
         cannot_encode("BROWSE_RESULT", exc)
@@ -474,8 +542,11 @@ def encode_browse_results(request_id: int, messages: Iterable[Message], max_fram
         except ENCODE_FAILURES as exc:
             cannot_encode("BROWSE_RESULT", exc)
         if size > room:
-            raise LocalProtocolError(f"message {m.message_id} ({size} bytes) does not fit in a frame of "
-                                     f"{max_frame_size} bytes", size=size, maximum=max_frame_size)
+            raise LocalProtocolError(
+                f"message {m.message_id} ({size} bytes) does not fit in a frame of {max_frame_size} bytes",
+                size=size,
+                maximum=max_frame_size,
+            )
         if batch and batch_size + size > room:
             frames.append(encode_browse_result(request_id, batch, last=False))
             batch, batch_size = [], 0
@@ -495,8 +566,9 @@ def encode_queue_statistics(request_id: int, statistics: QueueStatistics | None)
     try:
         parts: list[bytes] = [b""]
         size = 0 if statistics is None else _stats(statistics, parts)
-        parts[0] = QUEUE_STATS.pack(QUEUE_STATS.size - 4 + size, FrameType.QUEUE_STATISTICS, request_id,
-                                     0 if statistics is None else 1)
+        parts[0] = QUEUE_STATS.pack(
+            QUEUE_STATS.size - 4 + size, FrameType.QUEUE_STATISTICS, request_id, 0 if statistics is None else 1
+        )
         return b"".join(parts)
     except ENCODE_FAILURES as exc:
         cannot_encode("QUEUE_STATISTICS", exc)
@@ -518,15 +590,29 @@ def _opt_i64(value: int | None) -> int:
     return -1 if value is None else value
 
 
-def encode_read_range(request_id: int, queue: str, from_seq: int = 0, to_seq: int | None = None,
-                      limit: int | None = None, epoch: str | None = None, columnar: bool = False) -> bytes:
+def encode_read_range(
+    request_id: int,
+    queue: str,
+    from_seq: int = 0,
+    to_seq: int | None = None,
+    limit: int | None = None,
+    epoch: str | None = None,
+    columnar: bool = False,
+) -> bytes:
     try:
         if from_seq < 0 or (to_seq is not None and to_seq < 0) or (limit is not None and limit < 0):
             raise ValueError(f"negative range bounds: from {from_seq}, to {to_seq}, limit {limit}")
         parts: list[bytes] = [b""]
         size = write_str(queue, parts) + write_ostr(epoch, parts)
-        parts[0] = READ_RANGE.pack(READ_RANGE.size - 4 + size, FrameType.READ_RANGE, request_id, from_seq,
-                                    _opt_i64(to_seq), _opt_i64(limit), READ_RANGE_COLUMNAR if columnar else 0)
+        parts[0] = READ_RANGE.pack(
+            READ_RANGE.size - 4 + size,
+            FrameType.READ_RANGE,
+            request_id,
+            from_seq,
+            _opt_i64(to_seq),
+            _opt_i64(limit),
+            READ_RANGE_COLUMNAR if columnar else 0,
+        )
         return b"".join(parts)
     except ENCODE_FAILURES as exc:
         cannot_encode("READ_RANGE", exc)
@@ -537,22 +623,25 @@ def _range_entry(entry: RangeEntry, parts: list[bytes]) -> int:
     return RANGE_ENTRY.size + write_message(entry[1], parts)
 
 
-def encode_range_result(request_id: int, epoch: str, next_seq: int, entries: Sequence[RangeEntry],
-                        last: bool = True) -> bytes:
+def encode_range_result(
+    request_id: int, epoch: str, next_seq: int, entries: Sequence[RangeEntry], last: bool = True
+) -> bytes:
     try:
         parts: list[bytes] = [b""]
         size = write_str(epoch, parts)
         for entry in entries:
             size += _range_entry(entry, parts)
-        parts[0] = RANGE_RESULT.pack(RANGE_RESULT.size - 4 + size, FrameType.RANGE_RESULT, request_id,
-                                      1 if last else 0, next_seq, len(entries))
+        parts[0] = RANGE_RESULT.pack(
+            RANGE_RESULT.size - 4 + size, FrameType.RANGE_RESULT, request_id, 1 if last else 0, next_seq, len(entries)
+        )
         return b"".join(parts)
     except ENCODE_FAILURES as exc:
         cannot_encode("RANGE_RESULT", exc)
 
 
-def encode_range_results(request_id: int, epoch: str, next_seq: int, entries: Iterable[RangeEntry],
-                         max_frame_size: int) -> list[bytes]:
+def encode_range_results(
+    request_id: int, epoch: str, next_seq: int, entries: Iterable[RangeEntry], max_frame_size: int
+) -> list[bytes]:
     """A range read's answer as RANGE_RESULT frames of at most ``max_frame_size`` bytes each (the last flagged)."""
     frames: list[bytes] = []
     head = RANGE_RESULT.size + 4 + len(epoch.encode())
@@ -563,8 +652,9 @@ def encode_range_results(request_id: int, epoch: str, next_seq: int, entries: It
     def flush(last: bool) -> None:
         epoch_parts: list[bytes] = [b""]
         esize = write_str(epoch, epoch_parts)
-        epoch_parts[0] = RANGE_RESULT.pack(RANGE_RESULT.size - 4 + esize + size, FrameType.RANGE_RESULT,
-                                            request_id, 1 if last else 0, next_seq, count)
+        epoch_parts[0] = RANGE_RESULT.pack(
+            RANGE_RESULT.size - 4 + esize + size, FrameType.RANGE_RESULT, request_id, 1 if last else 0, next_seq, count
+        )
         frames.append(b"".join(epoch_parts + parts))
 
     for entry in entries:
@@ -574,8 +664,11 @@ def encode_range_results(request_id: int, epoch: str, next_seq: int, entries: It
         except ENCODE_FAILURES as exc:
             cannot_encode("RANGE_RESULT", exc)
         if n > room:
-            raise LocalProtocolError(f"message {entry[1].message_id} ({n} bytes) does not fit in a frame of "
-                                     f"{max_frame_size} bytes", size=n, maximum=max_frame_size)
+            raise LocalProtocolError(
+                f"message {entry[1].message_id} ({n} bytes) does not fit in a frame of {max_frame_size} bytes",
+                size=n,
+                maximum=max_frame_size,
+            )
         if count and size + n > room:
             flush(False)
             parts, count, size = [], 0, 0
@@ -600,8 +693,15 @@ def encode_cursor_acked(request_id: int, result: CursorAck) -> bytes:
     try:
         parts: list[bytes] = [b""]
         size = write_str(result.epoch, parts) + write_str(result.queue, parts) + write_str(result.cursor, parts)
-        parts[0] = CURSOR_ACKED.pack(CURSOR_ACKED.size - 4 + size, FrameType.CURSOR_ACKED, request_id,
-                                      result.floor, result.removed, result.skipped, result.next_seq)
+        parts[0] = CURSOR_ACKED.pack(
+            CURSOR_ACKED.size - 4 + size,
+            FrameType.CURSOR_ACKED,
+            request_id,
+            result.floor,
+            result.removed,
+            result.skipped,
+            result.next_seq,
+        )
         return b"".join(parts)
     except ENCODE_FAILURES as exc:
         cannot_encode("CURSOR_ACKED", exc)
@@ -616,8 +716,9 @@ def encode_get_broker_info(request_id: int, queues: Sequence[str] | None = None,
             size += 4
             for name in queues:
                 size += write_str(name, parts)
-        parts[0] = GET_BROKER_INFO.pack(GET_BROKER_INFO.size - 4 + size, FrameType.GET_BROKER_INFO, request_id,
-                                         0 if queues is None else 1)
+        parts[0] = GET_BROKER_INFO.pack(
+            GET_BROKER_INFO.size - 4 + size, FrameType.GET_BROKER_INFO, request_id, 0 if queues is None else 1
+        )
         return b"".join(parts)
     except ENCODE_FAILURES as exc:
         cannot_encode("GET_BROKER_INFO", exc)
@@ -630,8 +731,7 @@ def encode_broker_info(request_id: int, info: BrokerInfo) -> bytes:
         for p in info.queues:
             size += write_str(p.queue, parts) + POSITION.size
             parts.append(POSITION.pack(p.first_seq, p.next_seq, p.size, _opt_i64(p.cursor_floor)))
-        parts[0] = BROKER_INFO.pack(BROKER_INFO.size - 4 + size, FrameType.BROKER_INFO, request_id,
-                                     len(info.queues))
+        parts[0] = BROKER_INFO.pack(BROKER_INFO.size - 4 + size, FrameType.BROKER_INFO, request_id, len(info.queues))
         return b"".join(parts)
     except ENCODE_FAILURES as exc:
         cannot_encode("BROKER_INFO", exc)
@@ -643,8 +743,9 @@ def encode_publish(request_id: int, messages: Sequence[Message], dedupe: bool = 
         size = 0
         for m in messages:
             size += write_message(m, parts)
-        parts[0] = PUBLISH.pack(PUBLISH.size - 4 + size, FrameType.PUBLISH, request_id, 1 if dedupe else 0,
-                                 len(messages))
+        parts[0] = PUBLISH.pack(
+            PUBLISH.size - 4 + size, FrameType.PUBLISH, request_id, 1 if dedupe else 0, len(messages)
+        )
         return b"".join(parts)
     except ENCODE_FAILURES as exc:
         cannot_encode("PUBLISH", exc)
@@ -652,7 +753,6 @@ def encode_publish(request_id: int, messages: Sequence[Message], dedupe: bool = 
 
 def encode_published(request_id: int, result: PublishResult) -> bytes:
     try:
-        return PUBLISHED.pack(PUBLISHED.size - 4, FrameType.PUBLISHED, request_id, result.accepted,
-                               result.duplicates)
+        return PUBLISHED.pack(PUBLISHED.size - 4, FrameType.PUBLISHED, request_id, result.accepted, result.duplicates)
     except ENCODE_FAILURES as exc:
         cannot_encode("PUBLISHED", exc)

@@ -51,4 +51,3 @@ def error_for(code: str, message: str) -> MinibrokerError:
 
 def error_from_frame(frame: Error) -> MinibrokerError:
     return error_for(frame.code, frame.message)
-

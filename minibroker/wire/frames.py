@@ -63,8 +63,6 @@ class FrameType(enum.IntEnum):
     RANGE_COLUMNS = 0x54
 
 
-
-
 @attrs.frozen(slots=True)
 class Handshake:
     version: int = PROTOCOL_VERSION
@@ -82,8 +80,10 @@ class Hello:
 
     def __repr__(self) -> str:  # never print a password
         password = None if self.password is None else "***"
-        return f"Hello(request_id={self.request_id}, client_id={self.client_id!r}, user={self.user!r}, " \
-               f"password={password!r})"
+        return (
+            f"Hello(request_id={self.request_id}, client_id={self.client_id!r}, user={self.user!r}, "
+            f"password={password!r})"
+        )
 
 
 @attrs.frozen(slots=True)
@@ -345,10 +345,37 @@ class Published:
 
 
 Frame: TypeAlias = (
-    Handshake | Hello | Connected | AddConsumer | ConsumerAdded | RemoveConsumer | Send | Ok | Error | Dispatch
-    | MessageAck | Pull | Begin | Commit | Rollback | Browse | BrowseResult | GetQueueStatistics
-    | QueueStatisticsResult | ListQueues | QueueList | Close
-    | ReadRange | RangeResult | AckBelow | CursorAcked | GetBrokerInfo | BrokerInfoResult | Publish | Published
-    | Purge | Purged
+    Handshake
+    | Hello
+    | Connected
+    | AddConsumer
+    | ConsumerAdded
+    | RemoveConsumer
+    | Send
+    | Ok
+    | Error
+    | Dispatch
+    | MessageAck
+    | Pull
+    | Begin
+    | Commit
+    | Rollback
+    | Browse
+    | BrowseResult
+    | GetQueueStatistics
+    | QueueStatisticsResult
+    | ListQueues
+    | QueueList
+    | Close
+    | ReadRange
+    | RangeResult
+    | AckBelow
+    | CursorAcked
+    | GetBrokerInfo
+    | BrokerInfoResult
+    | Publish
+    | Published
+    | Purge
+    | Purged
     | RangeColumns
 )

@@ -213,8 +213,9 @@ class FrameParser:
         return self._destination(kind, frame[pos:end]), end
 
     def read_message(self, frame: bytes, pos: int) -> tuple[Message, int]:
-        (flags, priority, kind, opt, timestamp, expiration, group_seq, producer_seq, n_id, n_dest, n_pid,
-         n_body) = _MSG_UNPACK(frame, pos)
+        (flags, priority, kind, opt, timestamp, expiration, group_seq, producer_seq, n_id, n_dest, n_pid, n_body) = (
+            _MSG_UNPACK(frame, pos)
+        )
         pos += MSG.size
         end = pos + n_id + n_dest + n_pid + n_body
         if end > len(frame):
@@ -258,9 +259,24 @@ class FrameParser:
             properties, pos = read_properties(frame, pos)
         else:
             properties = {}
-        message = Message(message_id, dest, body, properties, priority, bool(flags & MSG_PERSISTENT), timestamp,
-                          expiration, correlation_id, reply_to, type_, group_id, group_seq, producer_id,
-                          producer_seq, original)
+        message = Message(
+            message_id,
+            dest,
+            body,
+            properties,
+            priority,
+            bool(flags & MSG_PERSISTENT),
+            timestamp,
+            expiration,
+            correlation_id,
+            reply_to,
+            type_,
+            group_id,
+            group_seq,
+            producer_id,
+            producer_seq,
+            original,
+        )
         return message, pos
 
     # -- one parser per frame type (``frame`` starts with the type byte) --------------------------------------------
@@ -303,8 +319,7 @@ class FrameParser:
             cause, pos = read_str(frame, pos, "poison cause")
         if pos != len(frame):
             done(frame, pos)
-        return MessageAck(consumer_id, ACK_TYPES[ack_type], last, first, count,
-                          txn if flags & ACK_TXN else None, cause)
+        return MessageAck(consumer_id, ACK_TYPES[ack_type], last, first, count, txn if flags & ACK_TXN else None, cause)
 
     def parse_hello(self, frame: bytes) -> Hello:
         (request_id,) = U32_UNPACK(frame, 1)
@@ -336,8 +351,16 @@ class FrameParser:
         if flags & CI_SELECTOR:
             selector, end = read_str(frame, end, "selector")
         done(frame, end)
-        info = ConsumerInfo(dest, prefetch, selector, priority, bool(flags & CI_EXCLUSIVE),
-                            bool(flags & CI_BROWSER), bool(flags & CI_NO_LOCAL), session_id)
+        info = ConsumerInfo(
+            dest,
+            prefetch,
+            selector,
+            priority,
+            bool(flags & CI_EXCLUSIVE),
+            bool(flags & CI_BROWSER),
+            bool(flags & CI_NO_LOCAL),
+            session_id,
+        )
         return AddConsumer(request_id, info)
 
     def parse_remove_consumer(self, frame: bytes) -> RemoveConsumer:
@@ -416,8 +439,15 @@ class FrameParser:
         queue, pos = read_str(frame, 1 + READ_RANGE_BODY.size, "queue name")
         epoch, pos = read_ostr(frame, pos, "epoch")
         done(frame, pos)
-        return ReadRange(request_id, queue, from_seq, None if to_seq == -1 else to_seq,
-                         None if limit == -1 else limit, epoch, bool(flags & READ_RANGE_COLUMNAR))
+        return ReadRange(
+            request_id,
+            queue,
+            from_seq,
+            None if to_seq == -1 else to_seq,
+            None if limit == -1 else limit,
+            epoch,
+            bool(flags & READ_RANGE_COLUMNAR),
+        )
 
     def parse_range_result(self, frame: bytes) -> RangeResult:
         request_id, last, next_seq, count = RANGE_RESULT_BODY.unpack_from(frame, 1)
@@ -556,4 +586,3 @@ def read_properties(frame: bytes, pos: int) -> tuple[dict[str, PropertyValue], i
             raise Malformed(f"property {key!r} appears twice")
         props[key] = value
     return props, pos
-

@@ -50,15 +50,19 @@ def build_parser() -> argparse.ArgumentParser:
         description="Print attempt, delay, cumulative time and final destination for an ActiveMQ redelivery policy. "
         "Options take ActiveMQ's names and units (milliseconds), e.g. initialRedeliveryDelay=1 is one millisecond.",
     )
-    plan.add_argument("options", nargs="*", metavar="NAME=VALUE",
-                      help="ActiveMQ RedeliveryPolicy options, e.g. maximumRedeliveries=3 useExponentialBackOff=true")
+    plan.add_argument(
+        "options",
+        nargs="*",
+        metavar="NAME=VALUE",
+        help="ActiveMQ RedeliveryPolicy options, e.g. maximumRedeliveries=3 useExponentialBackOff=true",
+    )
     plan.add_argument("--dlq", default="ActiveMQ.DLQ", help="dead-letter queue name shown in the last row")
     _log_level_option(plan)
     serve = sub.add_parser(
         "serve",
         help="run a broker that clients reach over TCP",
         description="Run a broker on real time, listening for minibroker clients "
-        "(connect(\"tcp://HOST:PORT\")). The first line printed is the URL to connect to. In memory unless "
+        '(connect("tcp://HOST:PORT")). The first line printed is the URL to connect to. In memory unless '
         "--data-dir (or the config's broker.data_dir) names a directory for persistent messages. SIGTERM or SIGINT "
         "stops it cleanly: no new connections, clients disconnected, the store flushed and closed, exit status 0. "
         "Options given here override the --config file.",
@@ -73,8 +77,9 @@ def build_parser() -> argparse.ArgumentParser:
         "FAIL); exit status 1 when one failed.",
     )
     _serve_options(doctor)
-    doctor.add_argument("--url", default=None,
-                        help="check the broker at this URL (reachable, login accepted) instead of the settings")
+    doctor.add_argument(
+        "--url", default=None, help="check the broker at this URL (reachable, login accepted) instead of the settings"
+    )
     _login_options(doctor)
     stat = sub.add_parser(
         "stat",
@@ -109,11 +114,21 @@ class _PrintVersion(argparse.Action):
     cheap, and every launch of ``serve`` would pay for it)."""
 
     def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
-        super().__init__(option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, nargs=0,
-                         help="print the installed minibroker's version and exit")
+        super().__init__(
+            option_strings,
+            dest=argparse.SUPPRESS,
+            default=argparse.SUPPRESS,
+            nargs=0,
+            help="print the installed minibroker's version and exit",
+        )
 
-    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
-                 values: str | Sequence[Any] | None, option_string: str | None = None) -> None:
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: str | Sequence[Any] | None,
+        option_string: str | None = None,
+    ) -> None:
         from importlib.metadata import version
 
         print(f"minibroker {version('minibroker')}")
@@ -121,28 +136,55 @@ class _PrintVersion(argparse.Action):
 
 
 def _serve_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--config", default=None, metavar="FILE",
-                        help="a broker.toml: destinations, redelivery, limits, users (see the README)")
-    parser.add_argument("--data-dir", default=None, metavar="DIR",
-                        help="keep persistent messages in DIR (SQLite); restarting on the same DIR brings back every "
-                             "unacked persistent message")
+    parser.add_argument(
+        "--config",
+        default=None,
+        metavar="FILE",
+        help="a broker.toml: destinations, redelivery, limits, users (see the README)",
+    )
+    parser.add_argument(
+        "--data-dir",
+        default=None,
+        metavar="DIR",
+        help="keep persistent messages in DIR (SQLite); restarting on the same DIR brings back every "
+        "unacked persistent message",
+    )
     parser.add_argument("--host", default=None, help=f"address to listen on (default: {DEFAULT_HOST})")
-    parser.add_argument("--port", type=int, default=None,
-                        help=f"port to listen on; 0 picks a free one (default: {DEFAULT_PORT})")
+    parser.add_argument(
+        "--port", type=int, default=None, help=f"port to listen on; 0 picks a free one (default: {DEFAULT_PORT})"
+    )
     _log_level_option(parser)
-    parser.add_argument("--max-frame-size", type=int, default=None, metavar="BYTES",
-                        help=f"largest frame accepted from a client (default: {DEFAULT_MAX_FRAME_SIZE // 2**20} MiB)")
-    parser.add_argument("--stomp-port", type=int, default=None, metavar="PORT",
-                        help="also serve STOMP 1.0-1.2 on this port (0 picks a free one; its URL is printed on the "
-                             "second line)")
-    parser.add_argument("--max-connections", type=int, default=None, metavar="N",
-                        help=f"client connections accepted at once (default: {DEFAULT_MAX_CONNECTIONS})")
+    parser.add_argument(
+        "--max-frame-size",
+        type=int,
+        default=None,
+        metavar="BYTES",
+        help=f"largest frame accepted from a client (default: {DEFAULT_MAX_FRAME_SIZE // 2**20} MiB)",
+    )
+    parser.add_argument(
+        "--stomp-port",
+        type=int,
+        default=None,
+        metavar="PORT",
+        help="also serve STOMP 1.0-1.2 on this port (0 picks a free one; its URL is printed on the second line)",
+    )
+    parser.add_argument(
+        "--max-connections",
+        type=int,
+        default=None,
+        metavar="N",
+        help=f"client connections accepted at once (default: {DEFAULT_MAX_CONNECTIONS})",
+    )
 
 
 def _log_level_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--log-level", default="warning", type=str.upper,
-                        choices=["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"],
-                        help="logging level (default: warning); debug also prints the traceback of an error")
+    parser.add_argument(
+        "--log-level",
+        default="warning",
+        type=str.upper,
+        choices=["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"],
+        help="logging level (default: warning); debug also prints the traceback of an error",
+    )
 
 
 def _client_options(parser: argparse.ArgumentParser) -> None:
@@ -153,10 +195,16 @@ def _client_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _login_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--user", default=os.environ.get("MINIBROKER_USER"),
-                        help="user name, when the broker has users (default: $MINIBROKER_USER)")
-    parser.add_argument("--password", default=os.environ.get("MINIBROKER_PASSWORD"),
-                        help="password (default: $MINIBROKER_PASSWORD, which keeps it out of the process list)")
+    parser.add_argument(
+        "--user",
+        default=os.environ.get("MINIBROKER_USER"),
+        help="user name, when the broker has users (default: $MINIBROKER_USER)",
+    )
+    parser.add_argument(
+        "--password",
+        default=os.environ.get("MINIBROKER_PASSWORD"),
+        help="password (default: $MINIBROKER_PASSWORD, which keeps it out of the process list)",
+    )
 
 
 class ServeSettings:
@@ -175,10 +223,20 @@ class ServeSettings:
         if config is not None:
             c = config.server
             host, port, stomp_port, max_frame_size, max_connections = (
-                c.host, c.port, c.stomp_port, c.max_frame_size, c.max_connections)
+                c.host,
+                c.port,
+                c.stomp_port,
+                c.max_frame_size,
+                c.max_connections,
+            )
         else:
             host, port, stomp_port, max_frame_size, max_connections = (
-                DEFAULT_HOST, DEFAULT_PORT, None, DEFAULT_MAX_FRAME_SIZE, DEFAULT_MAX_CONNECTIONS)
+                DEFAULT_HOST,
+                DEFAULT_PORT,
+                None,
+                DEFAULT_MAX_FRAME_SIZE,
+                DEFAULT_MAX_CONNECTIONS,
+            )
         self.host: str = args.host if args.host is not None else host
         self.port: int = args.port if args.port is not None else port
         self.stomp_port: int | None = args.stomp_port if args.stomp_port is not None else stomp_port
@@ -186,7 +244,8 @@ class ServeSettings:
         self.max_frame_size: int = args.max_frame_size if args.max_frame_size is not None else max_frame_size
         self.max_connections: int = args.max_connections if args.max_connections is not None else max_connections
         self.data_dir: str | os.PathLike[str] | None = (
-            args.data_dir if args.data_dir is not None else config.data_dir if config is not None else None)
+            args.data_dir if args.data_dir is not None else config.data_dir if config is not None else None
+        )
 
 
 def _serve_main(args: argparse.Namespace) -> int:
@@ -215,8 +274,10 @@ def _serve_main(args: argparse.Namespace) -> int:
             return _error(args, f"minibroker serve: {problem}")
     # SIGTERM or SIGINT from now on (while the broker is imported and started) is a clean stop once it runs
     requested: list[int] = []
-    previous = {sig: signal.signal(sig, lambda signum, frame: requested.append(signum))
-                for sig in (signal.SIGTERM, signal.SIGINT)}
+    previous = {
+        sig: signal.signal(sig, lambda signum, frame: requested.append(signum))
+        for sig in (signal.SIGTERM, signal.SIGINT)
+    }
     try:
         print(_url("tcp", socks[0]), flush=True)
         if stomp_socks:
@@ -224,8 +285,9 @@ def _serve_main(args: argparse.Namespace) -> int:
         import asyncio
         import logging
 
-        logging.basicConfig(level=args.log_level, stream=sys.stderr,
-                            format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+        logging.basicConfig(
+            level=args.log_level, stream=sys.stderr, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+        )
         return asyncio.run(_serve(args, config, socks, stomp_socks, max_frame_size, max_connections, requested))
     finally:
         for sig, handler in previous.items():
@@ -267,8 +329,10 @@ def listen(host: str, port: int) -> list[socket.socket]:
             try:
                 sock.bind(address)
             except OSError as exc:
-                raise OSError(exc.errno, f"error while attempting to bind on address {address!r}: "
-                                         f"{(exc.strerror or str(exc)).lower()}") from None
+                raise OSError(
+                    exc.errno,
+                    f"error while attempting to bind on address {address!r}: {(exc.strerror or str(exc)).lower()}",
+                ) from None
             sock.listen(100)
     except BaseException:
         close_all(socks)
@@ -289,9 +353,15 @@ def _url(scheme: str, sock: socket.socket) -> str:
     return f"{scheme}://{host}:{port}"
 
 
-async def _serve(args: argparse.Namespace, config: BrokerConfig | None, socks: list[socket.socket],
-                 stomp_socks: list[socket.socket], max_frame_size: int, max_connections: int,
-                 requested: list[int]) -> int:
+async def _serve(
+    args: argparse.Namespace,
+    config: BrokerConfig | None,
+    socks: list[socket.socket],
+    stomp_socks: list[socket.socket],
+    max_frame_size: int,
+    max_connections: int,
+    requested: list[int],
+) -> int:
     """Start a broker and serve on the listening sockets until SIGTERM or SIGINT (or at once if one came already)."""
     import asyncio
     import logging
@@ -319,14 +389,20 @@ async def _serve(args: argparse.Namespace, config: BrokerConfig | None, socks: l
     stop = asyncio.Event()
     async with broker:
         handshake_timeout = config.server.handshake_timeout if config is not None else DEFAULT_HANDSHAKE_TIMEOUT
-        server = await start_server(broker, sock=socks, max_frame_size=max_frame_size,
-                                    max_connections=max_connections, handshake_timeout=handshake_timeout)
+        server = await start_server(
+            broker,
+            sock=socks,
+            max_frame_size=max_frame_size,
+            max_connections=max_connections,
+            handshake_timeout=handshake_timeout,
+        )
         stomp = None
         if stomp_socks:
             from minibroker.plugins.stomp import start_stomp_server
 
-            stomp = await start_stomp_server(broker, sock=stomp_socks, max_connections=max_connections,
-                                             connect_timeout=handshake_timeout)
+            stomp = await start_stomp_server(
+                broker, sock=stomp_socks, max_connections=max_connections, connect_timeout=handshake_timeout
+            )
         signals = (signal.SIGTERM, signal.SIGINT)
         for sig in signals:
             loop.add_signal_handler(sig, stop.set)
@@ -351,9 +427,12 @@ def format_table(header: Sequence[str], rows: Sequence[Sequence[object]], align:
     widths = [max(len(row[i]) for row in cells) for i in range(len(header))]
     lines = []
     for row in cells:
-        lines.append("  ".join(
-            c.ljust(w) if (align[i] == "l" if align else i == 0) else c.rjust(w)
-            for i, (c, w) in enumerate(zip(row, widths, strict=True))).rstrip())
+        lines.append(
+            "  ".join(
+                c.ljust(w) if (align[i] == "l" if align else i == 0) else c.rjust(w)
+                for i, (c, w) in enumerate(zip(row, widths, strict=True))
+            ).rstrip()
+        )
     return "\n".join(lines)
 
 
@@ -425,9 +504,16 @@ async def _browse(args: argparse.Namespace) -> int:
     total = len(messages)
     if args.limit is not None:
         messages = messages[: args.limit]
-    rows = [(m.message_id, m.priority, "persistent" if m.persistent else "non-persistent",
-             ", ".join(f"{k}={v!r}" for k, v in sorted(m.properties.items())) or "-", _preview(m.body))
-            for m in messages]
+    rows = [
+        (
+            m.message_id,
+            m.priority,
+            "persistent" if m.persistent else "non-persistent",
+            ", ".join(f"{k}={v!r}" for k, v in sorted(m.properties.items())) or "-",
+            _preview(m.body),
+        )
+        for m in messages
+    ]
     print(format_table(("message id", "priority", "delivery", "properties", "body"), rows, "lrlll"))
     shown = f"{len(rows)} of {total}" if len(rows) != total else str(total)
     print(f"({shown} message{'' if total == 1 else 's'} in {args.queue})")
@@ -453,12 +539,14 @@ def _run_client(
     command: Callable[[argparse.Namespace], Coroutine[Any, Any, int]],
 ) -> Callable[[argparse.Namespace], int]:
     """A command that asks a running broker, run on its own event loop (logging set up as ``--log-level`` says)."""
+
     def run(args: argparse.Namespace) -> int:
         import asyncio
         import logging
 
-        logging.basicConfig(level=args.log_level, stream=sys.stderr,
-                            format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+        logging.basicConfig(
+            level=args.log_level, stream=sys.stderr, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+        )
         return asyncio.run(command(args))
 
     return run

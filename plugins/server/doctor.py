@@ -131,8 +131,10 @@ def _check_store(report: _Report, what: str, directory: str | os.PathLike[str]) 
         report.fail(f"{what}: {exc}")
         return
     queues = {stored.queue for stored in state.messages}
-    report.ok(f"{what}: {_count(len(state.messages), 'persistent message')} in {_count(len(queues), 'queue')}, "
-              f"{len(state.scheduled)} scheduled")
+    report.ok(
+        f"{what}: {_count(len(state.messages), 'persistent message')} in {_count(len(queues), 'queue')}, "
+        f"{len(state.scheduled)} scheduled"
+    )
 
 
 def _check_broker(report: _Report, args: argparse.Namespace) -> None:

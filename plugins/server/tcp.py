@@ -158,8 +158,11 @@ class _ClientConnection:
                 self.writer.write(out[0] if len(out) == 1 else b"".join(out))
                 if self.transport.get_write_buffer_size() > DEFAULT_MAX_WRITE_BUFFER:
                     # reading already waits past the high-water mark; this peer does not read at all
-                    log.info("%r: reads too slowly (%d bytes unsent), disconnecting", self,
-                             self.transport.get_write_buffer_size())
+                    log.info(
+                        "%r: reads too slowly (%d bytes unsent), disconnecting",
+                        self,
+                        self.transport.get_write_buffer_size(),
+                    )
                     self.drop()
 
     # -- the connection's life --------------------------------------------------------------------------------------
@@ -177,14 +180,20 @@ class _ClientConnection:
         """No HELLO within the deadline: a silent socket may not hold a connection slot (issue 15, item 9)."""
         if self.connection_id is None and not self.finished:
             log.info("%r: no HELLO within %s s, closing", self, self.server.handshake_timeout)
-            self.abort(LimitExceeded(f"no HELLO within {self.server.handshake_timeout} s",
-                                     timeout=self.server.handshake_timeout))
+            self.abort(
+                LimitExceeded(
+                    f"no HELLO within {self.server.handshake_timeout} s", timeout=self.server.handshake_timeout
+                )
+            )
             self.transport.abort()
 
     async def serve(self) -> None:
         # until HELLO is accepted, only small frames: a stranger cannot make the broker buffer a large partial frame
-        decoder = self.decoder = FrameDecoder(sender="client", encoded=self.encoded,
-                                              max_frame_size=min(self.server.max_frame_size, PRE_LOGIN_MAX_FRAME_SIZE))
+        decoder = self.decoder = FrameDecoder(
+            sender="client",
+            encoded=self.encoded,
+            max_frame_size=min(self.server.max_frame_size, PRE_LOGIN_MAX_FRAME_SIZE),
+        )
         reader = self.reader
         try:
             while not self.finished:
@@ -300,14 +309,15 @@ class _ClientConnection:
             # ActiveMQ allows one connection per client id (InvalidClientIDException); the STOMP edge refuses too
             peer = f"tcp://{self.peer[0]}:{self.peer[1]}" if isinstance(self.peer, tuple) else str(self.peer)
             error = InvalidClientIdError(
-                f"Broker: {self.broker.name} - Client: {client_id} already connected from {peer}",
-                client_id=client_id)
+                f"Broker: {self.broker.name} - Client: {client_id} already connected from {peer}", client_id=client_id
+            )
             self.emit(encode_error(frame.request_id, error.code, str(error), fatal=True))
             self.finish(None)
             return
         try:
-            self.connection_id = self.broker.open_connection(frame.client_id, user=frame.user,
-                                                             password=frame.password, remote=True)
+            self.connection_id = self.broker.open_connection(
+                frame.client_id, user=frame.user, password=frame.password, remote=True
+            )
         except AccessDenied as exc:
             log.warning("%r: %s", self, exc)
             self.emit(encode_error(frame.request_id, exc.code, str(exc), fatal=True))
@@ -359,8 +369,9 @@ class _ClientConnection:
             self.emit(encode_ok(frame.request_id))
         elif isinstance(frame, Begin):
             if frame.transaction_id in self.transactions:
-                raise TransactionError(f"transaction {frame.transaction_id} is already open",
-                                       transaction_id=frame.transaction_id)
+                raise TransactionError(
+                    f"transaction {frame.transaction_id} is already open", transaction_id=frame.transaction_id
+                )
             self.transactions[frame.transaction_id] = broker.begin(connection_id)
         elif isinstance(frame, Commit):
             txn = self.broker_transaction(frame.transaction_id)
@@ -381,8 +392,9 @@ class _ClientConnection:
             broker.authorize(connection_id, "read", Destination.queue(frame.queue))
             self.emit(encode_queue_statistics(frame.request_id, broker.queue_statistics(frame.queue)))
         elif isinstance(frame, ListQueues):
-            listed = [broker.queue_statistics(name) for name in broker.queue_names()
-                      if self.may_read(connection_id, name)]
+            listed = [
+                broker.queue_statistics(name) for name in broker.queue_names() if self.may_read(connection_id, name)
+            ]
             self.emit(encode_queue_list(frame.request_id, [stats for stats in listed if stats is not None]))
         elif isinstance(frame, Purge):
             self.emit(encode_purged(frame.request_id, broker.purge(frame.queue, connection_id)))
@@ -395,22 +407,32 @@ class _ClientConnection:
             broker.authorize(connection_id, "read", Destination.queue(frame.queue))
             if frame.columnar:
                 # the queue's own entries straight into column buffers: no object per message on the way
-                epoch, next_seq, selected = broker.select_range(frame.queue, frame.from_seq, frame.to_seq,
-                                                                frame.limit, frame.epoch)
+                epoch, next_seq, selected = broker.select_range(
+                    frame.queue, frame.from_seq, frame.to_seq, frame.limit, frame.epoch
+                )
                 frames = encode_range_columns_results(
-                    frame.request_id, epoch, next_seq, [e.seq for e in selected],
-                    [e.message for e in selected], [e.redelivery_counter for e in selected],
-                    self.server.max_frame_size)
+                    frame.request_id,
+                    epoch,
+                    next_seq,
+                    [e.seq for e in selected],
+                    [e.message for e in selected],
+                    [e.redelivery_counter for e in selected],
+                    self.server.max_frame_size,
+                )
             else:
                 read = broker.read_range(frame.queue, frame.from_seq, frame.to_seq, frame.limit, frame.epoch)
-                frames = encode_range_results(frame.request_id, read.epoch, read.next_seq, read.entries,
-                                              self.server.max_frame_size)
+                frames = encode_range_results(
+                    frame.request_id, read.epoch, read.next_seq, read.entries, self.server.max_frame_size
+                )
             for data in frames:
                 self.emit(data)
         elif isinstance(frame, AckBelow):
             broker.authorize(connection_id, "read", Destination.queue(frame.queue))
-            self.emit(encode_cursor_acked(frame.request_id,
-                                          broker.ack_below(frame.queue, frame.cursor, frame.seq, frame.epoch)))
+            self.emit(
+                encode_cursor_acked(
+                    frame.request_id, broker.ack_below(frame.queue, frame.cursor, frame.seq, frame.epoch)
+                )
+            )
         elif isinstance(frame, GetBrokerInfo):
             info = broker.broker_info(frame.queues, frame.cursor)
             if frame.queues is None:  # every queue: only those the user may see, as in a queue listing
@@ -431,8 +453,14 @@ class _ClientConnection:
 class Server:
     """A running TCP listener for one broker. ``url`` is what clients pass to ``connect()``."""
 
-    def __init__(self, broker: Broker, *, max_frame_size: int, max_connections: int,
-                 handshake_timeout: float = DEFAULT_HANDSHAKE_TIMEOUT) -> None:
+    def __init__(
+        self,
+        broker: Broker,
+        *,
+        max_frame_size: int,
+        max_connections: int,
+        handshake_timeout: float = DEFAULT_HANDSHAKE_TIMEOUT,
+    ) -> None:
         self.broker = broker
         self.handshake_timeout = handshake_timeout
         self.max_frame_size = max_frame_size
@@ -480,9 +508,10 @@ class Server:
                 if self._closing or self.broker.closed:
                     error: MinibrokerError = BrokerClosed("the broker is stopping")
                 else:
-                    error = LimitExceeded(f"the broker accepts at most {self.max_connections} connections "
-                                          "(native and STOMP together)",
-                                          maximum=self.max_connections)
+                    error = LimitExceeded(
+                        f"the broker accepts at most {self.max_connections} connections (native and STOMP together)",
+                        maximum=self.max_connections,
+                    )
                 log.warning("refusing %s: %s", writer.get_extra_info("peername"), error)
                 writer.write(encode_handshake() + encode_error(0, error.code, str(error), fatal=True))
                 writer.close()
@@ -555,7 +584,8 @@ async def start_server(
     that clients can connect (and wait in the backlog) while it starts. ``handshake_timeout``: seconds (broker's
     clock) a client has to send HELLO before its socket is closed."""
     check_limits(max_frame_size, max_connections)
-    server = Server(broker, max_frame_size=max_frame_size, max_connections=max_connections,
-                    handshake_timeout=handshake_timeout)
+    server = Server(
+        broker, max_frame_size=max_frame_size, max_connections=max_connections, handshake_timeout=handshake_timeout
+    )
     await server._start(host, port, [sock] if isinstance(sock, socket.socket) else list(sock or ()))
     return server

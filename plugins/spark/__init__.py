@@ -49,8 +49,7 @@ def __getattr__(name: str) -> Any:
             from . import _source
         except ImportError as exc:
             raise ImportError(
-                f"minibroker.plugins.spark.{name} needs pyspark and pyarrow: pip install 'minibroker[spark]' "
-                f"({exc})"
+                f"minibroker.plugins.spark.{name} needs pyspark and pyarrow: pip install 'minibroker[spark]' ({exc})"
             ) from exc
         return getattr(_source, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -63,30 +63,35 @@ def _int(options: Mapping[str, str], key: str, default: int | None, minimum: int
 def _url(options: Mapping[str, str]) -> str:
     url = options.get("url")
     if not url:
-        raise InvalidConfiguration("option url is required: the broker's tcp://HOST:PORT (Spark runs the source in "
-                                   "other processes, which reach the broker over TCP)")
+        raise InvalidConfiguration(
+            "option url is required: the broker's tcp://HOST:PORT (Spark runs the source in "
+            "other processes, which reach the broker over TCP)"
+        )
     if not url.startswith("tcp://"):
         raise InvalidConfiguration(f"option url: expected tcp://HOST:PORT, not {url!r}", option="url")
     return url
 
 
-def _offsets_option(options: Mapping[str, str], key: str, default: str, allowed: tuple[str, ...]) -> str | dict[
-        str, int]:
+def _offsets_option(
+    options: Mapping[str, str], key: str, default: str, allowed: tuple[str, ...]
+) -> str | dict[str, int]:
     raw = options.get(key, default).strip()
     if raw.lower() in allowed:
         return raw.lower()
     try:
         value = json.loads(raw)
     except ValueError:
-        raise InvalidConfiguration(f"option {key}: expected {' or '.join(allowed)} or a JSON object "
-                                   f'{{"queue": seq}}, not {raw!r}', option=key) from None
+        raise InvalidConfiguration(
+            f'option {key}: expected {" or ".join(allowed)} or a JSON object {{"queue": seq}}, not {raw!r}', option=key
+        ) from None
     if isinstance(value, dict) and set(value) == {"epoch", "offsets"} and isinstance(value["offsets"], dict):
         value = value["offsets"]  # an offset taken from a streaming query's progress
     if not isinstance(value, dict) or not all(
-            isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool) and v >= 0
-            for k, v in value.items()):
-        raise InvalidConfiguration(f'option {key}: a JSON object of queue -> sequence number (>= 0), not {raw!r}',
-                                   option=key)
+        isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool) and v >= 0 for k, v in value.items()
+    ):
+        raise InvalidConfiguration(
+            f"option {key}: a JSON object of queue -> sequence number (>= 0), not {raw!r}", option=key
+        )
     return dict(value)
 
 
@@ -98,14 +103,20 @@ def _destinations(options: Mapping[str, str]) -> tuple[str, ...]:
         if not spec:
             continue
         if spec.startswith("topic://"):
-            raise InvalidConfiguration(f"option destinations: {spec!r} is a topic; the Spark source reads queues "
-                                       "(a topic keeps no messages to replay)", option="destinations")
+            raise InvalidConfiguration(
+                f"option destinations: {spec!r} is a topic; the Spark source reads queues "
+                "(a topic keeps no messages to replay)",
+                option="destinations",
+            )
         if spec.startswith("queue://"):
-            spec = spec[len("queue://"):]
+            spec = spec[len("queue://") :]
         specs.append(spec)
     if not specs:
-        raise InvalidConfiguration("option destinations is required: queue names separated by commas, or ActiveMQ "
-                                   "wildcards such as orders.> or *.in", option="destinations")
+        raise InvalidConfiguration(
+            "option destinations is required: queue names separated by commas, or ActiveMQ "
+            "wildcards such as orders.> or *.in",
+            option="destinations",
+        )
     return tuple(dict.fromkeys(specs))
 
 
@@ -170,7 +181,7 @@ class WriterOptions:
         if dest is not None:
             dest = dest.strip()
             if dest.startswith("queue://"):
-                dest = dest[len("queue://"):]
+                dest = dest[len("queue://") :]
             if dest.startswith("topic://") or "," in dest or is_pattern(dest):
                 raise InvalidConfiguration(f"option destination: one queue name, not {dest!r}", option="destination")
         return cls(
@@ -210,8 +221,11 @@ def make_offset(epoch: str, offsets: Mapping[str, int]) -> dict[str, object]:
 def parse_offset(offset: Mapping[str, object] | str) -> tuple[str, dict[str, int]]:
     """(epoch, {queue: next seq}) from an offset dict or its JSON."""
     value = json.loads(offset) if isinstance(offset, str) else offset
-    if not isinstance(value, Mapping) or not isinstance(value.get("epoch"), str) or not isinstance(
-            value.get("offsets"), Mapping):
+    if (
+        not isinstance(value, Mapping)
+        or not isinstance(value.get("epoch"), str)
+        or not isinstance(value.get("offsets"), Mapping)
+    ):
         raise InvalidConfiguration(f"not a minibroker offset: {offset!r}")
     offsets = value["offsets"]
     assert isinstance(offsets, Mapping)
@@ -249,5 +263,3 @@ def fair_share(available: Mapping[str, int], limit: int, rotate: int = 0) -> dic
 def split_range(start: int, end: int, size: int) -> list[tuple[int, int]]:
     """``[start, end)`` in consecutive pieces of at most ``size``."""
     return [(a, min(a + size, end)) for a in range(start, end, max(1, size))]
-
-

@@ -77,10 +77,21 @@ log = logging.getLogger("minibroker.spark")
 _BIG_ENDIAN = sys.byteorder == "big"
 
 #: the columns a read produces (``body`` is STRING with option ``bodyType=string``)
-SCHEMA = ("message_id STRING, destination STRING, seq BIGINT, body BINARY, properties MAP<STRING,STRING>, "
-          "priority INT, timestamp TIMESTAMP, redelivered BOOLEAN, delivery_count INT")
-COLUMNS = ("message_id", "destination", "seq", "body", "properties", "priority", "timestamp", "redelivered",
-           "delivery_count")
+SCHEMA = (
+    "message_id STRING, destination STRING, seq BIGINT, body BINARY, properties MAP<STRING,STRING>, "
+    "priority INT, timestamp TIMESTAMP, redelivered BOOLEAN, delivery_count INT"
+)
+COLUMNS = (
+    "message_id",
+    "destination",
+    "seq",
+    "body",
+    "properties",
+    "priority",
+    "timestamp",
+    "redelivered",
+    "delivery_count",
+)
 
 #: JMS headers copied into the ``properties`` column when set
 _HEADER_PROPERTIES = ("JMSCorrelationID", "JMSType", "JMSReplyTo", "JMSXGroupID", "JMSXGroupSeq")
@@ -89,17 +100,19 @@ _HEADER_PROPERTIES = ("JMSCorrelationID", "JMSType", "JMSReplyTo", "JMSXGroupID"
 def schema_for(body_type: str = "binary") -> StructType:
     """The read schema, with ``body`` as BINARY (default) or STRING (built by hand: parsing DDL needs a session,
     which Spark's Python workers do not have)."""
-    return StructType([
-        StructField("message_id", StringType()),
-        StructField("destination", StringType()),
-        StructField("seq", LongType()),
-        StructField("body", StringType() if body_type == "string" else BinaryType()),
-        StructField("properties", MapType(StringType(), StringType())),
-        StructField("priority", IntegerType()),
-        StructField("timestamp", TimestampType()),
-        StructField("redelivered", BooleanType()),
-        StructField("delivery_count", IntegerType()),
-    ])
+    return StructType(
+        [
+            StructField("message_id", StringType()),
+            StructField("destination", StringType()),
+            StructField("seq", LongType()),
+            StructField("body", StringType() if body_type == "string" else BinaryType()),
+            StructField("properties", MapType(StringType(), StringType())),
+            StructField("priority", IntegerType()),
+            StructField("timestamp", TimestampType()),
+            StructField("redelivered", BooleanType()),
+            StructField("delivery_count", IntegerType()),
+        ]
+    )
 
 
 def arrow_schema(schema: StructType) -> pa.Schema:
@@ -114,8 +127,16 @@ class MinibrokerPartition(InputPartition):
     """One task's work: messages ``from_seq <= seq < to_seq`` of one queue, in one broker epoch. Plain attributes
     only: partitions are pickled to the executors."""
 
-    def __init__(self, url: str, queue: str, from_seq: int, to_seq: int, epoch: str, page_size: int = 10_000,
-                 timeout: float = 60.0) -> None:
+    def __init__(
+        self,
+        url: str,
+        queue: str,
+        from_seq: int,
+        to_seq: int,
+        epoch: str,
+        page_size: int = 10_000,
+        timeout: float = 60.0,
+    ) -> None:
         super().__init__((queue, from_seq, to_seq))
         self.url = url
         self.queue = queue
@@ -143,15 +164,21 @@ def _map_column(entries: Sequence[RangeEntry], field_type: pa.DataType) -> pa.Ar
     total = 0
     for e in entries:
         m = e.message
-        if m.properties or m.correlation_id is not None or m.type is not None or m.reply_to is not None or (
-                m.group_id is not None):
+        if (
+            m.properties
+            or m.correlation_id is not None
+            or m.type is not None
+            or m.reply_to is not None
+            or (m.group_id is not None)
+        ):
             for k, v in string_properties(m):
                 keys.append(k)
                 values.append(v)
                 total += 1
         offsets.append(total)
-    arr = pa.MapArray.from_arrays(pa.array(offsets, pa.int32()), pa.array(keys, pa.string()),
-                                  pa.array(values, pa.string()))
+    arr = pa.MapArray.from_arrays(
+        pa.array(offsets, pa.int32()), pa.array(keys, pa.string()), pa.array(values, pa.string())
+    )
     return arr.cast(field_type) if arr.type != field_type else arr
 
 
@@ -229,8 +256,10 @@ def columns_to_record_batch(queue: str, part: RangeColumns, schema: pa.Schema) -
             keys = _var(pa.string(), m, part.key_offsets, part.key_data)
             values = _var(pa.string(), m, part.value_offsets, part.value_data)
             if 1 in part.value_nulls:
-                values = pa.array([None if null else v for v, null in zip(values.to_pylist(), part.value_nulls,
-                                                                          strict=True)], pa.string())
+                values = pa.array(
+                    [None if null else v for v, null in zip(values.to_pylist(), part.value_nulls, strict=True)],
+                    pa.string(),
+                )
             offsets = pa.Array.from_buffers(pa.int32(), n + 1, [None, _buffer(part.prop_offsets, 4)])
             arr = pa.MapArray.from_arrays(offsets, keys, values)
             arr.validate(full=True)
@@ -253,8 +282,9 @@ def columns_to_record_batch(queue: str, part: RangeColumns, schema: pa.Schema) -
 def _check_schema(schema: StructType) -> None:
     for field in schema.fields:
         if field.name not in COLUMNS:
-            raise InvalidConfiguration(f"the minibroker source has no column {field.name!r} (it has: "
-                                       f"{', '.join(COLUMNS)})")
+            raise InvalidConfiguration(
+                f"the minibroker source has no column {field.name!r} (it has: {', '.join(COLUMNS)})"
+            )
         if field.name == "body" and not isinstance(field.dataType, BinaryType | StringType):
             raise InvalidConfiguration(f"column body is BINARY or STRING, not {field.dataType.simpleString()}")
 
@@ -264,8 +294,9 @@ def read_partition(partition: MinibrokerPartition, schema: pa.Schema) -> Iterato
     broker."""
     try:
         with BlockingClient(partition.url, timeout=partition.timeout) as client:
-            for part in client.iter_range_columns(partition.queue, partition.from_seq, partition.to_seq,
-                                                  page=partition.page_size, epoch=partition.epoch):
+            for part in client.iter_range_columns(
+                partition.queue, partition.from_seq, partition.to_seq, page=partition.page_size, epoch=partition.epoch
+            ):
                 yield columns_to_record_batch(partition.queue, part, schema)
     except StaleEpoch as exc:
         raise StaleEpoch(f"cannot read {partition!r}: {exc}") from None
@@ -297,8 +328,9 @@ def _start_positions(info: BrokerInfo, starting: str | dict[str, int]) -> dict[s
     return out
 
 
-def _plan(url: str, epoch: str, ranges: Mapping[str, tuple[int, int]], options: SourceOptions) -> list[
-        MinibrokerPartition]:
+def _plan(
+    url: str, epoch: str, ranges: Mapping[str, tuple[int, int]], options: SourceOptions
+) -> list[MinibrokerPartition]:
     parts = []
     for queue in sorted(ranges):
         start, end = ranges[queue]
@@ -384,7 +416,9 @@ class MinibrokerStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow
                 f"the minibroker at {self.options.url} was restarted ({why}): the query's offsets (epoch "
                 f"{start_epoch}) belong to messages that are gone. Start the query again with a new checkpoint, or "
                 "set the option failOnDataLoss=false to go on from the broker's first messages",
-                expected=start_epoch, actual=info.epoch)
+                expected=start_epoch,
+                actual=info.epoch,
+            )
         log.warning("minibroker at %s was restarted (%s): going on from its first messages", self.options.url, why)
         return {p.queue: p.first_seq for p in info.queues}
 
@@ -503,12 +537,15 @@ def _task_context() -> tuple[int, Any]:
     return (0 if context is None else context.partitionId()), context
 
 
-def _batch_messages(batch: pa.RecordBatch, options: WriterOptions, id_prefix: str, first_row: int,
-                    now: float) -> list[Message]:
+def _batch_messages(
+    batch: pa.RecordBatch, options: WriterOptions, id_prefix: str, first_row: int, now: float
+) -> list[Message]:
     names = batch.schema.names
     if "body" not in names:
-        raise InvalidConfiguration("the minibroker sink needs a body column (STRING or BINARY); optional: "
-                                   "properties MAP<STRING,STRING>, destination STRING, message_id STRING, priority INT")
+        raise InvalidConfiguration(
+            "the minibroker sink needs a body column (STRING or BINARY); optional: "
+            "properties MAP<STRING,STRING>, destination STRING, message_id STRING, priority INT"
+        )
     bodies = batch.column("body").to_pylist()
     n = len(bodies)
     props = batch.column("properties").to_pylist() if "properties" in names else [None] * n
@@ -521,33 +558,37 @@ def _batch_messages(batch: pa.RecordBatch, options: WriterOptions, id_prefix: st
     for i in range(n):
         name = dests[i] or default
         if name is None:
-            raise InvalidConfiguration("a row has no destination: set the option destination or fill the "
-                                       "destination column")
+            raise InvalidConfiguration(
+                "a row has no destination: set the option destination or fill the destination column"
+            )
         dest = parsed.get(name)
         if dest is None:
-            dest = parsed[name] = Destination.queue(name[len("queue://"):] if name.startswith("queue://") else name)
+            dest = parsed[name] = Destination.queue(name[len("queue://") :] if name.startswith("queue://") else name)
         body = bodies[i]
         if body is None:
             body = b""
         raw_props = props[i]
         properties = dict(raw_props) if raw_props else {}
         priority = prios[i]
-        messages.append(Message(
-            message_id=ids[i] or f"{id_prefix}:{first_row + i}",
-            destination=dest,
-            body=body,
-            properties=properties,
-            priority=4 if priority is None else int(priority),
-            persistent=options.persistent,
-            timestamp=now,
-            producer_id=id_prefix,
-            producer_seq=first_row + i,
-        ))
+        messages.append(
+            Message(
+                message_id=ids[i] or f"{id_prefix}:{first_row + i}",
+                destination=dest,
+                body=body,
+                properties=properties,
+                priority=4 if priority is None else int(priority),
+                persistent=options.persistent,
+                timestamp=now,
+                producer_id=id_prefix,
+                producer_seq=first_row + i,
+            )
+        )
     return messages
 
 
-def _publish_all(options: WriterOptions, id_prefix: str, batches: Iterator[pa.RecordBatch], partition: int) -> \
-        WriteResult:
+def _publish_all(
+    options: WriterOptions, id_prefix: str, batches: Iterator[pa.RecordBatch], partition: int
+) -> WriteResult:
     """Publish every row, ``batchSize`` messages per request; ids ``<id_prefix>:<row>`` unless given."""
     accepted = duplicates = row = 0
     size = options.batch_size
@@ -583,8 +624,12 @@ class MinibrokerWriter(DataSourceArrowWriter):
 
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:
         results = [m for m in messages if isinstance(m, WriteResult)]
-        log.info("minibroker write %s: %d messages sent, %d duplicates dropped", self.write_id,
-                 sum(r.accepted for r in results), sum(r.duplicates for r in results))
+        log.info(
+            "minibroker write %s: %d messages sent, %d duplicates dropped",
+            self.write_id,
+            sum(r.accepted for r in results),
+            sum(r.duplicates for r in results),
+        )
 
 
 class MinibrokerStreamWriter(DataSourceStreamArrowWriter):
@@ -607,8 +652,12 @@ class MinibrokerStreamWriter(DataSourceStreamArrowWriter):
 
     def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
         results = [m for m in messages if isinstance(m, WriteResult)]
-        log.info("minibroker stream write, batch %d: %d messages sent, %d duplicates dropped", batchId,
-                 sum(r.accepted for r in results), sum(r.duplicates for r in results))
+        log.info(
+            "minibroker stream write, batch %d: %d messages sent, %d duplicates dropped",
+            batchId,
+            sum(r.accepted for r in results),
+            sum(r.duplicates for r in results),
+        )
 
     def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
         log.warning("minibroker stream write, batch %d aborted", batchId)
@@ -657,8 +706,9 @@ class MinibrokerDataSource(DataSource):
 
 def _check_overwrite(overwrite: bool) -> None:
     if overwrite:
-        raise InvalidConfiguration("the minibroker sink only appends (a queue cannot be overwritten): use "
-                                   "mode('append')")
+        raise InvalidConfiguration(
+            "the minibroker sink only appends (a queue cannot be overwritten): use mode('append')"
+        )
 
 
 def register(spark: Any) -> None:

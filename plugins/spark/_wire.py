@@ -119,8 +119,14 @@ class BlockingClient:
         assert isinstance(answer, BrokerInfoResult)
         return answer.info
 
-    def read_range(self, queue: str, from_seq: int = 0, to_seq: int | None = None, limit: int | None = None,
-                   epoch: str | None = None) -> RangeRead:
+    def read_range(
+        self,
+        queue: str,
+        from_seq: int = 0,
+        to_seq: int | None = None,
+        limit: int | None = None,
+        epoch: str | None = None,
+    ) -> RangeRead:
         request_id = next(self._requests)
         self._send(encode_read_range(request_id, queue, from_seq, to_seq, limit, epoch))
         entries: list[RangeEntry] = []
@@ -131,8 +137,9 @@ class BlockingClient:
             if part.last:
                 return RangeRead(part.epoch, queue, part.next_seq, tuple(entries))
 
-    def iter_range(self, queue: str, from_seq: int, to_seq: int, *, page: int = 10_000,
-                   epoch: str | None = None) -> Iterator[RangeRead]:
+    def iter_range(
+        self, queue: str, from_seq: int, to_seq: int, *, page: int = 10_000, epoch: str | None = None
+    ) -> Iterator[RangeRead]:
         """``read_range`` in pages of at most ``page`` messages, until ``to_seq``."""
         start = from_seq
         while start < to_seq:
@@ -144,8 +151,14 @@ class BlockingClient:
                 return
             start = read.entries[-1].seq + 1
 
-    def read_range_columns(self, queue: str, from_seq: int = 0, to_seq: int | None = None,
-                           limit: int | None = None, epoch: str | None = None) -> list[RangeColumns]:
+    def read_range_columns(
+        self,
+        queue: str,
+        from_seq: int = 0,
+        to_seq: int | None = None,
+        limit: int | None = None,
+        epoch: str | None = None,
+    ) -> list[RangeColumns]:
         """A range read answered as column buffers (one :class:`RangeColumns` per frame; see the codec)."""
         request_id = next(self._requests)
         self._send(encode_read_range(request_id, queue, from_seq, to_seq, limit, epoch, columnar=True))
@@ -157,8 +170,9 @@ class BlockingClient:
             if part.last:
                 return parts
 
-    def iter_range_columns(self, queue: str, from_seq: int, to_seq: int, *, page: int = 10_000,
-                           epoch: str | None = None) -> Iterator[RangeColumns]:
+    def iter_range_columns(
+        self, queue: str, from_seq: int, to_seq: int, *, page: int = 10_000, epoch: str | None = None
+    ) -> Iterator[RangeColumns]:
         """Columnar range reads in pages of at most ``page`` messages, until ``to_seq``; empty parts are skipped."""
         start = from_seq
         while start < to_seq:
@@ -208,6 +222,7 @@ class BlockingClient:
     def __enter__(self) -> BlockingClient:
         return self
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self.close()

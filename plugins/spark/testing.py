@@ -65,8 +65,16 @@ class ThreadedBroker:
     on the broker's loop) or :meth:`run` (a coroutine), or the helpers built on them; the broker is not thread-safe.
     """
 
-    def __init__(self, *, host: str = "127.0.0.1", port: int = 0, epoch_source: EpochSource | None = None,
-                 name: str = "minibroker", history_limit: int = 10_000, timeout: float = 30.0) -> None:
+    def __init__(
+        self,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        epoch_source: EpochSource | None = None,
+        name: str = "minibroker",
+        history_limit: int = 10_000,
+        timeout: float = 30.0,
+    ) -> None:
         self.host = host
         self.port = port
         self.epoch_source = epoch_source
@@ -134,8 +142,9 @@ class ThreadedBroker:
     def __enter__(self) -> ThreadedBroker:
         return self.start()
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self.stop()
 
     # -- reaching the broker ----------------------------------------------------------------------------------------
@@ -171,9 +180,15 @@ class ThreadedBroker:
 
     # -- helpers ----------------------------------------------------------------------------------------------------
 
-    def send(self, queue: str, bodies: Sequence[str | bytes], *,
-             properties: Sequence[Mapping[str, PropertyValue]] | Mapping[str, PropertyValue] | None = None,
-             priority: int = 4, persistent: bool = True) -> list[str]:
+    def send(
+        self,
+        queue: str,
+        bodies: Sequence[str | bytes],
+        *,
+        properties: Sequence[Mapping[str, PropertyValue]] | Mapping[str, PropertyValue] | None = None,
+        priority: int = 4,
+        persistent: bool = True,
+    ) -> list[str]:
         """Send ``bodies`` to ``queue`` (``properties``: one mapping for all, or one per body); their ids."""
         dest = Destination.parse(queue)
         if properties is None or isinstance(properties, Mapping):
@@ -184,8 +199,10 @@ class ThreadedBroker:
 
         def publish() -> PublishResult:
             now = self.broker.clock.now()
-            messages = [Message(mid, dest, body, props, priority, persistent, now, producer_id="threaded")
-                        for mid, body, props in zip(ids, bodies, per, strict=True)]
+            messages = [
+                Message(mid, dest, body, props, priority, persistent, now, producer_id="threaded")
+                for mid, body, props in zip(ids, bodies, per, strict=True)
+            ]
             return self.broker.publish(0, messages)
 
         self.call(publish)
@@ -223,8 +240,9 @@ def spark_unavailable() -> str | None:
     return None
 
 
-def build_spark_session(app_name: str = "minibroker-tests", master: str = "local[2,2]",
-                        conf: Mapping[str, str] | None = None) -> Any:
+def build_spark_session(
+    app_name: str = "minibroker-tests", master: str = "local[2,2]", conf: Mapping[str, str] | None = None
+) -> Any:
     """A local SparkSession with :data:`SPARK_CONF` (plus ``conf``) whose Python workers use this interpreter, with
     the ``minibroker`` format registered."""
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)

@@ -283,9 +283,12 @@ class StompDecoder:
             if end > pos:
                 command, _, text = buf[pos:end].decode("utf-8", "replace").partition("\n")
                 if (
-                    command in _PLAIN_COMMAND_NAMES and len(command) <= self.max_command_length
+                    command in _PLAIN_COMMAND_NAMES
+                    and len(command) <= self.max_command_length
                     and end - pos - len(command) <= self.max_header_length
-                    and "\r" not in text and "\\" not in text and self.version != "1.0"
+                    and "\r" not in text
+                    and "\\" not in text
+                    and self.version != "1.0"
                 ):
                     headers: dict[str, str] = {}
                     count = 0
@@ -404,7 +407,8 @@ class StompDecoder:
                             complete = len(buf) > stop
                             if complete and buf[stop] != 0:
                                 raise RemoteProtocolError(
-                                    "content-length bytes were read and there was no trailing null byte")
+                                    "content-length bytes were read and there was no trailing null byte"
+                                )
                         else:
                             stop = buf.find(b"\0", start)
                             complete = stop >= 0
@@ -551,4 +555,3 @@ class StompDecoder:
         self._frame_start -= cut
         self._body_start -= cut
         self._scan = max(0, self._scan - cut)
-

@@ -109,6 +109,7 @@ QUEUE_PREFETCH: Final = 1000
 TOPIC_PREFETCH: Final = 32767
 BROWSER_PREFETCH: Final = 500
 
+
 @attrs.define(slots=True, eq=False)
 class _HeldSend:
     """A SEND whose queue is over its memory limit: its messages (made when the frame came, as ActiveMQ stamps them)
@@ -362,16 +363,19 @@ class StompConverter:
             try:
                 admitted = self.authenticator(login, passcode)
             except AccessDenied as exc:
-                raise StompError(exc.message or str(exc), fatal=True,
-                                 java_class="java.lang.SecurityException") from None
+                raise StompError(
+                    exc.message or str(exc), fatal=True, java_class="java.lang.SecurityException"
+                ) from None
             if not admitted:
-                raise StompError(f"User name [{login}] or password is invalid.", fatal=True,
-                                 java_class="java.lang.SecurityException")
+                raise StompError(
+                    f"User name [{login}] or password is invalid.", fatal=True, java_class="java.lang.SecurityException"
+                )
         client_id = headers.get("client-id")
         if client_id is not None and self.broker.client_connected(client_id):
             raise StompError(
                 f"Broker: {self.broker.name} - Client: {client_id} already connected from {self.remote_address}",
-                fatal=True, java_class="javax.jms.InvalidClientIDException",
+                fatal=True,
+                java_class="javax.jms.InvalidClientIDException",
             )
         try:
             self._incarnation = self.broker.incarnation
@@ -424,8 +428,12 @@ class StompConverter:
         else:
             for destination in destinations:  # a refused part refuses the whole SEND, before any copy goes
                 check_send_destination(destination)
-            messages = [message if destination is message.destination or destination == message.destination
-                        else attrs.evolve(message, destination=destination) for destination in destinations]
+            messages = [
+                message
+                if destination is message.destination or destination == message.destination
+                else attrs.evolve(message, destination=destination)
+                for destination in destinations
+            ]
         self._send_or_hold(frame, messages, txn)
 
     def _send_or_hold(self, frame: StompFrame, messages: list[Message], txn: int | None) -> None:
@@ -459,8 +467,10 @@ class StompConverter:
             raise StompError("SUBSCRIBE received without a subscription id!")
         if sub_id is not None and sub_id in self._subs:
             # ActiveMQ refuses it; taking it would leave the first subscription running, unreachable by id
-            raise StompError(f"There already is a subscription for: {sub_id}. Either use unique subscription IDs "
-                             "or do not create multiple subscriptions for the same destination")
+            raise StompError(
+                f"There already is a subscription for: {sub_id}. Either use unique subscription IDs "
+                "or do not create multiple subscriptions for the same destination"
+            )
         if not name:
             raise StompError("Invalid empty or 'null' Destination header")
         destinations = self._names.parse(name, fallback=True)
@@ -503,9 +513,17 @@ class StompConverter:
             self._register(sub)
             if destination.is_queue:
                 self._browse(sub)
-            self._emit(StompFrame("MESSAGE", {**({"subscription": sub_id} if sub_id is not None else {}),
-                                              "browser": "end", "destination": sub.stomp_destination,
-                                              "message-id": "0"}))
+            self._emit(
+                StompFrame(
+                    "MESSAGE",
+                    {
+                        **({"subscription": sub_id} if sub_id is not None else {}),
+                        "browser": "end",
+                        "destination": sub.stomp_destination,
+                        "message-id": "0",
+                    },
+                )
+            )
             return
         selector = headers.get("selector") or options.selector or None
         if selector is not None:
@@ -550,8 +568,14 @@ class StompConverter:
         # _deliver and _emit inline (the hot path of an auto subscription), then the ack owed
         version = self.version
         data = message_bytes(self._names, version, sub.id_line, message, dispatch.redelivery_counter, None)
-        self._out.append((data if data is not None else message_frame(
-            self._names, version, sub.header_id, message, dispatch.redelivery_counter, None), version))
+        self._out.append(
+            (
+                data
+                if data is not None
+                else message_frame(self._names, version, sub.header_id, message, dispatch.redelivery_counter, None),
+                version,
+            )
+        )
         self._auto_acks.append((dispatch.consumer_id, message.message_id))
         if not self._in_frame and self.on_output is not None:
             self.on_output()
@@ -569,8 +593,14 @@ class StompConverter:
                 self._acks[ack_id] = (sub, delivery)
         version = self.version
         data = message_bytes(self._names, version, sub.id_line, message, redelivery_counter, ack_id)
-        self._out.append((data if data is not None else message_frame(
-            self._names, version, sub.header_id, message, redelivery_counter, ack_id), version))
+        self._out.append(
+            (
+                data
+                if data is not None
+                else message_frame(self._names, version, sub.header_id, message, redelivery_counter, ack_id),
+                version,
+            )
+        )
         if not self._in_frame and self.on_output is not None:
             self.on_output()
 
@@ -617,8 +647,15 @@ class StompConverter:
 
     def _find(self, frame: StompFrame, *, nack: bool) -> tuple[Subscription, Delivery] | None:
         """The subscription and delivery an ACK/NACK names (None: no such one); an unknown transaction is refused."""
-        return find_delivery(frame, self.version, nack=nack, acks=self._acks, subs=self._subs,
-                             all_subs=self._all_subs, check_transaction=self._core_transaction)
+        return find_delivery(
+            frame,
+            self.version,
+            nack=nack,
+            acks=self._acks,
+            subs=self._subs,
+            all_subs=self._all_subs,
+            check_transaction=self._core_transaction,
+        )
 
     def _run_auto_acks(self, limit: int | None) -> None:
         send_auto_acks(self.broker, self.connection_id, self._auto_acks, self._by_consumer, limit)
@@ -642,8 +679,9 @@ class StompConverter:
                 sub, delivery = known
                 message_id = delivery.message_id
                 assert self.connection_id is not None and sub.consumer_id is not None and ack_id is not None
-                self.broker.ack(self.connection_id, MessageAck(
-                    sub.consumer_id, AckType.INDIVIDUAL, message_id, message_id, 1, None))
+                self.broker.ack(
+                    self.connection_id, MessageAck(sub.consumer_id, AckType.INDIVIDUAL, message_id, message_id, 1, None)
+                )
                 sub.unacked.pop(message_id, None)
                 self._acks.pop(ack_id, None)
                 return
@@ -673,9 +711,17 @@ class StompConverter:
         txn = self._transactions[tx_name] if tx_name is not None else None
         assert self.connection_id is not None and sub.consumer_id is not None
         # one message, straight to the dead-letter path (or the broker redelivery plugin); no cause is given
-        self.broker.ack(self.connection_id, MessageAck(
-            sub.consumer_id, AckType.POISON, delivery.message_id, delivery.message_id, 1,
-            None if txn is None else txn.core_id))
+        self.broker.ack(
+            self.connection_id,
+            MessageAck(
+                sub.consumer_id,
+                AckType.POISON,
+                delivery.message_id,
+                delivery.message_id,
+                1,
+                None if txn is None else txn.core_id,
+            ),
+        )
         self._forget(sub, [delivery])
 
     # -- transactions -------------------------------------------------------------------------------------------------

@@ -49,9 +49,12 @@ class _StompProtocol(asyncio.Protocol):
         self.broker = server.broker
         self.transport: asyncio.Transport | None = None
         # until CONNECTED, only small frames: a stranger cannot make the broker buffer a large partial frame
-        self.decoder = StompDecoder(role="server", max_frame_size=PRE_LOGIN_MAX_FRAME_SIZE
-                                    if server.max_frame_size is None else min(server.max_frame_size,
-                                                                              PRE_LOGIN_MAX_FRAME_SIZE))
+        self.decoder = StompDecoder(
+            role="server",
+            max_frame_size=PRE_LOGIN_MAX_FRAME_SIZE
+            if server.max_frame_size is None
+            else min(server.max_frame_size, PRE_LOGIN_MAX_FRAME_SIZE),
+        )
         self.converter: StompConverter | None = None
         self._flush_scheduled = False
         self._paused = False
@@ -82,7 +85,9 @@ class _StompProtocol(asyncio.Protocol):
         peer = transport.get_extra_info("peername")
         address = f"tcp://{peer[0]}:{peer[1]}" if isinstance(peer, tuple) and len(peer) >= 2 else str(peer)
         self.converter = StompConverter(
-            self.broker, authenticator=self.server.authenticator, on_output=self._schedule_flush,
+            self.broker,
+            authenticator=self.server.authenticator,
+            on_output=self._schedule_flush,
             remote_address=address,
         )
         self.server._opened(self)
@@ -202,8 +207,11 @@ class _StompProtocol(asyncio.Protocol):
             transport.write(data)
             self._written_since_check = True
             if transport.get_write_buffer_size() > self.server.max_write_buffer:
-                log.info("STOMP client %s reads too slowly: %d bytes unsent, disconnecting", converter.remote_address,
-                         transport.get_write_buffer_size())
+                log.info(
+                    "STOMP client %s reads too slowly: %d bytes unsent, disconnecting",
+                    converter.remote_address,
+                    transport.get_write_buffer_size(),
+                )
                 self.abort()
                 return
         if converter.close_after_output:
@@ -390,8 +398,13 @@ async def start_stomp_server(
     instead of binding ``host:port``; the server owns and closes them. ``max_connections`` bounds the client sockets
     open on all the broker's listeners together (native ones included): a socket past it is closed at once.
     """
-    server = StompServer(broker, authenticator=authenticator, max_frame_size=max_frame_size,
-                         connect_timeout=connect_timeout, max_connections=max_connections)
+    server = StompServer(
+        broker,
+        authenticator=authenticator,
+        max_frame_size=max_frame_size,
+        connect_timeout=connect_timeout,
+        max_connections=max_connections,
+    )
     loop = asyncio.get_running_loop()
     socks = [sock] if isinstance(sock, socket.socket) else list(sock or ())
     if socks:

@@ -38,34 +38,90 @@ __all__ = [
 ]
 
 #: SEND headers that are not copied into message properties
-SEND_CONSUMED: Final = frozenset({
-    "destination", "transaction", "receipt", "content-length", "message-id", "redelivered", "subscription",
-    "JMSXUserID", "JMSXDeliveryCount", "persistent", "priority", "expires", "timestamp", "correlation-id", "type",
-    "reply-to", "amq-msg-type", "JMSXGroupID", "JMSXGroupSeq",
-})
+SEND_CONSUMED: Final = frozenset(
+    {
+        "destination",
+        "transaction",
+        "receipt",
+        "content-length",
+        "message-id",
+        "redelivered",
+        "subscription",
+        "JMSXUserID",
+        "JMSXDeliveryCount",
+        "persistent",
+        "priority",
+        "expires",
+        "timestamp",
+        "correlation-id",
+        "type",
+        "reply-to",
+        "amq-msg-type",
+        "JMSXGroupID",
+        "JMSXGroupSeq",
+    }
+)
 #: SEND headers that are more than a property or the destination (the rest of SEND_CONSUMED is read as it comes)
-SEND_SPECIAL: Final = frozenset({
-    "amq-msg-type", "priority", "expires", "timestamp", "reply-to", "JMSXGroupSeq", "persistent", "correlation-id",
-    "type", "JMSXGroupID",
-})
+SEND_SPECIAL: Final = frozenset(
+    {
+        "amq-msg-type",
+        "priority",
+        "expires",
+        "timestamp",
+        "reply-to",
+        "JMSXGroupSeq",
+        "persistent",
+        "correlation-id",
+        "type",
+        "JMSXGroupID",
+    }
+)
 #: Message's fields in the order message_from_send passes them
 MESSAGE_FIELDS: Final = (
-    "message_id", "destination", "body", "properties", "priority", "persistent", "timestamp", "expiration",
-    "correlation_id", "reply_to", "type", "group_id", "group_seq", "producer_id", "producer_seq",
+    "message_id",
+    "destination",
+    "body",
+    "properties",
+    "priority",
+    "persistent",
+    "timestamp",
+    "expiration",
+    "correlation_id",
+    "reply_to",
+    "type",
+    "group_id",
+    "group_seq",
+    "producer_id",
+    "producer_seq",
 )
 if tuple(field.name for field in attrs.fields(Message))[: len(MESSAGE_FIELDS)] != MESSAGE_FIELDS:
     raise ImportError("minibroker.message.Message changed its field order: update minibroker.plugins.stomp.messages")
 #: the headers of a MESSAGE besides its properties: a property of one of these names replaces it (the frame path)
-MESSAGE_HEADERS: Final = frozenset({
-    "message-id", "destination", "correlation-id", "expires", "redelivered", "priority", "reply-to", "timestamp",
-    "type", "original-destination", "persistent", "subscription", "ack", "content-length",
-})
+MESSAGE_HEADERS: Final = frozenset(
+    {
+        "message-id",
+        "destination",
+        "correlation-id",
+        "expires",
+        "redelivered",
+        "priority",
+        "reply-to",
+        "timestamp",
+        "type",
+        "original-destination",
+        "persistent",
+        "subscription",
+        "ack",
+        "content-length",
+    }
+)
 #: scheduler properties ActiveMQ reads as numbers even when a STOMP client sent them as strings
 SCHEDULER_PROPERTIES: Final = frozenset({"AMQ_SCHEDULED_DELAY", "AMQ_SCHEDULED_PERIOD", "AMQ_SCHEDULED_REPEAT"})
 
 
-def message_from_send(frame: StompFrame, destination: Destination, names: DestinationNames, now: float,
-                      producer: str, seq: int) -> Message:
+def message_from_send(
+    frame: StompFrame, destination: Destination, names: DestinationNames, now: float, producer: str, seq: int
+) -> Message:
     """The message a SEND carries (``seq``: its number among the connection's messages), as ActiveMQ converts it."""
     headers = frame.headers
     priority = 4
@@ -111,13 +167,31 @@ def message_from_send(frame: StompFrame, destination: Destination, names: Destin
         else:
             properties[name] = value
     # positional: the field order is checked at import (_MESSAGE_FIELDS); keywords cost ~0.4 us more per send
-    return Message(f"{producer}:{seq}", destination, body, properties, priority, persistent, timestamp,
-                   expiration, correlation_id, reply_to, message_type, group_id, group_seq, producer, seq)
-
+    return Message(
+        f"{producer}:{seq}",
+        destination,
+        body,
+        properties,
+        priority,
+        persistent,
+        timestamp,
+        expiration,
+        correlation_id,
+        reply_to,
+        message_type,
+        group_id,
+        group_seq,
+        producer,
+        seq,
+    )
 
 
 def message_bytes(
-    names: DestinationNames, version: str, id_line: str | None, message: Message, redelivery_counter: int,
+    names: DestinationNames,
+    version: str,
+    id_line: str | None,
+    message: Message,
+    redelivery_counter: int,
     ack_id: str | None,
 ) -> bytes | None:
     """The MESSAGE frame :func:`message_frame` makes, encoded at once (the usual case, about 4x cheaper than a
@@ -135,8 +209,13 @@ def message_bytes(
         return None
     body = message.body
     if (
-        type(body) is bytes and not properties and not redelivery_counter and not message.persistent
-        and message.correlation_id is None and message.reply_to is None and message.type is None
+        type(body) is bytes
+        and not properties
+        and not redelivery_counter
+        and not message.persistent
+        and message.correlation_id is None
+        and message.reply_to is None
+        and message.type is None
         and message.original_destination is None
     ):  # the plainest MESSAGE (no optional header): one f-string
         expiration = message.expiration
@@ -200,7 +279,11 @@ def message_bytes(
 
 
 def message_frame(
-    names: DestinationNames, version: str, header_id: str | None, message: Message, redelivery_counter: int,
+    names: DestinationNames,
+    version: str,
+    header_id: str | None,
+    message: Message,
+    redelivery_counter: int,
     ack_id: str | None,
 ) -> StompFrame:
     """A MESSAGE as ActiveMQ writes it: its headers, the properties that can be written, the subscription's id."""

@@ -75,8 +75,13 @@ class Ignored(Exception):
 
 
 def find_delivery(
-    frame: StompFrame, version: str, *, nack: bool, acks: Mapping[str, tuple[Subscription, Delivery]],
-    subs: Mapping[str, Subscription], all_subs: Iterable[Subscription],
+    frame: StompFrame,
+    version: str,
+    *,
+    nack: bool,
+    acks: Mapping[str, tuple[Subscription, Delivery]],
+    subs: Mapping[str, Subscription],
+    all_subs: Iterable[Subscription],
     check_transaction: Callable[[str | None], object],
 ) -> tuple[Subscription, Delivery] | None:
     """The subscription and delivery an ACK/NACK names, after ActiveMQ's header checks (None: no such one)."""
@@ -99,7 +104,8 @@ def find_delivery(
     ack_id = headers.get("id") if version == "1.2" else None
     if version == "1.2" and ack_id is None:
         raise StompError(
-            "NACK received without an ack header to acknowledge!" if nack
+            "NACK received without an ack header to acknowledge!"
+            if nack
             else "ACK received without a ack id for acknowledge!"
         )
     check_transaction(headers.get("transaction"))
@@ -123,8 +129,9 @@ def find_delivery(
     return None
 
 
-def send_ack(broker: Broker, connection_id: int, sub: Subscription, delivery: Delivery,
-             txn: Transaction | None) -> list[Delivery]:
+def send_ack(
+    broker: Broker, connection_id: int, sub: Subscription, delivery: Delivery, txn: Transaction | None
+) -> list[Delivery]:
     """The broker acks of an ACK of ``delivery`` (``ack:client``: every delivery up to it, one range ack); returns
     the deliveries it settles."""
     assert sub.consumer_id is not None
@@ -136,26 +143,43 @@ def send_ack(broker: Broker, connection_id: int, sub: Subscription, delivery: De
                 break
         first = span[0].message_id
         if txn is None:
-            broker.ack(connection_id, MessageAck(
-                sub.consumer_id, AckType.STANDARD, delivery.message_id, first, len(span)))
+            broker.ack(
+                connection_id, MessageAck(sub.consumer_id, AckType.STANDARD, delivery.message_id, first, len(span))
+            )
         else:
             # the prefetch slots are free at once; the messages are settled at COMMIT
-            broker.ack(connection_id, MessageAck(
-                sub.consumer_id, AckType.DELIVERED, delivery.message_id, first, len(span)))
-            broker.ack(connection_id, MessageAck(
-                sub.consumer_id, AckType.STANDARD, delivery.message_id, first, len(span), txn.core_id))
+            broker.ack(
+                connection_id, MessageAck(sub.consumer_id, AckType.DELIVERED, delivery.message_id, first, len(span))
+            )
+            broker.ack(
+                connection_id,
+                MessageAck(sub.consumer_id, AckType.STANDARD, delivery.message_id, first, len(span), txn.core_id),
+            )
             txn.acked.extend((sub, item) for item in span)
         return span
-    broker.ack(connection_id, MessageAck(
-        sub.consumer_id, AckType.INDIVIDUAL, delivery.message_id, delivery.message_id, 1,
-        None if txn is None else txn.core_id))
+    broker.ack(
+        connection_id,
+        MessageAck(
+            sub.consumer_id,
+            AckType.INDIVIDUAL,
+            delivery.message_id,
+            delivery.message_id,
+            1,
+            None if txn is None else txn.core_id,
+        ),
+    )
     if txn is not None:
         txn.acked.append((sub, delivery))
     return [delivery]
 
 
-def send_auto_acks(broker: Broker, connection_id: int | None, pending: deque[tuple[int, str]],
-                   by_consumer: Mapping[int, Subscription], limit: int | None) -> None:
+def send_auto_acks(
+    broker: Broker,
+    connection_id: int | None,
+    pending: deque[tuple[int, str]],
+    by_consumer: Mapping[int, Subscription],
+    limit: int | None,
+) -> None:
     """Send the owed auto acks, oldest first (at most ``limit`` messages, counting those dispatched meanwhile).
 
     Consecutive acks of one consumer go as one STANDARD range ack (first..last, with its count), which the broker

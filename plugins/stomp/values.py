@@ -70,7 +70,6 @@ def java_class(exc: MinibrokerError) -> str:
     return "javax.jms.JMSException"
 
 
-
 def escape_value(text: str, version: str) -> str | None:
     """``text`` escaped for a 1.1/1.2 header; None when it holds a NUL (no version can carry one)."""
     return None if "\0" in text else escape_header(text, version)

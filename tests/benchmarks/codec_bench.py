@@ -44,9 +44,24 @@ elif op == "decode":
 
 
 def instructions(n: int, kind: str, op: str) -> int:
-    done = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable, "-P",
-                           "-c", _CHILD, str(n), kind, op], capture_output=True, text=True, check=True,
-                          env={**os.environ, "PYTHONHASHSEED": "0"})  # the same dict layouts in every run
+    done = subprocess.run(
+        [
+            "valgrind",
+            "--tool=callgrind",
+            "--callgrind-out-file=/dev/null",
+            sys.executable,
+            "-P",
+            "-c",
+            _CHILD,
+            str(n),
+            kind,
+            op,
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PYTHONHASHSEED": "0"},
+    )  # the same dict layouts in every run
     found = re.search(r"Collected : (\d+)", done.stderr)
     assert found is not None, done.stderr
     return int(found.group(1))
@@ -57,8 +72,10 @@ def main() -> int:
     parser.add_argument("--frames", type=int, default=10_000, help="frames per run (default 10,000)")
     args = parser.parse_args()
     n = args.frames
-    print(f"{'frame (' + format(n, ',') + ' per run, callgrind)':<36} {'encode instr/frame':>19} "
-          f"{'decode instr/frame':>19}")
+    print(
+        f"{'frame (' + format(n, ',') + ' per run, callgrind)':<36} {'encode instr/frame':>19} "
+        f"{'decode instr/frame':>19}"
+    )
     for kind in ("send", "message", "ack"):
         base = instructions(n, kind, "build")
         figures = [(instructions(n, kind, op) - base) / n for op in ("encode", "decode")]

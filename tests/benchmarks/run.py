@@ -38,8 +38,7 @@ class Row:
         ratio = "-" if self.ratio is None else f"{self.ratio:.3f}"
         verdict = "-" if self.ok is None else ("pass" if self.ok else "FAIL")
         value = f"{self.value:>14,.1f}" if abs(self.value) >= 10 else f"{self.value:>14.4f}"
-        return (f"{self.scenario:<54} {value} {self.unit:<8} {self.baseline:<34} {ratio:>7} "
-                f"{self.target:<14} {verdict}")
+        return f"{self.scenario:<54} {value} {self.unit:<8} {self.baseline:<34} {ratio:>7} {self.target:<14} {verdict}"
 
 
 BODY = "x" * 100
@@ -51,8 +50,9 @@ def best_of(runs: int, fn: Callable[[], Awaitable[float]]) -> float:
     return min(times)
 
 
-def best_of_pair(runs: int, baseline: Callable[[], Awaitable[float]],
-                 fn: Callable[[], Awaitable[float]]) -> tuple[float, float]:
+def best_of_pair(
+    runs: int, baseline: Callable[[], Awaitable[float]], fn: Callable[[], Awaitable[float]]
+) -> tuple[float, float]:
     """The best timings of ``baseline`` and ``fn``, measured in turns: a slow spell of the machine then touches
     both sides of a ratio instead of one."""
     base: list[float] = []
@@ -64,6 +64,7 @@ def best_of_pair(runs: int, baseline: Callable[[], Awaitable[float]],
 
 
 # -- baselines ------------------------------------------------------------------------------------------------------
+
 
 async def asyncio_queue_pair(n: int) -> float:
     """A raw asyncio.Queue producer/consumer pair moving ``n`` items: the in-process baseline."""
@@ -84,8 +85,10 @@ async def asyncio_queue_pair(n: int) -> float:
 
 # -- scenarios ------------------------------------------------------------------------------------------------------
 
-async def inprocess_pair(n: int, mode: AckMode = AckMode.AUTO_ACKNOWLEDGE, prefetch: int = 1000,
-                         history: bool = False) -> float:
+
+async def inprocess_pair(
+    n: int, mode: AckMode = AckMode.AUTO_ACKNOWLEDGE, prefetch: int = 1000, history: bool = False
+) -> float:
     """One producer task and one consumer task through an in-process broker (``history``: the default broker, which
     records every message's history for test reports, as the pytest fixtures' broker does)."""
     broker = Broker() if history else Broker(history_limit=0)
@@ -350,12 +353,14 @@ def tcp_processes(n: int) -> float:
     try:
         assert server.stdout is not None
         url = server.stdout.readline().strip()
-        consumer = subprocess.Popen([sys.executable, "-P", "-c", TCP_CONSUMER, url, str(n)], stdout=subprocess.PIPE,
-                                    text=True)
+        consumer = subprocess.Popen(
+            [sys.executable, "-P", "-c", TCP_CONSUMER, url, str(n)], stdout=subprocess.PIPE, text=True
+        )
         assert consumer.stdout is not None
         assert consumer.stdout.readline().strip() == "ready"
-        producer = subprocess.run([sys.executable, "-P", "-c", TCP_PRODUCER, url, str(n)], capture_output=True,
-                                  text=True, check=True)
+        producer = subprocess.run(
+            [sys.executable, "-P", "-c", TCP_PRODUCER, url, str(n)], capture_output=True, text=True, check=True
+        )
         started = float(producer.stdout.split()[0])
         finished = float(consumer.stdout.readline())
         consumer.wait(timeout=60)
@@ -378,12 +383,28 @@ def stomp_rows(messages: int, runs: int) -> list[Row]:
     rows: list[Row] = []
     for r in stomp_bench.measure(messages, runs=runs):
         case = f"STOMP {r.ack} p{r.prefetch}"
-        rows.append(Row(f"{case}: msg/s (send, then receive)", r.rate, "msg/s", "ActiveMQ 5.17: 25-36k msg/s", None,
-                        ">= 25k msg/s" if r.ack == "auto" else "-",
-                        r.rate >= STOMP_REFERENCE_RATE if r.ack == "auto" else None))
-        rows.append(Row(f"{case}: broker CPU per message", r.broker_us_per_message, "us", "ActiveMQ 5.17: 11-25 us",
-                        None, f"<= {STOMP_TARGET_CPU_US:.2f} us",
-                        r.broker_us_per_message <= STOMP_TARGET_CPU_US))
+        rows.append(
+            Row(
+                f"{case}: msg/s (send, then receive)",
+                r.rate,
+                "msg/s",
+                "ActiveMQ 5.17: 25-36k msg/s",
+                None,
+                ">= 25k msg/s" if r.ack == "auto" else "-",
+                r.rate >= STOMP_REFERENCE_RATE if r.ack == "auto" else None,
+            )
+        )
+        rows.append(
+            Row(
+                f"{case}: broker CPU per message",
+                r.broker_us_per_message,
+                "us",
+                "ActiveMQ 5.17: 11-25 us",
+                None,
+                f"<= {STOMP_TARGET_CPU_US:.2f} us",
+                r.broker_us_per_message <= STOMP_TARGET_CPU_US,
+            )
+        )
     return rows
 
 
@@ -397,10 +418,24 @@ def spark_rows(quick: bool, runs: int) -> list[Row]:
         return []
     f = figures
     return [
-        Row(f"Spark: read {f.n1:,} messages, 1 partition", f.broker, "s",
-            f"generated Arrow rows {f.arrow:.2f} s", f.ratio, "<= 1.5x", f.ratio <= 1.5),
-        Row(f"Spark: read {f.n2:,} messages, {f.parts} partitions", f.broker_parts, "s",
-            f"generated Arrow rows {f.arrow_parts:.2f} s", f.ratio_parts, "<= 1.5x", f.ratio_parts <= 1.5),
+        Row(
+            f"Spark: read {f.n1:,} messages, 1 partition",
+            f.broker,
+            "s",
+            f"generated Arrow rows {f.arrow:.2f} s",
+            f.ratio,
+            "<= 1.5x",
+            f.ratio <= 1.5,
+        ),
+        Row(
+            f"Spark: read {f.n2:,} messages, {f.parts} partitions",
+            f.broker_parts,
+            "s",
+            f"generated Arrow rows {f.arrow_parts:.2f} s",
+            f.ratio_parts,
+            "<= 1.5x",
+            f.ratio_parts <= 1.5,
+        ),
     ]
 
 
@@ -435,10 +470,16 @@ def instructions(call: str, n: int) -> int:
     import subprocess
     from pathlib import Path
 
-    code = (f"import asyncio, sys; sys.path.insert(0, {str(Path(__file__).parent)!r}); from run import *; n = {n}; "
-            f"n and asyncio.run({call})")
-    done = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable, "-P",
-                           "-c", code], capture_output=True, text=True, check=True)
+    code = (
+        f"import asyncio, sys; sys.path.insert(0, {str(Path(__file__).parent)!r}); from run import *; n = {n}; "
+        f"n and asyncio.run({call})"
+    )
+    done = subprocess.run(
+        ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable, "-P", "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     found = re.search(r"Collected : (\d+)", done.stderr)
     assert found is not None, done.stderr
     return int(found.group(1))
@@ -466,11 +507,15 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="fewer messages and runs (a smoke test)")
     parser.add_argument("--only", nargs="*", help="run only scenarios whose name contains one of these words")
-    parser.add_argument("--profile", action="store_true",
-                        help="print a cProfile of the in-process AUTO scenario instead of the table")
-    parser.add_argument("--instructions", action="store_true",
-                        help="instead of the table, count the CPU instructions per message of the in-process "
-                             "scenarios and their baseline (needs valgrind; a few minutes)")
+    parser.add_argument(
+        "--profile", action="store_true", help="print a cProfile of the in-process AUTO scenario instead of the table"
+    )
+    parser.add_argument(
+        "--instructions",
+        action="store_true",
+        help="instead of the table, count the CPU instructions per message of the in-process "
+        "scenarios and their baseline (needs valgrind; a few minutes)",
+    )
     args = parser.parse_args(argv)
     if args.profile:
         profile_inprocess(20_000 if args.quick else 100_000)
@@ -497,24 +542,37 @@ def main(argv: list[str] | None = None) -> int:
             continue
         # the in-process rows take their own baseline, in turns with the scenario (five turns: these are short)
         row_base, elapsed = best_of_pair(
-            max(runs, 5), lambda: asyncio_queue_pair(n),
-            lambda mode=mode, history=history: inprocess_pair(n, mode, history=history))  # type: ignore[misc]
+            max(runs, 5),
+            lambda: asyncio_queue_pair(n),
+            lambda mode=mode, history=history: inprocess_pair(n, mode, history=history),
+        )  # type: ignore[misc]
         rate = n / elapsed
         ratio = row_base / elapsed
-        rows.append(Row(name, rate, "msg/s", f"asyncio.Queue pair {n / row_base:,.0f}/s", ratio,
-                        "-" if target is None else f">= {target}", None if target is None else ratio >= target))
+        rows.append(
+            Row(
+                name,
+                rate,
+                "msg/s",
+                f"asyncio.Queue pair {n / row_base:,.0f}/s",
+                ratio,
+                "-" if target is None else f">= {target}",
+                None if target is None else ratio >= target,
+            )
+        )
     if wanted("pull"):
         pulls = n // 10
         elapsed = best_of(runs, lambda: pull_round_trips(pulls))
         rate = pulls / elapsed
-        rows.append(Row("in-process pull (prefetch 0) round trips", rate, "msg/s", base_text, rate / base_rate, "-",
-                        None))
+        rows.append(
+            Row("in-process pull (prefetch 0) round trips", rate, "msg/s", base_text, rate / base_rate, "-", None)
+        )
     if wanted("fan"):
         fan_n = n // 10
         elapsed = best_of(runs, lambda: fan_out(fan_n))
         rate = fan_n * 10 / elapsed
-        rows.append(Row("in-process topic fan-out to 10 consumers", rate, "deliv/s", base_text, rate / base_rate,
-                        "-", None))
+        rows.append(
+            Row("in-process topic fan-out to 10 consumers", rate, "deliv/s", base_text, rate / base_rate, "-", None)
+        )
     if wanted("start"):
         per = best_of(runs, lambda: start_stop(2_000))
         rows.append(Row("broker start+stop, in-process", per * 1e3, "ms", "-", None, "<= 0.1 ms", per <= 1e-4))
@@ -526,15 +584,34 @@ def main(argv: list[str] | None = None) -> int:
         stop = min(s for _, _, s in launches)
         python = min(python_launch() for _ in range(runs))
         baseline = f"python -c pass {python * 1e3:.0f} ms"
-        rows.append(Row("minibroker serve: launch -> first accept", accept * 1e3, "ms", baseline, accept / python,
-                        "<= 150 ms", accept <= 0.150))
-        rows.append(Row("minibroker serve: launch -> first reply", reply * 1e3, "ms", baseline, reply / python, "-",
-                        None))
+        rows.append(
+            Row(
+                "minibroker serve: launch -> first accept",
+                accept * 1e3,
+                "ms",
+                baseline,
+                accept / python,
+                "<= 150 ms",
+                accept <= 0.150,
+            )
+        )
+        rows.append(
+            Row("minibroker serve: launch -> first reply", reply * 1e3, "ms", baseline, reply / python, "-", None)
+        )
         rows.append(Row("minibroker serve: SIGTERM -> exit", stop * 1e3, "ms", "-", None, "-", None))
     if wanted("tcp"):
         rate = max(tcp_processes(n) for _ in range(1 if args.quick else 2))
-        rows.append(Row("TCP: producer + consumer processes, AUTO p1000", rate, "msg/s", base_text, rate / base_rate,
-                        ">= 100k msg/s", rate >= 100_000))
+        rows.append(
+            Row(
+                "TCP: producer + consumer processes, AUTO p1000",
+                rate,
+                "msg/s",
+                base_text,
+                rate / base_rate,
+                ">= 100k msg/s",
+                rate >= 100_000,
+            )
+        )
     if wanted("stomp"):
         rows.extend(stomp_rows(5_000 if args.quick else 20_000, runs))
     if wanted("spark"):
@@ -543,32 +620,70 @@ def main(argv: list[str] | None = None) -> int:
         from suite_bench import measure as measure_suite
 
         suite = measure_suite(200 if args.quick else 1000, runs)
-        rows.append(Row(f"pytest: {suite.tests:,} tests on the minibroker fixture", suite.minibroker_s, "s",
-                        f"asyncio.Queue fixture {suite.queue_s:.2f} s", suite.ratio, "<= 1.5x", suite.ratio <= 1.5))
+        rows.append(
+            Row(
+                f"pytest: {suite.tests:,} tests on the minibroker fixture",
+                suite.minibroker_s,
+                "s",
+                f"asyncio.Queue fixture {suite.queue_s:.2f} s",
+                suite.ratio,
+                "<= 1.5x",
+                suite.ratio <= 1.5,
+            )
+        )
     if wanted("conformance"):
         seconds, count = conformance_wall_time()
-        rows.append(Row(f"conformance suite ({count} scenarios), virtual time", seconds, "s", "-", None, "<= 5 s",
-                        seconds <= 5))
+        rows.append(
+            Row(f"conformance suite ({count} scenarios), virtual time", seconds, "s", "-", None, "<= 5 s", seconds <= 5)
+        )
     if wanted("scale"):
         small, large = (10_000, 100_000) if args.quick else (100_000, 1_000_000)
         per_small = asyncio.run(scale_queued(small))
         per_large = asyncio.run(scale_queued(large))
-        rows.append(Row(f"scale: enqueue cost {large:,} vs {small:,} queued", per_large / per_small, "x", "-",
-                        None, "~1 (linear)", per_large / per_small < 2))
+        rows.append(
+            Row(
+                f"scale: enqueue cost {large:,} vs {small:,} queued",
+                per_large / per_small,
+                "x",
+                "-",
+                None,
+                "~1 (linear)",
+                per_large / per_small < 2,
+            )
+        )
         few = asyncio.run(scale_consumers(10, 20_000))
         many = asyncio.run(scale_consumers(1_000, 20_000))
-        rows.append(Row("scale: per-message cost, 1,000 vs 10 consumers", many / few, "x", "-", None,
-                        "~1 (linear)", many / few < 3))
+        rows.append(
+            Row(
+                "scale: per-message cost, 1,000 vs 10 consumers",
+                many / few,
+                "x",
+                "-",
+                None,
+                "~1 (linear)",
+                many / few < 3,
+            )
+        )
         # 10 messages per queue at 10,000 queues: the cost of creating a queue is part of what is measured
         d_few = asyncio.run(scale_destinations(10, 100_000))
         d_many = asyncio.run(scale_destinations(10_000, 100_000))
-        rows.append(Row("scale: per-message cost, 10,000 vs 10 queues", d_many / d_few, "x", "-", None,
-                        "~1 (linear)", d_many / d_few < 3))
+        rows.append(
+            Row(
+                "scale: per-message cost, 10,000 vs 10 queues",
+                d_many / d_few,
+                "x",
+                "-",
+                None,
+                "~1 (linear)",
+                d_many / d_few < 3,
+            )
+        )
     if wanted("memory"):
         size = asyncio.run(memory_queued(n))
         per_100k = size * (100_000 / n) / 1e6
-        rows.append(Row("memory per 100k queued 100-byte messages", per_100k, "MB", "-", None, "<= 60 MB",
-                        per_100k <= 60))
+        rows.append(
+            Row("memory per 100k queued 100-byte messages", per_100k, "MB", "-", None, "<= 60 MB", per_100k <= 60)
+        )
     header = f"{'scenario':<54} {'value':>14} {'unit':<8} {'baseline':<34} {'ratio':>7} {'target':<14} result"
     print(header)
     print("-" * len(header))
@@ -580,4 +695,3 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
-

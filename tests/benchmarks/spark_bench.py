@@ -37,10 +37,14 @@ def fill(tb: ThreadedBroker, queue: str, n: int, first: int = 0) -> None:
     dest = Destination.queue(queue)
     chunk = 50_000
     for start in range(first, n, chunk):
+
         def publish(start: int = start) -> None:
-            messages = [Message(f"ID:bench:{i}", dest, body(i), {}, 4, True, T0 + i / 1000)
-                        for i in range(start, min(n, start + chunk))]
+            messages = [
+                Message(f"ID:bench:{i}", dest, body(i), {}, 4, True, T0 + i / 1000)
+                for i in range(start, min(n, start + chunk))
+            ]
             tb.broker.publish(0, messages)
+
         tb.call(publish)
 
 
@@ -68,25 +72,37 @@ def generated_source(arrow: bool) -> type:
             if not arrow:
                 utc = dt.UTC
                 for i in range(a, b):
-                    yield (f"ID:bench:{i}", "bench", i, body(i), {}, 4,
-                           dt.datetime.fromtimestamp(T0 + i / 1000, utc), False, 1)
+                    yield (
+                        f"ID:bench:{i}",
+                        "bench",
+                        i,
+                        body(i),
+                        {},
+                        4,
+                        dt.datetime.fromtimestamp(T0 + i / 1000, utc),
+                        False,
+                        1,
+                    )
                 return
             schema = arrow_schema(schema_for("binary"))
             for s in range(a, b, 10_000):
                 rows = range(s, min(b, s + 10_000))
                 k = len(rows)
                 offsets = pa.array([0] * (k + 1), pa.int32())
-                yield pa.RecordBatch.from_arrays([
-                    pa.array([f"ID:bench:{i}" for i in rows], pa.string()),
-                    pa.array(["bench"] * k, pa.string()),
-                    pa.array(list(rows), pa.int64()),
-                    pa.array([body(i) for i in rows], pa.binary()),
-                    pa.MapArray.from_arrays(offsets, pa.array([], pa.string()), pa.array([], pa.string())),
-                    pa.array([4] * k, pa.int32()),
-                    pa.array([round((T0 + i / 1000) * 1e6) for i in rows], pa.int64()).cast(schema.field(6).type),
-                    pa.array([False] * k, pa.bool_()),
-                    pa.array([1] * k, pa.int32()),
-                ], schema=schema)
+                yield pa.RecordBatch.from_arrays(
+                    [
+                        pa.array([f"ID:bench:{i}" for i in rows], pa.string()),
+                        pa.array(["bench"] * k, pa.string()),
+                        pa.array(list(rows), pa.int64()),
+                        pa.array([body(i) for i in rows], pa.binary()),
+                        pa.MapArray.from_arrays(offsets, pa.array([], pa.string()), pa.array([], pa.string())),
+                        pa.array([4] * k, pa.int32()),
+                        pa.array([round((T0 + i / 1000) * 1e6) for i in rows], pa.int64()).cast(schema.field(6).type),
+                        pa.array([False] * k, pa.bool_()),
+                        pa.array([1] * k, pa.int32()),
+                    ],
+                    schema=schema,
+                )
 
     class GenSource(DataSource):  # type: ignore[misc]
         @classmethod
@@ -176,8 +192,9 @@ def measure(small: bool = False, repeat: int = 3) -> SparkFigures | str:
         cloudpickle.register_pickle_by_value(sys.modules[__name__])
     n1, n2 = (10_000, 100_000) if small else (100_000, 1_000_000)
     parts2 = 4
-    spark = build_spark_session("minibroker-bench", master="local[2]",
-                                conf={"spark.sql.execution.arrow.maxRecordsPerBatch": "10000"})
+    spark = build_spark_session(
+        "minibroker-bench", master="local[2]", conf={"spark.sql.execution.arrow.maxRecordsPerBatch": "10000"}
+    )
     for arrow in (False, True):
         spark.dataSource.register(generated_source(arrow))
     try:
@@ -186,13 +203,21 @@ def measure(small: bool = False, repeat: int = 3) -> SparkFigures | str:
 
             def broker_read(n: int, parts: int) -> tuple[int, int, int]:
                 per = -(-n // parts)
-                return checksum(spark.read.format("minibroker").option("url", tb.url)
-                                .option("destinations", "bench").option("maxMessagesPerPartition", str(per))
-                                .load())
+                return checksum(
+                    spark.read.format("minibroker")
+                    .option("url", tb.url)
+                    .option("destinations", "bench")
+                    .option("maxMessagesPerPartition", str(per))
+                    .load()
+                )
 
             def generated(n: int, parts: int, arrow: bool) -> tuple[int, int, int]:
-                return checksum(spark.read.format("bench_arrow" if arrow else "bench_tuples")
-                                .option("n", str(n)).option("parts", str(parts)).load())
+                return checksum(
+                    spark.read.format("bench_arrow" if arrow else "bench_tuples")
+                    .option("n", str(n))
+                    .option("parts", str(parts))
+                    .load()
+                )
 
             want = expected(n1)
             mb, got, ga, got_base = best_pair(lambda: broker_read(n1, 1), lambda: generated(n1, 1, True), repeat)
@@ -201,8 +226,9 @@ def measure(small: bool = False, repeat: int = 3) -> SparkFigures | str:
             assert got == want, (got, want)
             fill(tb, "bench", n2, n1)
             want = expected(n2)
-            mb2, got, ga2, got_base = best_pair(lambda: broker_read(n2, parts2), lambda: generated(n2, parts2, True),
-                                                max(1, repeat - 1))
+            mb2, got, ga2, got_base = best_pair(
+                lambda: broker_read(n2, parts2), lambda: generated(n2, parts2, True), max(1, repeat - 1)
+            )
             assert got == want and got_base == want, (got, got_base, want)
             mb1, got = best(lambda: broker_read(n2, 1), 1)
             assert got == want, (got, want)
@@ -222,15 +248,21 @@ def main() -> int:
         return 0
     print(f"\n{f.n1:,} messages, 1 partition (count + checksum of body and seq):")
     print(f"  minibroker source (TCP, Arrow batches)  {f.broker:6.2f} s  {f.n1 / f.broker:>10,.0f} msg/s")
-    print(f"  baseline: generated rows, tuples         {f.tuples:6.2f} s   -> minibroker / baseline = "
-          f"{f.broker / f.tuples:.2f}x")
+    print(
+        f"  baseline: generated rows, tuples         {f.tuples:6.2f} s   -> minibroker / baseline = "
+        f"{f.broker / f.tuples:.2f}x"
+    )
     print(f"  baseline: generated rows, Arrow          {f.arrow:6.2f} s   -> minibroker / baseline = {f.ratio:.2f}x")
     print(f"{f.n2:,} messages, {f.parts} partitions on 2 cores:")
     print(f"  minibroker source                        {f.broker_parts:6.2f} s  {f.n2 / f.broker_parts:>10,.0f} msg/s")
-    print(f"  baseline: generated rows, Arrow          {f.arrow_parts:6.2f} s   -> minibroker / baseline = "
-          f"{f.ratio_parts:.2f}x")
-    print(f"  minibroker source, 1 partition           {f.broker_one:6.2f} s   -> {f.parts} partitions speed-up = "
-          f"{f.broker_one / f.broker_parts:.2f}x")
+    print(
+        f"  baseline: generated rows, Arrow          {f.arrow_parts:6.2f} s   -> minibroker / baseline = "
+        f"{f.ratio_parts:.2f}x"
+    )
+    print(
+        f"  minibroker source, 1 partition           {f.broker_one:6.2f} s   -> {f.parts} partitions speed-up = "
+        f"{f.broker_one / f.broker_parts:.2f}x"
+    )
     return 0
 
 

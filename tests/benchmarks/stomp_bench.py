@@ -74,7 +74,10 @@ class BrokerProcess:
     def __init__(self, profile: str | None = None) -> None:
         self.proc = subprocess.Popen(
             [sys.executable, "-P", "-c", CHILD, *([os.path.abspath(profile)] if profile else [])],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            bufsize=1,
         )
         assert self.proc.stdout is not None and self.proc.stdin is not None
         line = self.proc.stdout.readline()
@@ -164,15 +167,24 @@ class Result:
         return self.cpu_per_message * 1e6
 
     def as_dict(self) -> dict[str, Any]:
-        return {"ack": self.ack, "prefetch": self.prefetch, "messages": self.messages,
-                "send_msg_per_s": self.send_rate, "receive_msg_per_s": self.receive_rate, "msg_per_s": self.rate,
-                "broker_us_per_msg": self.cpu_per_message * 1e6,
-                "send_broker_us_per_msg": self.send_cpu_per_message * 1e6}
+        return {
+            "ack": self.ack,
+            "prefetch": self.prefetch,
+            "messages": self.messages,
+            "send_msg_per_s": self.send_rate,
+            "receive_msg_per_s": self.receive_rate,
+            "msg_per_s": self.rate,
+            "broker_us_per_msg": self.cpu_per_message * 1e6,
+            "send_broker_us_per_msg": self.send_cpu_per_message * 1e6,
+        }
 
 
 #: the cases measured: (ack mode, prefetch)
 CASES: tuple[tuple[str, int], ...] = (
-    ("auto", 1), ("auto", 1000), ("client-individual", 1), ("client-individual", 1000),
+    ("auto", 1),
+    ("auto", 1000),
+    ("client-individual", 1),
+    ("client-individual", 1000),
 )
 
 
@@ -206,12 +218,26 @@ def run_case(broker: BrokerProcess, ack: str, prefetch: int, messages: int, size
     cpu1, proc1 = broker.cpu(), broker.cpu_from_proc()
     producer.disconnect()
     consumer.disconnect()
-    return Result(ack, prefetch, messages, messages / (t1 - t0), messages / (t2 - t1), (cpu1 - cpu0) / messages,
-                  (proc1 - proc0) / messages, (cpu_sent - cpu0) / messages)
+    return Result(
+        ack,
+        prefetch,
+        messages,
+        messages / (t1 - t0),
+        messages / (t2 - t1),
+        (cpu1 - cpu0) / messages,
+        (proc1 - proc0) / messages,
+        (cpu_sent - cpu0) / messages,
+    )
 
 
-def measure(messages: int = 20_000, *, size: int = 100, runs: int = 1, cases: tuple[tuple[str, int], ...] = CASES,
-            profile: str | None = None) -> list[Result]:
+def measure(
+    messages: int = 20_000,
+    *,
+    size: int = 100,
+    runs: int = 1,
+    cases: tuple[tuple[str, int], ...] = CASES,
+    profile: str | None = None,
+) -> list[Result]:
     """Each case of ``cases`` against one broker child; with ``runs`` > 1 the run with the least broker CPU is kept.
 
     ``profile``: a file the broker child's cProfile stats are dumped to when it stops.
@@ -235,25 +261,35 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--messages", type=int, default=20_000)
     parser.add_argument("--size", type=int, default=100)
     parser.add_argument("--runs", type=int, default=1, help="keep the best of N runs per case")
-    parser.add_argument("--case", action="append", metavar="ACK:PREFETCH",
-                        help="only this case (repeatable), e.g. auto:1000 or client-individual:1")
+    parser.add_argument(
+        "--case",
+        action="append",
+        metavar="ACK:PREFETCH",
+        help="only this case (repeatable), e.g. auto:1000 or client-individual:1",
+    )
     parser.add_argument("--profile", metavar="FILE", help="run the broker child under cProfile, stats to FILE")
     args = parser.parse_args(argv)
     cases = CASES
     if args.case:
         cases = tuple((ack, int(prefetch)) for ack, prefetch in (c.rsplit(":", 1) for c in args.case))
     results = measure(args.messages, size=args.size, runs=args.runs, cases=cases, profile=args.profile)
-    print(f"STOMP connector, stomp.py {stomp.__version__} client, {args.messages} messages of {args.size} bytes, "
-          f"broker in a child process" + (f", best of {args.runs} runs" if args.runs > 1 else ""))
-    header = (f"{'ack':<18} {'prefetch':>8} {'send msg/s':>11} {'receive msg/s':>14} {'broker CPU/msg':>15} "
-              f"{'(/proc)':>9} {'of which SEND':>14}   ActiveMQ 5.17 reference")
+    print(
+        f"STOMP connector, stomp.py {stomp.__version__} client, {args.messages} messages of {args.size} bytes, "
+        f"broker in a child process" + (f", best of {args.runs} runs" if args.runs > 1 else "")
+    )
+    header = (
+        f"{'ack':<18} {'prefetch':>8} {'send msg/s':>11} {'receive msg/s':>14} {'broker CPU/msg':>15} "
+        f"{'(/proc)':>9} {'of which SEND':>14}   ActiveMQ 5.17 reference"
+    )
     print(header)
     print("-" * len(header))
     for r in results:
-        print(f"{r.ack:<18} {r.prefetch:>8} {r.send_rate:>11,.0f} {r.receive_rate:>14,.0f} "
-              f"{r.cpu_per_message * 1e6:>12.1f} us {r.proc_cpu_per_message * 1e6:>6.1f} us "
-              f"{r.send_cpu_per_message * 1e6:>11.1f} us   "
-              f"{REFERENCE_RATE}, {REFERENCE_CPU}")
+        print(
+            f"{r.ack:<18} {r.prefetch:>8} {r.send_rate:>11,.0f} {r.receive_rate:>14,.0f} "
+            f"{r.cpu_per_message * 1e6:>12.1f} us {r.proc_cpu_per_message * 1e6:>6.1f} us "
+            f"{r.send_cpu_per_message * 1e6:>11.1f} us   "
+            f"{REFERENCE_RATE}, {REFERENCE_CPU}"
+        )
     print("broker CPU/msg covers both phases (SEND in, MESSAGE out and its ack); rates are limited by stomp.py too")
     return 0
 

@@ -74,8 +74,13 @@ class SuiteFigures:
 def _run(directory: Path, test_file: str, tests: int) -> float:
     env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
     start = time.perf_counter()
-    done = subprocess.run([sys.executable, "-P", "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist",
-                           test_file], cwd=directory, env=env, capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-P", "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist", test_file],
+        cwd=directory,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     elapsed = time.perf_counter() - start
     if done.returncode != 0 or f"{tests} passed" not in done.stdout:
         raise RuntimeError(f"{test_file} failed:\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}")
@@ -102,8 +107,10 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args()
     f = measure(args.tests, args.runs)
-    print(f"{f.tests:,} tests: minibroker fixture {f.minibroker_s:.2f} s, asyncio.Queue fixture {f.queue_s:.2f} s, "
-          f"ratio {f.ratio:.2f} (target <= 1.5)")
+    print(
+        f"{f.tests:,} tests: minibroker fixture {f.minibroker_s:.2f} s, asyncio.Queue fixture {f.queue_s:.2f} s, "
+        f"ratio {f.ratio:.2f} (target <= 1.5)"
+    )
     return 0
 
 

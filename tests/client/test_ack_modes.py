@@ -81,7 +81,6 @@ class TestDupsOk:
         assert await consumer.receive(timeout=0) is not None
         assert topic.dequeued == 2
 
-
     async def test_dups_ok_on_a_topic_flushes_pending_acks_on_close(self, broker: Broker, conn: Connection) -> None:
         """DUPS_OK topic: acks still pending below the 0.5 x prefetch threshold are sent when the consumer closes."""
         session = await conn.create_session(AckMode.DUPS_OK)
@@ -95,8 +94,9 @@ class TestDupsOk:
         assert broker.core.topics["t"].dequeued == 3
         assert all([r.ack_type for r in broker.history(mid) if r.event == "ack"] == ["STANDARD"] for mid in ids)
 
-    async def test_dups_ok_topic_listener_exception_is_not_redelivered(self, broker: Broker, conn: Connection,
-                                                                       clock: ManualClock) -> None:
+    async def test_dups_ok_topic_listener_exception_is_not_redelivered(
+        self, broker: Broker, conn: Connection, clock: ManualClock
+    ) -> None:
         """DUPS_OK topic tracks nothing: a listener that raises does not get the message again (§1)."""
         seen: list[str | bytes] = []
 
@@ -180,9 +180,9 @@ class TestIndividualAcknowledge:
         assert [(m.body, m.redelivered, m.delivery_count) for m in got if m] == [("m1", True, 2), ("m3", True, 2)]
         assert got[2] is None
 
-
-    async def test_recover_redelivers_only_the_unacked(self, broker: Broker, conn: Connection,
-                                                       clock: ManualClock) -> None:
+    async def test_recover_redelivers_only_the_unacked(
+        self, broker: Broker, conn: Connection, clock: ManualClock
+    ) -> None:
         """INDIVIDUAL + recover(): m2 was acked, so only m1 and m3 come back (redelivered)."""
         await fill(conn, 3)
         session = await conn.create_session(AckMode.INDIVIDUAL)
@@ -194,8 +194,9 @@ class TestIndividualAcknowledge:
         got = [await consumer.receive(timeout=0) for _ in range(3)]
         assert [(m.body, m.delivery_count) for m in got if m] == [("m1", 2), ("m3", 2)]
 
-    async def test_listener_exception_rolls_back_all_unacked(self, broker: Broker, conn: Connection,
-                                                             clock: ManualClock) -> None:
+    async def test_listener_exception_rolls_back_all_unacked(
+        self, broker: Broker, conn: Connection, clock: ManualClock
+    ) -> None:
         """INDIVIDUAL listener that raises: rollback() redelivers every unacked message, not only the failing one."""
         await fill(conn, 2)
         seen: list[tuple[str | bytes, int]] = []
@@ -215,8 +216,9 @@ class TestIndividualAcknowledge:
 
 
 class TestRecover:
-    async def test_recover_redelivers_after_default_delay(self, broker: Broker, conn: Connection,
-                                                          clock: ManualClock) -> None:
+    async def test_recover_redelivers_after_default_delay(
+        self, broker: Broker, conn: Connection, clock: ManualClock
+    ) -> None:
         """recover(): after the 1 s default delay, everything unacked comes back with redelivered/delivery_count."""
         await fill(conn, 3)
         session = await conn.create_session(AckMode.CLIENT)
@@ -230,7 +232,10 @@ class TestRecover:
         await clock.advance(0.125)
         got = [await consumer.receive(timeout=0) for _ in range(3)]
         assert [(m.body, m.redelivered, m.delivery_count) for m in got if m] == [
-            ("m1", True, 2), ("m2", True, 2), ("m3", True, 2)]
+            ("m1", True, 2),
+            ("m2", True, 2),
+            ("m3", True, 2),
+        ]
         await session.recover()
         await clock.advance(1.0)
         got = [await consumer.receive(timeout=0) for _ in range(3)]
@@ -238,8 +243,9 @@ class TestRecover:
         await got[1].acknowledge()  # type: ignore[union-attr]
         assert sizes(broker) == (0, 0, 3)
 
-    async def test_recover_in_auto_mode_has_nothing_to_redeliver(self, broker: Broker, conn: Connection,
-                                                                 clock: ManualClock) -> None:
+    async def test_recover_in_auto_mode_has_nothing_to_redeliver(
+        self, broker: Broker, conn: Connection, clock: ManualClock
+    ) -> None:
         """AUTO has acked everything already: recover() redelivers nothing."""
         await fill(conn, 1)
         session = await conn.create_session(AckMode.AUTO)
@@ -304,8 +310,9 @@ class TestMisuse:
         other = await session.create_consumer("r")
         with_listener.set_listener(lambda m: None)
         for consumer in (with_listener, other):
-            with pytest.raises(IllegalStateError, match="Cannot synchronously receive a message when a "
-                                                        "MessageListener is set"):
+            with pytest.raises(
+                IllegalStateError, match="Cannot synchronously receive a message when a MessageListener is set"
+            ):
                 await consumer.receive(timeout=0)
 
     async def test_listener_with_prefetch_zero(self, conn: Connection) -> None:
@@ -313,8 +320,10 @@ class TestMisuse:
         consumer = await (await conn.create_session(AckMode.AUTO)).create_consumer("q", prefetch=0)
         with pytest.raises(InvalidConfiguration) as info:
             consumer.set_listener(lambda m: None)
-        assert str(info.value) == ("Illegal prefetch size of zero. This setting is not supported for asynchronous "
-                                   "consumers please set a value of at least 1")
+        assert str(info.value) == (
+            "Illegal prefetch size of zero. This setting is not supported for asynchronous "
+            "consumers please set a value of at least 1"
+        )
         assert consumer.listener is None
 
     @pytest.mark.parametrize("mode", [-1, 5, 99])
@@ -325,5 +334,13 @@ class TestMisuse:
 
     async def test_ack_mode_values(self) -> None:
         """AckMode carries the JMS constants."""
-        assert [int(m) for m in (AckMode.SESSION_TRANSACTED, AckMode.AUTO_ACKNOWLEDGE, AckMode.CLIENT_ACKNOWLEDGE,
-                                 AckMode.DUPS_OK_ACKNOWLEDGE, AckMode.INDIVIDUAL_ACKNOWLEDGE)] == [0, 1, 2, 3, 4]
+        assert [
+            int(m)
+            for m in (
+                AckMode.SESSION_TRANSACTED,
+                AckMode.AUTO_ACKNOWLEDGE,
+                AckMode.CLIENT_ACKNOWLEDGE,
+                AckMode.DUPS_OK_ACKNOWLEDGE,
+                AckMode.INDIVIDUAL_ACKNOWLEDGE,
+            )
+        ] == [0, 1, 2, 3, 4]

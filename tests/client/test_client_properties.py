@@ -30,8 +30,13 @@ MODES = (AckMode.AUTO, AckMode.DUPS_OK, AckMode.CLIENT, AckMode.INDIVIDUAL, AckM
 PREFETCHES = (0, 1, 3, 1000)
 POLICIES = (
     RedeliveryPolicy(maximum_redeliveries=2, initial_redelivery_delay=0.25, redelivery_delay=0.25),
-    RedeliveryPolicy(maximum_redeliveries=3, initial_redelivery_delay=0.125, use_exponential_backoff=True,
-                     backoff_multiplier=2.0, redelivery_delay=0.125),
+    RedeliveryPolicy(
+        maximum_redeliveries=3,
+        initial_redelivery_delay=0.125,
+        use_exponential_backoff=True,
+        backoff_multiplier=2.0,
+        redelivery_delay=0.125,
+    ),
     RedeliveryPolicy(maximum_redeliveries=1, initial_redelivery_delay=0.0, redelivery_delay=0.5),
     RedeliveryPolicy(maximum_redeliveries=0, initial_redelivery_delay=0.25, redelivery_delay=0.25),
 )
@@ -235,9 +240,16 @@ class Run:
 
     async def run(self, steps: int) -> None:
         ops = [
-            (self.op_send, 5), (self.op_tx_send, 1), (self.op_tx_producer_end, 1), (self.op_open, 2),
-            (self.op_receive, 8), (self.op_acknowledge, 2), (self.op_recover, 2), (self.op_end_transaction, 3),
-            (self.op_close, 1), (self.op_advance, 2),
+            (self.op_send, 5),
+            (self.op_tx_send, 1),
+            (self.op_tx_producer_end, 1),
+            (self.op_open, 2),
+            (self.op_receive, 8),
+            (self.op_acknowledge, 2),
+            (self.op_recover, 2),
+            (self.op_end_transaction, 3),
+            (self.op_close, 1),
+            (self.op_advance, 2),
         ]
         for _ in range(steps):
             op = self.rng.choices([o for o, _ in ops], [w for _, w in ops])[0]
@@ -262,8 +274,10 @@ class Run:
         self.check(len(in_dlq) == len(set(in_dlq)), f"a message is in the DLQ twice: {in_dlq}")
         for mid in self.committed:
             acked = self.acked.get(mid, 0)
-            self.check((acked, mid in in_dlq) in ((1, False), (0, True)),
-                       f"{mid}: acked {acked} times, in DLQ: {mid in in_dlq}")
+            self.check(
+                (acked, mid in in_dlq) in ((1, False), (0, True)),
+                f"{mid}: acked {acked} times, in DLQ: {mid in in_dlq}",
+            )
         self.check(set(in_dlq) <= set(self.committed), "the DLQ holds a message that was never committed")
         self.check(set(self.acked) <= set(self.committed), "acked a message that was never committed")
         self.check(self.conn.async_errors == [], f"the broker refused acks: {self.conn.async_errors}")
@@ -275,8 +289,9 @@ async def test_random_client_sequences(seed: int) -> None:
     clock = ManualClock()
     async with Broker(clock=clock) as broker:
         policy = POLICIES[seed % len(POLICIES)]
-        async with await connect(broker, redelivery_policy=policy, seed=seed,
-                                 non_blocking_redelivery=seed % 5 == 4) as conn:
+        async with await connect(
+            broker, redelivery_policy=policy, seed=seed, non_blocking_redelivery=seed % 5 == 4
+        ) as conn:
             run = Run(seed, broker, clock, conn)
             await run.setup()
             await run.run(STEPS)

@@ -182,12 +182,14 @@ class TestListeners:
             [dead] = broker.queue("ActiveMQ.DLQ").browse()
             assert dead.properties["dlqDeliveryFailureCause"] == (
                 f"java.lang.Throwable: Delivery[3] exceeds redelivery policy limit:{policy.activemq_string()}, "
-                "cause:RuntimeError: boom")
+                "cause:RuntimeError: boom"
+            )
             assert [e.error.args for e in conn.listener_errors] == [("boom",)] * 3
             assert (broker.queue("q").size, broker.queue("q").dequeued) == (0, 1)
 
-    async def test_listener_exception_in_client_mode_counts_as_consumed(self, broker: Broker, conn: Connection,
-                                                                       clock: ManualClock) -> None:
+    async def test_listener_exception_in_client_mode_counts_as_consumed(
+        self, broker: Broker, conn: Connection, clock: ManualClock
+    ) -> None:
         """CLIENT listener that raises: no redelivery; the message is acked by the next acknowledge()."""
         await fill(conn, 2)
         seen: list[ReceivedMessage] = []
@@ -480,8 +482,9 @@ class TestBrowse:
 
 
 class TestHistory:
-    async def test_history_shows_dispatches_and_ack_types(self, broker: Broker, conn: Connection,
-                                                         clock: ManualClock) -> None:
+    async def test_history_shows_dispatches_and_ack_types(
+        self, broker: Broker, conn: Connection, clock: ManualClock
+    ) -> None:
         """broker.history(id): sent, dispatched, the DELIVERED/REDELIVERED/STANDARD acks and the counters."""
         [mid] = await fill(conn, 1)
         session = await conn.create_session(AckMode.CLIENT)

@@ -11,8 +11,13 @@ class TestDeliveryHistory:
         """Two rollbacks with exponential back-off, then the poison ack: the history lists every dispatch and
         ack, the REDELIVERED acks carry the policy's delays, and the transaction outcomes follow each ack."""
         clock = ManualClock()
-        policy = RedeliveryPolicy(maximum_redeliveries=2, initial_redelivery_delay=0.1, redelivery_delay=0.1,
-                                  use_exponential_backoff=True, backoff_multiplier=2.0)
+        policy = RedeliveryPolicy(
+            maximum_redeliveries=2,
+            initial_redelivery_delay=0.1,
+            redelivery_delay=0.1,
+            use_exponential_backoff=True,
+            backoff_multiplier=2.0,
+        )
         async with Broker(clock=clock) as broker, await connect(broker, redelivery_policy=policy) as conn:
             session = await conn.create_session(AckMode.SESSION_TRANSACTED)
             producer = await session.create_producer("Q")
@@ -31,10 +36,18 @@ class TestDeliveryHistory:
             # one dispatch: the redeliveries after a rollback are the client's own (the broker only hears of them
             # through REDELIVERED acks); with prefetch 1000 no DELIVERED ack is due for a single message
             assert events == [
-                ("sent", None), ("committed", None), ("dispatched", None),
-                ("ack", "STANDARD"), ("rolled-back", None), ("ack", "REDELIVERED"),
-                ("ack", "STANDARD"), ("rolled-back", None), ("ack", "REDELIVERED"),
-                ("ack", "STANDARD"), ("rolled-back", None), ("ack", "POISON"),
+                ("sent", None),
+                ("committed", None),
+                ("dispatched", None),
+                ("ack", "STANDARD"),
+                ("rolled-back", None),
+                ("ack", "REDELIVERED"),
+                ("ack", "STANDARD"),
+                ("rolled-back", None),
+                ("ack", "REDELIVERED"),
+                ("ack", "STANDARD"),
+                ("rolled-back", None),
+                ("ack", "POISON"),
                 ("dead-lettered", None),
             ]
             delays = [r.delay for r in history if r.ack_type == "REDELIVERED"]

@@ -68,8 +68,9 @@ class TestDeliveredAcksWidenTheWindow:
         assert len(await take(consumer)) == 10
         assert (broker.queue("q").size, broker.queue("q").inflight, broker.queue("q").dequeued) == (10, 10, 0)
 
-    async def test_transacted_consumer_gets_more_than_prefetch_in_one_transaction(self, broker: Broker,
-                                                                                  conn: Connection) -> None:
+    async def test_transacted_consumer_gets_more_than_prefetch_in_one_transaction(
+        self, broker: Broker, conn: Connection
+    ) -> None:
         """A transacted consumer with prefetch 1 receives 5 messages in one transaction; commit consumes all."""
         await fill(conn, 5)
         session = await conn.create_session(AckMode.TRANSACTED)
@@ -89,8 +90,9 @@ class TestDeliveredAcksWidenTheWindow:
 
 
 class TestExpiryInTheClient:
-    async def test_expired_in_buffer_is_not_delivered(self, broker: Broker, conn: Connection,
-                                                      clock: ManualClock) -> None:
+    async def test_expired_in_buffer_is_not_delivered(
+        self, broker: Broker, conn: Connection, clock: ManualClock
+    ) -> None:
         """A prefetched message that expires before receive() is dropped with an EXPIRED ack, then the DLQ
         (expired_message.json)."""
         consumer = await (await conn.create_session()).create_consumer("q")
@@ -103,7 +105,8 @@ class TestExpiryInTheClient:
         [dead] = broker.queue("ActiveMQ.DLQ").browse()
         assert dead.message_id == old and dead.expiration == 0
         assert str(dead.properties["dlqDeliveryFailureCause"]).startswith(
-            "java.lang.Throwable: Message Expired. Expiration:")
+            "java.lang.Throwable: Message Expired. Expiration:"
+        )
         assert [r.ack_type for r in broker.history(old) if r.event == "ack"] == ["EXPIRED"]
 
     async def test_expired_before_dispatch(self, broker: Broker, conn: Connection, clock: ManualClock) -> None:

@@ -18,8 +18,13 @@ from minibroker.client import AckMode, Consumer, ReceivedMessage, RedeliveryPoli
 from minibroker.client import _consumer as consumer_module
 from minibroker.errors import MinibrokerError
 
-MODES = [AckMode.AUTO_ACKNOWLEDGE, AckMode.CLIENT_ACKNOWLEDGE, AckMode.DUPS_OK_ACKNOWLEDGE,
-         AckMode.INDIVIDUAL_ACKNOWLEDGE, AckMode.SESSION_TRANSACTED]
+MODES = [
+    AckMode.AUTO_ACKNOWLEDGE,
+    AckMode.CLIENT_ACKNOWLEDGE,
+    AckMode.DUPS_OK_ACKNOWLEDGE,
+    AckMode.INDIVIDUAL_ACKNOWLEDGE,
+    AckMode.SESSION_TRANSACTED,
+]
 
 
 class Walk:
@@ -61,8 +66,9 @@ class Walk:
         rng = self.rng
         clock = ManualClock()
         async with Broker(clock=clock) as broker:
-            policy = RedeliveryPolicy(maximum_redeliveries=rng.choice([-1, 0, 1, 2]), initial_redelivery_delay=0.0,
-                                      redelivery_delay=0.0)
+            policy = RedeliveryPolicy(
+                maximum_redeliveries=rng.choice([-1, 0, 1, 2]), initial_redelivery_delay=0.0, redelivery_delay=0.0
+            )
             async with await connect(broker, redelivery_policy=policy) as conn:
                 session = await conn.create_session(rng.choice(MODES))
                 consumer = await session.create_consumer("q", prefetch=rng.choice([1, 3, 1000]))

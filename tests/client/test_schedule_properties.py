@@ -35,14 +35,18 @@ async def test_waits_follow_the_explained_schedule(seed: int) -> None:
     how = rng.choice(["rollback", "recover", "listener"])
     clock = ManualClock(autojump=True)
     async with Broker(clock=clock) as broker, await connect(broker, redelivery_policy=policy) as conn:
-        mode = {"rollback": AckMode.SESSION_TRANSACTED, "recover": AckMode.CLIENT_ACKNOWLEDGE,
-                "listener": AckMode.AUTO_ACKNOWLEDGE}[how]
+        mode = {
+            "rollback": AckMode.SESSION_TRANSACTED,
+            "recover": AckMode.CLIENT_ACKNOWLEDGE,
+            "listener": AckMode.AUTO_ACKNOWLEDGE,
+        }[how]
         session = await conn.create_session(mode)
         producer = await (await conn.create_session()).create_producer("q")
         message_id = await producer.send("m")
         consumer = await session.create_consumer("q")
         times: list[float] = []
         if how == "listener":
+
             def fail(_msg: object) -> None:
                 times.append(clock.elapsed)
                 assert not broker.queue("ActiveMQ.DLQ").exists, f"seed {seed}: dead-lettered before its limit"

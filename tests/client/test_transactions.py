@@ -18,8 +18,7 @@ DLQ = "ActiveMQ.DLQ"
 
 
 def fast_policy(maximum: int = 6, delay: float = 0.25, **kw: object) -> RedeliveryPolicy:
-    return RedeliveryPolicy(maximum_redeliveries=maximum, initial_redelivery_delay=delay, redelivery_delay=delay,
-                            **kw)  # type: ignore[arg-type]
+    return RedeliveryPolicy(maximum_redeliveries=maximum, initial_redelivery_delay=delay, redelivery_delay=delay, **kw)  # type: ignore[arg-type]
 
 
 @pytest.fixture
@@ -158,8 +157,9 @@ class TestRollbackRedelivery:
             await session.commit()
             assert stats(broker) == (0, 0, 3, 3)
 
-    async def test_rolled_back_messages_come_first_in_order(self, broker: Broker, conn: Connection,
-                                                            clock: ManualClock) -> None:
+    async def test_rolled_back_messages_come_first_in_order(
+        self, broker: Broker, conn: Connection, clock: ManualClock
+    ) -> None:
         """Several rolled-back messages are re-inserted at the front in their original order."""
         await fill(conn, 4)
         session = await conn.create_session(AckMode.TRANSACTED)
@@ -184,8 +184,9 @@ class TestRollbackRedelivery:
 
     async def test_non_blocking_redelivery_lets_others_overtake(self, broker: Broker, clock: ManualClock) -> None:
         """non_blocking_redelivery=True: other messages flow during the delay; the rolled-back one comes after."""
-        async with await connect(broker, redelivery_policy=fast_policy(delay=0.25),
-                                 non_blocking_redelivery=True) as conn:
+        async with await connect(
+            broker, redelivery_policy=fast_policy(delay=0.25), non_blocking_redelivery=True
+        ) as conn:
             await fill(conn, 2)
             session = await conn.create_session(AckMode.TRANSACTED)
             consumer = await session.create_consumer("q")
@@ -197,8 +198,9 @@ class TestRollbackRedelivery:
 
     async def test_commit_after_non_blocking_redelivery(self, broker: Broker, clock: ManualClock) -> None:
         """Messages received in one transaction, the redelivered one after the others, are all consumed by commit."""
-        async with await connect(broker, redelivery_policy=fast_policy(delay=0.25),
-                                 non_blocking_redelivery=True) as conn:
+        async with await connect(
+            broker, redelivery_policy=fast_policy(delay=0.25), non_blocking_redelivery=True
+        ) as conn:
             await fill(conn, 2)
             session = await conn.create_session(AckMode.TRANSACTED)
             consumer = await session.create_consumer("q")
@@ -234,10 +236,15 @@ class TestRollbackRedelivery:
             assert dead is not None and dead.message_id == mid
             assert dead.get_property("dlqDeliveryFailureCause") == (
                 f"java.lang.Throwable: Delivery[3] exceeds redelivery policy limit:{policy.activemq_string()}, "
-                "cause:null")
-            assert "Delivery[3] exceeds redelivery policy limit:RedeliveryPolicy {destination = null, " \
-                   "collisionAvoidanceFactor = 0.15, maximumRedeliveries = 2," in dead.get_property(  # type: ignore
-                       "dlqDeliveryFailureCause")
+                "cause:null"
+            )
+            assert (
+                "Delivery[3] exceeds redelivery policy limit:RedeliveryPolicy {destination = null, "
+                "collisionAvoidanceFactor = 0.15, maximumRedeliveries = 2,"
+                in dead.get_property(  # type: ignore
+                    "dlqDeliveryFailureCause"
+                )
+            )
             assert (dead.redelivered, dead.persistent, str(dead.original_destination)) == (False, True, "queue://q")
 
     async def test_two_messages_rolled_back_together(self, broker: Broker, clock: ManualClock) -> None:
@@ -258,8 +265,10 @@ class TestRollbackRedelivery:
             await session.commit()
             assert stats(broker) == (0, 0, 3, 3)
             assert [m.body for m in broker.queue(DLQ).browse()] == ["m1", "m2"]
-            assert all("Delivery[2] exceeds" in str(m.properties["dlqDeliveryFailureCause"])
-                       for m in broker.queue(DLQ).browse())
+            assert all(
+                "Delivery[2] exceeds" in str(m.properties["dlqDeliveryFailureCause"])
+                for m in broker.queue(DLQ).browse()
+            )
 
     async def test_maximum_redeliveries_zero(self, broker: Broker) -> None:
         """maximum_redeliveries=0: the first rollback dead-letters (maximum_redeliveries_zero.json)."""
@@ -329,17 +338,33 @@ class TestRollbackRedelivery:
 
 
 class TestBackOff:
-    @pytest.mark.parametrize("policy", [
-        RedeliveryPolicy(maximum_redeliveries=4, initial_redelivery_delay=0.1, use_exponential_backoff=True,
-                         backoff_multiplier=2.0),
-        RedeliveryPolicy(maximum_redeliveries=4, initial_redelivery_delay=0.1, redelivery_delay=0.1,
-                         use_exponential_backoff=True, backoff_multiplier=2.0, maximum_redelivery_delay=0.25),
-        RedeliveryPolicy(maximum_redeliveries=4, initial_redelivery_delay=0.0, redelivery_delay=1.0,
-                         use_exponential_backoff=True),
-        RedeliveryPolicy(maximum_redeliveries=4),
-    ], ids=["exponential", "capped", "zero-initial", "default"])
-    async def test_schedule_equals_delay_for(self, broker: Broker, clock: ManualClock,
-                                             policy: RedeliveryPolicy) -> None:
+    @pytest.mark.parametrize(
+        "policy",
+        [
+            RedeliveryPolicy(
+                maximum_redeliveries=4,
+                initial_redelivery_delay=0.1,
+                use_exponential_backoff=True,
+                backoff_multiplier=2.0,
+            ),
+            RedeliveryPolicy(
+                maximum_redeliveries=4,
+                initial_redelivery_delay=0.1,
+                redelivery_delay=0.1,
+                use_exponential_backoff=True,
+                backoff_multiplier=2.0,
+                maximum_redelivery_delay=0.25,
+            ),
+            RedeliveryPolicy(
+                maximum_redeliveries=4, initial_redelivery_delay=0.0, redelivery_delay=1.0, use_exponential_backoff=True
+            ),
+            RedeliveryPolicy(maximum_redeliveries=4),
+        ],
+        ids=["exponential", "capped", "zero-initial", "default"],
+    )
+    async def test_schedule_equals_delay_for(
+        self, broker: Broker, clock: ManualClock, policy: RedeliveryPolicy
+    ) -> None:
         """The k-th redelivery comes exactly policy.delay_for(k) after the k-th rollback (within 1 ms), then DLQ."""
         async with await connect(broker, redelivery_policy=policy) as conn:
             await fill(conn, 1)
@@ -364,13 +389,19 @@ class TestBackOff:
             assert broker.queue(DLQ).size == 1
             assert observed == [policy.delay_for(k) for k in range(1, 5)]
 
-    async def test_collision_avoidance_replays_from_the_connection_seed(self, broker: Broker,
-                                                                        clock: ManualClock) -> None:
+    async def test_collision_avoidance_replays_from_the_connection_seed(
+        self, broker: Broker, clock: ManualClock
+    ) -> None:
         """With collision avoidance each delay is delay_for(k, rng) drawn from random.Random(seed) of connect()."""
         import random
 
-        policy = RedeliveryPolicy(maximum_redeliveries=-1, initial_redelivery_delay=1.0, redelivery_delay=1.0,
-                                  use_collision_avoidance=True, collision_avoidance_factor=0.5)
+        policy = RedeliveryPolicy(
+            maximum_redeliveries=-1,
+            initial_redelivery_delay=1.0,
+            redelivery_delay=1.0,
+            use_collision_avoidance=True,
+            collision_avoidance_factor=0.5,
+        )
         rng = random.Random(7)
         expected = [policy.delay_for(k, rng) for k in range(1, 6)]
         assert len(set(expected)) > 1
@@ -388,6 +419,7 @@ class TestBackOff:
 
     async def test_measured_exponential_schedule(self) -> None:
         """exponential_backoff.json measured gaps of 100, 200, 400, 800 ms."""
-        policy = RedeliveryPolicy(maximum_redeliveries=4, initial_redelivery_delay=0.1,
-                                  use_exponential_backoff=True, backoff_multiplier=2.0)
+        policy = RedeliveryPolicy(
+            maximum_redeliveries=4, initial_redelivery_delay=0.1, use_exponential_backoff=True, backoff_multiplier=2.0
+        )
         assert [policy.delay_for(k) for k in range(1, 5)] == [0.1, 0.2, 0.4, 0.8]

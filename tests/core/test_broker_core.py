@@ -61,8 +61,16 @@ class Env:
     def consumer(self, dest: Destination = Q, prefetch: int = 1000, **kw: Any) -> int:
         return self.core.add_consumer(self.conn, ConsumerInfo(dest, prefetch, **kw))
 
-    def ack(self, cid: int, kind: AckType, last: str, first: str | None = None, count: int = 1,
-            txn: int | None = None, cause: str | None = None) -> None:
+    def ack(
+        self,
+        cid: int,
+        kind: AckType,
+        last: str,
+        first: str | None = None,
+        count: int = 1,
+        txn: int | None = None,
+        cause: str | None = None,
+    ) -> None:
         self.core.ack(self.conn, MessageAck(cid, kind, last, first, count, txn, cause))
 
     def advance(self, seconds: float) -> None:
@@ -74,8 +82,9 @@ class Env:
         return self.core.drain()
 
     def drained_ids(self, cid: int | None = None) -> list[str | None]:
-        return [d.message.message_id if d.message else None for d in self.drain()
-                if cid is None or d.consumer_id == cid]
+        return [
+            d.message.message_id if d.message else None for d in self.drain() if cid is None or d.consumer_id == cid
+        ]
 
     def held(self, cid: int) -> list[str]:
         return list(self.core.subscriptions[cid].dispatched)
@@ -287,8 +296,9 @@ class TestAckTypes:
         env.send(5)
         c = env.consumer(prefetch=10)
         env.drain()
-        assert_refused(env, InvalidAcknowledge, "Unmatched acknowledge",
-                       MessageAck(c, AckType.STANDARD, "m3", "m1", count))
+        assert_refused(
+            env, InvalidAcknowledge, "Unmatched acknowledge", MessageAck(c, AckType.STANDARD, "m3", "m1", count)
+        )
 
     def test_standard_wrong_count_from_the_oldest_is_refused(self, env: Env) -> None:
         """A count-1 ack of a message that is not the oldest, without first id, spans more than one: refused."""
@@ -303,8 +313,9 @@ class TestAckTypes:
         env.send(3)
         c = env.consumer(prefetch=10)
         env.drain()
-        assert_refused(env, InvalidAcknowledge, "Unmatched acknowledge",
-                       MessageAck(c, AckType.STANDARD, last, first, 2))
+        assert_refused(
+            env, InvalidAcknowledge, "Unmatched acknowledge", MessageAck(c, AckType.STANDARD, last, first, 2)
+        )
 
     def test_standard_reversed_range_acks_nothing(self, env: Env) -> None:
         """first after last in dispatch order matches nothing: ActiveMQ logs "Could not correlate" and acks nothing
@@ -391,13 +402,17 @@ class TestAckTypes:
         assert [r.event for r in env.core.history.of("m0")][-1] == "dropped"
 
     def test_poison_in_transaction_is_refused(self, env: Env) -> None:
-        """"Poison ack cannot be transacted", and nothing changes."""
+        """ "Poison ack cannot be transacted", and nothing changes."""
         env.send(1)
         c = env.consumer()
         env.drain()
         txn = env.core.begin(env.conn)
-        assert_refused(env, TransactionError, "Poison ack cannot be transacted",
-                       MessageAck(c, AckType.POISON, "m0", transaction_id=txn))
+        assert_refused(
+            env,
+            TransactionError,
+            "Poison ack cannot be transacted",
+            MessageAck(c, AckType.POISON, "m0", transaction_id=txn),
+        )
         assert DLQ not in env.core.queues
 
     def test_redelivered_changes_nothing(self, env: Env) -> None:
@@ -459,7 +474,13 @@ class TestDispatchOrder:
         env.send(6)
         out = env.drain()
         assert [(d.consumer_id, d.message.message_id) for d in out if d.message] == [
-            (c1, "m0"), (c2, "m1"), (c1, "m2"), (c2, "m3"), (c1, "m4"), (c2, "m5")]
+            (c1, "m0"),
+            (c2, "m1"),
+            (c1, "m2"),
+            (c2, "m3"),
+            (c1, "m4"),
+            (c2, "m5"),
+        ]
 
     def test_first_consumer_takes_up_to_prefetch_of_backlog(self, env: Env) -> None:
         """The first consumer to attach takes `prefetch` messages of the backlog before a second one connects."""
@@ -524,8 +545,7 @@ class TestRemoveConsumer:
         s = env.stats()
         assert (s.size, s.inflight, s.consumers) == (7, 0, 0)
         assert env.pending_ids() == ["m0", "m1", "m2", "m3", "m4", "m5", "m6"]
-        assert self._redeliveries(env) == [("m0", 1), ("m1", 1), ("m2", 0), ("m3", 0), ("m4", 0), ("m5", 0),
-                                           ("m6", 0)]
+        assert self._redeliveries(env) == [("m0", 1), ("m1", 1), ("m2", 0), ("m3", 0), ("m4", 0), ("m5", 0), ("m6", 0)]
 
     def test_nothing_incremented_when_last_delivered_was_acked(self, env: Env) -> None:
         """If the last-delivered message was already acked, no counter is raised (individual_ack.json's cousin)."""
@@ -544,8 +564,7 @@ class TestRemoveConsumer:
         """NOW_UNKNOWN_DELIVERED (-2, transport failure): every held message gets +1."""
         c, _ = self._five_held(env)
         env.core.remove_consumer(env.conn, c, NOW_UNKNOWN_DELIVERED)
-        assert self._redeliveries(env) == [("m0", 1), ("m1", 1), ("m2", 1), ("m3", 1), ("m4", 1), ("m5", 0),
-                                           ("m6", 0)]
+        assert self._redeliveries(env) == [("m0", 1), ("m1", 1), ("m2", 1), ("m3", 1), ("m4", 1), ("m5", 0), ("m6", 0)]
 
     def test_connection_failure_counts_everything(self, env: Env) -> None:
         """remove_connection(..., None) is a failed transport: all held messages +1, the connection is gone."""
@@ -806,9 +825,15 @@ class TestMessageGroups:
             env.send(1, group_id="G2", message_id=f"G2-{i}")
         out = env.drain()
         assert [(d.message.message_id, d.group_first) for d in out if d.consumer_id == a] == [
-            ("G1-1", True), ("G1-2", False), ("G1-3", False)]
+            ("G1-1", True),
+            ("G1-2", False),
+            ("G1-3", False),
+        ]
         assert [(d.message.message_id, d.group_first) for d in out if d.consumer_id == b] == [
-            ("G2-1", True), ("G2-2", False), ("G2-3", False)]
+            ("G2-1", True),
+            ("G2-2", False),
+            ("G2-3", False),
+        ]
 
     def test_group_waits_for_a_full_owner(self, env: Env) -> None:
         """A group's messages wait for their owner even when another consumer has room."""
@@ -833,7 +858,9 @@ class TestMessageGroups:
         env.send(1, group_id="G1", message_id="G1-4")
         env.send(1, group_id="G2", message_id="G2-4")
         assert [(d.consumer_id, d.message.message_id, d.group_first) for d in env.drain()] == [
-            (b, "G1-4", True), (b, "G2-4", False)]
+            (b, "G1-4", True),
+            (b, "G2-4", False),
+        ]
 
     def test_new_group_goes_to_consumer_with_fewer_groups(self, env: Env) -> None:
         """A new group is bound to the consumer owning the fewest groups among equal priorities."""
@@ -853,8 +880,10 @@ class TestMessageGroups:
         env.send(1, group_id="G", message_id="again")
         out = env.drain()
         assert [(d.consumer_id, d.message.message_id, d.group_first) for d in out] == [
-            (a, "g1", True), (a, "close", False), (a, "again", True)]
-
+            (a, "g1", True),
+            (a, "close", False),
+            (a, "again", True),
+        ]
 
     def test_group_seq_one_rebinds_the_group(self, env: Env) -> None:
         """A message with JMSXGroupSeq 1 starts the group anew with the consumer chosen for it."""
@@ -864,7 +893,9 @@ class TestMessageGroups:
         env.send(1, group_id="G", group_seq=1, message_id="restart")
         out = env.drain()
         assert [(d.consumer_id, d.message.message_id, d.group_first) for d in out] == [
-            (a, "old", True), (b, "restart", True)]
+            (a, "old", True),
+            (b, "restart", True),
+        ]
 
 
 class TestExpiry:

@@ -48,7 +48,7 @@ def test_the_core_import_graph_has_no_circle() -> None:
 
     def visit(module: str, path: tuple[str, ...]) -> None:
         if module in path:
-            circle = " -> ".join((*path[path.index(module):], module))
+            circle = " -> ".join((*path[path.index(module) :], module))
             pytest.fail(f"import circle in minibroker._core: {circle}")
         if module in done:
             return
@@ -71,6 +71,7 @@ def test_each_core_module_imports_alone() -> None:
         "    importlib.import_module('minibroker._core.' + name)\n"
         "    assert 'asyncio' not in sys.modules, name\n"
     )
-    result = subprocess.run([sys.executable, "-c", script, *MODULES], capture_output=True, text=True, timeout=60,
-                            check=False)
+    result = subprocess.run(
+        [sys.executable, "-c", script, *MODULES], capture_output=True, text=True, timeout=60, check=False
+    )
     assert result.returncode == 0, result.stderr

@@ -110,10 +110,18 @@ class Model:
             {t: (len(x.sends), len(x.acks)) for t, x in core.transactions.items()},
         )
 
-    def ack(self, cid: int, kind: AckType, ids: list[str], *, first: bool = True, count: int | None = None,
-            txn: int | None = None, cause: str | None = None) -> None:
-        a = MessageAck(cid, kind, ids[-1], ids[0] if first else None, len(ids) if count is None else count, txn,
-                       cause)
+    def ack(
+        self,
+        cid: int,
+        kind: AckType,
+        ids: list[str],
+        *,
+        first: bool = True,
+        count: int | None = None,
+        txn: int | None = None,
+        cause: str | None = None,
+    ) -> None:
+        a = MessageAck(cid, kind, ids[-1], ids[0] if first else None, len(ids) if count is None else count, txn, cause)
         self.log.append(f"ack {kind.name} c{cid} {ids[0]}..{ids[-1]} n={a.message_count} txn={txn}")
         self.core.ack(self.conn, a)
 
@@ -227,7 +235,7 @@ class Model:
             return None
         i = self.rng.randrange(len(held))
         j = self.rng.randrange(i, min(len(held), i + 4))
-        span = held[i: j + 1]
+        span = held[i : j + 1]
         if any(m in self.tx_acked for m in span):
             return None
         return span
@@ -239,8 +247,17 @@ class Model:
         span = self._range(cid)
         if span is None:
             return
-        kind = self.rng.choice([AckType.STANDARD, AckType.STANDARD, AckType.INDIVIDUAL, AckType.DELIVERED,
-                                AckType.POISON, AckType.REDELIVERED, AckType.EXPIRED])
+        kind = self.rng.choice(
+            [
+                AckType.STANDARD,
+                AckType.STANDARD,
+                AckType.INDIVIDUAL,
+                AckType.DELIVERED,
+                AckType.POISON,
+                AckType.REDELIVERED,
+                AckType.EXPIRED,
+            ]
+        )
         txn = self.rng.choice(list(self.txns)) if self.txns and self.rng.random() < 0.4 else None
         first_is_oldest = span[0] == self.held[cid][0]
         if kind == AckType.STANDARD:
@@ -318,8 +335,9 @@ class Model:
             options.append((MessageAck(cid, AckType.UNMATCHED, held[0]), InvalidAcknowledge))
             options.append((MessageAck(cid, AckType.STANDARD, held[-1], held[0], len(held) + 1), InvalidAcknowledge))
             if self.txns:
-                options.append((MessageAck(cid, AckType.POISON, held[0], transaction_id=next(iter(self.txns))),
-                                TransactionError))
+                options.append(
+                    (MessageAck(cid, AckType.POISON, held[0], transaction_id=next(iter(self.txns))), TransactionError)
+                )
         ack, exc = self.rng.choice(options)
         self.log.append(f"bad {ack.ack_type.name} c{cid}")
         before = self.snapshot()
@@ -343,11 +361,15 @@ class Model:
                 continue
             mid = d.message.message_id
             self.check(mid in self.counter, f"{mid} dispatched but never committed")
-            self.check(mid not in self.holder and mid not in self.limbo,
-                       f"{mid} dispatched to c{cid} while c{self.holder.get(mid)} still holds it")
+            self.check(
+                mid not in self.holder and mid not in self.limbo,
+                f"{mid} dispatched to c{cid} while c{self.holder.get(mid)} still holds it",
+            )
             self.check(self.consumed[mid] == 0 and mid not in self.poisoned, f"{mid} dispatched after it was done")
-            self.check(d.redelivery_counter == self.counter[mid],
-                       f"{mid} dispatched with counter {d.redelivery_counter}, expected {self.counter[mid]}")
+            self.check(
+                d.redelivery_counter == self.counter[mid],
+                f"{mid} dispatched with counter {d.redelivery_counter}, expected {self.counter[mid]}",
+            )
             self.holder[mid] = cid
             self.held[cid].append(mid)
             self.seq[mid] = d.seq
@@ -355,8 +377,10 @@ class Model:
         for cid in got:
             sub = self.core.subscriptions[cid]
             if sub.prefetch > 0:
-                self.check(len(sub.dispatched) <= sub.prefetch + sub.extension,
-                           f"c{cid} holds {len(sub.dispatched)} > prefetch {sub.prefetch} + extension {sub.extension}")
+                self.check(
+                    len(sub.dispatched) <= sub.prefetch + sub.extension,
+                    f"c{cid} holds {len(sub.dispatched)} > prefetch {sub.prefetch} + extension {sub.extension}",
+                )
 
     def check_invariants(self) -> None:
         core = self.core
@@ -365,15 +389,20 @@ class Model:
         dlq = core.queues.get(DLQ)
         in_dlq = {e.message.message_id for e in dlq.entries.values()} if dlq else set()
         for cid in self.consumers:
-            self.check(list(core.subscriptions[cid].dispatched) == self.held[cid],
-                       f"c{cid} dispatched {list(core.subscriptions[cid].dispatched)} != model {self.held[cid]}")
+            self.check(
+                list(core.subscriptions[cid].dispatched) == self.held[cid],
+                f"c{cid} dispatched {list(core.subscriptions[cid].dispatched)} != model {self.held[cid]}",
+            )
         for mid in self.committed:
             dropped = any(r.event == "dropped" for r in core.history.of(mid))
             consumed = self.consumed[mid]
             self.check(consumed <= 1, f"{mid} consumed {consumed} times")
             places = (mid in in_queue) + (mid in in_dlq) + consumed + dropped
-            self.check(places == 1, f"{mid} is in {places} places: queue={mid in in_queue} dlq={mid in in_dlq} "
-                                    f"consumed={consumed} dropped={dropped}")
+            self.check(
+                places == 1,
+                f"{mid} is in {places} places: queue={mid in in_queue} dlq={mid in in_dlq} "
+                f"consumed={consumed} dropped={dropped}",
+            )
             if mid in self.poisoned:
                 self.check((mid in in_dlq) == self.messages[mid].persistent, f"{mid} poisoned: DLQ iff persistent")
             if mid not in in_queue:
@@ -388,12 +417,17 @@ class Model:
             inflight = [e.seq for sub in queue.consumers for e in sub.dispatched.values()]
             limbo = [e.seq for e in queue.entries.values() if e.holder is not None and e.holder.closed]
             every = pending + inflight + limbo
-            self.check(len(every) == len(set(every)) and set(every) == set(queue.entries),
-                       f"{name}: pending {len(pending)} + inflight {len(inflight)} + limbo {len(limbo)} "
-                       f"!= entries {len(queue.entries)}")
+            self.check(
+                len(every) == len(set(every)) and set(every) == set(queue.entries),
+                f"{name}: pending {len(pending)} + inflight {len(inflight)} + limbo {len(limbo)} "
+                f"!= entries {len(queue.entries)}",
+            )
             self.check(s.inflight == len(inflight) and s.size == len(queue.entries), f"{name}: {s}")
-        self.check(len(self.limbo) == sum(1 for e in (q.entries.values() if q else ())
-                                          if e.holder is not None and e.holder.closed), "limbo mismatch")
+        self.check(
+            len(self.limbo)
+            == sum(1 for e in (q.entries.values() if q else ()) if e.holder is not None and e.holder.closed),
+            "limbo mismatch",
+        )
 
     def check_lifecycle(self) -> None:
         """Replay each message's new history records through the lifecycle table (the DLQ copy of a message shares
@@ -404,7 +438,7 @@ class Model:
         for mid in self.messages:
             records = self.core.history.of(mid)
             states = self.life.get(mid, frozenset({State.NEW}))
-            for r in records[self.replayed.get(mid, 0):]:
+            for r in records[self.replayed.get(mid, 0) :]:
                 event = event_of(r.event, r.ack_type, r.transaction_id, r.consumer_id)
                 after: frozenset[State] = frozenset().union(*(next_states(s, event) for s in states))
                 self.check(bool(after), f"{mid}: '{event}' is no lifecycle move from {sorted(s.name for s in states)}")
@@ -420,16 +454,24 @@ class Model:
                 self.check(bool(final), f"{mid} is gone, but its history leads to {sorted(s.name for s in states)}")
                 self.life[mid] = final
                 continue
-            self.check(actual in states,
-                       f"{mid} is {actual.name}, its history leads to {sorted(s.name for s in states)}")
+            self.check(
+                actual in states, f"{mid} is {actual.name}, its history leads to {sorted(s.name for s in states)}"
+            )
             self.life[mid] = frozenset({actual})
 
     # -- the run ----------------------------------------------------------------------------------------------------
 
     def step(self) -> None:
         ops = [
-            (self.op_send, 6), (self.op_add_consumer, 2), (self.op_close, 1), (self.op_pull, 3),
-            (self.op_tick, 1), (self.op_begin, 1), (self.op_end, 1), (self.op_ack, 6), (self.op_bad_ack, 1),
+            (self.op_send, 6),
+            (self.op_add_consumer, 2),
+            (self.op_close, 1),
+            (self.op_pull, 3),
+            (self.op_tick, 1),
+            (self.op_begin, 1),
+            (self.op_end, 1),
+            (self.op_ack, 6),
+            (self.op_bad_ack, 1),
             (self.op_cursor_ack, 1),
         ]
         op = self.rng.choices([o for o, _ in ops], [w for _, w in ops])[0]
@@ -490,8 +532,15 @@ def test_the_fast_paths_are_exercised(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in ("_dispatch_simple", "_dispatch_single"):
         original = getattr(Queue, name)
 
-        def counting(self: Queue, sub: Any, now: float, out: list[Dispatch], expired: list[Any],
-                     original: Any = original, name: str = name) -> None:
+        def counting(
+            self: Queue,
+            sub: Any,
+            now: float,
+            out: list[Dispatch],
+            expired: list[Any],
+            original: Any = original,
+            name: str = name,
+        ) -> None:
             before = len(out)
             original(self, sub, now, out, expired)
             counts[name] += len(out) - before
@@ -506,7 +555,9 @@ def test_the_fast_paths_are_exercised(monkeypatch: pytest.MonkeyPatch) -> None:
 #: by the tests named
 NOT_GENERATED = {
     (State.DELAYED, "due"),  # test_lifecycle: a delayed message
-    (State.READY, "purge"), (State.IN_FLIGHT, "purge"), (State.TX_ACKED, "purge"),  # test_lifecycle: purge
+    (State.READY, "purge"),
+    (State.IN_FLIGHT, "purge"),
+    (State.TX_ACKED, "purge"),  # test_lifecycle: purge
     (State.DEAD, "schedule redelivery"),  # test_redelivery (the broker redelivery plugin)
 }
 
@@ -529,14 +580,30 @@ def test_sequences_exercise_every_path() -> None:
     for seed in range(40):
         model = Model(seed)
         model.run(OPS)
-        seen.update(entry.split()[0] + (" " + entry.split()[1] if entry.startswith(("ack", "bad")) else "")
-                    for entry in model.log)
+        seen.update(
+            entry.split()[0] + (" " + entry.split()[1] if entry.startswith(("ack", "bad")) else "")
+            for entry in model.log
+        )
         seen["consumed"] += sum(model.consumed.values())
         seen["dead-lettered"] += len(model.core.queues[DLQ].entries) if DLQ in model.core.queues else 0
         seen["released-counter"] += sum(1 for c in model.counter.values() if c > 0)
         seen["tx-ack"] += sum(1 for entry in model.log if entry.startswith("ack") and "txn=None" not in entry)
-    for kind in ("send", "add", "close", "pull", "tick", "begin", "commit", "rollback", "bad STANDARD", "tx-ack",
-                 "cursor-ack",
-                 "bad POISON", "consumed",
-                 "dead-lettered", "released-counter", *(f"ack {t.name}" for t in AckType if t != AckType.UNMATCHED)):
+    for kind in (
+        "send",
+        "add",
+        "close",
+        "pull",
+        "tick",
+        "begin",
+        "commit",
+        "rollback",
+        "bad STANDARD",
+        "tx-ack",
+        "cursor-ack",
+        "bad POISON",
+        "consumed",
+        "dead-lettered",
+        "released-counter",
+        *(f"ack {t.name}" for t in AckType if t != AckType.UNMATCHED),
+    ):
         assert seen[kind] > 0, f"{kind} never happened: {seen}"

@@ -178,8 +178,9 @@ class TestReadRange:
         core.clock.t = 1_011.0  # type: ignore[attr-defined]
         assert seqs(core.read_range("q")) == [0, 1]
 
-    @pytest.mark.parametrize(("args", "what"), [((-1, None, None), "from_seq"), ((5, 2, None), "below"),
-                                                ((0, None, -1), "limit")])
+    @pytest.mark.parametrize(
+        ("args", "what"), [((-1, None, None), "from_seq"), ((5, 2, None), "below"), ((0, None, -1), "limit")]
+    )
     def test_bad_bounds(self, args: tuple[int, int | None, int | None], what: str) -> None:
         core, conn = make()
         send(core, conn, 1)
@@ -192,8 +193,15 @@ class TestAckBelow:
         core, conn = make()
         send(core, conn, 10)
         result = core.ack_below("q", "spark", 4)
-        assert (result.epoch, result.queue, result.cursor, result.floor, result.removed, result.skipped,
-                result.next_seq) == ("e1", "q", "spark", 4, 4, 0, 10)
+        assert (
+            result.epoch,
+            result.queue,
+            result.cursor,
+            result.floor,
+            result.removed,
+            result.skipped,
+            result.next_seq,
+        ) == ("e1", "q", "spark", 4, 4, 0, 10)
         q = core.queues["q"]
         assert (q.size, q.dequeued, q.enqueued) == (6, 4, 10)
         assert drained(core, conn) == [f"m{i}" for i in range(4, 10)]
@@ -286,8 +294,12 @@ class TestAckBelow:
         assert (ack.event, ack.ack_type, ack.detail) == ("ack", "CURSOR", "cursor spark below 1")
 
     @settings(max_examples=60, deadline=None)
-    @given(n=st.integers(0, 40), held=st.integers(0, 10), acks=st.lists(st.integers(0, 40), max_size=6),
-           transient=st.lists(st.booleans(), min_size=40, max_size=40))
+    @given(
+        n=st.integers(0, 40),
+        held=st.integers(0, 10),
+        acks=st.lists(st.integers(0, 40), max_size=6),
+        transient=st.lists(st.booleans(), min_size=40, max_size=40),
+    )
     def test_invariants(self, n: int, held: int, acks: list[int], transient: list[bool]) -> None:
         """Whatever the acks: exactly the messages below the floor that no consumer holds are gone, the rest are
         dispatched once each in seq order, and the counters add up."""

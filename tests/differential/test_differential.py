@@ -43,8 +43,7 @@ def redelivery_gaps(events: list[dict[str, Any]], time_key: str) -> list[tuple[i
 
 
 #: recordings minibroker does not reproduce yet, and why (strict: a fixed one fails until it leaves this list)
-KNOWN_DIFFERENCES = {
-}
+KNOWN_DIFFERENCES = {}
 
 
 #: features not built yet, by the prefix of their recordings' names (recorded first, built later)

@@ -160,15 +160,20 @@ class TestInProcess:
                 with pytest.raises(AccessDenied, match=r"write to: queue://orders\.eu") as info:
                     await send(conn, "orders.eu")
                 assert (info.value.user, info.value.destination, info.value.action) == (  # type: ignore[attr-defined]
-                    "reader", "queue://orders.eu", "write")
+                    "reader",
+                    "queue://orders.eu",
+                    "write",
+                )
                 assert isinstance(broker.principal(conn._link.connection_id), Principal)  # type: ignore[attr-defined]
             assert broker.queue("orders.eu").size == 0
             with pytest.raises(AccessDenied, match="administer"):
                 broker.purge("orders.eu", broker.open_connection(user="reader", password="reader-pw"))
 
     async def test_without_entries_every_user_may_do_anything(self) -> None:
-        async with Broker(clock=ManualClock(autojump=True), plugins=[AuthPlugin(USERS)]) as broker, \
-                await connect(broker, user="reader", password="reader-pw") as conn:
+        async with (
+            Broker(clock=ManualClock(autojump=True), plugins=[AuthPlugin(USERS)]) as broker,
+            await connect(broker, user="reader", password="reader-pw") as conn,
+        ):
             await send(conn, "anything")
 
 
@@ -180,8 +185,10 @@ class TestStomp:
             stomp = await start_stomp_server(broker, "127.0.0.1", 0)
             try:
                 host, port = stomp.url.removeprefix("stomp://").rsplit(":", 1)
-                for login, expected in ((b"login:app\npasscode:bad\n", b"ERROR"),
-                                        (b"login:app\npasscode:app-pw\n", b"CONNECTED")):
+                for login, expected in (
+                    (b"login:app\npasscode:bad\n", b"ERROR"),
+                    (b"login:app\npasscode:app-pw\n", b"CONNECTED"),
+                ):
                     reader, writer = await asyncio.open_connection(host, int(port))
                     writer.write(b"CONNECT\naccept-version:1.2\nhost:localhost\n" + login + b"\n\x00")
                     await writer.drain()

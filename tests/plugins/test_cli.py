@@ -38,11 +38,17 @@ async def test_version(command: tuple[str, ...], tmp_path: Path) -> None:
 # -- redelivery-plan ----------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("option", "message"), [
-    ("maximumRedelivries=3", "unknown redelivery policy option 'maximumRedelivries'"),
-    ("maximumRedeliveries=abc", "redelivery policy maximumRedeliveries='abc': expected an integer"),
-    ("maximumRedeliveries=-5", "redelivery policy maximumRedeliveries='-5': expected -1 (unlimited) or a count >= 0"),
-])
+@pytest.mark.parametrize(
+    ("option", "message"),
+    [
+        ("maximumRedelivries=3", "unknown redelivery policy option 'maximumRedelivries'"),
+        ("maximumRedeliveries=abc", "redelivery policy maximumRedeliveries='abc': expected an integer"),
+        (
+            "maximumRedeliveries=-5",
+            "redelivery policy maximumRedeliveries='-5': expected -1 (unlimited) or a count >= 0",
+        ),
+    ],
+)
 async def test_redelivery_plan_bad_option_is_one_line(option: str, message: str, tmp_path: Path) -> None:
     code, out, err = await run(MINIBROKER, "redelivery-plan", option, cwd=tmp_path)
     assert (code, out) == (1, "")
@@ -71,10 +77,13 @@ async def test_redelivery_plan_still_prints_the_plan(tmp_path: Path) -> None:
 # -- serve: limits and the data directory, refused before the URL -----------------------------------------------
 
 
-@pytest.mark.parametrize(("options", "message"), [
-    (["--max-connections", "0"], "max_connections must be at least 1, not 0"),
-    (["--max-frame-size", "0"], "max_frame_size must be at least 1024 bytes, not 0"),
-])
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (["--max-connections", "0"], "max_connections must be at least 1, not 0"),
+        (["--max-frame-size", "0"], "max_frame_size must be at least 1024 bytes, not 0"),
+    ],
+)
 async def test_a_zero_limit_is_refused_not_replaced(options: list[str], message: str, tmp_path: Path) -> None:
     code, out, err = await run(MINIBROKER, "serve", "--port", "0", *options, cwd=tmp_path)
     assert (code, out) == (1, "")
@@ -119,12 +128,14 @@ async def test_a_refused_stat_hints_at_user(tmp_path: Path) -> None:
             assert line.startswith(f"minibroker {command[0]}: User name [None] or password is invalid.")
             assert "--user" in line and "MINIBROKER_USER" in line
         # with a user name the refusal is the broker's text alone: the options were given
-        code, out, err = await run(MINIBROKER, "stat", "--url", served.url, "--user", "admin", "--password", "x",
-                                   cwd=tmp_path, env=env)
+        code, out, err = await run(
+            MINIBROKER, "stat", "--url", served.url, "--user", "admin", "--password", "x", cwd=tmp_path, env=env
+        )
         assert (code, out) == (1, "")
         assert one_line(err) == "minibroker stat: User name [admin] or password is invalid."
-        code, out, err = await run(MINIBROKER, "stat", "--url", served.url, "--user", "admin", "--password", "pw",
-                                   cwd=tmp_path, env=env)
+        code, out, err = await run(
+            MINIBROKER, "stat", "--url", served.url, "--user", "admin", "--password", "pw", cwd=tmp_path, env=env
+        )
         assert (code, err) == (0, "")
     finally:
         assert await served.stop() == 0
@@ -132,8 +143,7 @@ async def test_a_refused_stat_hints_at_user(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("command", [["stat"], ["purge", "q"], ["browse", "q"]])
 async def test_client_commands_take_log_level(command: list[str], tmp_path: Path) -> None:
-    code, out, err = await run(MINIBROKER, *command, "--url", "tcp://127.0.0.1:1", "--log-level", "debug",
-                               cwd=tmp_path)
+    code, out, err = await run(MINIBROKER, *command, "--url", "tcp://127.0.0.1:1", "--log-level", "debug", cwd=tmp_path)
     assert (code, out) == (1, "")
     assert "Traceback" in err and err.splitlines()[-1].startswith(f"minibroker {command[0]}: cannot connect to")
 
@@ -144,8 +154,9 @@ async def test_an_empty_data_directory_name_is_refused(tmp_path: Path) -> None:
     assert one_line(err) == "minibroker serve: the data directory must be named (an empty path is not one)"
 
 
-def test_a_host_that_does_not_resolve_is_named(monkeypatch: pytest.MonkeyPatch,
-                                               capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_host_that_does_not_resolve_is_named(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     def no_such_host(host: str | None, *args: object, **kwargs: object) -> list[object]:
         raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
 
@@ -153,8 +164,10 @@ def test_a_host_that_does_not_resolve_is_named(monkeypatch: pytest.MonkeyPatch,
     assert main(["serve", "--host", "no-such-host.invalid", "--port", "0"]) == 1
     out, err = capsys.readouterr()
     assert out == ""
-    assert one_line(err) == (f"minibroker serve: [Errno {socket.EAI_NONAME}] cannot resolve host "
-                             "'no-such-host.invalid': Name or service not known")
+    assert one_line(err) == (
+        f"minibroker serve: [Errno {socket.EAI_NONAME}] cannot resolve host "
+        "'no-such-host.invalid': Name or service not known"
+    )
 
 
 async def test_serve_shows_the_traceback_of_an_early_error_under_debug(tmp_path: Path) -> None:

@@ -18,8 +18,9 @@ def checks(out: str) -> dict[str, str]:
 
 
 async def test_good_settings_pass_and_nothing_is_made(tmp_path: Path) -> None:
-    code, out, err = await run(MINIBROKER, "doctor", "--port", "0", "--stomp-port", "0", "--data-dir", "new/data",
-                               cwd=tmp_path)
+    code, out, err = await run(
+        MINIBROKER, "doctor", "--port", "0", "--stomp-port", "0", "--data-dir", "new/data", cwd=tmp_path
+    )
     assert (code, err) == (0, "")
     found = checks(out)
     assert set(found) == {"limits", "tcp port 127.0.0.1:0", "stomp port 127.0.0.1:0", "data directory new/data"}
@@ -30,13 +31,15 @@ async def test_good_settings_pass_and_nothing_is_made(tmp_path: Path) -> None:
 
 async def test_every_problem_is_a_fail_line(tmp_path: Path) -> None:
     (tmp_path / "file").write_text("")
-    code, out, _ = await run(MINIBROKER, "doctor", "--port", "0", "--max-frame-size", "0", "--data-dir", "file/data",
-                             cwd=tmp_path)
+    code, out, _ = await run(
+        MINIBROKER, "doctor", "--port", "0", "--max-frame-size", "0", "--data-dir", "file/data", cwd=tmp_path
+    )
     assert code == 1
     found = checks(out)
     assert found["limits"] == "FAIL  limits: max_frame_size must be at least 1024 bytes, not 0"
     assert found["data directory file/data"] == (
-        f"FAIL  data directory file/data: cannot be made: {tmp_path / 'file'} is not a directory")
+        f"FAIL  data directory file/data: cannot be made: {tmp_path / 'file'} is not a directory"
+    )
     (tmp_path / "broker.toml").write_text("[limits]\nmax_conections = 3\n")
     code, out, _ = await run(MINIBROKER, "doctor", "--config", "broker.toml", cwd=tmp_path)
     assert code == 1 and checks(out)["config"].startswith("FAIL  config: ")
@@ -52,9 +55,11 @@ async def test_an_unreadable_store_fails_before_serve_would_print_its_url(tmp_pa
 
 
 async def test_a_running_broker_holds_its_port_and_directory_and_answers(tmp_path: Path) -> None:
-    (tmp_path / "broker.toml").write_text('[users.admin]\npassword = "pw"\ngroups = ["admins"]\n'
-                                           '[[authorization]]\ndestination = ">"\nread = ["admins"]\n'
-                                           'write = ["admins"]\nadmin = ["admins"]\n')
+    (tmp_path / "broker.toml").write_text(
+        '[users.admin]\npassword = "pw"\ngroups = ["admins"]\n'
+        '[[authorization]]\ndestination = ">"\nread = ["admins"]\n'
+        'write = ["admins"]\nadmin = ["admins"]\n'
+    )
     served = await serve(tmp_path, "--config", "broker.toml", "--data-dir", "data")
     try:
         async with await connect(served.url, user="admin", password="pw") as conn:
@@ -66,15 +71,18 @@ async def test_a_running_broker_holds_its_port_and_directory_and_answers(tmp_pat
         found = checks(out)
         assert found[f"tcp port 127.0.0.1:{port}"].startswith("FAIL  ")
         assert found[f"tcp port 127.0.0.1:{port}"].endswith("address already in use")
-        assert found["data directory data"] == "FAIL  data directory data: the message store in data is in use by " \
-                                               "another broker"
+        assert (
+            found["data directory data"] == "FAIL  data directory data: the message store in data is in use by "
+            "another broker"
+        )
         env = {"PATH": str(Path(MINIBROKER).parent)}
         code, out, _ = await run(MINIBROKER, "doctor", "--url", served.url, cwd=tmp_path, env=env)
         assert code == 1
         line = checks(out)[f"broker at {served.url}"]
         assert line.startswith("FAIL  ") and "User name [None] or password is invalid." in line and "--user" in line
-        code, out, _ = await run(MINIBROKER, "doctor", "--url", served.url, "--user", "admin", "--password", "pw",
-                                 cwd=tmp_path, env=env)
+        code, out, _ = await run(
+            MINIBROKER, "doctor", "--url", served.url, "--user", "admin", "--password", "pw", cwd=tmp_path, env=env
+        )
         assert code == 0
         line = checks(out)[f"broker at {served.url}"]
         assert line == f"ok    broker at {served.url}: answers (as admin), 1 queue readable"
@@ -82,5 +90,6 @@ async def test_a_running_broker_holds_its_port_and_directory_and_answers(tmp_pat
         assert await served.stop() == 0
     code, out, _ = await run(MINIBROKER, "doctor", "--port", "0", "--data-dir", "data", cwd=tmp_path)
     assert code == 0
-    assert checks(out)["data directory data"] == ("ok    data directory data: 1 persistent message in 1 queue, "
-                                                  "0 scheduled")
+    assert checks(out)["data directory data"] == (
+        "ok    data directory data: 1 persistent message in 1 queue, 0 scheduled"
+    )

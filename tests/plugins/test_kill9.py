@@ -48,18 +48,19 @@ async def processes() -> AsyncIterator[list[asyncio.subprocess.Process]]:
 
 
 async def test_sigkill_mid_stream_loses_nothing_confirmed_and_redelivers_nothing_acked(
-        tmp_path: Path, processes: list[asyncio.subprocess.Process]) -> None:
+    tmp_path: Path, processes: list[asyncio.subprocess.Process]
+) -> None:
     data_dir = tmp_path / "data"
     server = await serve(tmp_path, "--data-dir", str(data_dir))
     processes.append(server.proc)
 
-    confirmed: set[str] = set()        # sends the broker answered
+    confirmed: set[str] = set()  # sends the broker answered
     attempted: list[list[str]] = [[] for _ in range(PRODUCERS)]
-    acked: set[str] = set()            # received inside a transaction whose commit returned
-    maybe_acked: set[str] = set()      # received inside a transaction whose commit was cut by the kill
+    acked: set[str] = set()  # received inside a transaction whose commit returned
+    maybe_acked: set[str] = set()  # received inside a transaction whose commit was cut by the kill
     enough = asyncio.Event()
     killed = asyncio.Event()
-    held: list[str] = []               # received, never committed: must come back
+    held: list[str] = []  # received, never committed: must come back
 
     async def produce(index: int) -> None:
         conn = await connect(server.url)
@@ -150,7 +151,9 @@ async def test_sigkill_mid_stream_loses_nothing_confirmed_and_redelivers_nothing
         mine = [body for body in recovered if body.startswith(f"p{index}-")]
         assert mine == sorted(mine), f"producer {index}'s messages came back out of order"
     # the figures, for the report (-s shows them)
-    print(f"\nkill -9: {sent_in_total} sends attempted, {len(confirmed)} confirmed, {len(acked)} acked by "
-          f"committed transactions, {len(held)} held unacked, {len(maybe_acked)} in a commit cut by the kill, "
-          f"{len(recovered)} recovered "
-          f"after the restart; lost 0, acked and delivered again 0")
+    print(
+        f"\nkill -9: {sent_in_total} sends attempted, {len(confirmed)} confirmed, {len(acked)} acked by "
+        f"committed transactions, {len(held)} held unacked, {len(maybe_acked)} in a commit cut by the kill, "
+        f"{len(recovered)} recovered "
+        f"after the restart; lost 0, acked and delivered again 0"
+    )

@@ -163,12 +163,14 @@ async def test_poison(minibroker, minibroker_connection):
         pytester.makepyfile(self.DEAD_LETTER.format(marker=""))
         result = pytester.runpytest(*STRICT)
         result.assert_outcomes(passed=1, errors=1)
-        result.stdout.fnmatch_lines([
-            "*messages were dead-lettered or dropped*",
-            "*-> ActiveMQ.DLQ: 'bad order'*",
-            "*Delivery[[]7] exceeds redelivery policy limit*",
-            "*history of*",
-        ])
+        result.stdout.fnmatch_lines(
+            [
+                "*messages were dead-lettered or dropped*",
+                "*-> ActiveMQ.DLQ: 'bad order'*",
+                "*Delivery[[]7] exceeds redelivery policy limit*",
+                "*history of*",
+            ]
+        )
 
     def test_dead_letters_can_be_allowed(self, pytester: pytest.Pytester) -> None:
         """allow_dead_letters=True keeps the test green."""
@@ -228,7 +230,7 @@ async def test_fresh_broker(minibroker, minibroker_connection, n):
 class TestObservedDeadLetters:
     """Issue 20: dead letters the test looked at are expected; only unobserved ones fail the teardown."""
 
-    BODY = '''
+    BODY = """
         from minibroker.client import AckMode, RedeliveryPolicy, connect
         from minibroker.testing import assert_dead_lettered
 
@@ -252,7 +254,7 @@ class TestObservedDeadLetters:
 
         async def test_unobserved(minibroker):
             await poison(minibroker)
-    '''
+    """
 
     def test_browsing_or_asserting_makes_them_expected(self, pytester: pytest.Pytester) -> None:
         pytester.makeini("[pytest]\nasyncio_mode = auto\nasyncio_default_fixture_loop_scope = function\n")

@@ -44,8 +44,9 @@ class TestRedelivery:
     async def test_redelivers_after_the_delay_then_dead_letters(self) -> None:
         """Each poison ack comes back after the policy's delay with the counter raised; past the maximum, the DLQ."""
         clock = ManualClock()
-        plugin = RedeliveryPlugin(RedeliveryPolicy(maximum_redeliveries=2, initial_redelivery_delay=5.0,
-                                                   redelivery_delay=5.0))
+        plugin = RedeliveryPlugin(
+            RedeliveryPolicy(maximum_redeliveries=2, initial_redelivery_delay=5.0, redelivery_delay=5.0)
+        )
         async with Broker(clock=clock, scheduler_support=True, plugins=[plugin]) as broker:
             await _poison_once(broker)
             assert broker.queue("orders").size == 0 and broker.queue("ActiveMQ.DLQ").size == 0
@@ -69,8 +70,9 @@ class TestRedelivery:
             assert broker.queue("ActiveMQ.DLQ").size == 1
 
     async def test_without_fallback_the_message_is_dropped(self) -> None:
-        plugin = RedeliveryPlugin(None, policies={"payments.>": RedeliveryPolicy(initial_redelivery_delay=1.0)},
-                                  fallback_to_dead_letter=False)
+        plugin = RedeliveryPlugin(
+            None, policies={"payments.>": RedeliveryPolicy(initial_redelivery_delay=1.0)}, fallback_to_dead_letter=False
+        )
         async with Broker(clock=ManualClock(), scheduler_support=True, plugins=[plugin]) as broker:
             await _poison_once(broker, "orders")
             assert broker.queue("ActiveMQ.DLQ").size == 0 and broker.queue("orders").size == 0

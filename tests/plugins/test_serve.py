@@ -112,8 +112,17 @@ async def test_port_in_use(served: Served, tmp_path: Path) -> None:
 async def test_stomp_port(tmp_path: Path) -> None:
     """--stomp-port 0 serves STOMP too and prints its URL on the second line; a STOMP client connects, and a message
     sent over STOMP is received by a native client."""
-    proc = await asyncio.create_subprocess_exec(MINIBROKER, "serve", "--port", "0", "--stomp-port", "0", cwd=tmp_path,
-                                                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    proc = await asyncio.create_subprocess_exec(
+        MINIBROKER,
+        "serve",
+        "--port",
+        "0",
+        "--stomp-port",
+        "0",
+        cwd=tmp_path,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
     assert proc.stdout is not None
     try:
         tcp_url = (await asyncio.wait_for(proc.stdout.readline(), TIMEOUT)).decode().strip()

@@ -80,12 +80,12 @@ async def test_browse_and_purge(served: Served, tmp_path: Path) -> None:
     assert lines[0].split()[:3] == ["message", "id", "priority"]
     assert "first" in lines[1] and "second\\nline" in lines[2] and lines[3].endswith("...")
     assert lines[-1] == "(3 messages in orders)"
-    code, out, _ = await run(MINIBROKER, "browse", "--url", served.url, "orders", "--limit", "1", *ADMIN,
-                             cwd=tmp_path)
+    code, out, _ = await run(MINIBROKER, "browse", "--url", served.url, "orders", "--limit", "1", *ADMIN, cwd=tmp_path)
     assert code == 0 and len(out.splitlines()) == 3 and out.splitlines()[-1] == "(1 of 3 messages in orders)"
 
-    code, out, err = await run(MINIBROKER, "purge", "--url", served.url, "orders", "--user", "reader",
-                               "--password", "reader-pw", cwd=tmp_path)
+    code, out, err = await run(
+        MINIBROKER, "purge", "--url", served.url, "orders", "--user", "reader", "--password", "reader-pw", cwd=tmp_path
+    )
     assert code == 1 and "User reader is not authorized to administer: queue://orders" in err
     env = {"MINIBROKER_USER": "admin", "MINIBROKER_PASSWORD": "admin-pw", "PATH": str(Path(MINIBROKER).parent)}
     code, out, err = await run(MINIBROKER, "purge", "--url", served.url, "orders", cwd=tmp_path, env=env)
@@ -95,8 +95,9 @@ async def test_browse_and_purge(served: Served, tmp_path: Path) -> None:
 
 
 async def test_wrong_password(served: Served, tmp_path: Path) -> None:
-    code, _, err = await run(MINIBROKER, "stat", "--url", served.url, "--user", "admin", "--password", "nope",
-                             cwd=tmp_path)
+    code, _, err = await run(
+        MINIBROKER, "stat", "--url", served.url, "--user", "admin", "--password", "nope", cwd=tmp_path
+    )
     assert code == 1 and "User name [admin] or password is invalid" in err
 
 

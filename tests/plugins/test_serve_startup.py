@@ -55,21 +55,28 @@ async def test_port_in_use_exits_1_without_printing_a_url(tmp_path: Path) -> Non
         port = str(taken.getsockname()[1])
         code, out, err = await run(MINIBROKER, "serve", "--port", port, cwd=tmp_path)
         assert (code, out) == (1, "")
-        assert err == (f"minibroker serve: [Errno {errno.EADDRINUSE}] error while attempting to bind on address "
-                       f"('127.0.0.1', {port}): address already in use\n")
+        assert err == (
+            f"minibroker serve: [Errno {errno.EADDRINUSE}] error while attempting to bind on address "
+            f"('127.0.0.1', {port}): address already in use\n"
+        )
         # the STOMP port too; the TCP socket bound just before is released
         code, out, err = await run(MINIBROKER, "serve", "--port", "0", "--stomp-port", port, cwd=tmp_path)
         assert (code, out) == (1, "")
-        assert err == (f"minibroker serve: STOMP: [Errno {errno.EADDRINUSE}] error while attempting to bind on address "
-                       f"('127.0.0.1', {port}): address already in use\n")
+        assert err == (
+            f"minibroker serve: STOMP: [Errno {errno.EADDRINUSE}] error while attempting to bind on address "
+            f"('127.0.0.1', {port}): address already in use\n"
+        )
 
 
-@pytest.mark.parametrize(("options", "message"), [
-    (["--max-frame-size", "10"], "max_frame_size must be at least 1024 bytes, not 10"),
-    (["--max-connections", "-1"], "max_connections must be at least 1, not -1"),
-    (["--port", "70000"], "port must be 0-65535, not 70000"),
-    (["--port", "0", "--stomp-port", "-1"], "STOMP: port must be 0-65535, not -1"),
-])
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (["--max-frame-size", "10"], "max_frame_size must be at least 1024 bytes, not 10"),
+        (["--max-connections", "-1"], "max_connections must be at least 1, not -1"),
+        (["--port", "70000"], "port must be 0-65535, not 70000"),
+        (["--port", "0", "--stomp-port", "-1"], "STOMP: port must be 0-65535, not -1"),
+    ],
+)
 async def test_bad_settings_exit_1_before_the_url(options: list[str], message: str, tmp_path: Path) -> None:
     code, out, err = await run(MINIBROKER, "serve", *options, cwd=tmp_path)
     assert (code, out, err) == (1, "", f"minibroker serve: {message}\n")
@@ -78,8 +85,15 @@ async def test_bad_settings_exit_1_before_the_url(options: list[str], message: s
 async def test_host_and_ports_from_the_config_file(tmp_path: Path) -> None:
     """The file is read before binding: its [server] host, port and stomp_port are used (no --port here)."""
     (tmp_path / "broker.toml").write_text('[server]\nhost = "127.0.0.1"\nport = 0\nstomp_port = 0\n')
-    proc = await asyncio.create_subprocess_exec(MINIBROKER, "serve", "--config", "broker.toml", cwd=tmp_path,
-                                                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    proc = await asyncio.create_subprocess_exec(
+        MINIBROKER,
+        "serve",
+        "--config",
+        "broker.toml",
+        cwd=tmp_path,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
     assert proc.stdout is not None
     try:
         tcp_url = (await asyncio.wait_for(proc.stdout.readline(), TIMEOUT)).decode().strip()
@@ -97,16 +111,29 @@ async def test_host_and_ports_from_the_config_file(tmp_path: Path) -> None:
 
 def _imported_by(code: str, tmp_path: Path) -> set[str]:
     """The modules a fresh interpreter has imported after running ``code``."""
-    out = subprocess.run([sys.executable, "-c", f"{code}\nimport sys\nprint(*sys.modules)"], cwd=tmp_path,
-                         capture_output=True, text=True, check=True, timeout=TIMEOUT).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", f"{code}\nimport sys\nprint(*sys.modules)"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=TIMEOUT,
+    ).stdout
     return set(out.split())
 
 
 def test_the_command_line_imports_neither_asyncio_nor_the_broker(tmp_path: Path) -> None:
     modules = _imported_by("import minibroker.plugins.server.cli", tmp_path)
     assert "minibroker.plugins.server.cli" in modules
-    unwanted = {"asyncio", "attrs", "typing", "logging", "minibroker._driver", "minibroker.config",
-                "minibroker.redelivery"}
+    unwanted = {
+        "asyncio",
+        "attrs",
+        "typing",
+        "logging",
+        "minibroker._driver",
+        "minibroker.config",
+        "minibroker.redelivery",
+    }
     assert modules & unwanted == set()
 
 

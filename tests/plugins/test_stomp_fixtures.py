@@ -16,8 +16,16 @@ from minibroker import Broker
 from minibroker.plugins.pytest_plugin import StompEndpoint
 
 README = Path(__file__).resolve().parents[2] / "README.md"
-STRICT = ("-o", "asyncio_mode=auto", "-o", "asyncio_default_fixture_loop_scope=function", "-W", "error",
-          "-p", "no:cacheprovider")
+STRICT = (
+    "-o",
+    "asyncio_mode=auto",
+    "-o",
+    "asyncio_default_fixture_loop_scope=function",
+    "-W",
+    "error",
+    "-p",
+    "no:cacheprovider",
+)
 
 
 def readme_stomp_example() -> str:
@@ -133,7 +141,8 @@ class TestProcesses:
         running = start_broker_process()
         try:
             pytester.makeini(f"[pytest]\nminibroker_host = 127.0.0.1\nminibroker_stomp_port = {running.stomp_port}\n")
-            pytester.makepyfile(test_noproc="""
+            pytester.makepyfile(
+                test_noproc="""
 import stomp
 
 def test_noproc(minibroker_noproc):
@@ -141,7 +150,8 @@ def test_noproc(minibroker_noproc):
     conn = stomp.Connection12(minibroker_noproc.host_and_ports)
     conn.connect(wait=True)
     conn.disconnect()
-""")
+"""
+            )
             pytester.runpytest(*STRICT, f"--minibroker-port={running.port}").assert_outcomes(passed=1)
         finally:
             running.stop()

@@ -126,7 +126,8 @@ async def test_the_victim_loses_nothing_and_sees_no_duplicate(edges: tuple[Broke
         own = [body for body in seen if body.startswith("victim-")]
         assert own == [f"victim-{i}" for i in range(MESSAGES)]
         assert sorted(body for body in seen if body.startswith("hostile-")) == sorted(
-            ["hostile--1", "hostile-300", "hostile-99"] * ROUNDS)
+            ["hostile--1", "hostile-300", "hostile-99"] * ROUNDS
+        )
         assert broker.client_connected("victim")
     finally:
         await producer_conn.close()

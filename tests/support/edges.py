@@ -62,11 +62,13 @@ class Subscription(Protocol):
 class Edge(Protocol):
     name: str
 
-    async def send(self, queue: str, body: str, *, ttl: float | None = None, transaction: str | None = None) -> None:
-        ...
+    async def send(
+        self, queue: str, body: str, *, ttl: float | None = None, transaction: str | None = None
+    ) -> None: ...
 
-    async def subscribe(self, queue: str, ack: str = "auto", selector: str | None = None,
-                        transaction: str | None = None) -> Subscription:
+    async def subscribe(
+        self, queue: str, ack: str = "auto", selector: str | None = None, transaction: str | None = None
+    ) -> Subscription:
         """``transaction``: the subscription's acks belong to it (settled at its commit)."""
         ...
 
@@ -85,8 +87,11 @@ class Edge(Protocol):
 
 # -- the minibroker client (memory, tcp) -------------------------------------------------------------------------------
 
-_MODES = {"auto": AckMode.AUTO_ACKNOWLEDGE, "client": AckMode.CLIENT_ACKNOWLEDGE,
-          "individual": AckMode.INDIVIDUAL_ACKNOWLEDGE}
+_MODES = {
+    "auto": AckMode.AUTO_ACKNOWLEDGE,
+    "client": AckMode.CLIENT_ACKNOWLEDGE,
+    "individual": AckMode.INDIVIDUAL_ACKNOWLEDGE,
+}
 
 
 class _ClientSubscription:
@@ -148,11 +153,15 @@ class ClientEdge:
         except MinibrokerError as exc:
             raise Refused(str(exc)) from exc
 
-    async def subscribe(self, queue: str, ack: str = "auto", selector: str | None = None,
-                        transaction: str | None = None) -> Subscription:
+    async def subscribe(
+        self, queue: str, ack: str = "auto", selector: str | None = None, transaction: str | None = None
+    ) -> Subscription:
         # JMS: the consumer of a transacted session; what it receives is acked by the commit
-        session = (self._transactions[transaction] if transaction is not None
-                   else await self.connection.create_session(_MODES[ack]))
+        session = (
+            self._transactions[transaction]
+            if transaction is not None
+            else await self.connection.create_session(_MODES[ack])
+        )
         try:
             consumer = await session.create_consumer(queue, selector=selector)
         except MinibrokerError as exc:
@@ -194,13 +203,15 @@ class _StompSubscription:
 
     async def receive(self) -> Received:
         frame = await self.edge.client.expect(
-            lambda f: f.command == "MESSAGE" and f.headers.get("subscription") == self.sub_id, TIMEOUT)
+            lambda f: f.command == "MESSAGE" and f.headers.get("subscription") == self.sub_id, TIMEOUT
+        )
         return Received(frame.body.decode(), frame.headers.get("redelivered") == "true", frame)
 
     async def nothing_waiting(self) -> bool:
         await self.edge.barrier()
-        return not [f for f in self.edge.client.inbox
-                    if f.command == "MESSAGE" and f.headers.get("subscription") == self.sub_id]
+        return not [
+            f for f in self.edge.client.inbox if f.command == "MESSAGE" and f.headers.get("subscription") == self.sub_id
+        ]
 
     async def ack(self, message: Received) -> None:
         assert isinstance(message.handle, StompFrame)
@@ -246,11 +257,15 @@ class StompEdge:
             headers["transaction"] = transaction
         await self.request("SEND", headers, body)
 
-    async def subscribe(self, queue: str, ack: str = "auto", selector: str | None = None,
-                        transaction: str | None = None) -> Subscription:
+    async def subscribe(
+        self, queue: str, ack: str = "auto", selector: str | None = None, transaction: str | None = None
+    ) -> Subscription:
         sub_id = f"sub-{next(_names)}"
-        headers = {"destination": f"/queue/{queue}", "id": sub_id,
-                   "ack": {"auto": "auto", "client": "client", "individual": "client-individual"}[ack]}
+        headers = {
+            "destination": f"/queue/{queue}",
+            "id": sub_id,
+            "ack": {"auto": "auto", "client": "client", "individual": "client-individual"}[ack],
+        }
         if selector is not None:
             headers["selector"] = selector
         await self.request("SUBSCRIBE", headers)
@@ -273,7 +288,8 @@ class StompEdge:
         bodies: list[str] = []
         while True:
             frame = await self.client.expect(
-                lambda f: f.command == "MESSAGE" and f.headers.get("subscription") == sub_id, TIMEOUT)
+                lambda f: f.command == "MESSAGE" and f.headers.get("subscription") == sub_id, TIMEOUT
+            )
             if frame.headers.get("browser") == "end":
                 return bodies
             bodies.append(frame.body.decode())

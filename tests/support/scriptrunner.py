@@ -175,9 +175,13 @@ class ScriptRunner:
             options = dict(cfg["redeliveryPlugin"])
             to_dlq = bool(options.pop("sendToDlqIfMaxRetriesExceeded", True))
             fallback = bool(options.pop("fallbackToDeadLetter", True))
-            plugins.append(RedeliveryPlugin(RedeliveryPolicy.from_activemq(options),
-                                            send_to_dlq_if_max_retries_exceeded=to_dlq,
-                                            fallback_to_dead_letter=fallback))
+            plugins.append(
+                RedeliveryPlugin(
+                    RedeliveryPolicy.from_activemq(options),
+                    send_to_dlq_if_max_retries_exceeded=to_dlq,
+                    fallback_to_dead_letter=fallback,
+                )
+            )
         return Broker(
             clock=self.clock,
             policies=broker_policies(cfg),
@@ -233,8 +237,9 @@ class ScriptRunner:
             elif name == "persistent":
                 e["persistent"] = msg.persistent
             elif name == "properties":
-                e["properties"] = {k: (norm(v) if isinstance(v, str) else v)
-                                   for k, v in sorted(msg.message.properties.items())}
+                e["properties"] = {
+                    k: (norm(v) if isinstance(v, str) else v) for k, v in sorted(msg.message.properties.items())
+                }
             else:
                 e[name] = object_property(msg, name)
         return e
@@ -246,8 +251,14 @@ class ScriptRunner:
             e["exists"] = False
         else:
             s = view.statistics()
-            e.update(size=s.size, inflight=s.inflight, enqueues=s.enqueued, dequeues=s.dequeued, expired=s.expired,
-                     consumers=s.consumers)
+            e.update(
+                size=s.size,
+                inflight=s.inflight,
+                enqueues=s.enqueued,
+                dequeues=s.dequeued,
+                expired=s.expired,
+                consumers=s.consumers,
+            )
         self.ev(e)
 
     # -- running ----------------------------------------------------------------------------------------------------
@@ -256,8 +267,14 @@ class ScriptRunner:
         try:
             self.broker = self.make_broker()
         except MinibrokerError as exc:
-            self.ev({"event": "exception", "where": "broker.start",
-                     "type": java_type(exc).replace("javax.jms.", "java.lang."), "message": norm(str(exc))})
+            self.ev(
+                {
+                    "event": "exception",
+                    "where": "broker.start",
+                    "type": java_type(exc).replace("javax.jms.", "java.lang."),
+                    "message": norm(str(exc)),
+                }
+            )
             return self.events
         async with self.broker:
             try:
@@ -352,7 +369,7 @@ class ScriptRunner:
         if session.transacted:
             e["transacted"] = True
         for key in ("correlation_id", "reply_to"):  # the oracle echoes these headers (recordings made before it did
-            if key in op:                         # not: see comparable())
+            if key in op:  # not: see comparable())
                 e[key] = op[key]
         self.ev(e)
         properties: dict[str, Any] = {}
@@ -530,21 +547,25 @@ class ScriptRunner:
             received = [(m, 0) for m in self.broker.queue(queue).browse()[:400]]
         for message, counter in received:
             cause = message.properties.get("dlqDeliveryFailureCause")
-            self.ev({
-                "event": "dlq",
-                "queue": queue,
-                "body": body_text(message.body),
-                "cause": None if cause is None else norm(str(cause)),
-                "originalDestination": None if message.original_destination is None
-                else str(message.original_destination),
-                "persistent": message.persistent,
-                "expiration": int(round(message.expiration * 1000)),
-                "redelivered": counter > 0,
-                "redeliveryCounter": counter,
-                "priority": message.priority,
-                "properties": {k: (norm(v) if isinstance(v, str) else v)
-                               for k, v in sorted(message.properties.items())},
-            })
+            self.ev(
+                {
+                    "event": "dlq",
+                    "queue": queue,
+                    "body": body_text(message.body),
+                    "cause": None if cause is None else norm(str(cause)),
+                    "originalDestination": None
+                    if message.original_destination is None
+                    else str(message.original_destination),
+                    "persistent": message.persistent,
+                    "expiration": int(round(message.expiration * 1000)),
+                    "redelivered": counter > 0,
+                    "redeliveryCounter": counter,
+                    "priority": message.priority,
+                    "properties": {
+                        k: (norm(v) if isinstance(v, str) else v) for k, v in sorted(message.properties.items())
+                    },
+                }
+            )
 
     async def op_browse(self, op: dict[str, Any]) -> None:
         queue = self.req(op, "dest")
@@ -603,8 +624,12 @@ GAP_ACTIONS = {"rollback", "recover", "close_consumer", "close_session", "close_
 
 
 #: the send op's scheduling fields and the message properties they set (ActiveMQ's ScheduledMessage names)
-SCHEDULE_PROPERTIES = {"delay_ms": "AMQ_SCHEDULED_DELAY", "period_ms": "AMQ_SCHEDULED_PERIOD",
-                       "repeat": "AMQ_SCHEDULED_REPEAT", "cron": "AMQ_SCHEDULED_CRON"}
+SCHEDULE_PROPERTIES = {
+    "delay_ms": "AMQ_SCHEDULED_DELAY",
+    "period_ms": "AMQ_SCHEDULED_PERIOD",
+    "repeat": "AMQ_SCHEDULED_REPEAT",
+    "cron": "AMQ_SCHEDULED_CRON",
+}
 
 
 def _java_cause(text: Any) -> Any:
@@ -619,8 +644,12 @@ def comparable(event: Event, expected: Event) -> Event:
     if "consumer" not in expected and e.get("event") in ("received", "null_receive", "received_headers"):
         e.pop("consumer", None)
     # ActiveMQ's InvalidSelectorException message is the selector alone; minibroker's quotes it, says what and where
-    if (e.get("event") == "exception" and e.get("type") == "javax.jms.InvalidSelectorException"
-            and isinstance(e.get("message"), str) and str(expected.get("message")) in e["message"]):
+    if (
+        e.get("event") == "exception"
+        and e.get("type") == "javax.jms.InvalidSelectorException"
+        and isinstance(e.get("message"), str)
+        and str(expected.get("message")) in e["message"]
+    ):
         e["message"] = expected.get("message")
     if e.get("event") == "sent":  # the oracle's older patched copy did not echo these in ``sent``
         for key in ("correlation_id", "reply_to"):
@@ -637,14 +666,23 @@ def comparable(event: Event, expected: Event) -> Event:
 
 def event_matches(expected: Event, got: Event) -> bool:
     if expected.get("event") == "action":
-        return got.get("event") == "action" and got.get("action") == expected.get("action") and \
-            got.get("body") == expected.get("body")
+        return (
+            got.get("event") == "action"
+            and got.get("action") == expected.get("action")
+            and got.get("body") == expected.get("body")
+        )
     exp = {k: v for k, v in expected.items() if k not in TIMING}
     return comparable(got, expected) == exp
 
 
-def compare(expected: list[Event], got: list[Event], *, gap_tolerance_ms: int = 60,
-            late_tolerance_ms: int = 60, check_gaps: bool = True) -> str | None:
+def compare(
+    expected: list[Event],
+    got: list[Event],
+    *,
+    gap_tolerance_ms: int = 60,
+    late_tolerance_ms: int = 60,
+    check_gaps: bool = True,
+) -> str | None:
     """None when ``got`` reproduces ``expected``; else a readable description of the first difference."""
     for i in range(max(len(expected), len(got))):
         if i >= len(expected):

@@ -15,8 +15,9 @@ TIMEOUT = 10.0
 
 async def run(*argv: str, cwd: Path, env: dict[str, str] | None = None) -> tuple[int, str, str]:
     """Run a command to completion: (exit code, stdout, stderr)."""
-    proc = await asyncio.create_subprocess_exec(*argv, cwd=cwd, env=env, stdout=asyncio.subprocess.PIPE,
-                                                stderr=asyncio.subprocess.PIPE)
+    proc = await asyncio.create_subprocess_exec(
+        *argv, cwd=cwd, env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
+    )
     out, err = await asyncio.wait_for(proc.communicate(), TIMEOUT)
     assert proc.returncode is not None
     return proc.returncode, out.decode(), err.decode()
@@ -42,8 +43,16 @@ class Served:
 async def serve(cwd: Path, *options: str, command: Sequence[str] = (MINIBROKER,)) -> Served:
     """Start ``minibroker serve --port 0 OPTIONS`` in ``cwd`` (not the repository, so the installed package runs)
     and wait for the URL on its first line."""
-    proc = await asyncio.create_subprocess_exec(*command, "serve", "--port", "0", *options, cwd=cwd,
-                                                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    proc = await asyncio.create_subprocess_exec(
+        *command,
+        "serve",
+        "--port",
+        "0",
+        *options,
+        cwd=cwd,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
     assert proc.stdout is not None
     try:
         line = await asyncio.wait_for(proc.stdout.readline(), TIMEOUT)

@@ -38,7 +38,12 @@ class RawStompClient:
 
     @classmethod
     async def open(
-        cls, port: int, *, version: str | None = "1.2", connect: bool = True, host: str = "127.0.0.1",
+        cls,
+        port: int,
+        *,
+        version: str | None = "1.2",
+        connect: bool = True,
+        host: str = "127.0.0.1",
         **headers: str,
     ) -> RawStompClient:
         """Open a socket and (by default) CONNECT with ``accept-version`` = ``version`` (None: no header, 1.0)."""
@@ -89,7 +94,11 @@ class RawStompClient:
         return frame
 
     async def request(
-        self, command: str, headers: Mapping[str, str] | None = None, body: bytes | str = b"", timeout: float = 5.0,
+        self,
+        command: str,
+        headers: Mapping[str, str] | None = None,
+        body: bytes | str = b"",
+        timeout: float = 5.0,
     ) -> StompFrame:
         """Send a frame with a fresh ``receipt`` and return the RECEIPT or ERROR answering it."""
         receipt = f"r-{next(_receipts)}"
@@ -101,8 +110,15 @@ class RawStompClient:
     async def send(self, destination: str, body: bytes | str, **headers: str) -> StompFrame:
         """SEND with a content-length (a BytesMessage, as most clients send) and wait for its RECEIPT."""
         data = body.encode() if isinstance(body, str) else body
-        frame = await self.request("SEND", {"destination": destination, "content-length": str(len(data)),
-                                            **{k.replace("_", "-"): v for k, v in headers.items()}}, data)
+        frame = await self.request(
+            "SEND",
+            {
+                "destination": destination,
+                "content-length": str(len(data)),
+                **{k.replace("_", "-"): v for k, v in headers.items()},
+            },
+            data,
+        )
         assert frame.command == "RECEIPT", frame
         return frame
 

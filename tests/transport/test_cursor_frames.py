@@ -32,19 +32,23 @@ def decode(data: bytes, sender: wire.Side = "any") -> list[wire.Frame]:
 
 
 class TestCodec:
-    @pytest.mark.parametrize("frame", [
-        wire.ReadRange(1, "orders"),
-        wire.ReadRange(2, "q.ü", 0, 0, 0, ""),
-        wire.AckBelow(3, "orders", "c", 0, "e"),
-        wire.GetBrokerInfo(4),
-        wire.GetBrokerInfo(5, (), None),
-        wire.BrokerInfoResult(6, BrokerInfo("e", "", ())),
-        wire.BrokerInfoResult(6, BrokerInfo("e", "b", (QueuePosition("a", 0, 0, 0, None),))),
-        wire.RangeResult(7, "e", 0, (), False),
-        wire.Publish(8, (), False),
-        wire.Published(9, PublishResult(0, 0)),
-        wire.CursorAcked(10, CursorAck("e", "q", "c", 0, 0, 0, 0)),
-    ], ids=lambda f: type(f).__name__)
+    @pytest.mark.parametrize(
+        "frame",
+        [
+            wire.ReadRange(1, "orders"),
+            wire.ReadRange(2, "q.ü", 0, 0, 0, ""),
+            wire.AckBelow(3, "orders", "c", 0, "e"),
+            wire.GetBrokerInfo(4),
+            wire.GetBrokerInfo(5, (), None),
+            wire.BrokerInfoResult(6, BrokerInfo("e", "", ())),
+            wire.BrokerInfoResult(6, BrokerInfo("e", "b", (QueuePosition("a", 0, 0, 0, None),))),
+            wire.RangeResult(7, "e", 0, (), False),
+            wire.Publish(8, (), False),
+            wire.Published(9, PublishResult(0, 0)),
+            wire.CursorAcked(10, CursorAck("e", "q", "c", 0, 0, 0, 0)),
+        ],
+        ids=lambda f: type(f).__name__,
+    )
     def test_edge_values_round_trip(self, frame: wire.Frame) -> None:
         [back] = decode(encode(frame))
         assert back == frame or (type(back) is type(frame) and attrs.asdict(back) == attrs.asdict(frame))  # type: ignore[arg-type]
@@ -67,7 +71,8 @@ class TestCodec:
         assert [p.last for p in parts] == [False] * (len(parts) - 1) + [True]  # type: ignore[union-attr]
         got = [e for p in parts for e in p.entries]  # type: ignore[union-attr]
         assert [(e.seq, e.message.message_id, e.redelivery_counter) for e in got] == [
-            (e.seq, e.message.message_id, e.redelivery_counter) for e in entries]
+            (e.seq, e.message.message_id, e.redelivery_counter) for e in entries
+        ]
         assert got[7].message.properties == {"n": 7}
 
     def test_empty_range_result_is_one_last_frame(self) -> None:
@@ -82,8 +87,12 @@ class TestCodec:
     def test_negative_bounds_are_refused(self) -> None:
         with pytest.raises(LocalProtocolError):
             wire.encode_read_range(1, "q", -1)
-        raw = struct.pack(">IBIqqq", 1 + 4 + 24 + 4 + 1 + 4, FrameType.READ_RANGE, 1, 0, -5, -1) + \
-            struct.pack(">I", 1) + b"q" + struct.pack(">I", 0xFFFFFFFF)
+        raw = (
+            struct.pack(">IBIqqq", 1 + 4 + 24 + 4 + 1 + 4, FrameType.READ_RANGE, 1, 0, -5, -1)
+            + struct.pack(">I", 1)
+            + b"q"
+            + struct.pack(">I", 0xFFFFFFFF)
+        )
         with pytest.raises(RemoteProtocolError, match="negative"):
             decode(raw)
 
@@ -91,8 +100,9 @@ class TestCodec:
         raw = struct.pack(">IBIBI", 1 + 4 + 1 + 4, FrameType.PUBLISH, 1, 0, 2**32 - 1)
         with pytest.raises(RemoteProtocolError, match="announced"):
             decode(raw)
-        raw = struct.pack(">IBIBqI", 1 + 4 + 1 + 8 + 4 + 4, FrameType.RANGE_RESULT, 1, 1, 0, 2**31) + \
-            struct.pack(">I", 0)
+        raw = struct.pack(">IBIBqI", 1 + 4 + 1 + 8 + 4 + 4, FrameType.RANGE_RESULT, 1, 1, 0, 2**31) + struct.pack(
+            ">I", 0
+        )
         with pytest.raises(RemoteProtocolError, match="announced"):
             decode(raw)
 
@@ -106,9 +116,23 @@ class TestColumns:
     def entries(self) -> list[RangeEntry]:
         return [
             RangeEntry(5, msg(5), 0),
-            RangeEntry(6, Message("ID:b", Q, b"\x00\xffraw", {"flag": True, "none": None, "raw": b"\x01"},
-                                  priority=9, persistent=False, timestamp=2.5, correlation_id="c",
-                                  reply_to=Destination.topic("t"), group_id="g", group_seq=3), 2),
+            RangeEntry(
+                6,
+                Message(
+                    "ID:b",
+                    Q,
+                    b"\x00\xffraw",
+                    {"flag": True, "none": None, "raw": b"\x01"},
+                    priority=9,
+                    persistent=False,
+                    timestamp=2.5,
+                    correlation_id="c",
+                    reply_to=Destination.topic("t"),
+                    group_id="g",
+                    group_seq=3,
+                ),
+                2,
+            ),
             RangeEntry(9, Message("ID:c-ü", Q, "", timestamp=0.0), 1),
         ]
 
@@ -123,16 +147,27 @@ class TestColumns:
         assert list(array.array("q", cols.timestamp)) == [1_767_225_600_500_000, 2_500_000, 0]
         assert cols.flags == bytes([3, 0, 3])
         ids = array.array("i", cols.id_offsets)
-        assert [cols.id_data[ids[i]:ids[i + 1]].decode() for i in range(3)] == ["ID:t:5", "ID:b", "ID:c-ü"]
+        assert [cols.id_data[ids[i] : ids[i + 1]].decode() for i in range(3)] == ["ID:t:5", "ID:b", "ID:c-ü"]
         bodies = array.array("i", cols.body_offsets)
-        assert [cols.body_data[bodies[i]:bodies[i + 1]] for i in range(3)] == [b"body-5", b"\x00\xffraw", b""]
+        assert [cols.body_data[bodies[i] : bodies[i + 1]] for i in range(3)] == [b"body-5", b"\x00\xffraw", b""]
         props = array.array("i", cols.prop_offsets)
         keys, values = array.array("i", cols.key_offsets), array.array("i", cols.value_offsets)
-        pairs = [(cols.key_data[keys[j]:keys[j + 1]].decode(),
-                  None if cols.value_nulls[j] else cols.value_data[values[j]:values[j + 1]].decode())
-                 for j in range(props[1], props[2])]
-        assert pairs == [("flag", "true"), ("none", None), ("raw", "AQ=="), ("JMSCorrelationID", "c"),
-                         ("JMSReplyTo", "topic://t"), ("JMSXGroupID", "g"), ("JMSXGroupSeq", "3")]
+        pairs = [
+            (
+                cols.key_data[keys[j] : keys[j + 1]].decode(),
+                None if cols.value_nulls[j] else cols.value_data[values[j] : values[j + 1]].decode(),
+            )
+            for j in range(props[1], props[2])
+        ]
+        assert pairs == [
+            ("flag", "true"),
+            ("none", None),
+            ("raw", "AQ=="),
+            ("JMSCorrelationID", "c"),
+            ("JMSReplyTo", "topic://t"),
+            ("JMSXGroupID", "g"),
+            ("JMSXGroupSeq", "3"),
+        ]
         assert (props[0], props[1], props[3]) == (0, 1, 8)
 
     def test_split_to_fit_and_too_large(self) -> None:
@@ -148,11 +183,13 @@ class TestColumns:
 
     def test_inconsistent_buffers_are_refused(self) -> None:
         cols = wire.range_columns_of(1, "e", 10, self.entries())
-        for bad in (attrs.evolve(cols, seq=cols.seq[:-1]),
-                    attrs.evolve(cols, id_data=cols.id_data + b"x"),
-                    attrs.evolve(cols, prop_offsets=cols.prop_offsets[:-4] + struct.pack("<i", 99)),
-                    attrs.evolve(cols, value_nulls=b""),
-                    attrs.evolve(cols, key_offsets=b"\x00\x00")):
+        for bad in (
+            attrs.evolve(cols, seq=cols.seq[:-1]),
+            attrs.evolve(cols, id_data=cols.id_data + b"x"),
+            attrs.evolve(cols, prop_offsets=cols.prop_offsets[:-4] + struct.pack("<i", 99)),
+            attrs.evolve(cols, value_nulls=b""),
+            attrs.evolve(cols, key_offsets=b"\x00\x00"),
+        ):
             with pytest.raises(RemoteProtocolError, match="column"):
                 decode(encode(bad))
 
@@ -203,18 +240,23 @@ class TestClientApi:
         info = await conn.broker_info()
         assert (info.epoch, info.name) == ("epoch-1", "minibroker") and broker.epoch == "epoch-1"
         assert [(p.queue, p.first_seq, p.next_seq, p.size, p.cursor_floor) for p in info.queues] == [
-            ("audit", 0, 1, 1, None), ("orders", 0, 3, 3, None)]
+            ("audit", 0, 1, 1, None),
+            ("orders", 0, 3, 3, None),
+        ]
         one = await conn.broker_info(["orders", "missing"], cursor="spark")
         assert [(p.queue, p.next_seq, p.cursor_floor) for p in one.queues] == [
-            ("orders", 3, None), ("missing", 0, None)]
+            ("orders", 3, None),
+            ("missing", 0, None),
+        ]
         assert one.position("orders") is not None and one.position("nope") is None
 
     async def test_read_range_is_a_replayable_browse(self, conn: Connection, broker: Broker) -> None:
         await fill(conn, 10)
         read = await conn.read_range("orders", 2, 6)
         assert (read.epoch, read.queue, read.next_seq, len(read)) == ("epoch-1", "orders", 10, 4)
-        assert [(e.seq, e.message.body, e.message.properties, e.message.priority, e.redelivery_counter)
-                for e in read] == [(i, f"body-{i}", {"n": i}, i % 10, 0) for i in range(2, 6)]
+        assert [
+            (e.seq, e.message.body, e.message.properties, e.message.priority, e.redelivery_counter) for e in read
+        ] == [(i, f"body-{i}", {"n": i}, i % 10, 0) for i in range(2, 6)]
         again = await conn.read_range("orders", 2, 6)
         assert [e.message.message_id for e in again] == [e.message.message_id for e in read]
         assert broker.queue("orders").size == 10 and broker.queue("orders").dequeued == 0
@@ -231,8 +273,7 @@ class TestClientApi:
     async def test_ack_below(self, conn: Connection, broker: Broker) -> None:
         await fill(conn, 10)
         result = await conn.ack_below("orders", "spark", 4, epoch="epoch-1")
-        assert (result.epoch, result.floor, result.removed, result.skipped, result.next_seq) == (
-            "epoch-1", 4, 4, 0, 10)
+        assert (result.epoch, result.floor, result.removed, result.skipped, result.next_seq) == ("epoch-1", 4, 4, 0, 10)
         assert (await conn.ack_below("orders", "spark", 4)).removed == 0
         assert [e.seq for e in await conn.read_range("orders")] == list(range(4, 10))
         info = await conn.broker_info(["orders"], cursor="spark")

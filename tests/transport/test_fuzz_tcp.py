@@ -59,8 +59,9 @@ async def served(tmp_path: Path) -> AsyncIterator[tuple[Broker, Server]]:
 
 
 def scratch_message(rng: random.Random, n: int) -> Message:
-    dest = rng.choice([Destination.queue("fuzz.scratch"), Destination.queue("fuzz.scratch.b"),
-                       Destination.topic("fuzz.topic")])
+    dest = rng.choice(
+        [Destination.queue("fuzz.scratch"), Destination.queue("fuzz.scratch.b"), Destination.topic("fuzz.topic")]
+    )
     props = rng.choice([{}, {"k": n}, {"s": "x" * rng.randrange(40), "f": 1.5, "b": b"\x00", "n": None}])
     body: str | bytes = rng.choice(["", "text", "ü" * 10, b"\x00\xffbin"])
     return Message(f"ID:fuzz-{n}", dest, body, props, rng.randrange(10), rng.random() < 0.5)
@@ -72,17 +73,29 @@ def valid_frames(rng: random.Random, n: int) -> list[bytes]:
     consumer = rng.randrange(1, 50)
     txn = rng.randrange(1, 5)
     scratch = rng.choice(["fuzz.scratch", "fuzz.scratch.b", "never.created"])
-    info = ConsumerInfo(Destination.queue(scratch), rng.choice([0, 1, 10]),
-                        rng.choice([None, "k > 1", "color = 'red'", "((("]), rng.randrange(-2, 3))
+    info = ConsumerInfo(
+        Destination.queue(scratch),
+        rng.choice([0, 1, 10]),
+        rng.choice([None, "k > 1", "color = 'red'", "((("]),
+        rng.randrange(-2, 3),
+    )
     ack_type = rng.choice(list(AckType))
     return [
         wire.encode_hello(rid, rng.choice([None, "client"]), rng.choice([None, "u"]), None),
         wire.encode_add_consumer(rid, info),
         wire.encode_remove_consumer(rid, consumer, rng.choice([-1, 5])),
         wire.encode_send(rid, scratch_message(rng, n), rng.choice([None, txn]), rng.random() < 0.5),
-        wire.encode_ack(MessageAck(consumer, ack_type, f"ID:never-{n}", rng.choice([None, "ID:x"]),
-                                    rng.randrange(0, 3), rng.choice([None, txn]),
-                                    "cause" if ack_type == AckType.POISON else None)),
+        wire.encode_ack(
+            MessageAck(
+                consumer,
+                ack_type,
+                f"ID:never-{n}",
+                rng.choice([None, "ID:x"]),
+                rng.randrange(0, 3),
+                rng.choice([None, txn]),
+                "cause" if ack_type == AckType.POISON else None,
+            )
+        ),
         wire.encode_pull(consumer, rng.choice([-1.0, 0.0, 0.01])),
         wire.encode_begin(txn),
         wire.encode_commit(rid, txn),
@@ -120,23 +133,47 @@ def random_request(rng: random.Random, n: int) -> bytes:
     kind = rng.randrange(15)
     if kind == 0:
         props = {_text(rng) or "k": rng.choice([_int(rng), _text(rng), None, True, 1.5, b"\x01"])}
-        message = Message(_text(rng) or "ID:x", Destination.queue(_name(rng)), rng.choice([_text(rng), b"\xff"]),
-                          props, rng.randrange(10), rng.random() < 0.5, rng.random() * 1e9,
-                          rng.choice([0.0, 1.0, 1e12]), group_id=rng.choice([None, _text(rng)]),
-                          group_seq=_int(rng))
+        message = Message(
+            _text(rng) or "ID:x",
+            Destination.queue(_name(rng)),
+            rng.choice([_text(rng), b"\xff"]),
+            props,
+            rng.randrange(10),
+            rng.random() < 0.5,
+            rng.random() * 1e9,
+            rng.choice([0.0, 1.0, 1e12]),
+            group_id=rng.choice([None, _text(rng)]),
+            group_seq=_int(rng),
+        )
         return wire.encode_send(rid, message, rng.choice([None, _int(rng)]), rng.random() < 0.5)
     if kind == 1:
-        info = ConsumerInfo(Destination.queue(_name(rng)), rng.choice([0, 1, 1000, 2**31 - 1, -1]),
-                            rng.choice([None, _text(rng), "JMSPriority > 4", "a IN ('x')"]), rng.randrange(-128, 128),
-                            rng.random() < 0.3, rng.random() < 0.3, rng.random() < 0.3, _int(rng))
+        info = ConsumerInfo(
+            Destination.queue(_name(rng)),
+            rng.choice([0, 1, 1000, 2**31 - 1, -1]),
+            rng.choice([None, _text(rng), "JMSPriority > 4", "a IN ('x')"]),
+            rng.randrange(-128, 128),
+            rng.random() < 0.3,
+            rng.random() < 0.3,
+            rng.random() < 0.3,
+            _int(rng),
+        )
         return wire.encode_add_consumer(rid, info)
     if kind == 2:
-        return wire.encode_ack(MessageAck(_int(rng), rng.choice(list(AckType)), _text(rng),
-                                           rng.choice([None, _text(rng)]), _int(rng), rng.choice([None, _int(rng)]),
-                                           rng.choice([None, _text(rng)])))
+        return wire.encode_ack(
+            MessageAck(
+                _int(rng),
+                rng.choice(list(AckType)),
+                _text(rng),
+                rng.choice([None, _text(rng)]),
+                _int(rng),
+                rng.choice([None, _int(rng)]),
+                rng.choice([None, _text(rng)]),
+            )
+        )
     if kind == 3:
-        return wire.encode_pull(_int(rng), rng.choice([-1.0, 0.0, 1e-9, 0.5, 1e300, float("nan"), float("inf"),
-                                                        -float("inf")]))
+        return wire.encode_pull(
+            _int(rng), rng.choice([-1.0, 0.0, 1e-9, 0.5, 1e300, float("nan"), float("inf"), -float("inf")])
+        )
     if kind == 4:
         return wire.encode_begin(_int(rng))
     if kind == 5:
@@ -152,8 +189,14 @@ def random_request(rng: random.Random, n: int) -> bytes:
     if kind == 10:
         return wire.encode_get_queue_statistics(rid, _name(rng))
     if kind == 11:
-        return wire.encode_read_range(rid, _name(rng), rng.randrange(2**40), rng.choice([None, rng.randrange(9)]),
-                                       rng.choice([None, 0, 2**40]), rng.choice([None, _text(rng)]))
+        return wire.encode_read_range(
+            rid,
+            _name(rng),
+            rng.randrange(2**40),
+            rng.choice([None, rng.randrange(9)]),
+            rng.choice([None, 0, 2**40]),
+            rng.choice([None, _text(rng)]),
+        )
     if kind == 12:
         return wire.encode_get_broker_info(rid, rng.choice([None, [_name(rng)]]), rng.choice([None, _text(rng)]))
     if kind == 13:
@@ -168,23 +211,22 @@ def mutate(rng: random.Random, frame: bytes) -> bytes:
         if op == 0 and buf:  # flip bits
             buf[rng.randrange(len(buf))] ^= 1 << rng.randrange(8)
         elif op == 1 and len(buf) > 5:  # truncate, keeping the announced length (or fixing it)
-            del buf[rng.randrange(5, len(buf)):]
+            del buf[rng.randrange(5, len(buf)) :]
             if rng.random() < 0.5:
                 buf[0:4] = struct.pack(">I", len(buf) - 4)
         elif op == 2:  # append garbage and fix the length
             buf += rng.randbytes(rng.randint(1, 16))
             buf[0:4] = struct.pack(">I", len(buf) - 4)
         elif op == 3 and len(buf) >= 4:  # lie about the length
-            buf[0:4] = struct.pack(">I", rng.choice([0, 1, len(buf), MAX_FRAME + 1, 2**32 - 1,
-                                                     rng.randrange(2**32)]))
+            buf[0:4] = struct.pack(">I", rng.choice([0, 1, len(buf), MAX_FRAME + 1, 2**32 - 1, rng.randrange(2**32)]))
         elif op == 4 and len(buf) > 4:  # another frame type, known or not
             buf[4] = rng.randrange(256)
         elif op == 5 and len(buf) > 9:  # a u32 field (string length, count) rewritten
             pos = rng.randrange(5, len(buf) - 3)
-            buf[pos:pos + 4] = struct.pack(">I", rng.choice([0, 1, 0xFFFFFFFF, rng.randrange(2**32)]))
+            buf[pos : pos + 4] = struct.pack(">I", rng.choice([0, 1, 0xFFFFFFFF, rng.randrange(2**32)]))
         elif op == 6 and len(buf) > 6:  # a slice deleted, length fixed
             a = rng.randrange(5, len(buf))
-            del buf[a:a + rng.randint(1, 8)]
+            del buf[a : a + rng.randint(1, 8)]
             buf[0:4] = struct.pack(">I", len(buf) - 4)
         elif op == 7 and len(buf) > 5:  # a string made invalid UTF-8
             buf[rng.randrange(5, len(buf))] = 0xFF
@@ -199,10 +241,23 @@ def random_frame(rng: random.Random) -> bytes:
 
 
 #: frame types a well-behaved prefix may use: client requests that fail (or not) without closing the connection
-_SAFE = {wire.FrameType.ADD_CONSUMER, wire.FrameType.REMOVE_CONSUMER, wire.FrameType.SEND, wire.FrameType.ACK,
-         wire.FrameType.PULL, wire.FrameType.BEGIN, wire.FrameType.COMMIT, wire.FrameType.ROLLBACK,
-         wire.FrameType.BROWSE, wire.FrameType.GET_QUEUE_STATISTICS, wire.FrameType.LIST_QUEUES,
-         wire.FrameType.PURGE, wire.FrameType.READ_RANGE, wire.FrameType.GET_BROKER_INFO, wire.FrameType.PUBLISH}
+_SAFE = {
+    wire.FrameType.ADD_CONSUMER,
+    wire.FrameType.REMOVE_CONSUMER,
+    wire.FrameType.SEND,
+    wire.FrameType.ACK,
+    wire.FrameType.PULL,
+    wire.FrameType.BEGIN,
+    wire.FrameType.COMMIT,
+    wire.FrameType.ROLLBACK,
+    wire.FrameType.BROWSE,
+    wire.FrameType.GET_QUEUE_STATISTICS,
+    wire.FrameType.LIST_QUEUES,
+    wire.FrameType.PURGE,
+    wire.FrameType.READ_RANGE,
+    wire.FrameType.GET_BROKER_INFO,
+    wire.FrameType.PUBLISH,
+}
 
 
 class Plan:
@@ -232,8 +287,9 @@ class Plan:
         self.opening.append(wire.encode_hello(1, None))
         if rng.random() < 0.1:
             self.subscribes = True
-            self.opening.append(wire.encode_add_consumer(
-                2, ConsumerInfo(Destination.queue(ACCOUNTED), rng.choice([1, 3, 5]))))
+            self.opening.append(
+                wire.encode_add_consumer(2, ConsumerInfo(Destination.queue(ACCOUNTED), rng.choice([1, 3, 5])))
+            )
         decoder = FrameDecoder(sender="client", max_frame_size=MAX_FRAME)
         for data in self.opening:
             decoder.receive_data(data)
@@ -402,8 +458,9 @@ async def test_fuzz_over_sockets(served: tuple[Broker, Server], caplog: pytest.L
         assert await consumer.receive(timeout=0) is None
     assert broker.queue(ACCOUNTED).size == 0 and store.count(ACCOUNTED) == 0
     elapsed = time.monotonic() - started
-    print(f"\nfuzz: {fuzzed} random and mutated frames read by the server ({counts['written']} frames in all) "
-          f"on {counts['connections']} connections, {counts['errors']} error "
-          f"frames ({counts['fatal']} fatal), {len(set(dispatched) & all_ids)} accounted messages were in flight on "
-          f"thrown-out connections; {elapsed:.1f} s")
-
+    print(
+        f"\nfuzz: {fuzzed} random and mutated frames read by the server ({counts['written']} frames in all) "
+        f"on {counts['connections']} connections, {counts['errors']} error "
+        f"frames ({counts['fatal']} fatal), {len(set(dispatched) & all_ids)} accounted messages were in flight on "
+        f"thrown-out connections; {elapsed:.1f} s"
+    )

@@ -89,8 +89,9 @@ class TestMessaging:
         session = await conn.create_session(AckMode.AUTO_ACKNOWLEDGE)
         producer = await session.create_producer("orders")
         props = {"s": "x", "i": 2**40, "big": 2**70, "f": 0.5, "b": True, "raw": b"\x00\x01", "n": None}
-        await producer.send("żółw", properties=props, priority=7, correlation_id="c1", reply_to="topic://r",
-                            type="T", group_id="g")
+        await producer.send(
+            "żółw", properties=props, priority=7, correlation_id="c1", reply_to="topic://r", type="T", group_id="g"
+        )
         await producer.send(b"\xff\x00binary", persistent=False)
         consumer = await session.create_consumer("orders")
         first = await receive(consumer)

@@ -96,7 +96,6 @@ class TestTransactions:
         await edge.barrier()
         assert broker.queue("orders").size == 0
 
-
     async def test_an_ack_in_a_transaction_settles_at_commit(self, edges: EdgeFactory, broker: Broker) -> None:
         edge = await edges.open()
         await edge.send("orders", "m1")
@@ -121,8 +120,9 @@ class TestBrowse:
 
 
 class TestExpiry:
-    async def test_an_expired_message_is_never_delivered(self, edges: EdgeFactory, broker: Broker,
-                                                         clock: ManualClock) -> None:
+    async def test_an_expired_message_is_never_delivered(
+        self, edges: EdgeFactory, broker: Broker, clock: ManualClock
+    ) -> None:
         edge = await edges.open()
         await edge.send("orders", "stale", ttl=10.0)
         await edge.send("orders", "fresh")
@@ -168,8 +168,9 @@ class TestFlowControl:
         assert broker.waiting_producers == 0
         assert (await sub.receive()).body == "second"
 
-    async def test_a_waiting_send_fails_after_the_policy_timeout(self, edges: EdgeFactory, broker: Broker,
-                                                                 clock: ManualClock) -> None:
+    async def test_a_waiting_send_fails_after_the_policy_timeout(
+        self, edges: EdgeFactory, broker: Broker, clock: ManualClock
+    ) -> None:
         producer = await edges.open()
         await producer.send("timing.q", "first")
         blocked = asyncio.create_task(producer.send("timing.q", "second"))

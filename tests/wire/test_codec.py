@@ -50,8 +50,13 @@ T = Destination.topic("prices")
 
 def message(**kw: Any) -> Message:
     fields: dict[str, Any] = {
-        "message_id": "ID:minibroker-1:1:1:7", "destination": Q, "body": "hello", "producer_id": "minibroker-1:1:1",
-        "producer_seq": 7, "timestamp": 1_767_225_600.125, "priority": 4,
+        "message_id": "ID:minibroker-1:1:1:7",
+        "destination": Q,
+        "body": "hello",
+        "producer_id": "minibroker-1:1:1",
+        "producer_seq": 7,
+        "timestamp": 1_767_225_600.125,
+        "priority": 4,
     }
     fields.update(kw)
     return Message(**fields)
@@ -61,8 +66,14 @@ def full_message() -> Message:
     return message(
         body="żółw ✓ \x00 tail",
         properties={"s": "text", "i": -5, "b": True, "f": False, "x": 2.5, "raw": b"\x00\xff", "none": None},
-        priority=9, persistent=False, expiration=1_767_225_700.5, correlation_id="corr-1",
-        reply_to=Destination.topic("replies"), type="OrderPlaced", group_id="g1", group_seq=3,
+        priority=9,
+        persistent=False,
+        expiration=1_767_225_700.5,
+        correlation_id="corr-1",
+        reply_to=Destination.topic("replies"),
+        type="OrderPlaced",
+        group_id="g1",
+        group_seq=3,
         original_destination=Destination.queue("orders.in"),
     )
 
@@ -173,9 +184,23 @@ class TestRoundTrip:
 
     def test_typed_properties_keep_their_types(self) -> None:
         props = {
-            "str": "v", "empty": "", "int": 1, "neg": -1, "zero": 0, "min64": -(2**63), "max64": 2**63 - 1,
-            "big": 2**64 + 5, "negbig": -(2**100), "float": 1.0, "inf": math.inf, "true": True, "false": False,
-            "bytes": b"", "more": b"\x00\x80", "none": None, "ünï": "✓",
+            "str": "v",
+            "empty": "",
+            "int": 1,
+            "neg": -1,
+            "zero": 0,
+            "min64": -(2**63),
+            "max64": 2**63 - 1,
+            "big": 2**64 + 5,
+            "negbig": -(2**100),
+            "float": 1.0,
+            "inf": math.inf,
+            "true": True,
+            "false": False,
+            "bytes": b"",
+            "more": b"\x00\x80",
+            "none": None,
+            "ünï": "✓",
         }
         [frame] = decode_all(encode(Send(1, message(properties=props))))
         assert isinstance(frame, Send)
@@ -260,9 +285,16 @@ class TestRoundTrip:
 
 @st.composite
 def property_values(draw: st.DrawFn) -> Any:
-    return draw(st.one_of(
-        st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False), st.text(), st.binary(),
-    ))
+    return draw(
+        st.one_of(
+            st.none(),
+            st.booleans(),
+            st.integers(),
+            st.floats(allow_nan=False),
+            st.text(),
+            st.binary(),
+        )
+    )
 
 
 @given(
@@ -495,8 +527,11 @@ def test_fuzz_only_protocol_errors() -> None:
         handshake = i % 7 == 0
         if handshake and rng.random() < 0.7:
             data = encode_handshake() + data
-        decoder = FrameDecoder(sender=rng.choice(["client", "server", "any"]), handshake=handshake,
-                               max_frame_size=rng.choice([64, 4096, wire.DEFAULT_MAX_FRAME_SIZE]))
+        decoder = FrameDecoder(
+            sender=rng.choice(["client", "server", "any"]),
+            handshake=handshake,
+            max_frame_size=rng.choice([64, 4096, wire.DEFAULT_MAX_FRAME_SIZE]),
+        )
         try:
             step = rng.choice([len(data) or 1, 1, 3, 17])
             for start in range(0, len(data), step):

@@ -16,8 +16,9 @@ from minibroker.errors import RemoteProtocolError
 from minibroker.wire import ROWS, FrameDecoder, FrameType, Row
 
 Q = Destination.queue("orders")
-MESSAGE = Message("ID:t-1:1:1:1", Q, "hello", {"n": 1, "s": "x"}, producer_id="t-1:1:1", producer_seq=1,
-                  timestamp=1_767_225_600.5)
+MESSAGE = Message(
+    "ID:t-1:1:1:1", Q, "hello", {"n": 1, "s": "x"}, producer_id="t-1:1:1", producer_seq=1, timestamp=1_767_225_600.5
+)
 STATS = QueueStatistics("orders", 3, 1, 10, 7, 0, 2, 8)
 
 #: one frame of every type, keyed by class; most of its fields away from their defaults

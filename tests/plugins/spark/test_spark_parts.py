@@ -33,42 +33,72 @@ class TestOptions:
     def test_defaults_and_case_insensitive_keys(self) -> None:
         o = SourceOptions.parse({"URL": "tcp://h:1", "Destinations": "a, queue://b ,a"})
         assert (o.url, o.destinations, o.starting_offsets, o.ending_offsets, o.body_type, o.cursor) == (
-            "tcp://h:1", ("a", "b"), "earliest", "latest", "binary", "spark")
+            "tcp://h:1",
+            ("a", "b"),
+            "earliest",
+            "latest",
+            "binary",
+            "spark",
+        )
         assert (o.max_messages_per_trigger, o.ack_on_commit, o.fail_on_data_loss) == (None, True, True)
 
     def test_everything(self) -> None:
-        o = SourceOptions.parse({"url": "tcp://h:1", "destinations": "x.>", "startingoffsets": "latest",
-                                 "endingOffsets": '{"x.a": 4}', "bodyType": "STRING",
-                                 "maxMessagesPerTrigger": "10", "maxMessagesPerPartition": "7", "cursor": "c",
-                                 "ackOnCommit": "false", "failOnDataLoss": "false", "pageSize": "3"})
-        assert (o.starting_offsets, o.ending_offsets, o.body_type, o.max_messages_per_trigger,
-                o.max_messages_per_partition, o.cursor, o.ack_on_commit, o.fail_on_data_loss, o.page_size) == (
-            "latest", {"x.a": 4}, "string", 10, 7, "c", False, False, 3)
+        o = SourceOptions.parse(
+            {
+                "url": "tcp://h:1",
+                "destinations": "x.>",
+                "startingoffsets": "latest",
+                "endingOffsets": '{"x.a": 4}',
+                "bodyType": "STRING",
+                "maxMessagesPerTrigger": "10",
+                "maxMessagesPerPartition": "7",
+                "cursor": "c",
+                "ackOnCommit": "false",
+                "failOnDataLoss": "false",
+                "pageSize": "3",
+            }
+        )
+        assert (
+            o.starting_offsets,
+            o.ending_offsets,
+            o.body_type,
+            o.max_messages_per_trigger,
+            o.max_messages_per_partition,
+            o.cursor,
+            o.ack_on_commit,
+            o.fail_on_data_loss,
+            o.page_size,
+        ) == ("latest", {"x.a": 4}, "string", 10, 7, "c", False, False, 3)
 
     def test_a_streaming_offset_is_accepted_as_starting_offsets(self) -> None:
         offset = json.dumps(make_offset("e", {"a": 3}))
-        assert SourceOptions.parse({"url": "tcp://h:1", "destinations": "a",
-                                    "startingOffsets": offset}).starting_offsets == {"a": 3}
+        assert SourceOptions.parse(
+            {"url": "tcp://h:1", "destinations": "a", "startingOffsets": offset}
+        ).starting_offsets == {"a": 3}
 
-    @pytest.mark.parametrize(("options", "match"), [
-        ({}, "url is required"),
-        ({"url": "http://x"}, "tcp://"),
-        ({"url": "tcp://h:1"}, "destinations is required"),
-        ({"url": "tcp://h:1", "destinations": "topic://t"}, "topic"),
-        ({"url": "tcp://h:1", "destinations": "a", "bodyType": "xml"}, "bodyType"),
-        ({"url": "tcp://h:1", "destinations": "a", "maxMessagesPerTrigger": "0"}, ">= 1"),
-        ({"url": "tcp://h:1", "destinations": "a", "maxMessagesPerTrigger": "many"}, "integer"),
-        ({"url": "tcp://h:1", "destinations": "a", "startingOffsets": '{"a": -1}'}, "sequence number"),
-        ({"url": "tcp://h:1", "destinations": "a", "startingOffsets": "soon"}, "JSON"),
-        ({"url": "tcp://h:1", "destinations": "a", "ackOnCommit": "maybe"}, "true or false"),
-    ])
+    @pytest.mark.parametrize(
+        ("options", "match"),
+        [
+            ({}, "url is required"),
+            ({"url": "http://x"}, "tcp://"),
+            ({"url": "tcp://h:1"}, "destinations is required"),
+            ({"url": "tcp://h:1", "destinations": "topic://t"}, "topic"),
+            ({"url": "tcp://h:1", "destinations": "a", "bodyType": "xml"}, "bodyType"),
+            ({"url": "tcp://h:1", "destinations": "a", "maxMessagesPerTrigger": "0"}, ">= 1"),
+            ({"url": "tcp://h:1", "destinations": "a", "maxMessagesPerTrigger": "many"}, "integer"),
+            ({"url": "tcp://h:1", "destinations": "a", "startingOffsets": '{"a": -1}'}, "sequence number"),
+            ({"url": "tcp://h:1", "destinations": "a", "startingOffsets": "soon"}, "JSON"),
+            ({"url": "tcp://h:1", "destinations": "a", "ackOnCommit": "maybe"}, "true or false"),
+        ],
+    )
     def test_bad_options(self, options: dict[str, str], match: str) -> None:
         with pytest.raises(InvalidConfiguration, match=match):
             SourceOptions.parse(options)
 
     def test_writer_options(self) -> None:
-        w = WriterOptions.parse({"url": "tcp://h:1", "destination": "queue://out", "batchSize": "5",
-                                 "dedupe": "false", "writeId": "w1"})
+        w = WriterOptions.parse(
+            {"url": "tcp://h:1", "destination": "queue://out", "batchSize": "5", "dedupe": "false", "writeId": "w1"}
+        )
         assert (w.destination, w.batch_size, w.dedupe, w.write_id) == ("out", 5, False, "w1")
         assert WriterOptions.parse({"url": "tcp://h:1"}).destination is None
         with pytest.raises(InvalidConfiguration, match="one queue"):
@@ -97,8 +127,11 @@ class TestPlanning:
         assert fair_share({"a": 5, "b": 5, "c": 5}, 2, rotate=0) == {"a": 1, "b": 1, "c": 0}
         assert fair_share({"a": 5, "b": 5, "c": 5}, 2, rotate=2) == {"a": 1, "b": 0, "c": 1}
 
-    @given(st.dictionaries(st.text(min_size=1, max_size=3), st.integers(0, 50), max_size=6), st.integers(0, 200),
-           st.integers(0, 10))
+    @given(
+        st.dictionaries(st.text(min_size=1, max_size=3), st.integers(0, 50), max_size=6),
+        st.integers(0, 200),
+        st.integers(0, 10),
+    )
     def test_fair_share_properties(self, available: dict[str, int], limit: int, rotate: int) -> None:
         share = fair_share(available, limit, rotate)
         assert set(share) == set(available)
@@ -116,7 +149,14 @@ class TestPlanning:
 
     def test_stringify(self) -> None:
         assert [stringify(v) for v in (None, True, False, 3, 2.5, "s", b"\x00\xff")] == [
-            None, "true", "false", "3", "2.5", "s", "AP8="]
+            None,
+            "true",
+            "false",
+            "3",
+            "2.5",
+            "s",
+            "AP8=",
+        ]
 
 
 @pytest.fixture
@@ -169,8 +209,13 @@ def test_minibroker_imports_without_pyspark() -> None:
         "try:\n    s.MinibrokerDataSource\nexcept ImportError as e:\n    print('ImportError', e)\n"
         "print(minibroker.plugins.spark.testing.spark_unavailable())\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                         env={"PYTHONSAFEPATH": "1", "PATH": ""}).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={"PYTHONSAFEPATH": "1", "PATH": ""},
+    ).stdout
     assert "ImportError" in out and "minibroker[spark]" in out
 
 
@@ -187,8 +232,22 @@ def test_columnar_and_message_by_message_rows_agree() -> None:
 
     q = Destination.queue("q")
     entries = [
-        RangeEntry(0, Message("ID:a", q, "text ✓", {"n": 1, "none": None}, 9, True, 1_767_225_600.5,
-                              correlation_id="c", type="T", reply_to=Destination.queue("r")), 0),
+        RangeEntry(
+            0,
+            Message(
+                "ID:a",
+                q,
+                "text ✓",
+                {"n": 1, "none": None},
+                9,
+                True,
+                1_767_225_600.5,
+                correlation_id="c",
+                type="T",
+                reply_to=Destination.queue("r"),
+            ),
+            0,
+        ),
         RangeEntry(3, Message("ID:b", q, b"\xff\xfe not utf-8", {}, 0, False, 0.000001, group_id="g"), 3),
         RangeEntry(4, Message("ID:c", q, "", {}), 0),
     ]

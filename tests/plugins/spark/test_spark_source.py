@@ -25,8 +25,13 @@ TIMEOUT = 120
 
 
 def read(spark: Any, tb: ThreadedBroker, destinations: str, **options: str) -> Any:
-    return spark.read.format("minibroker").option("url", tb.url).option("destinations", destinations) \
-        .options(**options).load()
+    return (
+        spark.read.format("minibroker")
+        .option("url", tb.url)
+        .option("destinations", destinations)
+        .options(**options)
+        .load()
+    )
 
 
 class Collector:
@@ -48,13 +53,27 @@ class Collector:
         return [row for batch in sorted(self.batches) for row in self.batches[batch]]
 
 
-def stream(spark: Any, tb: ThreadedBroker, destinations: str, sink: Callable[[Any, int], None], checkpoint: Path,
-           **options: str) -> Any:
+def stream(
+    spark: Any,
+    tb: ThreadedBroker,
+    destinations: str,
+    sink: Callable[[Any, int], None],
+    checkpoint: Path,
+    **options: str,
+) -> Any:
     """An availableNow query into ``sink``, run to its end (its exception, if any, is raised)."""
-    query = (spark.readStream.format("minibroker").option("url", tb.url).option("destinations", destinations)
-             .option("bodyType", "string").options(**options).load()
-             .writeStream.foreachBatch(sink).option("checkpointLocation", str(checkpoint))
-             .trigger(availableNow=True).start())
+    query = (
+        spark.readStream.format("minibroker")
+        .option("url", tb.url)
+        .option("destinations", destinations)
+        .option("bodyType", "string")
+        .options(**options)
+        .load()
+        .writeStream.foreachBatch(sink)
+        .option("checkpointLocation", str(checkpoint))
+        .trigger(availableNow=True)
+        .start()
+    )
     try:
         assert query.awaitTermination(TIMEOUT), "the query did not finish"
     finally:
@@ -65,8 +84,9 @@ def stream(spark: Any, tb: ThreadedBroker, destinations: str, sink: Callable[[An
 def dropped_duplicates(tb: ThreadedBroker, entries: list[Any]) -> int:
     """How many re-sends of these messages the broker dropped (and: the injected publish fault did fire)."""
     assert tb.call(lambda: tb.broker.core.cursors().fail_publish) is None, "no publish failed: no retry happened"
-    return tb.call(lambda: sum(1 for e in entries for r in tb.broker.history(e.message.message_id)
-                               if r.event == "dropped"))
+    return tb.call(
+        lambda: sum(1 for e in entries for r in tb.broker.history(e.message.message_id) if r.event == "dropped")
+    )
 
 
 # -- batch read -----------------------------------------------------------------------------------------------------
@@ -81,12 +101,24 @@ def test_batch_read_every_column(minibroker_spark: Any, threaded_minibroker: Thr
     def fill() -> None:
         q = Destination.queue("orders.eu")
         broker = tb.broker
-        broker.publish(0, [
-            Message("ID:a", q, "text body", {"s": "x", "i": 7, "f": 1.5, "b": True, "n": None, "raw": b"\x00\xff"},
-                    priority=9, timestamp=t0, correlation_id="corr-1", type="Order", reply_to=Destination.queue("r")),
-            Message("ID:b", q, b"\x00\x01bytes", {}, priority=0, timestamp=t0 + 1, group_id="g", group_seq=2),
-            Message("ID:c", q, "held then released", timestamp=t0 + 2),
-        ])
+        broker.publish(
+            0,
+            [
+                Message(
+                    "ID:a",
+                    q,
+                    "text body",
+                    {"s": "x", "i": 7, "f": 1.5, "b": True, "n": None, "raw": b"\x00\xff"},
+                    priority=9,
+                    timestamp=t0,
+                    correlation_id="corr-1",
+                    type="Order",
+                    reply_to=Destination.queue("r"),
+                ),
+                Message("ID:b", q, b"\x00\x01bytes", {}, priority=0, timestamp=t0 + 1, group_id="g", group_seq=2),
+                Message("ID:c", q, "held then released", timestamp=t0 + 2),
+            ],
+        )
         # deliver ID:a and ID:b to a consumer whose transport then fails: both come back redelivered
         conn = broker.open_connection()
         broker.add_consumer(conn, ConsumerInfo(q, 2), lambda _d: None)
@@ -100,21 +132,60 @@ def test_batch_read_every_column(minibroker_spark: Any, threaded_minibroker: Thr
     rows = sorted(df.collect(), key=lambda r: (r.destination, r.seq))
     utc = dt.UTC
     assert [r.asDict() for r in rows] == [
-        {"message_id": "ID:a", "destination": "orders.eu", "seq": 0, "body": b"text body",
-         "properties": {"s": "x", "i": "7", "f": "1.5", "b": "true", "n": None, "raw": "AP8=",
-                        "JMSCorrelationID": "corr-1", "JMSType": "Order", "JMSReplyTo": "queue://r"},
-         "priority": 9, "timestamp": dt.datetime.fromtimestamp(t0, utc).replace(tzinfo=None),
-         "redelivered": True, "delivery_count": 2},
-        {"message_id": "ID:b", "destination": "orders.eu", "seq": 1, "body": b"\x00\x01bytes",
-         "properties": {"JMSXGroupID": "g", "JMSXGroupSeq": "2"},
-         "priority": 0, "timestamp": dt.datetime.fromtimestamp(t0 + 1, utc).replace(tzinfo=None),
-         "redelivered": True, "delivery_count": 2},
-        {"message_id": "ID:c", "destination": "orders.eu", "seq": 2, "body": b"held then released",
-         "properties": {}, "priority": 4, "timestamp": dt.datetime.fromtimestamp(t0 + 2, utc).replace(tzinfo=None),
-         "redelivered": False, "delivery_count": 1},
-        {"message_id": "ID:d", "destination": "orders.us", "seq": 0, "body": b"us", "properties": {},
-         "priority": 4, "timestamp": dt.datetime.fromtimestamp(t0 + 3, utc).replace(tzinfo=None),
-         "redelivered": False, "delivery_count": 1},
+        {
+            "message_id": "ID:a",
+            "destination": "orders.eu",
+            "seq": 0,
+            "body": b"text body",
+            "properties": {
+                "s": "x",
+                "i": "7",
+                "f": "1.5",
+                "b": "true",
+                "n": None,
+                "raw": "AP8=",
+                "JMSCorrelationID": "corr-1",
+                "JMSType": "Order",
+                "JMSReplyTo": "queue://r",
+            },
+            "priority": 9,
+            "timestamp": dt.datetime.fromtimestamp(t0, utc).replace(tzinfo=None),
+            "redelivered": True,
+            "delivery_count": 2,
+        },
+        {
+            "message_id": "ID:b",
+            "destination": "orders.eu",
+            "seq": 1,
+            "body": b"\x00\x01bytes",
+            "properties": {"JMSXGroupID": "g", "JMSXGroupSeq": "2"},
+            "priority": 0,
+            "timestamp": dt.datetime.fromtimestamp(t0 + 1, utc).replace(tzinfo=None),
+            "redelivered": True,
+            "delivery_count": 2,
+        },
+        {
+            "message_id": "ID:c",
+            "destination": "orders.eu",
+            "seq": 2,
+            "body": b"held then released",
+            "properties": {},
+            "priority": 4,
+            "timestamp": dt.datetime.fromtimestamp(t0 + 2, utc).replace(tzinfo=None),
+            "redelivered": False,
+            "delivery_count": 1,
+        },
+        {
+            "message_id": "ID:d",
+            "destination": "orders.us",
+            "seq": 0,
+            "body": b"us",
+            "properties": {},
+            "priority": 4,
+            "timestamp": dt.datetime.fromtimestamp(t0 + 3, utc).replace(tzinfo=None),
+            "redelivered": False,
+            "delivery_count": 1,
+        },
     ]
     # a browse, not a drain: nothing consumed, the same rows again
     assert tb.size("orders.eu") == 3
@@ -123,11 +194,17 @@ def test_batch_read_every_column(minibroker_spark: Any, threaded_minibroker: Thr
     text = read(minibroker_spark, tb, "orders.eu, orders.us", bodyType="string")
     assert text.schema == schema_for("string")
     assert sorted(r.body for r in text.collect()) == ["\x00\x01bytes", "held then released", "text body", "us"]
-    window = read(minibroker_spark, tb, "orders.eu", startingOffsets='{"orders.eu": 1}',
-                  endingOffsets='{"orders.eu": 2}')
+    window = read(
+        minibroker_spark, tb, "orders.eu", startingOffsets='{"orders.eu": 1}', endingOffsets='{"orders.eu": 2}'
+    )
     assert [r.message_id for r in window.collect()] == ["ID:b"]
-    projected = minibroker_spark.read.format("minibroker").schema("seq BIGINT, body STRING") \
-        .option("url", tb.url).option("destinations", "orders.us").load()
+    projected = (
+        minibroker_spark.read.format("minibroker")
+        .schema("seq BIGINT, body STRING")
+        .option("url", tb.url)
+        .option("destinations", "orders.us")
+        .load()
+    )
     assert [tuple(r) for r in projected.collect()] == [(0, "us")]
     assert read(minibroker_spark, tb, "orders.none").count() == 0
 
@@ -145,7 +222,8 @@ def test_batch_read_splits_long_ranges(minibroker_spark: Any, threaded_minibroke
 
 
 def test_stream_available_now_in_several_batches_acks_on_commit(
-        minibroker_spark: Any, threaded_minibroker: ThreadedBroker, tmp_path: Path) -> None:
+    minibroker_spark: Any, threaded_minibroker: ThreadedBroker, tmp_path: Path
+) -> None:
     """maxMessagesPerTrigger shares each trigger between the queues; each commit acks; the last batch is acked by
     ack_final (Spark never commits a query's last batch)."""
     from minibroker.plugins.spark import ack_final
@@ -157,8 +235,9 @@ def test_stream_available_now_in_several_batches_acks_on_commit(
     query = stream(minibroker_spark, tb, "in.*", sink, tmp_path / "ck", maxMessagesPerTrigger="4")
     assert [len(sink.batches[b]) for b in sorted(sink.batches)] == [4, 4, 2]
     assert sorted(sink.batches[0]) == [("in.a", 0, "a0"), ("in.a", 1, "a1"), ("in.b", 0, "b0"), ("in.b", 1, "b1")]
-    assert sorted(sink.rows) == sorted([("in.a", i, f"a{i}") for i in range(7)] + [("in.b", i, f"b{i}")
-                                                                                   for i in range(3)])
+    assert sorted(sink.rows) == sorted(
+        [("in.a", i, f"a{i}") for i in range(7)] + [("in.b", i, f"b{i}") for i in range(3)]
+    )
     # batches 0 and 1 were committed (and acked); the last one was not
     end = json.loads(query.lastProgress["sources"][0]["endOffset"])
     assert end["offsets"] == {"in.a": 7, "in.b": 3}
@@ -168,12 +247,12 @@ def test_stream_available_now_in_several_batches_acks_on_commit(
     acks = ack_final(query, tb.url)
     assert sum(a.removed for a in acks) == len(last)
     assert tb.size("in.a") == tb.size("in.b") == 0
-    assert {p.queue: p.cursor_floor for p in tb.info(["in.a", "in.b"], cursor="spark").queues} == {
-        "in.a": 7, "in.b": 3}
+    assert {p.queue: p.cursor_floor for p in tb.info(["in.a", "in.b"], cursor="spark").queues} == {"in.a": 7, "in.b": 3}
 
 
 def test_restart_from_checkpoint_loses_nothing_and_duplicates_nothing(
-        minibroker_spark: Any, threaded_minibroker: ThreadedBroker, tmp_path: Path) -> None:
+    minibroker_spark: Any, threaded_minibroker: ThreadedBroker, tmp_path: Path
+) -> None:
     """The query dies in batch 1; the restart replays batch 1 from the broker (range reads do not consume) and goes
     on with what arrived meanwhile."""
     from minibroker.plugins.spark import ack_final
@@ -219,17 +298,20 @@ def test_broker_restart_is_detected(minibroker_spark: Any, tmp_path: Path) -> No
 
 
 def test_batch_write_round_trip_and_a_retried_task_does_not_duplicate(
-        minibroker_spark: Any, threaded_minibroker: ThreadedBroker) -> None:
+    minibroker_spark: Any, threaded_minibroker: ThreadedBroker
+) -> None:
     tb = threaded_minibroker
     rows = [(f"r{i}", {"n": str(i)}) for i in range(8)]
     df = minibroker_spark.createDataFrame(rows, "body STRING, properties MAP<STRING,STRING>")  # 2 partitions
     # the first publish request takes 2 of its 3 messages and fails: Spark retries that task, which re-sends them
     tb.call(tb.broker.fail_next_publish, 2)
-    df.write.format("minibroker").option("url", tb.url).option("destination", "out").option("batchSize", "3") \
-        .mode("append").save()
+    df.write.format("minibroker").option("url", tb.url).option("destination", "out").option("batchSize", "3").mode(
+        "append"
+    ).save()
     got = tb.read("out")
     assert sorted((e.message.body, dict(e.message.properties)) for e in got) == sorted(
-        (body, props) for body, props in rows)
+        (body, props) for body, props in rows
+    )
     assert len({e.message.message_id for e in got}) == 8
     assert all(e.message.message_id.startswith("ID:spark:") for e in got)
     assert dropped_duplicates(tb, got) == 2  # the retry re-sent what the failed attempt had published
@@ -241,26 +323,35 @@ def test_batch_write_round_trip_and_a_retried_task_does_not_duplicate(
 
 
 def test_stream_write_round_trip_with_a_retried_task(
-        minibroker_spark: Any, threaded_minibroker: ThreadedBroker, tmp_path: Path) -> None:
+    minibroker_spark: Any, threaded_minibroker: ThreadedBroker, tmp_path: Path
+) -> None:
     """read 'in' -> upper-case -> write 'out', a task retried midway; then ack the source's last batch."""
     from minibroker.plugins.spark import ack_final
 
     tb = threaded_minibroker
     tb.send("in", [f"m{i}" for i in range(5)], properties=[{"k": str(i)} for i in range(5)])
     tb.call(tb.broker.fail_next_publish, 1)
-    query = (minibroker_spark.readStream.format("minibroker").option("url", tb.url).option("destinations", "in")
-             .option("bodyType", "string").load()
-             .selectExpr("upper(body) AS body", "properties")
-             .writeStream.format("minibroker").option("url", tb.url).option("destination", "out")
-             .option("batchSize", "2").option("checkpointLocation", str(tmp_path / "ck"))
-             .trigger(availableNow=True).start())
+    query = (
+        minibroker_spark.readStream.format("minibroker")
+        .option("url", tb.url)
+        .option("destinations", "in")
+        .option("bodyType", "string")
+        .load()
+        .selectExpr("upper(body) AS body", "properties")
+        .writeStream.format("minibroker")
+        .option("url", tb.url)
+        .option("destination", "out")
+        .option("batchSize", "2")
+        .option("checkpointLocation", str(tmp_path / "ck"))
+        .trigger(availableNow=True)
+        .start()
+    )
     try:
         assert query.awaitTermination(TIMEOUT)
     finally:
         query.stop()
     out = tb.read("out")
-    assert sorted((e.message.body, e.message.properties["k"]) for e in out) == [
-        (f"M{i}", str(i)) for i in range(5)]
+    assert sorted((e.message.body, e.message.properties["k"]) for e in out) == [(f"M{i}", str(i)) for i in range(5)]
     assert len({e.message.message_id for e in out}) == 5
     assert dropped_duplicates(tb, out) == 1
     ack_final(query, tb.url)

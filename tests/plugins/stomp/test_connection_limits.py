@@ -33,8 +33,7 @@ async def listeners() -> AsyncIterator[tuple[Broker, Server, StompServer]]:
             await asyncio.wait_for(native.close(), TIMEOUT)
 
 
-async def test_stomp_sockets_past_max_connections_are_closed(
-        listeners: tuple[Broker, Server, StompServer]) -> None:
+async def test_stomp_sockets_past_max_connections_are_closed(listeners: tuple[Broker, Server, StompServer]) -> None:
     broker, _native, stomp = listeners
     peers = [await RawStompClient.open(stomp.port) for _ in range(LIMIT)]
     extra = await RawStompClient.open(stomp.port, connect=False)
@@ -87,7 +86,8 @@ async def test_a_silent_native_socket_is_closed_at_the_handshake_deadline() -> N
 
 
 async def test_a_duplicate_client_id_is_refused_on_the_native_port(
-        listeners: tuple[Broker, Server, StompServer]) -> None:
+    listeners: tuple[Broker, Server, StompServer],
+) -> None:
     broker, native, _stomp = listeners
     first = await connect(native.url, client_id="app")
     with pytest.raises(InvalidClientIdError, match="Client: app already connected from tcp://"):
@@ -99,7 +99,8 @@ async def test_a_duplicate_client_id_is_refused_on_the_native_port(
 
 
 async def test_a_stranger_cannot_make_the_native_port_buffer_a_large_partial_frame(
-        listeners: tuple[Broker, Server, StompServer]) -> None:
+    listeners: tuple[Broker, Server, StompServer],
+) -> None:
     _broker, native, _stomp = listeners
     reader, writer = await asyncio.open_connection(native.host, native.port)
     # a frame header announcing 1 MiB before any HELLO: refused at once, nothing buffered
@@ -110,7 +111,8 @@ async def test_a_stranger_cannot_make_the_native_port_buffer_a_large_partial_fra
 
 
 async def test_a_stranger_cannot_make_the_stomp_port_buffer_a_large_partial_frame(
-        listeners: tuple[Broker, Server, StompServer]) -> None:
+    listeners: tuple[Broker, Server, StompServer],
+) -> None:
     _broker, _native, stomp = listeners
     peer = await RawStompClient.open(stomp.port, connect=False)
     # a 90 MiB body announced, 100 KiB of it sent: before CONNECTED, refused without buffering the rest

@@ -97,8 +97,18 @@ class TestSansIO:
 class TestJavaStrings:
     @pytest.mark.parametrize(
         ("value", "text"),
-        [(1.0, "1.0"), (0.001, "0.001"), (1e7, "1.0E7"), (1.5e20, "1.5E20"), (1e-4, "1.0E-4"), (-2.5e-7, "-2.5E-7"),
-         (123456.789, "123456.789"), (float("nan"), "NaN"), (float("-inf"), "-Infinity"), (0.0, "0.0")],
+        [
+            (1.0, "1.0"),
+            (0.001, "0.001"),
+            (1e7, "1.0E7"),
+            (1.5e20, "1.5E20"),
+            (1e-4, "1.0E-4"),
+            (-2.5e-7, "-2.5E-7"),
+            (123456.789, "123456.789"),
+            (float("nan"), "NaN"),
+            (float("-inf"), "-Infinity"),
+            (0.0, "0.0"),
+        ],
     )
     def test_java_double(self, value: float, text: str) -> None:
         assert java_double(value) == text
@@ -125,10 +135,14 @@ class _BareBroker:
 
 _header_text = st.text(st.sampled_from("ab:\\\n\r\0é \t"), max_size=6)
 _property_names = st.one_of(_header_text, st.sampled_from(["priority", "subscription", "content-length", "x", "ack"]))
-_property_values = st.one_of(_header_text, st.integers(-5, 5), st.floats(allow_nan=True), st.booleans(),
-                             st.binary(max_size=3), st.none())
-_destinations = st.builds(Destination, st.sampled_from(list(DestinationKind)),
-                          st.sampled_from(["q", "a:b", "x\\y", "n\nl", "ID:minibroker-stomp-1:1", "zero\0"]))
+_property_values = st.one_of(
+    _header_text, st.integers(-5, 5), st.floats(allow_nan=True), st.booleans(), st.binary(max_size=3), st.none()
+)
+_destinations = st.builds(
+    Destination,
+    st.sampled_from(list(DestinationKind)),
+    st.sampled_from(["q", "a:b", "x\\y", "n\nl", "ID:minibroker-stomp-1:1", "zero\0"]),
+)
 
 
 class TestEarlyEncoding:
@@ -142,18 +156,34 @@ class TestEarlyEncoding:
         redelivery=st.integers(0, 2),
         message_id=_header_text,
         destination=_destinations,
-        optional=st.tuples(st.one_of(st.none(), _header_text), st.one_of(st.none(), _destinations),
-                           st.one_of(st.none(), _header_text), st.one_of(st.none(), _destinations)),
+        optional=st.tuples(
+            st.one_of(st.none(), _header_text),
+            st.one_of(st.none(), _destinations),
+            st.one_of(st.none(), _header_text),
+            st.one_of(st.none(), _destinations),
+        ),
         properties=st.dictionaries(_property_names, _property_values, max_size=4),
         body=st.one_of(st.text(st.sampled_from("x\0é"), max_size=4), st.binary(max_size=4)),
-        numbers=st.tuples(st.integers(0, 9), st.booleans(), st.sampled_from([0.0, 1.5, 1763786000.1235]),
-                          st.sampled_from([0.0, 1763786000.123, 0.0005])),
+        numbers=st.tuples(
+            st.integers(0, 9),
+            st.booleans(),
+            st.sampled_from([0.0, 1.5, 1763786000.1235]),
+            st.sampled_from([0.0, 1763786000.123, 0.0005]),
+        ),
         plain=st.booleans(),
     )
     def test_same_bytes_as_the_frame_path(
-        self, version: str, sub_id: str | None, ack_id: str | None, redelivery: int, message_id: str,
-        destination: Destination, optional: tuple[str | None, Destination | None, str | None, Destination | None],
-        properties: dict[str, PropertyValue], body: str | bytes, numbers: tuple[int, bool, float, float],
+        self,
+        version: str,
+        sub_id: str | None,
+        ack_id: str | None,
+        redelivery: int,
+        message_id: str,
+        destination: Destination,
+        optional: tuple[str | None, Destination | None, str | None, Destination | None],
+        properties: dict[str, PropertyValue],
+        body: str | bytes,
+        numbers: tuple[int, bool, float, float],
         plain: bool,
     ) -> None:
         conv = StompConverter(_BareBroker())  # type: ignore[arg-type]
@@ -167,8 +197,24 @@ class TestEarlyEncoding:
             correlation_id = reply_to = message_type = original = None
             persistent, redelivery, properties = False, 0, {}
             body = body.encode() if isinstance(body, str) else body
-        message = Message(message_id, destination, body, properties, priority, persistent, timestamp, expiration,
-                          correlation_id, reply_to, message_type, None, 0, "p", 1, original)
+        message = Message(
+            message_id,
+            destination,
+            body,
+            properties,
+            priority,
+            persistent,
+            timestamp,
+            expiration,
+            correlation_id,
+            reply_to,
+            message_type,
+            None,
+            0,
+            "p",
+            1,
+            original,
+        )
         conv.receive_frame(frame("SUBSCRIBE"))  # not connected: an ERROR, which sets nothing up
         conv.take_frames()
         sub = _Subscription(sub_id, destination, "/queue/q", "client")
@@ -184,6 +230,11 @@ class TestEarlyEncoding:
             (decoded,) = conv.take_frames()
             assert decoded == message_frame(conv._names, version, sub.header_id, message, redelivery, ack_id)
         # the common case does take the early path
-        if version != "1.0" and "\0" not in message_id + (sub_id or "") and not properties and "\0" not in \
-                destination.name and all(o is None for o in optional):
+        if (
+            version != "1.0"
+            and "\0" not in message_id + (sub_id or "")
+            and not properties
+            and "\0" not in destination.name
+            and all(o is None for o in optional)
+        ):
             assert early is not None

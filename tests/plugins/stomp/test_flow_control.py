@@ -71,7 +71,8 @@ class TestHeldSend:
         await client.close()
 
     async def test_a_client_that_drops_while_held_is_noticed_when_the_wait_ends(
-            self, limited: tuple[Broker, StompServer]) -> None:
+        self, limited: tuple[Broker, StompServer]
+    ) -> None:
         """Reading stops while a SEND is held (TCP back-pressure, as a blocked ActiveMQ transport thread): the drop
         is seen once the SEND is taken, which the broker had already read."""
         broker, server = limited

@@ -29,10 +29,27 @@ FRAMES = 10_000
 LEDGER = 1000
 TIME_LIMIT = 60.0
 
-DESTINATIONS = ["/queue/ledger", "/queue/fuzz-a", "/queue/fuzz-b", "/topic/fuzz", "/temp-queue/t1",
-                "fuzz-plain", "/queue/ActiveMQ.DLQ", "/queue/", "/queue/a b", "/queue/x,/queue/y", "", "/bogus/x"]
-COMMANDS = ["SEND"] * 12 + ["SUBSCRIBE"] * 6 + ["ACK"] * 6 + ["NACK"] * 2 + [
-    "UNSUBSCRIBE", "BEGIN", "BEGIN", "COMMIT", "ABORT", "CONNECT", "STOMP"]
+DESTINATIONS = [
+    "/queue/ledger",
+    "/queue/fuzz-a",
+    "/queue/fuzz-b",
+    "/topic/fuzz",
+    "/temp-queue/t1",
+    "fuzz-plain",
+    "/queue/ActiveMQ.DLQ",
+    "/queue/",
+    "/queue/a b",
+    "/queue/x,/queue/y",
+    "",
+    "/bogus/x",
+]
+COMMANDS = (
+    ["SEND"] * 12
+    + ["SUBSCRIBE"] * 6
+    + ["ACK"] * 6
+    + ["NACK"] * 2
+    + ["UNSUBSCRIBE", "BEGIN", "BEGIN", "COMMIT", "ABORT", "CONNECT", "STOMP"]
+)
 #: fatal for the connection: rarer, so that most connections live long enough to matter
 RARE_COMMANDS = ["DISCONNECT", "FOO", "send", "MESSAGE"]
 VERSIONS = ["1.2", "1.1", "1.0", "1.0,1.1,1.2", "2.0", "", "1.2,1.1"]
@@ -71,10 +88,15 @@ class Fuzzer:
                 headers["content-length"] = str(len(body))
             else:
                 body = body.replace(b"\0", b"")
-            for name, values in (("persistent", ["true", "false", "TRUE"]), ("priority", ["0", "9", "4", "x"]),
-                                 ("expires", ["0", "1", "9999999999999"]), ("x-prop", ["1", "a:b", "\\n"]),
-                                 ("amq-msg-type", ["text", "bytes", "map"]), ("reply-to", DESTINATIONS),
-                                 ("JMSXGroupID", ["g1", "g2"])):
+            for name, values in (
+                ("persistent", ["true", "false", "TRUE"]),
+                ("priority", ["0", "9", "4", "x"]),
+                ("expires", ["0", "1", "9999999999999"]),
+                ("x-prop", ["1", "a:b", "\\n"]),
+                ("amq-msg-type", ["text", "bytes", "map"]),
+                ("reply-to", DESTINATIONS),
+                ("JMSXGroupID", ["g1", "g2"]),
+            ):
                 if rng.random() < 0.15:
                     headers[name] = self.pick(values)
         elif command == "SUBSCRIBE":
@@ -201,7 +223,8 @@ def consumed(broker: Broker, message_id: str) -> bool:
 
 @pytest.mark.usefixtures("loop_errors")
 async def test_fuzz_then_healthy_clients_and_every_ledger_message_accounted_for(
-    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     started = time.monotonic()
     handled: dict[str, int] = {}
@@ -227,10 +250,12 @@ async def test_fuzz_then_healthy_clients_and_every_ledger_message_accounted_for(
         sent = sum(f.sent for f in fuzzers)
         decoded = sum(handled.values())
         known = {k: v for k, v in sorted(handled.items()) if k in CLIENT_COMMANDS}
-        print(f"\nfuzz: {sent} frames sent on {sum(f.reconnects for f in fuzzers)} connections "
-              f"({CONNECTIONS} at a time), {decoded} decoded by the broker ({known}, "
-              f"{decoded - sum(known.values())} with other commands), {sum(f.messages for f in fuzzers)} MESSAGEs "
-              f"and {sum(f.errors for f in fuzzers)} ERRORs received, {time.monotonic() - started:.1f} s, seed {SEED}")
+        print(
+            f"\nfuzz: {sent} frames sent on {sum(f.reconnects for f in fuzzers)} connections "
+            f"({CONNECTIONS} at a time), {decoded} decoded by the broker ({known}, "
+            f"{decoded - sum(known.values())} with other commands), {sum(f.messages for f in fuzzers)} MESSAGEs "
+            f"and {sum(f.errors for f in fuzzers)} ERRORs received, {time.monotonic() - started:.1f} s, seed {SEED}"
+        )
         assert decoded >= FRAMES
 
         # nothing leaked: every fuzz connection and its consumers and transactions are gone
@@ -253,17 +278,18 @@ async def test_fuzz_then_healthy_clients_and_every_ledger_message_accounted_for(
             assert places <= 1, message_id
             assert places == 1 or consumed(broker, message_id), f"{message_id} lost: {broker.history(message_id)}"
         queued_set, dead_set = set(queued), set(dead)
-        print(f"ledger of {LEDGER}: {len(queued_set.intersection(ledger))} still queued, "
-              f"{len(dead_set.intersection(ledger))} dead-lettered, "
-              f"{len([m for m in ledger if m not in queued_set and m not in dead_set])} consumed")
+        print(
+            f"ledger of {LEDGER}: {len(queued_set.intersection(ledger))} still queued, "
+            f"{len(dead_set.intersection(ledger))} dead-lettered, "
+            f"{len([m for m in ledger if m not in queued_set and m not in dead_set])} consumed"
+        )
 
         # a healthy STOMP client still works, and drains exactly what is left of the ledger
         healthy = await RawStompClient.open(server.port)
         await healthy.send("/queue/after", "ok", persistent="true")
         await healthy.request("SUBSCRIBE", {"id": "after", "destination": "/queue/after"})
         assert (await healthy.message()).body == b"ok"
-        await healthy.request("SUBSCRIBE", {"id": "ledger", "destination": "/queue/ledger",
-                                            "ack": "client-individual"})
+        await healthy.request("SUBSCRIBE", {"id": "ledger", "destination": "/queue/ledger", "ack": "client-individual"})
         drained = []
         live = [m.message_id for m in broker.queue("ledger").browse() if not m.is_expired(clock.now())]
         for _ in live:

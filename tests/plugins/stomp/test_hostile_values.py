@@ -34,7 +34,8 @@ async def servers() -> AsyncIterator[tuple[Broker, Server, StompServer]]:
 
 @pytest.mark.parametrize(("header", "priority"), [("99", 9), ("-1", 0), ("300", 9), ("7", 7), ("-200", 9)])
 async def test_an_out_of_range_priority_reaches_a_native_consumer_clamped(
-        servers: tuple[Broker, Server, StompServer], header: str, priority: int) -> None:
+    servers: tuple[Broker, Server, StompServer], header: str, priority: int
+) -> None:
     _broker, native, stomp = servers
     conn = await connect(native.url)
     try:
@@ -51,7 +52,8 @@ async def test_an_out_of_range_priority_reaches_a_native_consumer_clamped(
 
 
 async def test_a_priority_beyond_a_java_int_drops_the_stomp_peer_only(
-        servers: tuple[Broker, Server, StompServer]) -> None:
+    servers: tuple[Broker, Server, StompServer],
+) -> None:
     _broker, _native, stomp = servers
     peer = await RawStompClient.open(stomp.port)
     peer.send_frame("SEND", {"destination": "/queue/victim", "priority": str(2**31)}, "x")
@@ -61,7 +63,8 @@ async def test_a_priority_beyond_a_java_int_drops_the_stomp_peer_only(
 
 
 async def test_a_duplicate_subscription_id_is_refused_and_the_first_keeps_its_messages(
-        servers: tuple[Broker, Server, StompServer]) -> None:
+    servers: tuple[Broker, Server, StompServer],
+) -> None:
     broker, _native, stomp = servers
     peer = await RawStompClient.open(stomp.port)
     first = await peer.request("SUBSCRIBE", {"id": "s1", "destination": "/queue/a", "ack": "client"})

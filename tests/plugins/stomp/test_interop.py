@@ -20,16 +20,23 @@ pytestmark = pytest.mark.usefixtures("loop_errors")
 
 
 class TestNativeToStomp:
-    async def test_text_message_headers_and_properties(self, server: StompServer, broker: Broker,
-                                                       clock: ManualClock) -> None:
+    async def test_text_message_headers_and_properties(
+        self, server: StompServer, broker: Broker, clock: ManualClock
+    ) -> None:
         stomp = await RawStompClient.open(server.port)
         await stomp.request("SUBSCRIBE", {"id": "s", "destination": "/queue/N2S"})
         async with await connect(broker) as conn:
             session = await conn.create_session()
             producer = await session.create_producer("N2S")
             message_id = await producer.send(
-                "héllo", properties={"i": 42, "b": True, "s": "x", "f": 1.5, "big": 2**40, "tiny": 1e-5},
-                priority=6, correlation_id="corr", type="kind", reply_to="queue://R", ttl=60.0, group_id="g",
+                "héllo",
+                properties={"i": 42, "b": True, "s": "x", "f": 1.5, "big": 2**40, "tiny": 1e-5},
+                priority=6,
+                correlation_id="corr",
+                type="kind",
+                reply_to="queue://R",
+                ttl=60.0,
+                group_id="g",
             )
         msg = await stomp.message()
         h = msg.headers
@@ -56,8 +63,9 @@ class TestNativeToStomp:
         assert "persistent" not in msg.headers
         await stomp.close()
 
-    async def test_transacted_native_send_is_visible_to_stomp_after_commit(self, server: StompServer,
-                                                                           broker: Broker) -> None:
+    async def test_transacted_native_send_is_visible_to_stomp_after_commit(
+        self, server: StompServer, broker: Broker
+    ) -> None:
         stomp = await RawStompClient.open(server.port)
         await stomp.request("SUBSCRIBE", {"id": "s", "destination": "/queue/NT"})
         async with await connect(broker) as conn:
@@ -82,13 +90,21 @@ class TestNativeToStomp:
 
 
 class TestStompToNative:
-    async def test_send_maps_to_a_native_message(self, server: StompServer, broker: Broker,
-                                                 clock: ManualClock) -> None:
+    async def test_send_maps_to_a_native_message(self, server: StompServer, broker: Broker, clock: ManualClock) -> None:
         stomp = await RawStompClient.open(server.port)
         expires = int((clock.now() + 30) * 1000)
-        await stomp.send("/queue/S2N", "bytes-body", x_num="5", persistent="true", priority="8",
-                         correlation_id="c", type="t", reply_to="/topic/answers", expires=str(expires),
-                         JMSXGroupID="grp")
+        await stomp.send(
+            "/queue/S2N",
+            "bytes-body",
+            x_num="5",
+            persistent="true",
+            priority="8",
+            correlation_id="c",
+            type="t",
+            reply_to="/topic/answers",
+            expires=str(expires),
+            JMSXGroupID="grp",
+        )
         await stomp.request("SEND", {"destination": "/queue/S2N", "x": "y"}, "texte à".encode())
         async with await connect(broker) as conn:
             consumer = await (await conn.create_session()).create_consumer("S2N")
@@ -115,8 +131,9 @@ class TestStompToNative:
         assert message.reply_to is None and message.properties["reply-to"] == "somewhere"
         await stomp.close()
 
-    async def test_stomp_released_message_reaches_native_consumer_redelivered(self, server: StompServer,
-                                                                              broker: Broker) -> None:
+    async def test_stomp_released_message_reaches_native_consumer_redelivered(
+        self, server: StompServer, broker: Broker
+    ) -> None:
         stomp = await RawStompClient.open(server.port)
         await stomp.send("/queue/R2N", "m1", persistent="true")
         await stomp.request("SUBSCRIBE", {"id": "s", "destination": "/queue/R2N", "ack": "client"})
@@ -134,8 +151,10 @@ class TestStompToNative:
         await stomp.request("SUBSCRIBE", {"id": "s", "destination": "/queue/DL", "ack": "client-individual"})
         msg = await stomp.message()
         await stomp.request("NACK", {"id": msg.headers["ack"]})
-        await stomp.request("SUBSCRIBE", {"id": "dlq", "destination": "/queue/ActiveMQ.DLQ",
-                                          "activemq.prefetchSize": "1", "ack": "client"})
+        await stomp.request(
+            "SUBSCRIBE",
+            {"id": "dlq", "destination": "/queue/ActiveMQ.DLQ", "activemq.prefetchSize": "1", "ack": "client"},
+        )
         copy = await stomp.message()
         assert copy.headers["original-destination"] == "/queue/DL"
         assert copy.headers["message-id"] == msg.headers["message-id"]
@@ -151,8 +170,10 @@ class TestStompToNative:
     async def test_native_and_stomp_consumers_share_a_queue(self, server: StompServer, broker: Broker) -> None:
         """Round robin between a STOMP and a native consumer; every message consumed once."""
         stomp = await RawStompClient.open(server.port)
-        await stomp.request("SUBSCRIBE", {"id": "s", "destination": "/queue/RR", "activemq.prefetchSize": "1",
-                                          "ack": "client-individual"})
+        await stomp.request(
+            "SUBSCRIBE",
+            {"id": "s", "destination": "/queue/RR", "activemq.prefetchSize": "1", "ack": "client-individual"},
+        )
         async with await connect(broker, prefetch=1) as conn:
             session = await conn.create_session(AckMode.CLIENT_ACKNOWLEDGE)
             consumer = await session.create_consumer("RR")

@@ -42,7 +42,8 @@ class TestConnect:
         reply = await client.connect(version=accept)
         assert reply.command == "ERROR"
         assert reply.headers["message"] == (
-            f"Invalid Protocol version[{accept}], supported versions are: [1.2, 1.1, 1.0]")
+            f"Invalid Protocol version[{accept}], supported versions are: [1.2, 1.1, 1.0]"
+        )
         await client.wait_closed()
         await client.close()
 
@@ -111,8 +112,9 @@ class TestConnect:
             await good.close()
             await bad.close()
 
-    async def test_failing_authenticator_closes_the_connection(self, broker: Broker,
-                                                              caplog: pytest.LogCaptureFixture) -> None:
+    async def test_failing_authenticator_closes_the_connection(
+        self, broker: Broker, caplog: pytest.LogCaptureFixture
+    ) -> None:
         def broken(login: str | None, passcode: str | None) -> bool:
             raise RuntimeError("directory down")
 
@@ -124,8 +126,7 @@ class TestConnect:
             await client.close()
         assert any("directory down" in r.exc_text for r in caplog.records if r.exc_text)
 
-    async def test_no_connect_within_30_seconds_closes_silently(self, server: StompServer,
-                                                                clock: ManualClock) -> None:
+    async def test_no_connect_within_30_seconds_closes_silently(self, server: StompServer, clock: ManualClock) -> None:
         client = await RawStompClient.open(server.port, connect=False)
         await server.wait_connection_count(1)
         await clock.advance(29.0)
@@ -146,7 +147,10 @@ class TestHeartBeats:
         await client.close()
 
     async def test_silent_client_is_dropped_and_its_messages_released(
-        self, server: StompServer, broker: Broker, clock: ManualClock,
+        self,
+        server: StompServer,
+        broker: Broker,
+        clock: ManualClock,
     ) -> None:
         producer = await connected(server)
         await producer.send("/queue/HB", "m1", persistent="true")
@@ -170,8 +174,17 @@ class TestHeartBeats:
 class TestSend:
     async def test_headers_become_properties_and_message_headers(self, server: StompServer) -> None:
         client = await connected(server)
-        await client.send("/queue/H", "body", persistent="true", priority="7", correlation_id="c",
-                          type="t", reply_to="/queue/R", x_num="5", content_type="text/plain")
+        await client.send(
+            "/queue/H",
+            "body",
+            persistent="true",
+            priority="7",
+            correlation_id="c",
+            type="t",
+            reply_to="/queue/R",
+            x_num="5",
+            content_type="text/plain",
+        )
         await client.request("SUBSCRIBE", {"id": "s1", "destination": "/queue/H"})
         msg = await client.message()
         h = msg.headers
@@ -225,8 +238,9 @@ class TestSend:
         assert broker.queue("T").browse()[0].body == "as-text"
         await client.close()
 
-    async def test_expires_is_absolute_epoch_millis(self, server: StompServer, broker: Broker,
-                                                    clock: ManualClock) -> None:
+    async def test_expires_is_absolute_epoch_millis(
+        self, server: StompServer, broker: Broker, clock: ManualClock
+    ) -> None:
         client = await connected(server)
         deadline = int((clock.now() + 5) * 1000)
         await client.send("/queue/E", "x", expires=str(deadline), persistent="true")
@@ -251,8 +265,10 @@ class TestSend:
         client = await connected(server)
         await client.send("/queue/W", "v", url="a:b")
         reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
-        writer.write(b"CONNECT\naccept-version:1.2\n\n\0SUBSCRIBE\nid:s\ndestination:/queue/W\n\n\0"
-                     b"BEGIN\ntransaction:a:b\n\n\0BEGIN\ntransaction:a:b\n\n\0")
+        writer.write(
+            b"CONNECT\naccept-version:1.2\n\n\0SUBSCRIBE\nid:s\ndestination:/queue/W\n\n\0"
+            b"BEGIN\ntransaction:a:b\n\n\0BEGIN\ntransaction:a:b\n\n\0"
+        )
         data = b""
         async with asyncio.timeout(5):
             while b"ERROR" not in data or not data.rstrip(b"\n").endswith(b"\0"):
@@ -281,8 +297,7 @@ class TestSubscribe:
         await client.send("/queue/B", "m2")
         client.send_frame("SUBSCRIBE", {"id": "s", "destination": "/queue/B", "receipt": "sub"})
         await client.barrier()
-        assert [(f.command, f.body) for f in client.inbox] == [("RECEIPT", b""), ("MESSAGE", b"m1"),
-                                                               ("MESSAGE", b"m2")]
+        assert [(f.command, f.body) for f in client.inbox] == [("RECEIPT", b""), ("MESSAGE", b"m1"), ("MESSAGE", b"m2")]
         await client.close()
 
     async def test_ack_header_only_on_client_modes_in_1_2(self, server: StompServer) -> None:
@@ -307,16 +322,22 @@ class TestSubscribe:
         assert reply.body.startswith(b"javax.jms.InvalidSelectorException: ")
         await client.close()
 
-    async def test_selector_reads_string_headers_as_numbers_and_booleans(self, server: StompServer,
-                                                                        broker: Broker) -> None:
+    async def test_selector_reads_string_headers_as_numbers_and_booleans(
+        self, server: StompServer, broker: Broker
+    ) -> None:
         """STOMP headers are strings; ActiveMQ's connector prefixes every SUBSCRIBE selector with
         convert_string_expressions:, so x = 5 matches the header x:5 (spec: stomp.md, SUBSCRIBE)."""
         client = await connected(server)
-        for body, price, vip in (("cheap", "5", "false"), ("dear", "12", "true"), ("odd", "twelve", "true"),
-                                 ("decimal", "12.0", "true")):
+        for body, price, vip in (
+            ("cheap", "5", "false"),
+            ("dear", "12", "true"),
+            ("odd", "twelve", "true"),
+            ("decimal", "12.0", "true"),
+        ):
             await client.send("/queue/C", body, price=price, vip=vip)
-        await client.request("SUBSCRIBE", {"id": "s", "destination": "/queue/C",
-                                           "selector": "price > 10 AND vip = TRUE"})
+        await client.request(
+            "SUBSCRIBE", {"id": "s", "destination": "/queue/C", "selector": "price > 10 AND vip = TRUE"}
+        )
         assert (await client.message()).body == b"dear"  # "twelve" does not read; "12.0" is not an integer
         await client.no_message()
         await client.request("SUBSCRIBE", {"id": "t", "destination": "/queue/C", "selector": "price = 5"})
@@ -387,7 +408,9 @@ class TestSubscribe:
         await responder.close()
 
     async def test_temporary_queue_is_the_brokers_owned_refused_to_others_gone_with_its_connection(
-        self, server: StompServer, broker: Broker,
+        self,
+        server: StompServer,
+        broker: Broker,
     ) -> None:
         requester = await connected(server)
         await requester.request("SUBSCRIBE", {"id": "r", "destination": "/temp-queue/replies"})
@@ -456,8 +479,9 @@ class TestAcknowledge:
         assert reply.headers["message"] == "Unexpected ACK received for message-id [m]"
         await client.close()
 
-    async def test_client_ack_in_transaction_then_abort_then_plain_ack(self, server: StompServer,
-                                                                       broker: Broker) -> None:
+    async def test_client_ack_in_transaction_then_abort_then_plain_ack(
+        self, server: StompServer, broker: Broker
+    ) -> None:
         client = await connected(server)
         for body in ("m1", "m2"):
             await client.send("/queue/TX", body, persistent="true")

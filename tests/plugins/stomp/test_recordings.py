@@ -64,8 +64,9 @@ def java_typed(value: PropertyValue) -> str:
 class Replay:
     """Plays one recording's events against minibroker and collects every difference."""
 
-    def __init__(self, name: str, recording: dict[str, Any], broker: Broker, server: StompServer,
-                 clock: ManualClock) -> None:
+    def __init__(
+        self, name: str, recording: dict[str, Any], broker: Broker, server: StompServer, clock: ManualClock
+    ) -> None:
         self.name = name
         self.recording = recording
         self.broker = broker
@@ -132,8 +133,12 @@ class Replay:
         action = event["action"]
         if action == "subscribe":
             client = await RawStompClient.open(self.server.port)
-            headers = {"id": event["id"], "destination": event["destination"], "ack": event["ack"],
-                       **event.get("extra", {})}
+            headers = {
+                "id": event["id"],
+                "destination": event["destination"],
+                "ack": event["ack"],
+                **event.get("extra", {}),
+            }
             reply = await client.request("SUBSCRIBE", headers)
             if reply.command != "RECEIPT":
                 self.differ(index, event, f"SUBSCRIBE answered {reply}")
@@ -186,8 +191,9 @@ class Replay:
         if body != event["body"]:
             self.differ(index, event, f"{label} received {body!r}, wanted {event['body']!r}")
         if frame.headers.get("redelivered") != event.get("redelivered"):
-            self.differ(index, event, f"redelivered {frame.headers.get('redelivered')!r}, "
-                                      f"wanted {event.get('redelivered')!r}")
+            self.differ(
+                index, event, f"redelivered {frame.headers.get('redelivered')!r}, wanted {event.get('redelivered')!r}"
+            )
         for problem in headers_match(event["headers"], frame.headers):
             self.differ(index, event, problem)
         if "gap_ms" in event and self.marker != self.start:
@@ -211,8 +217,14 @@ class Replay:
     async def on_queue_stats(self, index: int, event: dict[str, Any]) -> None:
         await settle()
         q = self.broker.queue(event["queue"])
-        got = {"size": q.size, "inflight": q.inflight, "enqueues": q.enqueued, "dequeues": q.dequeued,
-               "expired": q.expired, "consumers": q.consumers}
+        got = {
+            "size": q.size,
+            "inflight": q.inflight,
+            "enqueues": q.enqueued,
+            "dequeues": q.dequeued,
+            "expired": q.expired,
+            "consumers": q.consumers,
+        }
         want = {k: event[k] for k in got}
         if got != want:
             self.differ(index, event, f"{event['queue']} stats {got}, recorded {want}")

@@ -106,8 +106,9 @@ async def test_client_individual_ack(stomp_py: Callable[[], Any], broker: Broker
     client: StompPy = await stomp_py()
     for i in range(12):
         await client.call(client.conn.send, "/queue/py-ind", f"m{i}", headers={"persistent": "true"})
-    await client.call(client.conn.subscribe, "/queue/py-ind", id="s1", ack="client-individual",
-                      headers={"activemq.prefetchSize": "5"})
+    await client.call(
+        client.conn.subscribe, "/queue/py-ind", id="s1", ack="client-individual", headers={"activemq.prefetchSize": "5"}
+    )
     first = await client.collector.take(5)
     assert [f.body for f in first] == [f"m{i}" for i in range(5)]
     assert broker.queue("py-ind").inflight == 5

@@ -32,17 +32,29 @@ SUBSCRIBE_CASES = [
     ({"destination": "/queue/orders.>"}, "wildcard-consumer", "queue://orders.>"),
     ({"destination": "/topic/*.in"}, "wildcard-consumer", "topic://*.in"),
     ({"destination": "/queue/qa,/queue/qb"}, "stomp-composite-subscribe", "/queue/qa,/queue/qb"),
-    ({"destination": "/queue/Consumer.A.VirtualTopic.orders"}, "virtual-topic-consumer",
-     "queue://Consumer.A.VirtualTopic.orders"),
-    ({"destination": "/topic/ActiveMQ.Advisory.Consumer.Queue.orders"}, "advisory",
-     "topic://ActiveMQ.Advisory.Consumer.Queue.orders"),
-    ({"destination": "/topic/prices?consumer.retroactive=true"}, "destination-option-retroactive",
-     "topic://prices?consumer.retroactive=true"),
+    (
+        {"destination": "/queue/Consumer.A.VirtualTopic.orders"},
+        "virtual-topic-consumer",
+        "queue://Consumer.A.VirtualTopic.orders",
+    ),
+    (
+        {"destination": "/topic/ActiveMQ.Advisory.Consumer.Queue.orders"},
+        "advisory",
+        "topic://ActiveMQ.Advisory.Consumer.Queue.orders",
+    ),
+    (
+        {"destination": "/topic/prices?consumer.retroactive=true"},
+        "destination-option-retroactive",
+        "topic://prices?consumer.retroactive=true",
+    ),
     ({"destination": "/queue/orders.>", "browser": "true"}, "wildcard-consumer", "queue://orders.>"),
     ({"destination": "/topic/t", "activemq.subscriptionName": "d1"}, "stomp-durable", "d1"),
     ({"destination": "/topic/t", "activemq.retroactive": "true"}, "stomp-retroactive", "activemq.retroactive:true"),
-    ({"destination": "/queue/q", "transformation": "jms-map-json"}, "stomp-transformation",
-     "transformation:jms-map-json"),
+    (
+        {"destination": "/queue/q", "transformation": "jms-map-json"},
+        "stomp-transformation",
+        "transformation:jms-map-json",
+    ),
 ]
 
 
