@@ -134,7 +134,8 @@ class AuthPlugin(BrokerFilter):
         # compare even for an unknown user, so a refusal takes the same time either way
         expected = known.password if known is not None else "\x00unknown user"
         if not hmac.compare_digest((password or "").encode(), expected.encode()) or known is None:
-            raise AccessDenied(f"User name [{user}] or password is invalid.", user=user)
+            shown = "null" if user is None else user  # as ActiveMQ prints Java's null
+            raise AccessDenied(f"User name [{shown}] or password is invalid.", user=user)
         assert user is not None
         return Principal(user, known.groups)
 

@@ -306,7 +306,8 @@ class StompEndpoint:
     @property
     def url(self) -> str:
         """``stomp://HOST:PORT``."""
-        return f"stomp://{self.host}:{self.port}"
+        host = f"[{self.host}]" if ":" in self.host else self.host  # an IPv6 literal
+        return f"stomp://{host}:{self.port}"
 
     @property
     def host_and_ports(self) -> list[tuple[str, int]]:
@@ -370,7 +371,8 @@ class BrokerProcess:
     @property
     def stomp_url(self) -> str | None:
         """``stomp://HOST:PORT``, or None without a STOMP listener."""
-        return None if self.stomp_port is None else f"stomp://{self.host}:{self.stomp_port}"
+        host = f"[{self.host}]" if ":" in self.host else self.host  # an IPv6 literal
+        return None if self.stomp_port is None else f"stomp://{host}:{self.stomp_port}"
 
     @property
     def host_and_ports(self) -> list[tuple[str, int]]:

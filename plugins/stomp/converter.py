@@ -368,7 +368,9 @@ class StompConverter:
                 ) from None
             if not admitted:
                 raise StompError(
-                    f"User name [{login}] or password is invalid.", fatal=True, java_class="java.lang.SecurityException"
+                    f"User name [{'null' if login is None else login}] or password is invalid.",  # Java's null
+                    fatal=True,
+                    java_class="java.lang.SecurityException",
                 )
         client_id = headers.get("client-id")
         if client_id is not None and self.broker.client_connected(client_id):

@@ -259,7 +259,7 @@ class _StompProtocol(asyncio.Protocol):
         if send_ms > 0:
             self._every(send_ms / 1000.0, self._write_check)
         if read_ms > 0:
-            self._read_since_check = False
+            self._read_since_check = True  # as ActiveMQ: the CONNECT is input for the first read check
             self._every(read_ms / 1000.0, self._read_check)
 
     def _every(self, period: float, check: Callable[[], bool]) -> None:
@@ -287,7 +287,10 @@ class _StompProtocol(asyncio.Protocol):
             return True  # not reading on purpose: a held SEND is not the client's silence
         if not self._read_since_check:
             converter = self.converter
-            log.debug("no heart-beat from %s: closing", converter.remote_address if converter else "?")
+            log.warning(  # ActiveMQ logs the inactivity close at WARN with the peer's address
+                "no heart-beat from %s within a read-check period: closing",
+                converter.remote_address if converter else "?",
+            )
             self.abort()
             return False
         self._read_since_check = False
@@ -328,7 +331,8 @@ class StompServer:
 
     @property
     def url(self) -> str:
-        return f"stomp://{self.host}:{self.port}"
+        host = f"[{self.host}]" if ":" in self.host else self.host  # an IPv6 literal, bracketed as the TCP URL
+        return f"stomp://{host}:{self.port}"
 
     @property
     def connection_count(self) -> int:

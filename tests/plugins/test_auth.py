@@ -61,6 +61,8 @@ class TestPlugin:
         for user, password in (("app", "wrong"), ("nobody", "app-pw"), (None, None), ("app", None)):
             with pytest.raises(AccessDenied, match=r"User name \[.*\] or password is invalid"):
                 p.authenticate(user, password)
+        with pytest.raises(AccessDenied, match=r"^User name \[null\] or password is invalid\.$"):
+            p.authenticate(None, "pw")  # ActiveMQ prints Java's null for a missing user name
         anonymous = plugin(anonymous_access_allowed=True).authenticate(None, None)
         assert anonymous == Principal("anonymous", frozenset({"anonymous"}))
 

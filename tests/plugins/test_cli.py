@@ -125,7 +125,7 @@ async def test_a_refused_stat_hints_at_user(tmp_path: Path) -> None:
             code, out, err = await run(MINIBROKER, *command, "--url", served.url, cwd=tmp_path, env=env)
             assert (code, out) == (1, "")
             line = one_line(err)
-            assert line.startswith(f"minibroker {command[0]}: User name [None] or password is invalid.")
+            assert line.startswith(f"minibroker {command[0]}: User name [null] or password is invalid.")
             assert "--user" in line and "MINIBROKER_USER" in line
         # with a user name the refusal is the broker's text alone: the options were given
         code, out, err = await run(

@@ -79,7 +79,7 @@ async def test_a_running_broker_holds_its_port_and_directory_and_answers(tmp_pat
         code, out, _ = await run(MINIBROKER, "doctor", "--url", served.url, cwd=tmp_path, env=env)
         assert code == 1
         line = checks(out)[f"broker at {served.url}"]
-        assert line.startswith("FAIL  ") and "User name [None] or password is invalid." in line and "--user" in line
+        assert line.startswith("FAIL  ") and "User name [null] or password is invalid." in line and "--user" in line
         code, out, _ = await run(
             MINIBROKER, "doctor", "--url", served.url, "--user", "admin", "--password", "pw", cwd=tmp_path, env=env
         )

@@ -7,6 +7,7 @@ behaviour (heart-beats, the CONNECT deadline, expiry) is driven by advancing the
 from __future__ import annotations
 
 import asyncio
+import logging
 
 import pytest
 from support.stomp_helpers import PeerClosed, RawStompClient
@@ -144,6 +145,20 @@ class TestHeartBeats:
             await clock.advance(1.0)
         await client.barrier()
         assert client.heartbeats >= 2
+        await client.close()
+
+    async def test_the_connect_counts_as_input_for_the_first_check(
+        self, server: StompServer, clock: ManualClock, caplog: pytest.LogCaptureFixture
+    ) -> None:
+        """ActiveMQ counts the CONNECT frame as data read: a client idle after connecting survives the first check,
+        and is dropped (logged at WARN with its address) only after a whole period without input."""
+        client = await connected(server, heart_beat="1000,0")
+        await clock.advance(1.0)
+        assert server.connection_count == 1
+        with caplog.at_level(logging.WARNING, logger="minibroker.stomp"):
+            await clock.advance(1.0)
+            await client.wait_closed()
+        assert any(r.levelno == logging.WARNING and "heart-beat" in r.getMessage() for r in caplog.records)
         await client.close()
 
     async def test_silent_client_is_dropped_and_its_messages_released(
@@ -567,3 +582,16 @@ class TestErrors:
         assert server.connection_count == 0
         await client.close()
         assert server.url.startswith("stomp://127.0.0.1:")
+
+
+class TestListenerUrl:
+    async def test_an_ipv6_host_is_bracketed(self, broker: Broker) -> None:
+        """As the native listener's tcp:// URL: stomp://[::1]:PORT."""
+        try:
+            srv = await start_stomp_server(broker, host="::1", port=0)
+        except OSError:
+            pytest.skip("no IPv6 loopback on this machine")
+        try:
+            assert srv.url == f"stomp://[::1]:{srv.port}"
+        finally:
+            await srv.close()
