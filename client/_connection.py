@@ -6,6 +6,7 @@ import asyncio
 import itertools
 import random
 from collections.abc import Awaitable, Callable, Sequence
+from ssl import SSLContext
 from types import TracebackType
 from typing import TYPE_CHECKING
 
@@ -304,8 +305,10 @@ async def connect(
     always_sync_send: bool = False,
     user: str | None = None,
     password: str | None = None,
+    ssl: SSLContext | None = None,
 ) -> Connection:
-    """Connect to an in-process :class:`~minibroker.Broker` (no sockets) or to a broker URL (``tcp://HOST:PORT``).
+    """Connect to an in-process :class:`~minibroker.Broker` (no sockets) or to a broker URL (``tcp://HOST:PORT``, or
+    ``ssl://HOST:PORT`` for a TLS listener: ``ssl`` is the client's ``ssl.SSLContext``, the default one when omitted).
 
     ``redelivery_policy`` applies to every consumer (or per destination, with a :class:`RedeliveryPolicyMap`);
     ``prefetch`` sets the default prefetch of every consumer; ``seed`` seeds the random source of collision
@@ -334,13 +337,13 @@ async def connect(
     elif isinstance(target, str):
         # ``clock``: the client's clock for a URL connection (real time by default); in-process uses the broker's
         check_connection_url(target)  # failover:, vm://, ?jms.* options: UnsupportedFeature (issue 17)
-        if not target.startswith("tcp://"):
+        if not target.startswith(("tcp://", "ssl://")):
             raise UnsupportedOperation(f"no transport for {target!r}; use tcp://HOST:PORT or a Broker", url=target)
         if fault_tolerant:
             raise UnsupportedOperation("fault_tolerant is not supported over tcp:// yet", url=target)
         from minibroker.transport.tcp_link import TcpLink
 
-        link = await TcpLink.open_url(target, clock=clock if clock is not None else RealClock())
+        link = await TcpLink.open_url(target, clock=clock if clock is not None else RealClock(), ssl=ssl)
     else:
         raise TypeError(f"connect() takes a Broker or a URL, not {type(target).__name__}")
     if prefetch is None:

@@ -622,10 +622,18 @@ FEATURES: tuple[Feature, ...] = (
     Feature(
         "transport-scheme",
         Kind.CONNECTION_URI,
-        "`vm://`, `nio://`, `ssl://`, `amqp://`, `stomp://`, …",
+        "`vm://`, `nio://`, `amqp://`, `stomp://`, …",
         Status.REFUSED,
-        "connect to a Broker object in-process, or tcp:// to `minibroker serve`",
+        "connect to a Broker object in-process, or tcp:// / ssl:// to a listener",
         "vm://localhost",
+    ),
+    Feature(
+        "ssl-transport",
+        Kind.CONNECTION_URI,
+        "`ssl://HOST:PORT` and `stomp+ssl://` listeners",
+        Status.IMPLEMENTED,
+        "start_server(..., ssl=) / start_stomp_server(..., ssl=); connect(url, ssl=context)",
+        tests=("tests/plugins/test_tls.py",),
     ),
     # -- broker configuration ---------------------------------------------------------------------------------------
     Feature(
@@ -908,7 +916,7 @@ def check_connection_url(url: str) -> None:
     """Refuses a broker URL whose transport or options minibroker would otherwise ignore."""
     if url.startswith("failover:"):
         raise refuse("failover-uri", url)
-    if not url.startswith("tcp://"):
+    if not url.startswith(("tcp://", "ssl://")):
         raise refuse("transport-scheme", url)
     if "?" in url:
         raise refuse("uri-options", url)

@@ -17,6 +17,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable, Sequence
+from ssl import SSLContext, create_default_context
 from urllib.parse import urlsplit
 
 from .._core.commands import ConsumerInfo, MessageAck
@@ -80,13 +81,13 @@ _CLOSE_TIMEOUT = 10.0
 
 
 def parse_tcp_url(url: str) -> tuple[str, int]:
-    """``tcp://host:port`` -> (host, port)."""
+    """``tcp://host:port`` (or ``ssl://``) -> (host, port)."""
     try:
         parts = urlsplit(url)
         port = parts.port
     except ValueError as exc:
         raise InvalidConfiguration(f"invalid broker URL {url!r}: {exc}", url=url) from None
-    if parts.scheme != "tcp" or not parts.hostname or port is None:
+    if parts.scheme not in ("tcp", "ssl") or not parts.hostname or port is None:
         raise InvalidConfiguration(f"invalid broker URL {url!r}: expected tcp://HOST:PORT", url=url)
     return parts.hostname, port
 
@@ -156,12 +157,17 @@ class TcpLink:
         clock: Clock | None = None,
         max_frame_size: int = DEFAULT_MAX_FRAME_SIZE,
         connect_timeout: float = 10.0,
+        ssl: SSLContext | None = None,
     ) -> TcpLink:
-        """Open a socket to ``tcp://host:port`` (``connect_timeout`` is in real seconds)."""
+        """Open a socket to ``tcp://host:port``, or a TLS connection to ``ssl://host:port`` (with ``ssl``, else the
+        default client context); ``connect_timeout`` is in real seconds."""
         host, port = parse_tcp_url(url)
+        tls: SSLContext | None = None
+        if url.startswith("ssl://"):
+            tls = ssl if ssl is not None else create_default_context()
         try:
             reader, writer = await asyncio.wait_for(
-                asyncio.open_connection(host, port, limit=_READ_SIZE), connect_timeout
+                asyncio.open_connection(host, port, limit=_READ_SIZE, ssl=tls), connect_timeout
             )
         except (TimeoutError, OSError) as exc:
             raise ConnectionClosed(f"cannot connect to {url}: {exc or type(exc).__name__}", url=url) from exc

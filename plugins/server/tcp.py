@@ -18,6 +18,7 @@ import contextlib
 import logging
 import socket
 from collections.abc import Sequence
+from ssl import SSLContext
 from types import TracebackType
 
 import attrs
@@ -462,6 +463,8 @@ class Server:
         handshake_timeout: float = DEFAULT_HANDSHAKE_TIMEOUT,
     ) -> None:
         self.broker = broker
+        #: a server-side TLS context: the listener speaks TLS (``ssl://``)
+        self.ssl: SSLContext | None = None
         self.handshake_timeout = handshake_timeout
         self.max_frame_size = max_frame_size
         self.max_connections = max_connections
@@ -482,7 +485,7 @@ class Server:
     @property
     def url(self) -> str:
         host = f"[{self.host}]" if ":" in self.host else self.host
-        return f"tcp://{host}:{self.port}"
+        return f"{'ssl' if self.ssl is not None else 'tcp'}://{host}:{self.port}"
 
     @property
     def connections(self) -> int:
@@ -491,9 +494,11 @@ class Server:
     async def _start(self, host: str, port: int, socks: Sequence[socket.socket]) -> None:
         if socks:
             for sock in socks:
-                self._servers.append(await asyncio.start_server(self._accept, sock=sock, limit=_READ_SIZE))
+                self._servers.append(
+                    await asyncio.start_server(self._accept, sock=sock, limit=_READ_SIZE, ssl=self.ssl)
+                )
         else:
-            self._servers.append(await asyncio.start_server(self._accept, host, port, limit=_READ_SIZE))
+            self._servers.append(await asyncio.start_server(self._accept, host, port, limit=_READ_SIZE, ssl=self.ssl))
         sockname = self._servers[0].sockets[0].getsockname()
         self.host, self.port = sockname[0], sockname[1]
         self.broker.on_close(self._broker_stopped)
@@ -576,16 +581,19 @@ async def start_server(
     max_connections: int = DEFAULT_MAX_CONNECTIONS,
     handshake_timeout: float = DEFAULT_HANDSHAKE_TIMEOUT,
     sock: socket.socket | Sequence[socket.socket] | None = None,
+    ssl: SSLContext | None = None,
 ) -> Server:
     """Listen on ``host``:``port`` (0: a free port, see ``server.port``) for clients of ``broker``.
 
     ``sock``: serve on this already bound (and possibly listening) socket, or these sockets, instead of binding
     ``host``:``port``; the server owns and closes them. ``minibroker serve`` binds before it imports the broker, so
     that clients can connect (and wait in the backlog) while it starts. ``handshake_timeout``: seconds (broker's
-    clock) a client has to send HELLO before its socket is closed."""
+    clock) a client has to send HELLO before its socket is closed. ``ssl``: a server-side ``ssl.SSLContext`` makes it a
+    TLS listener (ActiveMQ's ``ssl://``; clients ``connect("ssl://HOST:PORT", ssl=...)``)."""
     check_limits(max_frame_size, max_connections)
     server = Server(
         broker, max_frame_size=max_frame_size, max_connections=max_connections, handshake_timeout=handshake_timeout
     )
+    server.ssl = ssl
     await server._start(host, port, [sock] if isinstance(sock, socket.socket) else list(sock or ()))
     return server

@@ -21,6 +21,7 @@ import asyncio
 import logging
 import socket
 from collections.abc import Callable, Sequence
+from ssl import SSLContext
 from types import TracebackType
 
 from minibroker import Admission, Broker
@@ -92,7 +93,9 @@ class _StompProtocol(asyncio.Protocol):
         )
         self.server._opened(self)
         clock = self.broker.clock
-        self._timers.append(clock.call_at(clock.now() + self.server.connect_timeout, self._connect_deadline))
+        #: cancelled once CONNECT succeeds: a pending deadline would give virtual time an early, pointless target
+        self._deadline = clock.call_at(clock.now() + self.server.connect_timeout, self._connect_deadline)
+        self._timers.append(self._deadline)
 
     def data_received(self, data: bytes) -> None:
         if self._closing:
@@ -243,10 +246,11 @@ class _StompProtocol(asyncio.Protocol):
     def _connect_deadline(self) -> None:
         converter = self.converter
         if converter is not None and not converter.connected and not self._closing:
-            log.debug("no CONNECT from %s in %s s: closing", converter.remote_address, self.server.connect_timeout)
+            log.warning("no CONNECT from %s in %s s: closing", converter.remote_address, self.server.connect_timeout)
             self._close()
 
     def _on_connected(self) -> None:
+        self._deadline.cancel()
         self._heartbeats_started = True
         self.decoder.max_frame_size = self.server.max_frame_size
         converter = self.converter
@@ -318,6 +322,8 @@ class StompServer:
         self.max_frame_size = max_frame_size
         self.connect_timeout = connect_timeout
         self.host = ""
+        #: the listener speaks TLS (``stomp+ssl://``)
+        self.tls = False
         self.port = 0
         #: one per listening socket (a host name can resolve to several addresses); empty once closed
         self._servers: list[asyncio.Server] = []
@@ -332,7 +338,7 @@ class StompServer:
     @property
     def url(self) -> str:
         host = f"[{self.host}]" if ":" in self.host else self.host  # an IPv6 literal, bracketed as the TCP URL
-        return f"stomp://{host}:{self.port}"
+        return f"{'stomp+ssl' if self.tls else 'stomp'}://{host}:{self.port}"
 
     @property
     def connection_count(self) -> int:
@@ -393,6 +399,7 @@ async def start_stomp_server(
     connect_timeout: float = CONNECT_TIMEOUT,
     max_connections: int = DEFAULT_MAX_CONNECTIONS,
     sock: socket.socket | Sequence[socket.socket] | None = None,
+    ssl: SSLContext | None = None,
 ) -> StompServer:
     """Listen for STOMP 1.0/1.1/1.2 clients on ``host:port`` (0: a free port, see ``.port``) for ``broker``.
 
@@ -401,6 +408,7 @@ async def start_stomp_server(
     or when the broker stops. ``sock``: serve on this already bound (and possibly listening) socket, or these sockets,
     instead of binding ``host:port``; the server owns and closes them. ``max_connections`` bounds the client sockets
     open on all the broker's listeners together (native ones included): a socket past it is closed at once.
+    ``ssl``: a server-side ``ssl.SSLContext`` makes it a TLS listener (ActiveMQ's ``stomp+ssl://``).
     """
     server = StompServer(
         broker,
@@ -413,9 +421,10 @@ async def start_stomp_server(
     socks = [sock] if isinstance(sock, socket.socket) else list(sock or ())
     if socks:
         for s in socks:
-            server._servers.append(await loop.create_server(lambda: _StompProtocol(server), sock=s))
+            server._servers.append(await loop.create_server(lambda: _StompProtocol(server), sock=s, ssl=ssl))
     else:
-        server._servers.append(await loop.create_server(lambda: _StompProtocol(server), host, port))
+        server._servers.append(await loop.create_server(lambda: _StompProtocol(server), host, port, ssl=ssl))
+    server.tls = ssl is not None
     sockname = server._servers[0].sockets[0].getsockname()
     server.host, server.port = sockname[0], sockname[1]
 
