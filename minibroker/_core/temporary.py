@@ -56,8 +56,11 @@ class TemporaryDestinations:
 
     def check_consumer(self, connection_id: int, destination: Destination) -> None:
         """Refuses a consumer on another connection's temporary destination (or a deleted one)."""
-        if destination not in self._known:
-            return
+        if destination in self._known:
+            self._check_owner(connection_id, destination)
+
+    def _check_owner(self, connection_id: int, destination: Destination) -> None:
+        """Only the connection that made a temporary destination may use it; a deleted one is gone for everyone."""
         owner = self.owners.get(destination)
         if owner is None:
             raise InvalidDestination(f"temp-{destination}", destination=destination)
@@ -68,13 +71,7 @@ class TemporaryDestinations:
 
     def check_delete(self, connection_id: int, destination: Destination, consumers: list[int]) -> None:
         """Refuses to delete what is not this connection's, or what a consumer still reads (ActiveMQ's text)."""
-        owner = self.owners.get(destination)
-        if owner is None:
-            raise InvalidDestination(f"temp-{destination}", destination=destination)
-        if owner != connection_id:
-            raise InvalidDestination(
-                "Cannot use a Temporary destination from another Connection", destination=destination
-            )
+        self._check_owner(connection_id, destination)
         if consumers:
             raise IllegalStateError(
                 "A consumer is consuming from the temporary destination",

@@ -15,12 +15,13 @@ from collections.abc import AsyncIterator
 
 import pytest
 from support.stomp_helpers import RawStompClient
+from support.transports import both_listeners
 
-from minibroker import Broker, RealClock, wire
+from minibroker import Broker, wire
 from minibroker.client import AckMode, Connection, connect
 from minibroker.errors import MinibrokerError
-from minibroker.plugins.server.tcp import Server, start_server
-from minibroker.plugins.stomp import StompServer, start_stomp_server
+from minibroker.plugins.server.tcp import Server
+from minibroker.plugins.stomp import StompServer
 from minibroker.transport.tcp_link import TcpLink
 
 pytestmark = pytest.mark.soak
@@ -33,14 +34,8 @@ ROUNDS = 5
 
 @pytest.fixture
 async def edges() -> AsyncIterator[tuple[Broker, Server, StompServer]]:
-    async with Broker(clock=RealClock()) as broker:
-        native = await start_server(broker, port=0, max_connections=LIMIT)
-        stomp = await start_stomp_server(broker, max_connections=LIMIT)
-        try:
-            yield broker, native, stomp
-        finally:
-            await stomp.close()
-            await asyncio.wait_for(native.close(), TIMEOUT)
+    async with both_listeners(LIMIT, TIMEOUT) as listening:
+        yield listening
 
 
 async def detach_by_foreign_id(url: str, consumer_id: int) -> None:

@@ -9,11 +9,15 @@ sockets deliver what one side writes before the event loop polls again, so ``set
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
 from typing import Any
 
-from minibroker import Broker
+from minibroker import Broker, RealClock
 from minibroker.client import Connection, connect
 from minibroker.plugins.server.tcp import Server, start_server
+from minibroker.plugins.stomp import StompServer, start_stomp_server
 
 TRANSPORTS = ("memory", "tcp")
 
@@ -48,3 +52,18 @@ async def close_servers() -> None:
     _servers.clear()
     for _, server in entries:
         await server.close()
+
+
+@contextlib.asynccontextmanager
+async def both_listeners(
+    max_connections: int, close_timeout: float
+) -> AsyncIterator[tuple[Broker, Server, StompServer]]:
+    """A real-time broker with a native and a STOMP listener on free ports sharing one ``max_connections``."""
+    async with Broker(clock=RealClock()) as broker:
+        native = await start_server(broker, port=0, max_connections=max_connections)
+        stomp = await start_stomp_server(broker, max_connections=max_connections)
+        try:
+            yield broker, native, stomp
+        finally:
+            await stomp.close()
+            await asyncio.wait_for(native.close(), close_timeout)

@@ -9,13 +9,14 @@ from collections.abc import AsyncIterator
 
 import pytest
 from support.stomp_helpers import PeerClosed, RawStompClient
+from support.transports import both_listeners
 
-from minibroker import Broker, ManualClock, RealClock, wire
+from minibroker import Broker, ManualClock, wire
 from minibroker._defaults import DEFAULT_HANDSHAKE_TIMEOUT
 from minibroker.client import connect
 from minibroker.errors import InvalidClientIdError, LimitExceeded
 from minibroker.plugins.server.tcp import Server, start_server
-from minibroker.plugins.stomp import StompServer, start_stomp_server
+from minibroker.plugins.stomp import StompServer
 
 TIMEOUT = 5.0
 LIMIT = 3
@@ -23,14 +24,8 @@ LIMIT = 3
 
 @pytest.fixture
 async def listeners() -> AsyncIterator[tuple[Broker, Server, StompServer]]:
-    async with Broker(clock=RealClock()) as broker:
-        native = await start_server(broker, port=0, max_connections=LIMIT)
-        stomp = await start_stomp_server(broker, max_connections=LIMIT)
-        try:
-            yield broker, native, stomp
-        finally:
-            await stomp.close()
-            await asyncio.wait_for(native.close(), TIMEOUT)
+    async with both_listeners(LIMIT, TIMEOUT) as listening:
+        yield listening
 
 
 async def test_stomp_sockets_past_max_connections_are_closed(listeners: tuple[Broker, Server, StompServer]) -> None:
