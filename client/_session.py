@@ -33,6 +33,9 @@ LISTENER_SET = "Cannot synchronously receive a message when a MessageListener is
 
 
 class Session:
+    """A JMS session: one ack mode (or a transaction), the producers and consumers made from it, and the order of
+    their messages. Made with ``await connection.create_session(ack_mode)``."""
+
     def __init__(self, connection: Connection, session_id: int, ack_mode: AckMode) -> None:
         self.connection = connection
         self.session_id = session_id

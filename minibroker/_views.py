@@ -32,6 +32,8 @@ class ListenerFailure:
 
 @attrs.frozen(slots=True)
 class BrokerStatistics:
+    """Counts across the whole broker at one moment (``broker.statistics()``; ``minibroker stat`` prints them)."""
+
     connections: int
     consumers: int
     queues: int

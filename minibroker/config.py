@@ -102,6 +102,8 @@ class ServerConfig:
 
 @attrs.frozen(slots=True)
 class BrokerConfig:
+    """A checked ``broker.toml``: the broker's settings (:meth:`broker_kwargs`) and its listeners' (``server``)."""
+
     name: str = "minibroker"
     data_dir: Path | None = None
     store_synchronous: str = "NORMAL"

@@ -20,6 +20,8 @@ PropertyValue = str | int | float | bool | bytes | None
 
 
 class DestinationKind(enum.Enum):
+    """A destination's domain: a queue (each message to one consumer) or a topic (to every subscriber)."""
+
     QUEUE = "queue"
     TOPIC = "topic"
 

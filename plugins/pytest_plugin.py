@@ -463,6 +463,8 @@ def minibroker_proc_factory(
 
     @pytest.fixture(scope=scope)
     def proc_fixture(request: pytest.FixtureRequest) -> Iterator[BrokerProcess]:
+        """A ``minibroker serve`` process for the scope (``.url``, ``.stomp_url``, ``.host``, ``.port``), configured
+        by ``--minibroker-config``/``minibroker_config`` and the host and port options; stopped at the end."""
         settings = request.config
         broker = start_broker_process(
             config if config is not None else _setting(settings, "config"),
@@ -490,6 +492,8 @@ def minibroker_noproc_factory(
 
     @pytest.fixture(scope=scope)
     def noproc_fixture(request: pytest.FixtureRequest) -> BrokerProcess:
+        """The addresses of a broker that is already running (``--minibroker-host``/``-port``/``-stomp-port``),
+        in the shape of ``minibroker_proc``; the test fails at once when nothing listens there."""
         settings = request.config
         address = host or _setting(settings, "host") or "127.0.0.1"
         tcp = port if port is not None else _port(_setting(settings, "port"), 61616)

@@ -1,4 +1,4 @@
-"""Fixtures for real clients: ``minibroker_stomp`` with stomp.py on virtual time, the README's stomp.py example, and
+"""Fixtures for real clients: ``minibroker_stomp`` with stomp.py on virtual time, the stomp.py guide's example, and
 the broker-process fixtures (``minibroker_proc``, ``minibroker_noproc``, the factories, the options)."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import pytest
 from minibroker import Broker
 from minibroker.plugins.pytest_plugin import StompEndpoint
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+GUIDE = Path(__file__).resolve().parents[2] / "docs" / "guides" / "testing-a-stomp-py-service.md"
 STRICT = (
     "-o",
     "asyncio_mode=auto",
@@ -29,15 +29,14 @@ STRICT = (
 
 
 def readme_stomp_example() -> str:
-    section = README.read_text().split("## Testing a stomp.py service", 1)[1]
-    match = re.search(r"```python\n(.*?)```", section, re.S)
+    match = re.search(r"```python test_order_service.py\n(.*?)```", GUIDE.read_text(), re.S)
     assert match is not None
     return match.group(1)
 
 
 class TestReadmeExample:
     def test_runs_as_written(self, pytester: pytest.Pytester) -> None:
-        """The README's stomp.py test passes as a user would paste it: no helper of their own, virtual time."""
+        """The stomp.py guide's test passes as a user would paste it: no helper of their own, virtual time."""
         pytester.makepyfile(test_stomp_service=readme_stomp_example())
         pytester.runpytest(*STRICT).assert_outcomes(passed=1)
 
