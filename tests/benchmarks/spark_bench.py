@@ -53,7 +53,7 @@ def generated_source(arrow: bool) -> type:
     from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
     from minibroker.plugins.spark import SCHEMA, schema_for
-    from minibroker.plugins.spark._source import arrow_schema
+    from minibroker.plugins.spark._columns import arrow_schema
 
     class GenReader(DataSourceReader):  # type: ignore[misc]
         def __init__(self, n: int, parts: int) -> None:

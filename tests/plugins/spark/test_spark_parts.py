@@ -228,7 +228,7 @@ def test_columnar_and_message_by_message_rows_agree() -> None:
 
     from minibroker import wire
     from minibroker._core.replay import RangeEntry
-    from minibroker.plugins.spark._source import arrow_schema, columns_to_record_batch, schema_for, to_record_batch
+    from minibroker.plugins.spark._columns import arrow_schema, columns_to_record_batch, schema_for, to_record_batch
 
     q = Destination.queue("q")
     entries = [
