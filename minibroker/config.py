@@ -15,6 +15,14 @@ offending key as a dotted path (``destinations."orders.>".memory_limit``). Every
     host = "127.0.0.1"
     port = 61616
     stomp_port = 61613                 # absent: no STOMP listener
+    ssl_port = 61617                   # absent: no ssl:// listener (needs [tls])
+    stomp_ssl_port = 61612             # absent: no stomp+ssl:// listener (needs [tls])
+
+    [tls]                              # PEM files, relative to this file
+    cert = "server.crt"
+    key = "server.key"
+    ca = "clients-ca.crt"              # checks client certificates
+    client_auth = "none"               # or "want", "need" (ActiveMQ's wantClientAuth / needClientAuth)
 
     [limits]
     max_connections = 1000
@@ -72,6 +80,7 @@ from ._defaults import (
 )
 from .errors import InvalidConfiguration, MinibrokerError
 from .redelivery import RedeliveryPolicy
+from .tls import TlsSettings
 
 __all__ = ["BrokerConfig", "ConfigError", "ServerConfig", "load_config", "parse_config", "parse_size"]
 
@@ -95,6 +104,9 @@ class ServerConfig:
     host: str = DEFAULT_HOST
     port: int = DEFAULT_PORT
     stomp_port: int | None = None
+    ssl_port: int | None = None
+    stomp_ssl_port: int | None = None
+    tls: TlsSettings | None = None
     max_connections: int = DEFAULT_MAX_CONNECTIONS
     max_frame_size: int = DEFAULT_MAX_FRAME_SIZE
     handshake_timeout: float = DEFAULT_HANDSHAKE_TIMEOUT
@@ -233,7 +245,7 @@ def _fields(cls: type, skip: frozenset[str] = frozenset()) -> dict[str, str]:
 _POLICY_FIELDS = _fields(DestinationPolicy) | {"memory_limit": "size"}
 _REDELIVERY_FIELDS = _fields(RedeliveryPolicy, frozenset({"destination"}))
 _REDELIVERY_PLUGIN_KEYS = {"send_to_dlq_if_max_retries_exceeded", "fallback_to_dead_letter", "destinations"}
-_TOP = {"broker", "server", "limits", "destinations", "redelivery", "security", "users", "authorization"}
+_TOP = {"broker", "server", "tls", "limits", "destinations", "redelivery", "security", "users", "authorization"}
 
 
 def _build(
@@ -289,13 +301,16 @@ def parse_config(doc: Mapping[str, Any], *, path: str | os.PathLike[str] | None 
         raise reader.fail("broker.history_limit", "cannot be negative")
 
     server = reader.table(doc, "server")
-    reader.unknown(server, {"host", "port", "stomp_port"}, "server")
+    reader.unknown(server, {"host", "port", "stomp_port", "ssl_port", "stomp_ssl_port"}, "server")
     limits = reader.table(doc, "limits")
     reader.unknown(limits, {"max_connections", "max_frame_size", "handshake_timeout"}, "limits")
     server_config = ServerConfig(
         host=reader.value(server, "host", "str", DEFAULT_HOST, "server"),
         port=reader.value(server, "port", "int", DEFAULT_PORT, "server"),
         stomp_port=reader.value(server, "stomp_port", "int", None, "server"),
+        ssl_port=reader.value(server, "ssl_port", "int", None, "server"),
+        stomp_ssl_port=reader.value(server, "stomp_ssl_port", "int", None, "server"),
+        tls=_tls(reader, doc, base),
         max_connections=reader.value(limits, "max_connections", "int", DEFAULT_MAX_CONNECTIONS, "limits"),
         max_frame_size=reader.value(limits, "max_frame_size", "size", DEFAULT_MAX_FRAME_SIZE, "limits"),
         handshake_timeout=reader.value(limits, "handshake_timeout", "float", DEFAULT_HANDSHAKE_TIMEOUT, "limits"),
@@ -305,11 +320,17 @@ def parse_config(doc: Mapping[str, Any], *, path: str | os.PathLike[str] | None 
     for key, value, low in (
         ("server.port", server_config.port, 0),
         ("server.stomp_port", server_config.stomp_port, 0),
+        ("server.ssl_port", server_config.ssl_port, 0),
+        ("server.stomp_ssl_port", server_config.stomp_ssl_port, 0),
         ("limits.max_connections", server_config.max_connections, 1),
         ("limits.max_frame_size", server_config.max_frame_size, MIN_FRAME_SIZE),
     ):
         if value is not None and not low <= value <= (65535 if "port" in key else 2**31):
             raise reader.fail(key, f"{value} is out of range")
+
+    for key in ("ssl_port", "stomp_ssl_port"):
+        if getattr(server_config, key) is not None and server_config.tls is None:
+            raise reader.fail(f"server.{key}", "a TLS listener needs a [tls] table with cert and key")
 
     policies: dict[str, DestinationPolicy] = {}
     for pattern, table in reader.table(doc, "destinations").items():
@@ -342,6 +363,30 @@ def parse_config(doc: Mapping[str, Any], *, path: str | os.PathLike[str] | None 
         auth=auth_plugin,
         server=server_config,
     )
+
+
+def _tls(reader: _Reader, doc: Mapping[str, Any], base: Path) -> TlsSettings | None:
+    if "tls" not in doc:
+        return None
+    table = reader.table(doc, "tls")
+    reader.unknown(table, {"cert", "key", "ca", "client_auth"}, "tls")
+    if "cert" not in table:
+        raise reader.fail("tls.cert", "missing (the server certificate, PEM)")
+
+    def path(name: str) -> Path | None:
+        text = reader.value(table, name, "str", None, "tls")
+        return None if text is None else base / Path(text).expanduser()
+
+    try:
+        settings = TlsSettings(
+            cert=path("cert") or Path(),
+            key=path("key"),
+            ca=path("ca"),
+            client_auth=reader.value(table, "client_auth", "str", "none", "tls"),
+        )
+    except InvalidConfiguration as exc:
+        raise reader.fail(_key("tls", exc.option or "client_auth"), exc.message or str(exc)) from None
+    return settings
 
 
 def _redelivery(reader: _Reader, table: Mapping[str, Any]) -> Any:

@@ -38,6 +38,7 @@ import asyncio
 import functools
 import os
 import socket
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -53,6 +54,7 @@ from minibroker.client import Connection, RedeliveryPolicyMap, RetryPolicy, conn
 from minibroker.clock import DEFAULT_AUTOJUMP_THRESHOLD
 from minibroker.filters import BrokerPlugin
 from minibroker.testing import delivery_history
+from minibroker.tls import TlsSettings
 
 MISSING_ASYNCIO = (
     "the minibroker fixtures need pytest-asyncio: pip install 'minibroker[pytest]' (or pytest-asyncio itself)"
@@ -108,6 +110,8 @@ class BrokerOptions:
     history_limit: int = 10_000
     allow_dead_letters: bool = False
     allow_listener_errors: bool = False
+    #: TLS for the listeners of ``minibroker_stomp`` and ``minibroker_server`` (``stomp+ssl://``, ``ssl://``)
+    tls: TlsSettings | None = None
 
 
 #: the address options (command line ``--minibroker-NAME``, ini ``minibroker_NAME``) and their help
@@ -278,11 +282,19 @@ async def minibroker_server(request: pytest.FixtureRequest) -> AsyncIterator[Any
     options = attrs.evolve(_options(request), virtual_time=False)
     broker = _make_broker(options)
     async with broker:
-        server = await start_server(broker, "127.0.0.1", 0)
+        server = await start_server(broker, "127.0.0.1", 0, ssl=_tls_context(options))
         try:
             yield server
         finally:
             await server.close()
+
+
+def _tls_context(options: BrokerOptions) -> ssl.SSLContext | None:
+    if options.tls is None:
+        return None
+    from minibroker.tls import server_context
+
+    return server_context(options.tls)
 
 
 @pytest.fixture
@@ -302,12 +314,14 @@ class StompEndpoint:
     port: int
     broker: Broker
     server: Any
+    #: the listener speaks TLS (the marker's ``tls``): clients connect with ``stomp+ssl://``
+    tls: bool = False
 
     @property
     def url(self) -> str:
-        """``stomp://HOST:PORT``."""
+        """``stomp://HOST:PORT`` (``stomp+ssl://HOST:PORT`` with TLS)."""
         host = f"[{self.host}]" if ":" in self.host else self.host  # an IPv6 literal
-        return f"stomp://{host}:{self.port}"
+        return f"{'stomp+ssl' if self.tls else 'stomp'}://{host}:{self.port}"
 
     @property
     def host_and_ports(self) -> list[tuple[str, int]]:
@@ -319,15 +333,10 @@ def _handshake_pending(server: Any) -> Callable[[], str | None]:
     """A hold for the virtual clock: a STOMP peer that is connected but has not finished CONNECT.
 
     Why: its 30 s CONNECT deadline runs on the broker's clock; jumping to it while the client is only a few real
-    milliseconds slow would close a healthy connection. The check reads the listener's connections (see the report
-    of issue 16 for the hook the listener could offer instead)."""
+    milliseconds slow would close a healthy connection."""
 
     def check() -> str | None:
-        for protocol in list(getattr(server, "_connections", ())):
-            converter = getattr(protocol, "converter", None)
-            if converter is None or not converter.connected:
-                return "a STOMP peer is mid-handshake"
-        return None
+        return "a STOMP peer is mid-handshake" if server.handshakes_pending else None
 
     return check
 
@@ -339,12 +348,13 @@ async def minibroker_stomp(minibroker: Broker, request: pytest.FixtureRequest) -
     from minibroker.plugins.stomp import start_stomp_server
 
     host = _setting(request.config, "host") or "127.0.0.1"
-    server = await start_stomp_server(minibroker, host, 0)
+    options = _options(request)
+    server = await start_stomp_server(minibroker, host, 0, ssl=_tls_context(options))
     release = None
     if isinstance(minibroker.clock, ManualClock):
         release = minibroker.clock.hold_while(_handshake_pending(server))
     try:
-        yield StompEndpoint(server.host, server.port, minibroker, server)
+        yield StompEndpoint(server.host, server.port, minibroker, server, tls=options.tls is not None)
     finally:
         if release is not None:
             release()
@@ -362,6 +372,9 @@ class BrokerProcess:
     port: int
     stomp_port: int | None
     process: subprocess.Popen[str] | None = attrs.field(default=None, eq=False, repr=False)
+    #: the TLS listeners' ports (``ssl://``, ``stomp+ssl://``), when the process has them
+    ssl_port: int | None = None
+    stomp_ssl_port: int | None = None
 
     @property
     def url(self) -> str:
@@ -373,6 +386,18 @@ class BrokerProcess:
         """``stomp://HOST:PORT``, or None without a STOMP listener."""
         host = f"[{self.host}]" if ":" in self.host else self.host  # an IPv6 literal
         return None if self.stomp_port is None else f"stomp://{host}:{self.stomp_port}"
+
+    @property
+    def ssl_url(self) -> str | None:
+        """``ssl://HOST:PORT`` (``connect(url, ssl=context)``), or None without a TLS listener."""
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return None if self.ssl_port is None else f"ssl://{host}:{self.ssl_port}"
+
+    @property
+    def stomp_ssl_url(self) -> str | None:
+        """``stomp+ssl://HOST:PORT``, or None without a STOMP TLS listener."""
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return None if self.stomp_ssl_port is None else f"stomp+ssl://{host}:{self.stomp_ssl_port}"
 
     @property
     def host_and_ports(self) -> list[tuple[str, int]]:
@@ -418,12 +443,22 @@ def start_broker_process(
     port: int = 0,
     stomp_port: int | None = 0,
     data_dir: str | os.PathLike[str] | None = None,
+    ssl_port: int | None = None,
+    stomp_ssl_port: int | None = None,
+    tls: Sequence[str] = (),
 ) -> BrokerProcess:
     """Start ``minibroker serve`` (``config``: a broker.toml with users, policies, limits) and wait for its URLs.
-    Ports 0 pick free ones; ``stomp_port=None`` serves no STOMP."""
+    Ports 0 pick free ones; ``stomp_port=None`` serves no STOMP. ``ssl_port``/``stomp_ssl_port`` add TLS listeners,
+    whose certificate comes from the config's ``[tls]`` table or from ``tls`` (``serve``'s options, e.g.
+    ``["--tls-cert", "server.crt", "--tls-key", "server.key"]``)."""
     command = [sys.executable, "-m", "minibroker", "serve", "--host", host, "--port", str(port)]
     if stomp_port is not None:
         command += ["--stomp-port", str(stomp_port)]
+    if ssl_port is not None:
+        command += ["--ssl-port", str(ssl_port)]
+    if stomp_ssl_port is not None:
+        command += ["--stomp-ssl-port", str(stomp_ssl_port)]
+    command += list(tls)
     if config is not None:
         command += ["--config", os.fspath(config)]
     if data_dir is not None:
@@ -435,9 +470,11 @@ def start_broker_process(
     try:
         tcp_host, tcp_port = _read_url(process, "tcp", errors)
         stomp = _read_url(process, "stomp", errors)[1] if stomp_port is not None else None
+        ssl = _read_url(process, "ssl", errors)[1] if ssl_port is not None else None
+        stomp_ssl = _read_url(process, "stomp+ssl", errors)[1] if stomp_ssl_port is not None else None
     finally:
         errors.close()
-    return BrokerProcess(tcp_host, tcp_port, stomp, process)
+    return BrokerProcess(tcp_host, tcp_port, stomp, process, ssl_port=ssl, stomp_ssl_port=stomp_ssl)
 
 
 def _port(text: str | None, default: int) -> int:

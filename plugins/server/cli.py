@@ -29,10 +29,12 @@ from minibroker._defaults import (
 TYPE_CHECKING = False  # not typing's: importing typing costs a few ms of every launch
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Coroutine, Sequence
+    from ssl import SSLContext
     from typing import Any, TypeVar
 
     from minibroker import QueueStatistics
     from minibroker.config import BrokerConfig
+    from minibroker.tls import TlsSettings
     from minibroker.transport.tcp_link import TcpLink
 
     T = TypeVar("T")
@@ -175,6 +177,36 @@ def _serve_options(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help=f"client connections accepted at once (default: {DEFAULT_MAX_CONNECTIONS})",
     )
+    parser.add_argument(
+        "--ssl-port",
+        type=int,
+        default=None,
+        metavar="PORT",
+        help="also serve the native protocol over TLS (ssl://; ActiveMQ uses 61617); needs --tls-cert",
+    )
+    parser.add_argument(
+        "--stomp-ssl-port",
+        type=int,
+        default=None,
+        metavar="PORT",
+        help="also serve STOMP over TLS (stomp+ssl://; ActiveMQ uses 61612); needs --tls-cert",
+    )
+    parser.add_argument("--tls-cert", default=None, metavar="FILE", help="the server certificate chain (PEM)")
+    parser.add_argument(
+        "--tls-key", default=None, metavar="FILE", help="the server's private key (PEM; default: in --tls-cert)"
+    )
+    parser.add_argument(
+        "--tls-ca",
+        default=None,
+        metavar="FILE",
+        help="CA certificates (PEM) that client certificates are checked against",
+    )
+    parser.add_argument(
+        "--tls-client-auth",
+        choices=("none", "want", "need"),
+        default=None,
+        help="ask TLS clients for a certificate: need (ActiveMQ's needClientAuth), want, or none (default)",
+    )
 
 
 def _log_level_option(parser: argparse.ArgumentParser) -> None:
@@ -211,7 +243,18 @@ class ServeSettings:
     """What ``serve`` runs with (and ``doctor`` checks): the --config file's values, each overridden by its option
     when given. A plain class (attrs is not imported yet on the launch path of ``serve``)."""
 
-    __slots__ = ("config", "data_dir", "host", "max_connections", "max_frame_size", "port", "stomp_port")
+    __slots__ = (
+        "config",
+        "data_dir",
+        "host",
+        "max_connections",
+        "max_frame_size",
+        "port",
+        "ssl_port",
+        "stomp_port",
+        "stomp_ssl_port",
+        "tls",
+    )
 
     def __init__(self, args: argparse.Namespace) -> None:
         config: BrokerConfig | None = None
@@ -246,31 +289,84 @@ class ServeSettings:
         self.data_dir: str | os.PathLike[str] | None = (
             args.data_dir if args.data_dir is not None else config.data_dir if config is not None else None
         )
+        server = config.server if config is not None else None
+        self.ssl_port: int | None = _given(args.ssl_port, server.ssl_port if server is not None else None)
+        self.stomp_ssl_port: int | None = _given(
+            args.stomp_ssl_port, server.stomp_ssl_port if server is not None else None
+        )
+        self.tls: TlsSettings | None = _tls_settings(args, server.tls if server is not None else None)
+        if self.tls is None and (self.ssl_port is not None or self.stomp_ssl_port is not None):
+            raise _UsageProblem("--ssl-port and --stomp-ssl-port need --tls-cert (or a [tls] table in the config)")
+
+
+class _UsageProblem(ValueError):
+    """A combination of options that cannot work (reported as one line, exit status 2)."""
+
+
+def _given(option: int | None, configured: int | None) -> int | None:
+    return option if option is not None else configured
+
+
+def _tls_settings(args: argparse.Namespace, configured: TlsSettings | None) -> TlsSettings | None:
+    """The config's [tls] table with each --tls-* option that was given put over it."""
+    if args.tls_cert is None and configured is None:
+        if args.tls_key is not None or args.tls_ca is not None or args.tls_client_auth is not None:
+            raise _UsageProblem("--tls-key, --tls-ca and --tls-client-auth need --tls-cert")
+        return None
+    from pathlib import Path
+
+    from minibroker.tls import TlsSettings
+
+    base = configured or TlsSettings(cert=Path(args.tls_cert))
+    return TlsSettings(
+        cert=Path(args.tls_cert) if args.tls_cert is not None else base.cert,
+        key=Path(args.tls_key) if args.tls_key is not None else base.key,
+        ca=Path(args.tls_ca) if args.tls_ca is not None else base.ca,
+        client_auth=args.tls_client_auth if args.tls_client_auth is not None else base.client_auth,
+    )
 
 
 def _serve_main(args: argparse.Namespace) -> int:
     """``minibroker serve``: check the settings, bind, print the URLs, and only then import and start the broker."""
     settings = ServeSettings(args)
-    config, host, port, stomp_port = settings.config, settings.host, settings.port, settings.stomp_port
+    config, host = settings.config, settings.host
     max_frame_size, max_connections = settings.max_frame_size, settings.max_connections
     try:
         check_limits(max_frame_size, max_connections)
-        socks = listen(host, port)
+        socks = listen(host, settings.port)
     except (OSError, ValueError) as exc:
         return _error(args, f"minibroker serve: {exc}", exc)
-    stomp_socks: list[socket.socket] = []
-    if stomp_port is not None:
+    #: scheme -> the sockets of that extra listener, in the order their URLs are printed
+    extra: dict[str, list[socket.socket]] = {}
+    for scheme, port in (
+        ("stomp", settings.stomp_port),
+        ("ssl", settings.ssl_port),
+        ("stomp+ssl", settings.stomp_ssl_port),
+    ):
+        if port is None:
+            continue
         try:
-            stomp_socks = listen(host, stomp_port)
+            extra[scheme] = listen(host, port)
         except (OSError, ValueError) as exc:
-            close_all(socks)
-            return _error(args, f"minibroker serve: STOMP: {exc}", exc)
-    # a data directory the store could not open fails here, before a URL is printed (after binding: a port in use
-    # leaves no directory behind)
+            close_all(socks + [s for group in extra.values() for s in group])
+            return _error(args, f"minibroker serve: {scheme.upper()}: {exc}", exc)
+    bound = socks + [s for group in extra.values() for s in group]
+    # TLS files that cannot be used and a data directory the store could not open fail here, before a URL is
+    # printed (after binding: a port in use leaves no directory behind)
+    tls_context = None
+    if settings.tls is not None and ("ssl" in extra or "stomp+ssl" in extra):
+        from minibroker.errors import InvalidConfiguration
+        from minibroker.tls import server_context
+
+        try:
+            tls_context = server_context(settings.tls)
+        except InvalidConfiguration as exc:
+            close_all(bound)
+            return _error(args, f"minibroker serve: {exc}", exc)
     if settings.data_dir is not None:
         problem = data_dir_problem(settings.data_dir)
         if problem is not None:
-            close_all(socks + stomp_socks)
+            close_all(bound)
             return _error(args, f"minibroker serve: {problem}")
     # SIGTERM or SIGINT from now on (while the broker is imported and started) is a clean stop once it runs
     requested: list[int] = []
@@ -280,18 +376,42 @@ def _serve_main(args: argparse.Namespace) -> int:
     }
     try:
         print(_url("tcp", socks[0]), flush=True)
-        if stomp_socks:
-            print(_url("stomp", stomp_socks[0]), flush=True)
+        for scheme, group in extra.items():
+            print(_url(scheme, group[0]), flush=True)
         import asyncio
         import logging
 
         logging.basicConfig(
             level=args.log_level, stream=sys.stderr, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
         )
-        return asyncio.run(_serve(args, config, socks, stomp_socks, max_frame_size, max_connections, requested))
+        listeners = _Listeners(socks, extra, tls_context, max_frame_size, max_connections)
+        return asyncio.run(_serve(args, config, listeners, requested))
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+
+
+class _Listeners:
+    """The bound sockets ``serve`` starts its listeners on, and the settings they share."""
+
+    __slots__ = ("extra", "max_connections", "max_frame_size", "socks", "tls_context")
+
+    def __init__(
+        self,
+        socks: list[socket.socket],
+        extra: dict[str, list[socket.socket]],
+        tls_context: SSLContext | None,
+        max_frame_size: int,
+        max_connections: int,
+    ) -> None:
+        self.socks = socks
+        self.extra = extra
+        self.tls_context = tls_context
+        self.max_frame_size = max_frame_size
+        self.max_connections = max_connections
+
+    def all(self) -> list[socket.socket]:
+        return self.socks + [s for group in self.extra.values() for s in group]
 
 
 def data_dir_problem(directory: str | os.PathLike[str]) -> str | None:
@@ -346,21 +466,15 @@ def close_all(socks: Sequence[socket.socket]) -> None:
 
 
 def _url(scheme: str, sock: socket.socket) -> str:
-    """The URL ``Server.url`` (``tcp``) or ``StompServer.url`` (``stomp``) gives for a listener on ``sock``."""
+    """The URL a listener on ``sock`` answers at (IPv6 hosts in brackets, as ``Server.url`` gives them)."""
     host, port = sock.getsockname()[:2]
-    if scheme == "tcp" and ":" in host:
+    if ":" in host:
         host = f"[{host}]"
     return f"{scheme}://{host}:{port}"
 
 
 async def _serve(
-    args: argparse.Namespace,
-    config: BrokerConfig | None,
-    socks: list[socket.socket],
-    stomp_socks: list[socket.socket],
-    max_frame_size: int,
-    max_connections: int,
-    requested: list[int],
+    args: argparse.Namespace, config: BrokerConfig | None, listeners: _Listeners, requested: list[int]
 ) -> int:
     """Start a broker and serve on the listening sockets until SIGTERM or SIGINT (or at once if one came already)."""
     import asyncio
@@ -383,26 +497,37 @@ async def _serve(
                 config = attrs.evolve(config, data_dir=Path(args.data_dir))
             broker = Broker(clock=RealClock(), **config.broker_kwargs())
     except MinibrokerError as exc:
-        close_all(socks + stomp_socks)
+        close_all(listeners.all())
         return _error(args, f"minibroker serve: {exc}", exc)
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
     async with broker:
         handshake_timeout = config.server.handshake_timeout if config is not None else DEFAULT_HANDSHAKE_TIMEOUT
-        server = await start_server(
-            broker,
-            sock=socks,
-            max_frame_size=max_frame_size,
-            max_connections=max_connections,
-            handshake_timeout=handshake_timeout,
-        )
-        stomp = None
-        if stomp_socks:
-            from minibroker.plugins.stomp import start_stomp_server
+        servers: list[Any] = []
+        for socks, context in ((listeners.socks, None), (listeners.extra.get("ssl"), listeners.tls_context)):
+            if socks:
+                server = await start_server(
+                    broker,
+                    sock=socks,
+                    max_frame_size=listeners.max_frame_size,
+                    max_connections=listeners.max_connections,
+                    handshake_timeout=handshake_timeout,
+                    ssl=context,
+                )
+                servers.append(server)
+        for scheme in ("stomp", "stomp+ssl"):
+            if scheme in listeners.extra:
+                from minibroker.plugins.stomp import start_stomp_server
 
-            stomp = await start_stomp_server(
-                broker, sock=stomp_socks, max_connections=max_connections, connect_timeout=handshake_timeout
-            )
+                servers.append(
+                    await start_stomp_server(
+                        broker,
+                        sock=listeners.extra[scheme],
+                        max_connections=listeners.max_connections,
+                        connect_timeout=handshake_timeout,
+                        ssl=listeners.tls_context if scheme == "stomp+ssl" else None,
+                    )
+                )
         signals = (signal.SIGTERM, signal.SIGINT)
         for sig in signals:
             loop.add_signal_handler(sig, stop.set)
@@ -414,9 +539,8 @@ async def _serve(
         finally:
             for sig in signals:
                 loop.remove_signal_handler(sig)
-            if stomp is not None:
-                await stomp.close()
-            await server.close()
+            for running in reversed(servers):
+                await running.close()
     return 0
 
 

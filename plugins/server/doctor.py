@@ -19,6 +19,7 @@ from pathlib import Path
 from minibroker._data_dir_lock import data_dir_in_use
 from minibroker._defaults import check_limits
 from minibroker.errors import AccessDenied, MinibrokerError
+from minibroker.tls import TlsSettings
 
 from .cli import USER_HINT, ServeSettings, ask_broker, close_all, listen
 
@@ -52,7 +53,7 @@ def doctor_main(args: argparse.Namespace) -> int:
 def _check_serve_settings(report: _Report, args: argparse.Namespace) -> None:
     try:
         settings = ServeSettings(args)
-    except MinibrokerError as exc:  # the config file: nothing else can be judged without it
+    except (MinibrokerError, ValueError) as exc:  # the config file: nothing else can be judged without it
         report.fail(f"config: {exc}")
         return
     if args.config is not None:
@@ -64,9 +65,27 @@ def _check_serve_settings(report: _Report, args: argparse.Namespace) -> None:
     else:
         report.ok(f"limits: frames up to {settings.max_frame_size} bytes, {settings.max_connections} connections")
     _check_port(report, "tcp", settings.host, settings.port)
-    if settings.stomp_port is not None:
-        _check_port(report, "stomp", settings.host, settings.stomp_port)
+    for scheme, port in (
+        ("stomp", settings.stomp_port),
+        ("ssl", settings.ssl_port),
+        ("stomp+ssl", settings.stomp_ssl_port),
+    ):
+        if port is not None:
+            _check_port(report, scheme, settings.host, port)
+    if settings.tls is not None:
+        _check_tls(report, settings.tls)
     _check_data_dir(report, settings.data_dir)
+
+
+def _check_tls(report: _Report, tls: TlsSettings) -> None:
+    from minibroker.tls import server_context
+
+    try:
+        server_context(tls)
+    except MinibrokerError as exc:
+        report.fail(f"tls: {exc}")
+    else:
+        report.ok(f"tls: certificate {tls.cert} loads (client certificates: {tls.client_auth})")
 
 
 def _check_port(report: _Report, scheme: str, host: str, port: int) -> None:

@@ -345,6 +345,12 @@ class StompServer:
         """Client connections open now."""
         return len(self._connections)
 
+    @property
+    def handshakes_pending(self) -> int:
+        """Connections open but not yet CONNECTed: a virtual clock must not jump to their CONNECT deadline while a
+        real peer is a few milliseconds into its handshake (the pytest fixture holds autojump on this)."""
+        return sum(1 for p in self._connections if p.converter is None or not p.converter.connected)
+
     def _opened(self, protocol: _StompProtocol) -> None:
         self._connections.add(protocol)
         self.accepted += 1
