@@ -442,6 +442,15 @@ FEATURES: tuple[Feature, ...] = (
     ),
     # -- STOMP headers ----------------------------------------------------------------------------------------------
     Feature(
+        "stomp-heart-beat",
+        Kind.STOMP_HEADER,
+        "CONNECT `heart-beat`",
+        Status.IMPLEMENTED,
+        "negotiated as ActiveMQ; the CONNECT counts as input; a client silent for 1.5 of its periods is closed "
+        "(ActiveMQ: after one empty check window), so beats at a window's edge are not lost to jitter",
+        tests=(_STOMP_PROTOCOL, "tests/soak/test_stomp_heartbeat_idle.py"),
+    ),
+    Feature(
         "stomp-prefetch",
         Kind.STOMP_HEADER,
         "SUBSCRIBE `activemq.prefetchSize`",

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 import attrs
@@ -36,6 +36,7 @@ __all__ = [
     "dead_letters",
     "delivery_history",
     "settle",
+    "wait_for_consumers",
     "wait_for_queue_size",
 ]
 
@@ -168,38 +169,57 @@ async def wait_for_queue_size(broker: Broker, queue: str, size: int, *, timeout:
     """Wait until ``queue`` holds ``size`` messages (in flight included), moving virtual time if the broker runs on
     a :class:`ManualClock` (with autojump, letting it move time); fails after ``timeout`` (virtual or real) seconds
     with the queue's state."""
-    clock = broker.clock
-    start = clock.now()
-    real_deadline = time.monotonic() + timeout
     view = broker.queue(queue)
-    autojump = isinstance(clock, ManualClock) and clock.autojump
-    # with autojump the timeout is a virtual deadline like any other: reached once everything (peers too) waits
-    guard = clock.call_at(start + timeout, lambda: None) if autojump else None
-    while True:
-        await settle()
-        if view.size == size:
-            if guard is not None:
-                guard.cancel()
-            return
-        if autojump:
-            if clock.now() >= start + timeout or time.monotonic() >= real_deadline:
-                break
-            await poll_sleep(0.002)
-        elif isinstance(clock, ManualClock):
-            deadline = clock.next_deadline()
-            if deadline is None or deadline - start > timeout:
-                break
-            await clock.advance_to(deadline)
-        else:
-            if time.monotonic() >= real_deadline:
-                break
-            await asyncio.sleep(0.002)
+    if await _wait_until(broker, lambda: view.size == size, timeout):
+        return
     stats = view.statistics()
     raise AssertionError(
         f"queue {queue!r} holds {stats.size} message(s), not {size}, after {timeout} s "
         f"(in flight {stats.inflight}, enqueued {stats.enqueued}, dequeued {stats.dequeued}, "
         f"consumers {stats.consumers})\n" + _describe(broker.pending_work(), broker.dead_letters())
     )
+
+
+async def wait_for_consumers(broker: Broker, queue: str, count: int, *, timeout: float = 10.0) -> None:
+    """Wait until ``queue`` has ``count`` consumers: a client in another task, thread or process (a STOMP client
+    that subscribes, or re-subscribes after a reconnect) is ready to receive. Time moves as for
+    :func:`wait_for_queue_size`."""
+    view = broker.queue(queue)
+    if await _wait_until(broker, lambda: view.consumers == count, timeout):
+        return
+    raise AssertionError(f"queue {queue!r} has {view.consumers} consumer(s), not {count}, after {timeout} s")
+
+
+async def _wait_until(broker: Broker, done: Callable[[], bool], timeout: float) -> bool:
+    """Settle and check ``done`` until it holds (True) or ``timeout`` passes (False), on the broker's clock: with
+    autojump the timeout is a virtual deadline like any other, reached once everything (peers too) waits; a manual
+    clock without autojump is advanced deadline by deadline; a real clock is polled."""
+    clock = broker.clock
+    start = clock.now()
+    real_deadline = time.monotonic() + timeout
+    autojump = isinstance(clock, ManualClock) and clock.autojump
+    guard = clock.call_at(start + timeout, lambda: None) if autojump else None
+    try:
+        while True:
+            await settle()
+            if done():
+                return True
+            if autojump:
+                if clock.now() >= start + timeout or time.monotonic() >= real_deadline:
+                    return False
+                await poll_sleep(0.002)
+            elif isinstance(clock, ManualClock):
+                deadline = clock.next_deadline()
+                if deadline is None or deadline - start > timeout:
+                    return False
+                await clock.advance_to(deadline)
+            else:
+                if time.monotonic() >= real_deadline:
+                    return False
+                await asyncio.sleep(0.002)
+    finally:
+        if guard is not None:
+            guard.cancel()
 
 
 def _describe(pending: Sequence[str], failures: Sequence[DeadLetterRecord]) -> str:

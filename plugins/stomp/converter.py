@@ -39,6 +39,7 @@ Theory of operation
 from __future__ import annotations
 
 import functools
+import logging
 from collections import deque
 from collections.abc import Callable, Iterable
 from typing import Final, NoReturn
@@ -100,6 +101,8 @@ ACTIVEMQ_VERSION: Final = "5.17.2"
 
 #: ``authenticator(login, passcode)``: True admits the client; False or ``AccessDenied`` refuses it
 Authenticator = Callable[[str | None, str | None], bool]
+
+log = logging.getLogger("minibroker.stomp")
 
 QUEUE = DestinationKind.QUEUE
 TOPIC = DestinationKind.TOPIC
@@ -363,15 +366,14 @@ class StompConverter:
             try:
                 admitted = self.authenticator(login, passcode)
             except AccessDenied as exc:
-                raise StompError(
-                    exc.message or str(exc), fatal=True, java_class="java.lang.SecurityException"
-                ) from None
+                refusal = exc.message or str(exc)
+                admitted = False
+            else:
+                refusal = f"User name [{'null' if login is None else login}] or password is invalid."  # Java's null
             if not admitted:
-                raise StompError(
-                    f"User name [{'null' if login is None else login}] or password is invalid.",  # Java's null
-                    fatal=True,
-                    java_class="java.lang.SecurityException",
-                )
+                # ActiveMQ logs a refused login at WARN with the peer's address (TransportConnection's security error)
+                log.warning("refusing the STOMP login from %s: %s", self.remote_address, refusal)
+                raise StompError(refusal, fatal=True, java_class="java.lang.SecurityException")
         client_id = headers.get("client-id")
         if client_id is not None and self.broker.client_connected(client_id):
             raise StompError(

@@ -4,6 +4,7 @@ port can neither exceed ``max_connections`` nor lock the other protocol's client
 from __future__ import annotations
 
 import asyncio
+import logging
 import struct
 from collections.abc import AsyncIterator
 
@@ -28,12 +29,17 @@ async def listeners() -> AsyncIterator[tuple[Broker, Server, StompServer]]:
         yield listening
 
 
-async def test_stomp_sockets_past_max_connections_are_closed(listeners: tuple[Broker, Server, StompServer]) -> None:
+async def test_stomp_sockets_past_max_connections_are_closed(
+    listeners: tuple[Broker, Server, StompServer], caplog: pytest.LogCaptureFixture
+) -> None:
     broker, _native, stomp = listeners
     peers = [await RawStompClient.open(stomp.port) for _ in range(LIMIT)]
-    extra = await RawStompClient.open(stomp.port, connect=False)
-    await extra.wait_closed()
+    with caplog.at_level(logging.WARNING, logger="minibroker.stomp"):
+        extra = await RawStompClient.open(stomp.port, connect=False)
+        await extra.wait_closed()
     assert broker.sockets.open == LIMIT
+    # a refusal is a WARN naming the peer, as the native listener and ActiveMQ log it
+    assert any(r.levelno == logging.WARNING and "max_connections" in r.getMessage() for r in caplog.records)
     for peer in peers:
         await peer.close()
     await extra.close()

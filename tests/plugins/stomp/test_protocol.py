@@ -99,14 +99,17 @@ class TestConnect:
         await client.barrier()
         await client.close()
 
-    async def test_authenticator(self, broker: Broker) -> None:
+    async def test_authenticator(self, broker: Broker, caplog: pytest.LogCaptureFixture) -> None:
         def check(login: str | None, passcode: str | None) -> bool:
             return (login, passcode) == ("app", "secret")
 
         async with await start_stomp_server(broker, authenticator=check) as server:
             good = await connected(server, login="app", passcode="secret")
             bad = await RawStompClient.open(server.port, connect=False)
-            reply = await bad.connect(login="app", passcode="wrong")
+            with caplog.at_level(logging.WARNING, logger="minibroker.stomp"):
+                reply = await bad.connect(login="app", passcode="wrong")
+            refusals = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+            assert any("refusing the STOMP login" in m and "invalid" in m for m in refusals), refusals
             assert reply.command == "ERROR"
             assert reply.headers["message"] == "User name [app] or password is invalid."
             await bad.wait_closed()
