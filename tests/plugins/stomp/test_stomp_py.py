@@ -167,3 +167,34 @@ async def test_error_is_reported_and_connection_survives(stomp_py: Callable[[], 
     await client.call(client.conn.subscribe, "/queue/py-err", id="s")
     (frame,) = await client.collector.take(1)
     assert frame.body == "still-works"
+
+
+async def test_reconnect_as_applications_do(server: StompServer, broker: Broker) -> None:
+    """stomp.py does not re-establish a lost connection by itself: applications reconnect and resubscribe in
+    ``on_disconnected``. After the broker drops it, the unacked message comes back redelivered on the new one."""
+    client = StompPy(server.port)
+    reconnected = asyncio.Event()
+    loop = asyncio.get_running_loop()
+
+    class Reconnect(stomp.ConnectionListener):  # type: ignore[misc]
+        def on_disconnected(self) -> None:
+            client.conn.connect(wait=True)
+            client.conn.subscribe("/queue/py-re", id="s1", ack="client-individual")
+            loop.call_soon_threadsafe(reconnected.set)
+
+    await client.connect()
+    await client.call(client.conn.send, "/queue/py-re", "m1", headers={"persistent": "true"})
+    await client.call(client.conn.subscribe, "/queue/py-re", id="s1", ack="client-individual")
+    [first] = await client.collector.take(1)
+    assert first.headers.get("redelivered") != "true"
+    client.conn.set_listener("reconnect", Reconnect())
+    broker.drop_connections()
+    async with asyncio.timeout(10):
+        await reconnected.wait()
+    [again] = await client.collector.take(1)
+    assert again.body == "m1" and again.headers["redelivered"] == "true"
+    await client.call(client.conn.ack, again.headers["ack"])
+    await client.sync()
+    assert broker.queue("py-re").size == 0
+    client.conn.remove_listener("reconnect")  # the application's own disconnect must not reconnect
+    await client.disconnect()
