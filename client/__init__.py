@@ -13,6 +13,7 @@ from ._consumer import Consumer, MessageListener
 from ._message import ReceivedMessage
 from ._producer import Producer
 from ._session import QueueBrowser, Session
+from ._temporary import TemporaryDestination, TemporaryQueue, TemporaryTopic
 
 __all__ = [
     "AckMode",
@@ -29,5 +30,8 @@ __all__ = [
     "RedeliveryPolicyMap",
     "RetryPolicy",
     "Session",
+    "TemporaryDestination",
+    "TemporaryQueue",
+    "TemporaryTopic",
     "connect",
 ]

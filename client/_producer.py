@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from minibroker.errors import InvalidDestination
 from minibroker.features import body_refusal
-from minibroker.message import Destination, Message, PropertyValue
+from minibroker.message import Destination, HasDestination, Message, PropertyValue
 
 if TYPE_CHECKING:
     from ._session import Session
@@ -44,11 +44,11 @@ class Producer:
         ttl: float | None = None,
         persistent: bool = True,
         correlation_id: str | None = None,
-        reply_to: str | Destination | None = None,
+        reply_to: str | Destination | HasDestination | None = None,
         type: str | None = None,
         group_id: str | None = None,
         group_seq: int = 0,
-        destination: str | Destination | None = None,
+        destination: str | Destination | HasDestination | None = None,
     ) -> str:
         """Send one message and return its message id. ``ttl`` is in seconds (None or 0: never expires).
 

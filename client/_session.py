@@ -17,12 +17,13 @@ from minibroker import ConsumerInfo
 from minibroker.destination_options import split_consumer_options
 from minibroker.errors import IllegalStateError, MinibrokerError, SessionClosed, TransactionRolledBack
 from minibroker.features import check_consumer_destination
-from minibroker.message import Destination, Message
+from minibroker.message import Destination, DestinationKind, HasDestination, Message
 from minibroker.redelivery import DelayLevelPolicy, RetryPolicy
 
 from ._ack_mode import AckMode
 from ._consumer import Consumer
 from ._producer import Producer
+from ._temporary import TemporaryDestination, TemporaryQueue, TemporaryTopic, make_temporary
 
 if TYPE_CHECKING:
     from ._connection import Connection
@@ -74,7 +75,28 @@ class Session:
 
     # -- producers and consumers ------------------------------------------------------------------------------------
 
-    async def create_producer(self, destination: str | Destination | None = None) -> Producer:
+    async def create_temporary_queue(self) -> TemporaryQueue:
+        """A temporary queue owned by this session's connection (JMS ``createTemporaryQueue()``): only the
+        connection may consume from it, it is deleted with the connection, any connection may send to it. The usual
+        ``reply_to`` of a request."""
+        queue = await self._create_temporary(DestinationKind.QUEUE)
+        assert isinstance(queue, TemporaryQueue)
+        return queue
+
+    async def create_temporary_topic(self) -> TemporaryTopic:
+        """A temporary topic owned by this session's connection (JMS ``createTemporaryTopic()``)."""
+        topic = await self._create_temporary(DestinationKind.TOPIC)
+        assert isinstance(topic, TemporaryTopic)
+        return topic
+
+    async def _create_temporary(self, kind: DestinationKind) -> TemporaryDestination:
+        self._check_open()
+        conn = self.connection
+        name = conn.connection_id if conn.connection_id.startswith("ID:") else f"ID:{conn.connection_id}"
+        destination = await conn._link.create_temporary(kind, name)
+        return make_temporary(conn, destination)
+
+    async def create_producer(self, destination: str | Destination | HasDestination | None = None) -> Producer:
         """A producer for ``destination`` ("orders" or "queue://orders" is a queue, "topic://x" a topic), or for
         any destination when None (then each send names one)."""
         self._check_open()
@@ -86,7 +108,7 @@ class Session:
 
     async def create_consumer(
         self,
-        destination: str | Destination,
+        destination: str | Destination | HasDestination,
         *,
         prefetch: int | None = None,
         selector: str | None = None,

@@ -1,5 +1,6 @@
 """A request/reply pair: a price service answers quotes on the queue named in each request's reply-to, with the
-request's message id as the correlation id.
+request's message id as the correlation id. Each client receives its answers on a temporary queue of its own
+connection (JMS's ``createTemporaryQueue()``): no other connection can read it, and it goes away with the client.
 
 Run it: ``python examples/request_reply.py``.
 """
@@ -7,7 +8,6 @@ Run it: ``python examples/request_reply.py``.
 from __future__ import annotations
 
 import asyncio
-import itertools
 import json
 
 from minibroker import Broker, ManualClock
@@ -38,19 +38,17 @@ class PriceService:
 
 
 class PriceClient:
-    """Sends a request and waits for the reply with the matching correlation id."""
-
-    _numbers = itertools.count(1)
+    """Sends a request and waits for the reply with the matching correlation id, on a temporary queue."""
 
     def __init__(self, connection: Connection) -> None:
         self.connection = connection
-        self.reply_queue = f"prices.replies.{next(self._numbers)}"
 
     async def quote(self, item: str, *, timeout: float = 5.0) -> int | None:
         session = await self.connection.create_session(AckMode.AUTO_ACKNOWLEDGE)
         producer = await session.create_producer(REQUESTS)
-        replies = await session.create_consumer(self.reply_queue)
-        request_id = await producer.send(json.dumps({"item": item}), reply_to=self.reply_queue)
+        reply_queue = await session.create_temporary_queue()
+        replies = await session.create_consumer(reply_queue)
+        request_id = await producer.send(json.dumps({"item": item}), reply_to=reply_queue)
         try:
             while (msg := await replies.receive(timeout=timeout)) is not None:
                 if msg.correlation_id == request_id:
@@ -59,6 +57,7 @@ class PriceClient:
             raise TimeoutError(f"no reply to {request_id} within {timeout} s")
         finally:
             await session.close()
+            await reply_queue.delete()  # else it lives as long as the connection
 
 
 async def main() -> None:

@@ -14,7 +14,7 @@ from ._core.queue import QueueStatistics
 from ._core.replay import BrokerInfo, CursorAck, PublishResult, RangeRead
 from .clock import Clock
 from .errors import ConnectionClosed
-from .message import Message
+from .message import Destination, DestinationKind, Message
 from .transport.base import DispatchHandler
 
 if TYPE_CHECKING:
@@ -122,6 +122,14 @@ class MemoryLink:
     async def browse(self, queue: str) -> list[Message]:
         self._check()
         return self.broker.browse_page(queue)
+
+    async def create_temporary(self, kind: DestinationKind, connection_name: str) -> Destination:
+        self._check()
+        return self.broker.create_temporary(self.connection_id, kind, connection_name)
+
+    async def delete_temporary(self, destination: Destination) -> None:
+        self._check()
+        self.broker.delete_temporary(self.connection_id, destination)
 
     async def read_range(
         self,

@@ -16,6 +16,8 @@ __all__ = [
     "BrokerClosed",
     "ConnectionClosed",
     "ConsumerClosed",
+    "DestinationDoesNotExist",
+    "DestinationInUse",
     "FilterValidationError",
     "FrameTooLarge",
     "IllegalStateError",
@@ -162,6 +164,23 @@ class InvalidDestination(MinibrokerError, ValueError):
     destination: object = None
     #: a consumer setting that the destination refuses
     prefetch: int | None = None
+
+
+class DestinationDoesNotExist(InvalidDestination):
+    """A send to a temporary destination that was deleted (with its connection, or by ``delete()``): ActiveMQ's
+    ``DestinationDoesNotExistException``, whose message is the destination (``temp-queue://ID:...``)."""
+
+    code = "destination-does-not-exist"
+
+
+class DestinationInUse(MinibrokerError):
+    """A temporary destination cannot be deleted while a consumer reads it (ActiveMQ throws a plain
+    ``JMSException``: "A consumer is consuming from the temporary destination")."""
+
+    code = "destination-in-use"
+    destination: object = None
+    connection_id: int | None = None
+    consumer_id: int | None = None
 
 
 class InvalidSelector(MinibrokerError, ValueError):

@@ -30,7 +30,6 @@ __all__ = [
     "body_refusal",
     "check_connection_url",
     "check_consumer_destination",
-    "check_destination_text",
     "check_message_properties",
     "check_send_destination",
     "check_stomp_subscribe_headers",
@@ -200,10 +199,12 @@ FEATURES: tuple[Feature, ...] = (
     Feature(
         "temporary-uri",
         Kind.DESTINATION_NAME,
-        "`temp-queue://…`, `temp-topic://…`",
-        Status.REFUSED,
-        "temporary destinations in the native client are a later issue",
+        "`session.create_temporary_queue()`/`_topic()`, `temp-queue://…`, `temp-topic://…`",
+        Status.VERIFIED,
+        "named `ID:<connection>:<n>`; usable as `reply_to`; only the owning connection consumes; deleted with it; "
+        "`delete()` refused while a consumer reads; a send to a deleted one: `DestinationDoesNotExist`",
         "temp-queue://ID:x:1",
+        recordings=(f"{_FEATURES}temp_*.json",),
     ),
     Feature(
         "stomp-temporary",
@@ -833,12 +834,6 @@ def check_send_destination(dest: Destination) -> None:
         if len(ACCEPTED_SEND_NAMES) >= _CACHE_LIMIT:
             ACCEPTED_SEND_NAMES.clear()
         ACCEPTED_SEND_NAMES.add(dest.name)
-
-
-def check_destination_text(text: str) -> None:
-    """A destination text that is not ``queue://``/``topic://``: refused when ActiveMQ gives its prefix a meaning."""
-    if text.startswith(("temp-queue://", "temp-topic://")):
-        raise refuse("temporary-uri", text)
 
 
 # -- message bodies --------------------------------------------------------------------------------------------------

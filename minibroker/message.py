@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Mapping
+from typing import Protocol
 
 import attrs
 
 from .errors import InvalidDestination
 
-__all__ = ["Destination", "DestinationKind", "Message", "PropertyValue"]
+__all__ = ["Destination", "DestinationKind", "HasDestination", "Message", "PropertyValue", "temporary_text"]
 
 PropertyValue = str | int | float | bool | bytes | None
 
@@ -26,6 +27,21 @@ class DestinationKind(enum.Enum):
     TOPIC = "topic"
 
 
+class HasDestination(Protocol):
+    """A client object that stands for a destination (a temporary queue or topic)."""
+
+    @property
+    def destination(self) -> Destination: ...
+
+
+_PREFIXES = (
+    ("queue://", DestinationKind.QUEUE),
+    ("topic://", DestinationKind.TOPIC),
+    ("temp-queue://", DestinationKind.QUEUE),
+    ("temp-topic://", DestinationKind.TOPIC),
+)
+
+
 @attrs.frozen(slots=True, cache_hash=True)
 class Destination:
     """A queue or a topic. ``"orders"`` and ``"queue://orders"`` name a queue, ``"topic://prices"`` a topic."""
@@ -34,21 +50,24 @@ class Destination:
     name: str
 
     @classmethod
-    def parse(cls, text: str | Destination) -> Destination:
+    def parse(cls, text: str | Destination | HasDestination) -> Destination:
+        """``"orders"``, ``"queue://orders"``, ``"topic://prices"``; ``"temp-queue://ID:..."`` and
+        ``"temp-topic://ID:..."`` name a temporary destination (the broker knows it is one); a temporary destination
+        object of the client (anything with a ``destination``) stands for its destination."""
         if isinstance(text, Destination):
             return text
+        inner = getattr(text, "destination", None)
+        if isinstance(inner, Destination):
+            return inner
         if not isinstance(text, str):
             raise InvalidDestination(f"a destination is a string, not {type(text).__name__}", destination=text)
         kind = DestinationKind.QUEUE
         name = text
-        for prefix, k in (("queue://", DestinationKind.QUEUE), ("topic://", DestinationKind.TOPIC)):
+        for prefix, k in _PREFIXES:
             if text.startswith(prefix):
                 kind, name = k, text[len(prefix) :]
                 break
         if not name or name.strip() != name or "://" in name:
-            from .features import check_destination_text  # error path only (features imports this module)
-
-            check_destination_text(text)  # temp-queue:// and friends: UnsupportedFeature (issue 17)
             raise InvalidDestination(f"invalid destination name {text!r}", destination=text)
         return cls(kind, name)
 
@@ -70,6 +89,11 @@ class Destination:
 
     def __str__(self) -> str:
         return f"{self.kind.value}://{self.name}"
+
+
+def temporary_text(destination: Destination) -> str:
+    """``temp-queue://NAME`` or ``temp-topic://NAME``: how ActiveMQ writes a temporary destination."""
+    return f"temp-{destination.kind.value}://{destination.name}"
 
 
 @attrs.define(slots=True, eq=False)

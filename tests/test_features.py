@@ -253,10 +253,10 @@ class TestNativeEdges:
 
 
 class TestClientOnly:
-    async def test_temporary_destination_uri_is_refused(self) -> None:
-        with pytest.raises(UnsupportedFeature) as caught:
-            Destination.parse("temp-queue://ID:c:1")
-        assert caught.value.feature == "temporary-uri"
+    async def test_temporary_destination_uris_name_queues_and_topics(self) -> None:
+        """``temp-queue://``/``temp-topic://`` name the broker's temporary destinations (ActiveMQ's toString)."""
+        assert Destination.parse("temp-queue://ID:c:1") == Destination.queue("ID:c:1")
+        assert Destination.parse("temp-topic://ID:c:2") == Destination.topic("ID:c:2")
 
     @pytest.mark.parametrize(
         ("url", "feature"),

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import attrs
 
-from ..errors import IllegalStateError, InvalidDestination
+from ..errors import DestinationDoesNotExist, DestinationInUse, InvalidDestination
 from ..message import Destination, DestinationKind
 
 __all__ = ["TemporaryDestinations", "default_connection_name"]
@@ -52,7 +52,7 @@ class TemporaryDestinations:
     def check_send(self, destination: Destination) -> None:
         """Refuses a send to a temporary destination that no longer exists."""
         if destination in self._known and destination not in self.owners:
-            raise InvalidDestination(f"temp-{destination}", destination=destination)
+            raise DestinationDoesNotExist(f"temp-{destination}", destination=destination)
 
     def check_consumer(self, connection_id: int, destination: Destination) -> None:
         """Refuses a consumer on another connection's temporary destination (or a deleted one)."""
@@ -73,8 +73,9 @@ class TemporaryDestinations:
         """Refuses to delete what is not this connection's, or what a consumer still reads (ActiveMQ's text)."""
         self._check_owner(connection_id, destination)
         if consumers:
-            raise IllegalStateError(
+            raise DestinationInUse(
                 "A consumer is consuming from the temporary destination",
+                destination=destination,
                 connection_id=connection_id,
                 consumer_id=consumers[0],
             )

@@ -19,7 +19,7 @@ from .._core.effects import Dispatch
 from .._core.queue import QueueStatistics
 from .._core.replay import BrokerInfo, CursorAck, PublishResult, RangeRead
 from ..clock import Clock
-from ..message import Message
+from ..message import Destination, DestinationKind, Message
 
 __all__ = ["BrokerLink", "DispatchHandler"]
 
@@ -67,6 +67,12 @@ class BrokerLink(Protocol):
     async def rollback(self, transaction_id: int) -> None: ...
 
     async def browse(self, queue: str) -> list[Message]: ...
+
+    async def create_temporary(self, kind: DestinationKind, connection_name: str) -> Destination:
+        """A temporary queue or topic owned by this connection, named ``<connection_name>:<n>`` (ActiveMQ's names)."""
+        ...
+
+    async def delete_temporary(self, destination: Destination) -> None: ...
 
     async def queue_statistics(self, queue: str) -> QueueStatistics | None: ...
 

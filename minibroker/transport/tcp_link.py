@@ -26,7 +26,7 @@ from .._core.queue import QueueStatistics
 from .._core.replay import BrokerInfo, CursorAck, PublishResult, RangeEntry, RangeRead
 from ..clock import Clock, RealClock
 from ..errors import ConnectionClosed, InvalidConfiguration, MinibrokerError, RemoteProtocolError
-from ..message import Message
+from ..message import Destination, DestinationKind, Message, temporary_text
 from ..wire import (
     DEFAULT_MAX_FRAME_SIZE,
     BrokerInfoResult,
@@ -44,6 +44,7 @@ from ..wire import (
     QueueList,
     QueueStatisticsResult,
     RangeResult,
+    TemporaryCreated,
     encode_ack,
     encode_ack_below,
     encode_add_consumer,
@@ -51,6 +52,8 @@ from ..wire import (
     encode_browse,
     encode_close,
     encode_commit,
+    encode_create_temporary,
+    encode_delete_temporary,
     encode_get_broker_info,
     encode_get_queue_statistics,
     encode_handshake,
@@ -273,7 +276,7 @@ class TcpLink:
             if not frame.last:
                 return
             result = (frame.epoch, frame.next_seq, pending.entries)
-        elif isinstance(frame, CursorAcked | BrokerInfoResult | Published):
+        elif isinstance(frame, CursorAcked | BrokerInfoResult | Published | TemporaryCreated):
             result = frame
         elif isinstance(frame, Purged):
             result = frame.count
@@ -509,6 +512,21 @@ class TcpLink:
         answer = await future
         assert isinstance(answer, Published)
         return answer.result
+
+    async def create_temporary(self, kind: DestinationKind, connection_name: str) -> Destination:
+        self._check()
+        request_id, future = self._new_request()
+        scheme = "temp-queue://" if kind is DestinationKind.QUEUE else "temp-topic://"
+        self._write(encode_create_temporary(request_id, scheme + connection_name))
+        created = await future
+        assert isinstance(created, TemporaryCreated)
+        return Destination.parse(created.destination)
+
+    async def delete_temporary(self, destination: Destination) -> None:
+        self._check()
+        request_id, future = self._new_request()
+        self._write(encode_delete_temporary(request_id, temporary_text(destination)))
+        await future
 
     async def purge(self, queue: str) -> int:
         """Remove every message of ``queue``, in flight ones included (needs "admin" on it); returns how many."""

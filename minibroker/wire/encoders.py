@@ -509,6 +509,18 @@ def encode_purge(request_id: int, queue: str) -> bytes:
     return _request_with_name(FrameType.PURGE, request_id, queue)
 
 
+def encode_create_temporary(request_id: int, spec: str) -> bytes:
+    return _request_with_name(FrameType.CREATE_TEMPORARY, request_id, spec)
+
+
+def encode_delete_temporary(request_id: int, destination: str) -> bytes:
+    return _request_with_name(FrameType.DELETE_TEMPORARY, request_id, destination)
+
+
+def encode_temporary_created(request_id: int, destination: str) -> bytes:
+    return _request_with_name(FrameType.TEMPORARY_CREATED, request_id, destination)
+
+
 def encode_purged(request_id: int, count: int) -> bytes:
     try:
         return REQ_Q.pack(REQ_Q.size - 4, FrameType.PURGED, request_id, count)

@@ -61,6 +61,10 @@ class FrameType(enum.IntEnum):
     BROKER_INFO = 0x52
     PUBLISHED = 0x53
     RANGE_COLUMNS = 0x54
+    # temporary destinations: client -> server, and the answer
+    CREATE_TEMPORARY = 0x60
+    DELETE_TEMPORARY = 0x61
+    TEMPORARY_CREATED = 0x62
 
 
 @attrs.frozen(slots=True)
@@ -225,6 +229,32 @@ class Purged:
     count: int
 
 
+# -- temporary destinations -------------------------------------------------------------------------------------------
+
+
+@attrs.frozen(slots=True)
+class CreateTemporary:
+    """Make a temporary destination owned by this connection: ``spec`` is ``temp-queue://PREFIX`` or
+    ``temp-topic://PREFIX``, the prefix being the client's connection name (answered by TEMPORARY_CREATED)."""
+
+    request_id: int
+    spec: str
+
+
+@attrs.frozen(slots=True)
+class DeleteTemporary:
+    """Delete one of this connection's temporary destinations (``temp-queue://NAME``; answered by OK)."""
+
+    request_id: int
+    destination: str
+
+
+@attrs.frozen(slots=True)
+class TemporaryCreated:
+    request_id: int
+    destination: str
+
+
 # -- replayable reads (sequence ranges, cursor acks, the epoch, batch publish) ---------------------------------------
 
 
@@ -378,4 +408,7 @@ Frame: TypeAlias = (
     | Purge
     | Purged
     | RangeColumns
+    | CreateTemporary
+    | DeleteTemporary
+    | TemporaryCreated
 )

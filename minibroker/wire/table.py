@@ -28,7 +28,9 @@ from .frames import (
     Commit,
     Connected,
     ConsumerAdded,
+    CreateTemporary,
     CursorAcked,
+    DeleteTemporary,
     Error,
     Frame,
     FrameType,
@@ -51,6 +53,7 @@ from .frames import (
     RemoveConsumer,
     Rollback,
     Send,
+    TemporaryCreated,
 )
 from .parsers import FrameParser as P
 from .parsers import Parse, request_and_int, request_and_queue
@@ -218,6 +221,28 @@ ROWS: tuple[Row, ...] = (
     ),
     _row(_T.PUBLISHED, Published, "server", lambda f: e.encode_published(f.request_id, f.result), P.parse_published),
     _row(_T.RANGE_COLUMNS, RangeColumns, "server", encode_range_columns, parse_range_columns),
+    # temporary destinations
+    _row(
+        _T.CREATE_TEMPORARY,
+        CreateTemporary,
+        "client",
+        lambda f: e.encode_create_temporary(f.request_id, f.spec),
+        request_and_queue(CreateTemporary),
+    ),
+    _row(
+        _T.DELETE_TEMPORARY,
+        DeleteTemporary,
+        "client",
+        lambda f: e.encode_delete_temporary(f.request_id, f.destination),
+        request_and_queue(DeleteTemporary),
+    ),
+    _row(
+        _T.TEMPORARY_CREATED,
+        TemporaryCreated,
+        "server",
+        lambda f: e.encode_temporary_created(f.request_id, f.destination),
+        request_and_queue(TemporaryCreated),
+    ),
 )
 
 BY_CODE: dict[int, Row] = {row.code: row for row in ROWS}

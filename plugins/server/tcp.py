@@ -42,7 +42,7 @@ from minibroker.errors import (
     RemoteProtocolError,
     TransactionError,
 )
-from minibroker.message import Destination
+from minibroker.message import Destination, DestinationKind, temporary_text
 from minibroker.wire import (
     DEFAULT_MAX_FRAME_SIZE,
     AckBelow,
@@ -51,6 +51,8 @@ from minibroker.wire import (
     Browse,
     Close,
     Commit,
+    CreateTemporary,
+    DeleteTemporary,
     EncodedMessages,
     Frame,
     FrameDecoder,
@@ -81,6 +83,7 @@ from minibroker.wire import (
     encode_queue_statistics,
     encode_range_columns_results,
     encode_range_results,
+    encode_temporary_created,
 )
 
 __all__ = ["DEFAULT_MAX_CONNECTIONS", "DEFAULT_MAX_FRAME_SIZE", "Server", "start_server"]
@@ -399,6 +402,14 @@ class _ClientConnection:
             self.emit(encode_queue_list(frame.request_id, [stats for stats in listed if stats is not None]))
         elif isinstance(frame, Purge):
             self.emit(encode_purged(frame.request_id, broker.purge(frame.queue, connection_id)))
+        elif isinstance(frame, CreateTemporary):
+            kind = DestinationKind.TOPIC if frame.spec.startswith("temp-topic://") else DestinationKind.QUEUE
+            prefix = frame.spec.partition("://")[2] or None
+            created = broker.create_temporary(connection_id, kind, prefix)
+            self.emit(encode_temporary_created(frame.request_id, temporary_text(created)))
+        elif isinstance(frame, DeleteTemporary):
+            broker.delete_temporary(connection_id, Destination.parse(frame.destination))
+            self.emit(encode_ok(frame.request_id))
         elif isinstance(frame, Close):
             connection_id_, self.connection_id = connection_id, None
             broker.close_connection(connection_id_, frame.last_delivered_seq)

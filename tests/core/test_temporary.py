@@ -9,7 +9,7 @@ import pytest
 
 from minibroker._core.broker import BrokerCore
 from minibroker._core.commands import ConsumerInfo
-from minibroker.errors import IllegalStateError, InvalidDestination
+from minibroker.errors import DestinationInUse, InvalidDestination
 from minibroker.message import Destination, DestinationKind, Message
 
 QUEUE = DestinationKind.QUEUE
@@ -73,7 +73,7 @@ def test_delete_is_refused_while_a_consumer_reads_then_allowed() -> None:
     conn = core.add_connection()
     temp = core.create_temporary(conn, QUEUE)
     consumer = core.add_consumer(conn, ConsumerInfo(temp, 10))
-    with pytest.raises(IllegalStateError, match=r"^A consumer is consuming from the temporary destination$") as e:
+    with pytest.raises(DestinationInUse, match=r"^A consumer is consuming from the temporary destination$") as e:
         core.delete_temporary(conn, temp)
     assert e.value.consumer_id == consumer
     assert core.temporaries.exists(temp)

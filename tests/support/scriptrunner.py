@@ -15,7 +15,7 @@ import re
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
-from minibroker import Broker, DestinationPolicy, ManualClock
+from minibroker import Broker, Destination, DestinationPolicy, ManualClock
 from minibroker.client import (
     AckMode,
     Connection,
@@ -24,9 +24,11 @@ from minibroker.client import (
     ReceivedMessage,
     RedeliveryPolicy,
     Session,
+    TemporaryDestination,
 )
 from minibroker.clock import settle
 from minibroker.errors import (
+    DestinationDoesNotExist,
     IllegalStateError,
     InvalidConfiguration,
     InvalidDestination,
@@ -54,6 +56,7 @@ JAVA_TYPES: list[tuple[type[BaseException], str]] = [
     (TransactionRolledBack, "javax.jms.TransactionRolledBackException"),
     (IllegalStateError, "javax.jms.IllegalStateException"),
     (InvalidSelector, "javax.jms.InvalidSelectorException"),
+    (DestinationDoesNotExist, "org.apache.activemq.DestinationDoesNotExistException"),
     (InvalidDestination, "javax.jms.InvalidDestinationException"),
     (InvalidConfiguration, "javax.jms.JMSException"),
     (MinibrokerError, "javax.jms.JMSException"),
@@ -152,6 +155,8 @@ class ScriptRunner:
         self.producer_conn: Connection | None = None
         self.producer_session: Session | None = None
         self.open: list[Connection] = []
+        #: the script's temporary destinations by label
+        self.temps: dict[str, TemporaryDestination] = {}
         self.t0 = self.clock.now()
 
     # -- helpers ----------------------------------------------------------------------------------------------------
@@ -240,9 +245,32 @@ class ScriptRunner:
                 e["properties"] = {
                     k: (norm(v) if isinstance(v, str) else v) for k, v in sorted(msg.message.properties.items())
                 }
+            elif name == "reply_to":
+                e["reply_to"] = self.token(msg.reply_to)
+            elif name == "correlation_id":
+                e["correlation_id"] = msg.correlation_id
+            elif name == "destination":
+                e["destination"] = self.token(msg.destination)
             else:
                 e[name] = object_property(msg, name)
         return e
+
+    def token(self, destination: Destination | None) -> str | None:
+        """The oracle's stable token for a destination: ``temp:LABEL`` for the script's temporary ones."""
+        if destination is None:
+            return None
+        for label, temp in self.temps.items():
+            if temp.destination == destination:
+                return "temp:" + label
+        if self.broker.temporary_owner(destination) is not None:
+            return f"temp-{destination.kind.value}:<unknown>"
+        return str(destination)
+
+    def target(self, op: dict[str, Any]) -> str | Destination:
+        """The destination an op names: ``temp`` (a label), else ``dest`` with ``topic``."""
+        if "temp" in op:
+            return self.lookup(self.temps, "temp", op["temp"]).destination
+        return ("topic://" if op.get("topic") else "queue://") + self.req(op, "dest")
 
     def stats(self, queue: str) -> None:
         view = self.broker.queue(queue)
@@ -347,14 +375,16 @@ class ScriptRunner:
             assert session is not None
         else:
             session = self.lookup(self.sessions, "session", label)
-        dest = self.req(op, "dest")
         body = self.req(op, "body")
         persistent = bool(op.get("persistent", True))
         priority = int(op.get("priority", 4))
         ttl = int(op.get("ttl_ms", 0))
         group = op.get("group")
         topic = bool(op.get("topic", False))
-        e: Event = {"event": "sent", "topic" if topic else "queue": dest, "body": body}
+        if "temp" in op:
+            e: Event = {"event": "sent", "temp": op["temp"], "body": body}
+        else:
+            e = {"event": "sent", "topic" if topic else "queue": self.req(op, "dest"), "body": body}
         if not persistent:
             e["persistent"] = False
         if priority != 4:
@@ -378,7 +408,10 @@ class ScriptRunner:
         for key, name in SCHEDULE_PROPERTIES.items():  # set as the oracle sets them
             if key in op:
                 properties[name] = op[key]
-        producer = await session.create_producer(("topic://" if topic else "queue://") + dest)
+        producer = await session.create_producer(self.target(op))
+        reply_to = op.get("reply_to")
+        if reply_to in self.temps:
+            reply_to = self.temps[reply_to].destination
         try:
             await producer.send(
                 body,
@@ -389,7 +422,7 @@ class ScriptRunner:
                 group_id=group,
                 correlation_id=op.get("correlation_id"),
                 type=op.get("type"),
-                reply_to=op.get("reply_to"),
+                reply_to=reply_to,
             )
         finally:
             await producer.close()
@@ -397,11 +430,9 @@ class ScriptRunner:
     async def op_consumer(self, op: dict[str, Any]) -> None:
         label = self.req(op, "consumer")
         session = self.lookup(self.sessions, "session", self.req(op, "session"))
-        dest = self.req(op, "dest")
-        topic = bool(op.get("topic", False))
         prefetch = op.get("prefetch")
         self.consumers[label] = await session.create_consumer(
-            ("topic://" if topic else "queue://") + dest,
+            self.target(op),
             prefetch=None if prefetch is None else int(prefetch),
             selector=op.get("selector"),
             priority=int(op.get("priority", 0)),
@@ -582,6 +613,49 @@ class ScriptRunner:
         finally:
             await conn.close()
         self.ev({"event": "browsed", "queue": queue, "bodies": bodies})
+
+    async def op_temp_queue(self, op: dict[str, Any]) -> None:
+        session = self.lookup(self.sessions, "session", self.req(op, "session"))
+        self.temps[self.req(op, "temp")] = await session.create_temporary_queue()
+
+    async def op_temp_topic(self, op: dict[str, Any]) -> None:
+        session = self.lookup(self.sessions, "session", self.req(op, "session"))
+        self.temps[self.req(op, "temp")] = await session.create_temporary_topic()
+
+    async def op_delete_temp(self, op: dict[str, Any]) -> None:
+        label = self.req(op, "temp")
+        temp = self.lookup(self.temps, "temp", label)
+        self.ev({"event": "action", "action": "delete_temp", "temp": label})
+        await temp.delete()
+
+    async def op_temp_exists(self, op: dict[str, Any]) -> None:
+        label = self.req(op, "temp")
+        temp = self.lookup(self.temps, "temp", label)
+        await self.sleep(float(op.get("settle_ms", 150)))
+        exists = self.broker.temporary_owner(temp.destination) is not None
+        self.ev({"event": "temp_exists", "temp": label, "exists": exists})
+
+    async def op_reply(self, op: dict[str, Any]) -> None:
+        """Send to the reply_to of the last received message with body ``to``."""
+        session = self.lookup(self.sessions, "session", self.req(op, "session"))
+        to = self.req(op, "to")
+        request = self.last_by_body.get(to)
+        if request is None:
+            raise ScriptError(f"no received message with body '{to}'")
+        body = self.req(op, "body")
+        e: Event = {"event": "sent", "reply_to_of": to, "dest": self.token(request.reply_to), "body": body}
+        if "correlation_id" in op:
+            e["correlation_id"] = op["correlation_id"]
+        if session.transacted:
+            e["transacted"] = True
+        self.ev(e)
+        if request.reply_to is None:
+            raise ScriptError(f"message '{to}' has no JMSReplyTo")
+        producer = await session.create_producer(request.reply_to)
+        try:
+            await producer.send(body, correlation_id=op.get("correlation_id"))
+        finally:
+            await producer.close()
 
     async def op_note(self, op: dict[str, Any]) -> None:
         self.ev({"event": "note", "text": op.get("text", "")})

@@ -200,3 +200,42 @@ class TestStompToNative:
         assert sorted(got) == ["m0", "m1", "m2", "m3"]
         assert broker.queue("RR").size == 0
         await stomp.close()
+
+
+class TestTemporaryQueuesAcrossProtocols:
+    async def test_a_native_requester_gets_a_stomp_services_reply_on_its_temporary_queue(
+        self, server: StompServer, broker: Broker
+    ) -> None:
+        """The native client's temporary queue reaches a STOMP service as ``reply-to:/remote-temp-queue/...``, and
+        the reply sent there lands on the requester's temporary queue."""
+        service = await RawStompClient.open(server.port)
+        await service.request("SUBSCRIBE", {"id": "s", "destination": "/queue/REQ"})
+        async with await connect(broker) as conn:
+            session = await conn.create_session()
+            reply_queue = await session.create_temporary_queue()
+            replies = await session.create_consumer(reply_queue)
+            await (await session.create_producer("REQ")).send("ping", reply_to=reply_queue, correlation_id="c1")
+            request = await service.message()
+            reply_to = request.headers["reply-to"]
+            assert reply_to == f"/remote-temp-queue/{reply_queue.name}"
+            await service.send(reply_to, "pong", **{"correlation-id": "c1"})
+            reply = await replies.receive(timeout=5)
+            assert reply is not None and reply.body == b"pong" and reply.correlation_id == "c1"
+        await service.close()
+
+    async def test_a_stomp_requester_gets_a_native_services_reply_on_its_temporary_queue(
+        self, server: StompServer, broker: Broker
+    ) -> None:
+        requester = await RawStompClient.open(server.port)
+        await requester.request("SUBSCRIBE", {"id": "r", "destination": "/temp-queue/replies"})
+        async with await connect(broker) as conn:
+            session = await conn.create_session()
+            requests = await session.create_consumer("REQ2")
+            await requester.send("/queue/REQ2", "ping", **{"reply-to": "/temp-queue/replies"})
+            request = await requests.receive(timeout=5)
+            assert request is not None and request.reply_to is not None
+            assert broker.temporary_owner(request.reply_to) is not None  # the STOMP connection's own
+            await (await session.create_producer(request.reply_to)).send("pong")
+        reply = await requester.message()
+        assert reply.body == b"pong" and reply.headers["destination"] == "/temp-queue/replies"
+        await requester.close()
