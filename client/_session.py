@@ -163,14 +163,19 @@ class Session:
                 attrs.evolve(consumer.info, destination=retry, selector=None), consumer._on_dispatch
             )
 
-    async def create_browser(self, queue: str | Destination) -> QueueBrowser:
-        """A queue browser: sees queued and in-flight messages without consuming them."""
+    async def create_browser(self, queue: str | Destination, selector: str | None = None) -> QueueBrowser:
+        """A queue browser: sees queued and in-flight messages without consuming them; with a ``selector`` only
+        those that match (at most the queue's browse page of them, ``max_browse_page_size``, as ActiveMQ)."""
         self._check_open()
         dest = Destination.parse(queue)
         check_consumer_destination(dest)  # a browser on orders.> or qa,qb: UnsupportedFeature (issue 17)
         if not dest.is_queue:
             raise IllegalStateError(f"only queues can be browsed, not {dest}")
-        return QueueBrowser(self, dest)
+        if selector is not None:
+            from minibroker.selector import parse_selector
+
+            parse_selector(selector)  # InvalidSelector here, as JMS's createBrowser throws it
+        return QueueBrowser(self, dest, selector)
 
     def _next_consumer_number(self) -> int:
         self._consumer_numbers += 1
@@ -412,16 +417,18 @@ class Session:
 class QueueBrowser:
     """Looks at a queue without consuming: queued and in-flight messages (only acked ones are hidden)."""
 
-    def __init__(self, session: Session, queue: Destination) -> None:
+    def __init__(self, session: Session, queue: Destination, selector: str | None = None) -> None:
         self.session = session
         self.queue = queue
+        #: the message selector (None: every message)
+        self.selector = selector
 
     async def messages(self) -> Sequence[Message]:
         """A snapshot, oldest first; empty when the connection is not started (as in ActiveMQ)."""
         self.session._check_open()
         if not self.session.connection.started:
             return []
-        return await self.session.connection._link.browse(self.queue.name)
+        return await self.session.connection._link.browse(self.queue.name, self.selector)
 
     async def close(self) -> None:
         return None

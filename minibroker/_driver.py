@@ -386,11 +386,18 @@ class Broker:
         q = self.core.queues.get(name)
         return None if q is None else q.statistics()
 
-    def browse_page(self, queue: str) -> list[Message]:
+    def browse_page(self, queue: str, selector: str | None = None) -> list[Message]:
         """What a client's queue browser sees: the messages not yet acked, oldest first, at most the queue's
-        ``max_browse_page_size`` (ActiveMQ's ``maxBrowsePageSize``); nothing when the queue does not exist."""
+        ``max_browse_page_size`` (ActiveMQ's ``maxBrowsePageSize``); nothing when the queue does not exist. With a
+        ``selector`` (:class:`~minibroker.errors.InvalidSelector` if it does not parse), only matching messages, and
+        the page counts those."""
+        compiled = None
+        if selector is not None:
+            from .selector import parse_selector  # only browsers with a selector need the parser (~4 ms to import)
+
+            compiled = parse_selector(selector)
         q = self.core.queues.get(queue)
-        return [] if q is None else self.core.browse(queue, limit=q.policy.max_browse_page_size)
+        return [] if q is None else self.core.browse(queue, limit=q.policy.max_browse_page_size, selector=compiled)
 
     def browse_all(self, queue: str) -> list[Message]:
         """Every message of ``queue`` not yet acked, oldest first, in flight included (no browse page)."""

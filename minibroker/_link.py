@@ -119,9 +119,9 @@ class MemoryLink:
         self._check()
         self.broker.rollback(self.connection_id, transaction_id)
 
-    async def browse(self, queue: str) -> list[Message]:
+    async def browse(self, queue: str, selector: str | None = None) -> list[Message]:
         self._check()
-        return self.broker.browse_page(queue)
+        return self.broker.browse_page(queue, selector)
 
     async def create_temporary(self, kind: DestinationKind, connection_name: str) -> Destination:
         self._check()

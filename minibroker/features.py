@@ -546,9 +546,9 @@ FEATURES: tuple[Feature, ...] = (
         Kind.STOMP_HEADER,
         "SUBSCRIBE `browser:true`",
         Status.IMPLEMENTED,
-        "a queue browser",
+        "a queue browser (with `selector`), ended by a `browser:end` MESSAGE",
         "browser",
-        tests=(f"{_STOMP_PROTOCOL}::test_queue_browser",),
+        tests=(f"{_STOMP_PROTOCOL}::test_queue_browser", f"{_STOMP_PROTOCOL}::test_queue_browser_with_a_selector"),
     ),
     Feature(
         "stomp-selector",
@@ -708,12 +708,14 @@ FEATURES: tuple[Feature, ...] = (
     Feature(
         "queue-browser",
         Kind.CLIENT_API,
-        "queue browsers (create_browser)",
+        "queue browsers (`create_browser(queue, selector=...)`)",
         Status.VERIFIED,
-        "queued and in-flight messages, acked ones hidden",
+        "queued and in-flight messages, acked ones hidden; with a selector only matching ones, and "
+        "`maxBrowsePageSize` counts those",
         recordings=(
             "tests/conformance/recordings/queue_browser.json",
             f"{_FEATURES}feat_browse_inflight_and_acked.json",
+            f"{_FEATURES}browse_selector_*.json",
         ),
     ),
     Feature(

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Callable, Iterable
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import attrs
 
@@ -60,10 +60,13 @@ from .replay import (
     read_range,
     select_range,
 )
-from .subscription import QueueEntry, Subscription
+from .subscription import QueueEntry, Subscription, header_lookup
 from .temporary import TemporaryDestinations
 from .topic import Topic
 from .transaction import Transaction
+
+if TYPE_CHECKING:
+    from ..selector import Selector
 
 __all__ = ["NOW_UNKNOWN_DELIVERED", "BrokerCore", "PolicyLookup"]
 
@@ -545,10 +548,11 @@ class BrokerCore:
 
     # -- browsing and administration --------------------------------------------------------------------------------
 
-    def browse(self, name: str, limit: int | None = None) -> list[Message]:
+    def browse(self, name: str, limit: int | None = None, selector: Selector | None = None) -> list[Message]:
         """The queue's unacked messages as ActiveMQ's browser sees them (``Queue.doBrowse``): a waiting message whose
         time ran out is expired on the way (counted, dead-lettered) and an expired one in flight is skipped; a queue
-        with ``prioritized_messages`` is browsed highest priority first, FIFO within a priority."""
+        with ``prioritized_messages`` is browsed highest priority first, FIFO within a priority. With a
+        ``selector`` only matching messages are shown, and ``limit`` counts those (as recorded on ActiveMQ)."""
         q = self.queues.get(name)
         if q is None:
             return []
@@ -562,6 +566,8 @@ class BrokerCore:
             if entry.message.is_expired(now):
                 if entry.holder is None and entry.acked_in_txn is None:
                     self._expire_entry(q, entry, now, pending=True)
+                continue
+            if selector is not None and not selector.matches(header_lookup(entry.message, entry.redelivery_counter)):
                 continue
             if limit is not None and len(shown) >= limit:
                 break

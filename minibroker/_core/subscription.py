@@ -88,10 +88,10 @@ class Subscription:
     def matches(self, message: Message, redelivery_counter: int) -> bool:
         if self.selector is None:
             return True
-        return self.selector.matches(_header_lookup(message, redelivery_counter))
+        return self.selector.matches(header_lookup(message, redelivery_counter))
 
 
-def _header_lookup(message: Message, redelivery_counter: int):  # type: ignore[no-untyped-def]
+def header_lookup(message: Message, redelivery_counter: int):  # type: ignore[no-untyped-def]
     """The identifier lookup a selector sees: JMS headers first, then application properties."""
 
     def lookup(name: str) -> object:

@@ -50,6 +50,7 @@ from ..wire import (
     encode_add_consumer,
     encode_begin,
     encode_browse,
+    encode_browse_selected,
     encode_close,
     encode_commit,
     encode_create_temporary,
@@ -442,10 +443,13 @@ class TcpLink:
         self._write(encode_rollback(request_id, transaction_id))
         await future
 
-    async def browse(self, queue: str) -> list[Message]:
+    async def browse(self, queue: str, selector: str | None = None) -> list[Message]:
         self._check()
         request_id, future = self._new_request()
-        self._write(encode_browse(request_id, queue))
+        if selector is None:
+            self._write(encode_browse(request_id, queue))
+        else:
+            self._write(encode_browse_selected(request_id, queue, selector))
         messages = await future
         assert isinstance(messages, list)
         return messages

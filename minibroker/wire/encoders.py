@@ -487,6 +487,15 @@ def encode_browse(request_id: int, queue: str) -> bytes:
     return _request_with_name(FrameType.BROWSE, request_id, queue)
 
 
+def encode_browse_selected(request_id: int, queue: str, selector: str) -> bytes:
+    try:
+        parts: list[bytes] = [b""]
+        size = write_str(queue, parts) + write_str(selector, parts)
+        return _simple(FrameType.BROWSE_SELECTED, U32.pack(request_id), parts, size)
+    except ENCODE_FAILURES as exc:
+        cannot_encode("BROWSE_SELECTED", exc)
+
+
 def encode_get_queue_statistics(request_id: int, queue: str) -> bytes:
     return _request_with_name(FrameType.GET_QUEUE_STATISTICS, request_id, queue)
 

@@ -40,6 +40,9 @@ class FrameType(enum.IntEnum):
     LIST_QUEUES = 0x0D
     CLOSE = 0x0E
     PURGE = 0x0F
+    CREATE_TEMPORARY = 0x10
+    DELETE_TEMPORARY = 0x11
+    BROWSE_SELECTED = 0x12
     # server -> client
     CONNECTED = 0x20
     CONSUMER_ADDED = 0x21
@@ -50,6 +53,7 @@ class FrameType(enum.IntEnum):
     QUEUE_STATISTICS = 0x26
     QUEUE_LIST = 0x27
     PURGED = 0x28
+    TEMPORARY_CREATED = 0x29
     # replayable reads (minibroker._core.replay): client -> server
     READ_RANGE = 0x40
     ACK_BELOW = 0x41
@@ -61,10 +65,6 @@ class FrameType(enum.IntEnum):
     BROKER_INFO = 0x52
     PUBLISHED = 0x53
     RANGE_COLUMNS = 0x54
-    # temporary destinations: client -> server, and the answer
-    CREATE_TEMPORARY = 0x60
-    DELETE_TEMPORARY = 0x61
-    TEMPORARY_CREATED = 0x62
 
 
 @attrs.frozen(slots=True)
@@ -227,6 +227,15 @@ class Purge:
 class Purged:
     request_id: int
     count: int
+
+
+@attrs.frozen(slots=True)
+class BrowseSelected:
+    """BROWSE through a message selector: only matching messages, at most the queue's browse page of them."""
+
+    request_id: int
+    queue: str
+    selector: str
 
 
 # -- temporary destinations -------------------------------------------------------------------------------------------
@@ -408,6 +417,7 @@ Frame: TypeAlias = (
     | Purge
     | Purged
     | RangeColumns
+    | BrowseSelected
     | CreateTemporary
     | DeleteTemporary
     | TemporaryCreated

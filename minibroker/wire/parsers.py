@@ -174,6 +174,19 @@ def request_and_queue(make: Callable[[int, str], Frame]) -> Parse:
     return parse
 
 
+def request_queue_and_text(make: Callable[[int, str, str], Frame]) -> Parse:
+    """The parser of a frame that is a request id, a queue name and one more string (BROWSE_SELECTED)."""
+
+    def parse(_parser: FrameParser, frame: bytes) -> Frame:
+        (request_id,) = U32_UNPACK(frame, 1)
+        queue, pos = read_str(frame, 5, "queue name")
+        text, pos = read_str(frame, pos, "text")
+        done(frame, pos)
+        return make(request_id, queue, text)
+
+    return parse
+
+
 class FrameParser:
     """The parsers of every frame type, and what they remember across frames of one stream: destinations already
     parsed, and the last message's destination and producer (a stream mostly repeats them: no lookup, no decode)."""

@@ -24,6 +24,7 @@ from .frames import (
     BrokerInfoResult,
     Browse,
     BrowseResult,
+    BrowseSelected,
     Close,
     Commit,
     Connected,
@@ -56,7 +57,7 @@ from .frames import (
     TemporaryCreated,
 )
 from .parsers import FrameParser as P
-from .parsers import Parse, request_and_int, request_and_queue
+from .parsers import Parse, request_and_int, request_and_queue, request_queue_and_text
 
 #: who sends a frame type: the client, the server (the broker), or both (the handshake)
 Sender = Literal["client", "server", "both"]
@@ -221,6 +222,13 @@ ROWS: tuple[Row, ...] = (
     ),
     _row(_T.PUBLISHED, Published, "server", lambda f: e.encode_published(f.request_id, f.result), P.parse_published),
     _row(_T.RANGE_COLUMNS, RangeColumns, "server", encode_range_columns, parse_range_columns),
+    _row(
+        _T.BROWSE_SELECTED,
+        BrowseSelected,
+        "client",
+        lambda f: e.encode_browse_selected(f.request_id, f.queue, f.selector),
+        request_queue_and_text(BrowseSelected),
+    ),
     # temporary destinations
     _row(
         _T.CREATE_TEMPORARY,

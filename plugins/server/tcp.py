@@ -49,6 +49,7 @@ from minibroker.wire import (
     AddConsumer,
     Begin,
     Browse,
+    BrowseSelected,
     Close,
     Commit,
     CreateTemporary,
@@ -387,9 +388,10 @@ class _ClientConnection:
             del self.transactions[frame.transaction_id]
             broker.rollback(connection_id, txn)
             self.emit(encode_ok(frame.request_id))
-        elif isinstance(frame, Browse):
+        elif isinstance(frame, Browse | BrowseSelected):
             broker.authorize(connection_id, "read", Destination.queue(frame.queue))
-            messages = broker.browse_page(frame.queue)
+            selector = frame.selector if isinstance(frame, BrowseSelected) else None
+            messages = broker.browse_page(frame.queue, selector)
             for data in encode_browse_results(frame.request_id, messages, self.server.max_frame_size):
                 self.emit(data)
         elif isinstance(frame, GetQueueStatistics):

@@ -513,10 +513,17 @@ class StompConverter:
         if sub_id is not None:
             escaped_id = escape_value(sub_id, self.version)
             sub.id_line = None if escaped_id is None else "\nsubscription:" + escaped_id
+        selector = headers.get("selector") or options.selector or None
+        if selector is not None:
+            from minibroker.selector import CONVERT_STRINGS_PREFIX
+
+            # as ActiveMQ's connector: STOMP headers are all strings, so comparisons read them as numbers or booleans
+            selector = CONVERT_STRINGS_PREFIX + selector
         if browser:
+            matching = self.broker.browse_page(destination.name, selector) if destination.is_queue else []
             self._register(sub)
-            if destination.is_queue:
-                self._browse(sub)
+            for message in matching:
+                self._deliver(sub, message, 0)
             self._emit(
                 StompFrame(
                     "MESSAGE",
@@ -529,12 +536,6 @@ class StompConverter:
                 )
             )
             return
-        selector = headers.get("selector") or options.selector or None
-        if selector is not None:
-            from minibroker.selector import CONVERT_STRINGS_PREFIX
-
-            # as ActiveMQ's connector: STOMP headers are all strings, so comparisons read them as numbers or booleans
-            selector = CONVERT_STRINGS_PREFIX + selector
         info = ConsumerInfo(
             destination=destination,
             prefetch=prefetch,
@@ -554,11 +555,6 @@ class StompConverter:
         if sub.consumer_id is not None:
             self._by_consumer[sub.consumer_id] = sub
         self._all_subs.append(sub)
-
-    def _browse(self, sub: Subscription) -> None:
-        """A queue browser: what the queue holds, in flight included, without consuming it (at most a page)."""
-        for message in self.broker.browse_page(sub.destination.name):
-            self._deliver(sub, message, 0)
 
     def _on_dispatch(self, sub: Subscription, dispatch: Dispatch) -> None:
         message = dispatch.message

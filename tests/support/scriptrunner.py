@@ -92,7 +92,14 @@ def redelivery_policy(options: dict[str, Any] | None) -> RedeliveryPolicy | None
     return RedeliveryPolicy.from_activemq(options)
 
 
-POLICY_KEYS = {"prioritizedMessages", "deadLetterStrategy", "processNonPersistent", "dlqPrefix", "processExpired"}
+POLICY_KEYS = {
+    "prioritizedMessages",
+    "deadLetterStrategy",
+    "processNonPersistent",
+    "dlqPrefix",
+    "processExpired",
+    "maxBrowsePageSize",
+}
 
 
 def broker_policies(cfg: dict[str, Any]) -> dict[str, DestinationPolicy] | None:
@@ -116,6 +123,8 @@ def broker_policy(cfg: dict[str, Any]) -> DestinationPolicy:
     }
     if strategy == "individual" and "dlqPrefix" in cfg:
         kwargs["queue_prefix"] = cfg["dlqPrefix"]
+    if "maxBrowsePageSize" in cfg:
+        kwargs["max_browse_page_size"] = int(cfg["maxBrowsePageSize"])
     return DestinationPolicy(**kwargs)
 
 
@@ -608,7 +617,7 @@ class ScriptRunner:
         conn = await connect_to(self.broker, self.transport, always_sync_send=True)
         try:
             session = await conn.create_session()
-            browser = await session.create_browser(queue)
+            browser = await session.create_browser(queue, selector=op.get("selector"))
             bodies = [body_text(m.body) for m in await browser.messages()]
         finally:
             await conn.close()

@@ -161,6 +161,11 @@ EVERY_FRAME: list[wire.Frame] = [
     wire.Purged(20, 3),
     Hello(21, "client", "admin", "s3cret ü"),
     Hello(22, None, None, "only-a-password"),
+    # temporary destinations and selective browsing (issue 18)
+    wire.CreateTemporary(23, "temp-queue://ID:c-1:1"),
+    wire.TemporaryCreated(23, "temp-queue://ID:c-1:1:1"),
+    wire.DeleteTemporary(24, "temp-topic://ID:c-1:1:2"),
+    wire.BrowseSelected(25, "orders", "color = 'rød'"),
 ]
 
 

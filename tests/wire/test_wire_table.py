@@ -58,6 +58,10 @@ SAMPLES: dict[type[Any], wire.Frame] = {
         wire.BrokerInfoResult(15, BrokerInfo("epoch", "minibroker", (QueuePosition("orders", 3, 10, 7, 9),))),
         wire.Published(16, PublishResult(1, 0)),
         wire.range_columns_of(13, "epoch", 10, [RangeEntry(3, MESSAGE, 1)], last=False),
+        wire.CreateTemporary(17, "temp-queue://ID:c-1:1"),
+        wire.TemporaryCreated(17, "temp-queue://ID:c-1:1:1"),
+        wire.DeleteTemporary(18, "temp-queue://ID:c-1:1:1"),
+        wire.BrowseSelected(19, "orders", "n > 0"),
     )
 }
 

@@ -201,11 +201,13 @@ public class ScriptOracle {
         b.setUseShutdownHook(false);
         b.setSchedulerSupport(bool(cfg, "schedulerSupport", false));
         boolean policy = cfg.containsKey("prioritizedMessages") || cfg.containsKey("deadLetterStrategy")
-                || cfg.containsKey("processNonPersistent") || cfg.containsKey("dlqPrefix") || cfg.containsKey("processExpired");
+                || cfg.containsKey("processNonPersistent") || cfg.containsKey("dlqPrefix") || cfg.containsKey("processExpired")
+                || cfg.containsKey("maxBrowsePageSize");  // minibroker extension: maxBrowsePageSize
         if (policy) {
             PolicyEntry pe = new PolicyEntry();
             pe.setQueue(">");
             if (cfg.containsKey("prioritizedMessages")) pe.setPrioritizedMessages(bool(cfg, "prioritizedMessages", false));
+            if (cfg.containsKey("maxBrowsePageSize")) pe.setMaxBrowsePageSize((int) lng(cfg, "maxBrowsePageSize", 400));  // minibroker extension
             String strat = str(cfg, "deadLetterStrategy", "shared");
             DeadLetterStrategy st;
             if (strat.equals("individual")) {
@@ -595,7 +597,8 @@ public class ScriptOracle {
                 try {
                     c.start();
                     Session s = c.createSession(false, Session.AUTO_ACKNOWLEDGE);
-                    QueueBrowser br = s.createBrowser(s.createQueue(q));
+                    String selector = str(op, "selector", null);  // minibroker extension: a browser's selector
+                    QueueBrowser br = selector == null ? s.createBrowser(s.createQueue(q)) : s.createBrowser(s.createQueue(q), selector);
                     for (Enumeration<?> en = br.getEnumeration(); en.hasMoreElements();) bodies.add(body((Message) en.nextElement()));
                     br.close();
                 } finally { c.close(); }

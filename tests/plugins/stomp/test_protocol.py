@@ -411,6 +411,25 @@ class TestSubscribe:
         await client.close()
         await old.close()
 
+    async def test_queue_browser_with_a_selector(self, server: StompServer, broker: Broker) -> None:
+        """``selector`` on a browser subscription: only matching messages (header strings read as numbers, as
+        ActiveMQ's connector reads them), then the ``browser:end`` frame; a bad selector is an ERROR."""
+        client = await connected(server)
+        for i in range(6):
+            await client.send("/queue/BRS", f"m{i}", n=str(i))
+        await client.request(
+            "SUBSCRIBE", {"id": "b", "destination": "/queue/BRS", "browser": "true", "selector": "n > 3"}
+        )
+        bodies = [(await client.message()).body for _ in range(2)]
+        end = await client.message()
+        assert bodies == [b"m4", b"m5"] and end.headers["browser"] == "end"
+        assert broker.queue("BRS").size == 6
+        reply = await client.request(
+            "SUBSCRIBE", {"id": "x", "destination": "/queue/BRS", "browser": "true", "selector": "n >"}
+        )
+        assert reply.command == "ERROR"
+        await client.close()
+
     async def test_temporary_queue_reply_to(self, server: StompServer) -> None:
         requester = await connected(server)
         await requester.request("SUBSCRIBE", {"id": "r", "destination": "/temp-queue/replies"})
