@@ -16,6 +16,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING
 
+import attrs
+
 from ._core.broker import BrokerCore
 from ._core.commands import ConsumerInfo, MessageAck
 from ._core.effects import Dispatch
@@ -42,8 +44,9 @@ from .errors import (
     TransactionError,
     TransactionRolledBack,
 )
+from .features import check_send_destination
 from .filters import BrokerFilter, BrokerPlugin, ConnectionContext, DeadLetterRequest, hooks_of
-from .message import Destination, DestinationKind, Message
+from .message import Destination, DestinationKind, Message, composite_parts
 
 if TYPE_CHECKING:  # the store module (sqlite3, the codec) is imported only by brokers that have a data_dir
     from ._link import MemoryLink
@@ -595,6 +598,9 @@ class Broker:
             self._check_open()
         if transaction_id is not None:
             self._check_transaction_owner(connection_id, transaction_id)
+        if "," in message.destination.name:
+            self._send_composite(connection_id, message, transaction_id)
+            return
         if self._hook_send:
             self._chain.on_send(self._context(connection_id), message, transaction_id)
         else:
@@ -609,6 +615,9 @@ class Broker:
             return False
         if self._closed:
             self._check_open()
+        if "," in message.destination.name:
+            self.send(connection_id, message, transaction_id)
+            return True
         if self._hook_send:
             self._chain.on_send(self._context(connection_id), message, transaction_id)
         else:
@@ -623,7 +632,15 @@ class Broker:
         the policy's ``send_fail_if_no_space_after_timeout`` (broker clock). Until then the edge holds that
         producer's following commands, as ActiveMQ blocks a flow-controlled producer."""
         core = self.core
-        if not core.memory_limited or destination.kind is not DestinationKind.QUEUE or core.has_space(destination.name):
+        if not core.memory_limited:
+            return None
+        if "," in destination.name:  # a composite waits for the first of its queues without room
+            for part in composite_parts(destination):
+                admission = self.admit(part)
+                if admission is not None:
+                    return admission
+            return None
+        if destination.kind is not DestinationKind.QUEUE or core.has_space(destination.name):
             return None
         if core.queues[destination.name].policy.send_fail_if_no_space:
             return None
@@ -633,14 +650,41 @@ class Broker:
         """:meth:`send` once :meth:`admit` lets it through (the in-process link's send); a connection closed while
         it waited gets :class:`~minibroker.errors.ConnectionClosed`."""
         admission = self.admit(message.destination)
-        if admission is not None:
+        while admission is not None:
             incarnation = self._incarnation
             await admission
             if incarnation != self._incarnation or connection_id not in self.core.connections:
                 raise ConnectionClosed(
                     "the connection closed while its send waited for room", connection_id=connection_id
                 )
+            # a composite goes when every one of its queues has room (one destination: once admitted)
+            admission = self.admit(message.destination) if "," in message.destination.name else None
         self.send(connection_id, message, transaction_id)
+
+    def _send_composite(self, connection_id: int, message: Message, transaction_id: int | None) -> None:
+        """A send to ``a,topic://b`` is a copy to each part (ActiveMQ's composite destination), all or nothing:
+        every part is checked (refused names, rights, a full queue under ``send_fail_if_no_space``) before any copy
+        is sent."""
+        parts = composite_parts(message.destination)
+        core = self.core
+        for part in parts:
+            check_send_destination(part)
+            if self._hook_authorize:
+                self.authorize(connection_id, "write", part)
+            if core.memory_limited and part.kind is DestinationKind.QUEUE and not core.has_space(part.name):
+                queue = core.queues[part.name]
+                if queue.policy.send_fail_if_no_space:
+                    raise LimitExceeded(
+                        f"Usage Manager Memory Limit reached on {part} (a part of {message.destination})",
+                        destination=str(part),
+                    )
+        for part in parts:
+            copy = attrs.evolve(message, destination=part)
+            if self._hook_send:
+                self._chain.on_send(self._context(connection_id), copy, transaction_id)
+            else:
+                core.send(connection_id, copy, transaction_id)
+        self._flush()
 
     async def _wait_for_space(self, destination: Destination) -> None:
         start = self.clock.now()

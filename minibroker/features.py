@@ -138,16 +138,18 @@ FEATURES: tuple[Feature, ...] = (
         Kind.DESTINATION_NAME,
         "consumer on `qa,qb`",
         Status.REFUSED,
-        "composite destinations are a later issue",
+        "consumers on composite destinations are a later issue (sends work)",
         "queue://qa,qb",
     ),
     Feature(
         "composite-send",
         Kind.DESTINATION_NAME,
-        "native send to `qa,qb`",
-        Status.REFUSED,
-        "composite destinations are a later issue (STOMP SEND handles them)",
+        "send to `qa,qb` or `queue://qa,topic://tb`",
+        Status.VERIFIED,
+        "a copy to each part (a part without a prefix has the composite's kind), all or nothing: a refused part "
+        "(rights, a full queue failing fast) refuses the whole send",
         "queue://qa,qb",
+        recordings=(f"{_FEATURES}composite_send_*.json",),
     ),
     Feature(
         "stomp-composite-send",
@@ -802,8 +804,6 @@ def _send_refusal(dest: Destination) -> str | None:
     refusal = _option_refusal(name)
     if refusal is not None:
         return refusal
-    if "," in name:
-        return "composite-send"
     if name.startswith("ActiveMQ.Advisory."):
         return "advisory"
     if name.startswith("ActiveMQ.Scheduler.Management"):

@@ -15,7 +15,15 @@ import attrs
 
 from .errors import InvalidDestination
 
-__all__ = ["Destination", "DestinationKind", "HasDestination", "Message", "PropertyValue", "temporary_text"]
+__all__ = [
+    "Destination",
+    "DestinationKind",
+    "HasDestination",
+    "Message",
+    "PropertyValue",
+    "composite_parts",
+    "temporary_text",
+]
 
 PropertyValue = str | int | float | bool | bytes | None
 
@@ -67,9 +75,12 @@ class Destination:
             if text.startswith(prefix):
                 kind, name = k, text[len(prefix) :]
                 break
-        if not name or name.strip() != name or "://" in name:
+        if not name or name.strip() != name or ("://" in name and "," not in name):
             raise InvalidDestination(f"invalid destination name {text!r}", destination=text)
-        return cls(kind, name)
+        destination = cls(kind, name)
+        if "," in name:
+            composite_parts(destination)  # each part must be a destination
+        return destination
 
     @classmethod
     def queue(cls, name: str) -> Destination:
@@ -89,6 +100,26 @@ class Destination:
 
     def __str__(self) -> str:
         return f"{self.kind.value}://{self.name}"
+
+
+def composite_parts(destination: Destination) -> tuple[Destination, ...]:
+    """The destinations of a composite (``"a,b"``, ``"queue://a,topic://b"``): a part without a prefix has the
+    composite's own kind, as ActiveMQ reads them; duplicates once. A plain destination is its own one part."""
+    if "," not in destination.name:
+        return (destination,)
+    parts: dict[Destination, None] = {}
+    for text in destination.name.split(","):
+        kind, name = destination.kind, text
+        for prefix, k in _PREFIXES:
+            if text.startswith(prefix):
+                kind, name = k, text[len(prefix) :]
+                break
+        if not name or name.strip() != name or "://" in name:
+            raise InvalidDestination(
+                f"invalid destination {text!r} in the composite destination {destination}", destination=str(destination)
+            )
+        parts[Destination(kind, name)] = None
+    return tuple(parts)
 
 
 def temporary_text(destination: Destination) -> str:

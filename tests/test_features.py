@@ -118,9 +118,9 @@ class TestTheAudit:
         )
 
     def test_the_error_crosses_the_native_wire_with_its_feature(self) -> None:
-        sent = refuse("composite-send", "queue://qa,qb")
+        sent = refuse("composite-consumer", "queue://qa,qb")
         received = error_for(sent.code, sent.message)
-        assert type(received) is UnsupportedFeature and received.feature == "composite-send"
+        assert type(received) is UnsupportedFeature and received.feature == "composite-consumer"
 
     async def test_wildcards_stay_legal_in_policy_patterns(self) -> None:
         """Policies (like auth and the Spark source) match wildcards through destination_map, not the checks."""
@@ -160,7 +160,6 @@ CONSUMER_CASES = [
     ("queue://orders?consumer.retroactive=true", "destination-option-retroactive"),
 ]
 SEND_CASES = [
-    ("qa,qb", "composite-send"),
     ("topic://VirtualTopic.orders", "virtual-topic-send"),
     ("topic://ActiveMQ.Advisory.Queue", "advisory"),
     ("queue://orders?consumer.prefetchSize=1", "destination-options"),

@@ -56,7 +56,6 @@ from minibroker.errors import (
 )
 from minibroker.features import (
     check_consumer_destination,
-    check_send_destination,
     check_stomp_subscribe_headers,
     refuse,
 )
@@ -430,14 +429,9 @@ class StompConverter:
                 return
             messages = [message]
         else:
-            for destination in destinations:  # a refused part refuses the whole SEND, before any copy goes
-                check_send_destination(destination)
-            messages = [
-                message
-                if destination is message.destination or destination == message.destination
-                else attrs.evolve(message, destination=destination)
-                for destination in destinations
-            ]
+            # one composite destination: the broker checks every part before any copy goes (all or nothing)
+            composite = Destination(destinations[0].kind, ",".join(str(d) for d in destinations))
+            messages = [attrs.evolve(message, destination=composite)]
         self._send_or_hold(frame, messages, txn)
 
     def _send_or_hold(self, frame: StompFrame, messages: list[Message], txn: int | None) -> None:

@@ -77,6 +77,7 @@ class TestStomp:
                     arrived.set()
 
             def run() -> None:
+                before = set(threading.enumerate())
                 conn = stomp.Connection([("127.0.0.1", server.port)])
                 conn.set_ssl(for_hosts=[("127.0.0.1", server.port)], ca_certs=str(CERTS / "server.crt"))
                 conn.set_listener("l", Listener())
@@ -87,6 +88,8 @@ class TestStomp:
                     assert arrived.wait(10)
                 finally:
                     conn.disconnect()
+                    for thread in set(threading.enumerate()) - before:  # stomp.py's TLS reader: see test_serve_tls
+                        thread.join(timeout=10)
 
             await asyncio.to_thread(run)
             assert received == ["hello over tls"]
