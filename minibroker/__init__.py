@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from ._core.policy import DestinationPolicy
     from ._core.queue import QueueStatistics
     from ._core.replay import BrokerInfo, CursorAck, PublishResult, QueuePosition, RangeEntry, RangeRead
+    from ._core.virtual import VirtualTopics
     from ._driver import Admission, Broker, BrokerStatistics, QueueView
     from ._link import MemoryLink
     from .clock import Clock, ManualClock, RealClock
@@ -38,6 +39,7 @@ _LAZY = {
     "HistoryRecord": "._core.history",
     "DestinationPolicy": "._core.policy",
     "QueueStatistics": "._core.queue",
+    "VirtualTopics": "._core.virtual",
     "Admission": "._driver",
     "Broker": "._driver",
     "BrokerStatistics": "._driver",
@@ -97,5 +99,6 @@ __all__ = [
     "RangeEntry",
     "RangeRead",
     "RealClock",
+    "VirtualTopics",
     "__version__",
 ]

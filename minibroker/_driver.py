@@ -27,6 +27,7 @@ from ._core.policy import DestinationPolicy
 from ._core.queue import QueueStatistics
 from ._core.replay import BrokerInfo, CursorAck, EpochSource, PublishResult, RangeRead
 from ._core.subscription import QueueEntry
+from ._core.virtual import DEFAULT_VIRTUAL_TOPICS, VirtualTopics
 from ._flow import SpaceWaiters
 from ._sockets import SocketSlots
 from ._views import Admission, BrokerStatistics, ListenerFailure, QueueView
@@ -71,7 +72,9 @@ class Broker:
     ``scheduler_support`` enables delayed delivery (``AMQ_SCHEDULED_DELAY``) and is required by the broker
     redelivery plugin, as in ActiveMQ. ``plugins``: :class:`~minibroker.filters.BrokerFilter` s form the chain every
     connect, subscribe, send, ack, commit, rollback, dispatch and dead letter goes through, outermost first; other
-    plugins (``install(broker)``) are installed in order.
+    plugins (``install(broker)``) are installed in order. ``virtual_topics``: ActiveMQ's default virtual topics
+    (``VirtualTopic.>`` copied to ``Consumer.*.VirtualTopic.>`` queues), another ``VirtualTopics(name, prefix)``, or
+    None to turn them off.
 
     Persistence: with ``data_dir`` (or a ``store``, see :mod:`minibroker.store`), persistent messages sent to queues
     are stored (SQLite in ``data_dir``) before the send is answered, removed when acked, and loaded again when a
@@ -89,6 +92,7 @@ class Broker:
         plugins: Sequence[BrokerPlugin] = (),
         data_dir: str | os.PathLike[str] | None = None,
         store: MessageStore | None = None,
+        virtual_topics: VirtualTopics | None = DEFAULT_VIRTUAL_TOPICS,
     ) -> None:
         if data_dir is not None and store is not None:
             raise InvalidConfiguration("give a data_dir or a store, not both", data_dir=str(data_dir))
@@ -123,6 +127,7 @@ class Broker:
             history_limit=history_limit,
             scheduler_support=scheduler_support,
             journal=self._journal,
+            virtual_topics=virtual_topics,
         )
         self._load_store()
         #: what the filters know of each open connection (its principal, given by a security filter)
@@ -330,6 +335,7 @@ class Broker:
             history_limit=self.core.history.limit,
             scheduler_support=self.scheduler_support,
             journal=self._journal,
+            virtual_topics=self.core.virtual_topics,
         )
         self._load_store()
         self._install_plugins()

@@ -70,6 +70,7 @@ from typing import Any
 import attrs
 
 from ._core.policy import DestinationPolicy
+from ._core.virtual import DEFAULT_VIRTUAL_TOPICS, VirtualTopics
 from ._defaults import (
     DEFAULT_HANDSHAKE_TIMEOUT,
     DEFAULT_HOST,
@@ -122,6 +123,8 @@ class BrokerConfig:
     scheduler_support: bool = False
     history_limit: int = 10_000
     policies: Mapping[str, DestinationPolicy] = attrs.field(factory=dict)
+    #: ActiveMQ's default virtual topics unless [virtual_topics] changes them (None: off)
+    virtual_topics: VirtualTopics | None = DEFAULT_VIRTUAL_TOPICS
     redelivery: Any = None  # a RedeliveryPlugin, when [redelivery] is given
     auth: Any = None  # an AuthPlugin, when [users] is given
     server: ServerConfig = ServerConfig()
@@ -137,6 +140,7 @@ class BrokerConfig:
             "scheduler_support": self.scheduler_support,
             "history_limit": self.history_limit,
             "plugins": self.plugins(),
+            "virtual_topics": self.virtual_topics,
         }
         if self.data_dir is not None:
             from .store import SqliteStore
@@ -245,7 +249,18 @@ def _fields(cls: type, skip: frozenset[str] = frozenset()) -> dict[str, str]:
 _POLICY_FIELDS = _fields(DestinationPolicy) | {"memory_limit": "size"}
 _REDELIVERY_FIELDS = _fields(RedeliveryPolicy, frozenset({"destination"}))
 _REDELIVERY_PLUGIN_KEYS = {"send_to_dlq_if_max_retries_exceeded", "fallback_to_dead_letter", "destinations"}
-_TOP = {"broker", "server", "tls", "limits", "destinations", "redelivery", "security", "users", "authorization"}
+_TOP = {
+    "broker",
+    "server",
+    "tls",
+    "limits",
+    "destinations",
+    "virtual_topics",
+    "redelivery",
+    "security",
+    "users",
+    "authorization",
+}
 
 
 def _build(
@@ -353,6 +368,7 @@ def parse_config(doc: Mapping[str, Any], *, path: str | os.PathLike[str] | None 
 
     auth_plugin = _auth(reader, doc)
     return BrokerConfig(
+        virtual_topics=_virtual_topics(reader, doc),
         name=name,
         data_dir=data_dir,
         store_synchronous=synchronous,
@@ -363,6 +379,21 @@ def parse_config(doc: Mapping[str, Any], *, path: str | os.PathLike[str] | None 
         auth=auth_plugin,
         server=server_config,
     )
+
+
+def _virtual_topics(reader: _Reader, doc: Mapping[str, Any]) -> VirtualTopics | None:
+    """ActiveMQ's ``virtualDestinationInterceptor``: on by default with its names, changed or turned off here."""
+    table = reader.table(doc, "virtual_topics")
+    reader.unknown(table, {"enabled", "name", "prefix"}, "virtual_topics")
+    if not reader.value(table, "enabled", "bool", True, "virtual_topics"):
+        return None
+    name = reader.value(table, "name", "str", DEFAULT_VIRTUAL_TOPICS.name, "virtual_topics")
+    prefix = reader.value(table, "prefix", "str", DEFAULT_VIRTUAL_TOPICS.prefix, "virtual_topics")
+    try:
+        _check_pattern("topic://" + name)
+        return VirtualTopics(name, prefix)
+    except InvalidConfiguration as exc:
+        raise reader.fail(_key("virtual_topics", exc.option or "name"), exc.message or str(exc)) from None
 
 
 def _tls(reader: _Reader, doc: Mapping[str, Any], base: Path) -> TlsSettings | None:

@@ -170,17 +170,21 @@ FEATURES: tuple[Feature, ...] = (
         "virtual-topic-send",
         Kind.DESTINATION_NAME,
         "send to `topic://VirtualTopic.orders`",
-        Status.REFUSED,
-        "virtual topics (a queue per Consumer.<name>. prefix) are a later issue",
+        Status.VERIFIED,
+        "topic subscribers get it, and a copy goes to each queue `Consumer.<name>.VirtualTopic.orders` that exists "
+        "then; `[virtual_topics]` in broker.toml changes the names or turns it off",
         "topic://VirtualTopic.orders",
+        recordings=(f"{_FEATURES}virtual_topic_*.json",),
     ),
     Feature(
         "virtual-topic-consumer",
         Kind.DESTINATION_NAME,
         "consumer on `Consumer.A.VirtualTopic.orders`",
-        Status.REFUSED,
-        "virtual topics are a later issue",
+        Status.VERIFIED,
+        "a plain queue (load balanced, redelivery, DLQ with the queue as original destination), created by the "
+        "first consumer and kept",
         "queue://Consumer.A.VirtualTopic.orders",
+        recordings=(f"{_FEATURES}virtual_topic_*.json",),
     ),
     Feature(
         "advisory",
@@ -794,8 +798,6 @@ def _consumer_refusal(dest: Destination) -> str | None:
         return "advisory"
     if name.startswith("ActiveMQ.Scheduler.Management"):
         return "scheduler-management"
-    if dest.kind is DestinationKind.QUEUE and name.startswith("Consumer.") and ".VirtualTopic." in name:
-        return "virtual-topic-consumer"
     return None
 
 
@@ -808,8 +810,6 @@ def _send_refusal(dest: Destination) -> str | None:
         return "advisory"
     if name.startswith("ActiveMQ.Scheduler.Management"):
         return "scheduler-management"
-    if dest.kind is DestinationKind.TOPIC and name.startswith("VirtualTopic."):
-        return "virtual-topic-send"
     return None
 
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from minibroker import Broker, DestinationPolicy, ManualClock
+from minibroker import Broker, DestinationPolicy, ManualClock, VirtualTopics
 from minibroker.client import connect
 from minibroker.config import ConfigError, load_config, parse_config, parse_size
 from minibroker.errors import InvalidConfiguration
@@ -115,6 +115,7 @@ class TestValid:
             "scheduler_support": False,
             "history_limit": 10_000,
             "plugins": [],
+            "virtual_topics": VirtualTopics(),
         }
 
     async def test_a_broker_built_from_it(self, tmp_path: Path) -> None:

@@ -155,12 +155,10 @@ CONSUMER_CASES = [
     ("orders.>", "wildcard-consumer"),
     ("*.in", "wildcard-consumer"),
     ("qa,qb", "composite-consumer"),
-    ("Consumer.A.VirtualTopic.orders", "virtual-topic-consumer"),
     ("topic://ActiveMQ.Advisory.Consumer.Queue.orders", "advisory"),
     ("queue://orders?consumer.retroactive=true", "destination-option-retroactive"),
 ]
 SEND_CASES = [
-    ("topic://VirtualTopic.orders", "virtual-topic-send"),
     ("topic://ActiveMQ.Advisory.Queue", "advisory"),
     ("queue://orders?consumer.prefetchSize=1", "destination-options"),
 ]

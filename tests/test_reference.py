@@ -96,6 +96,7 @@ PROBES: dict[str, Any] = {
     "[broker]": lambda k: {"broker": {k: 1}},
     "[server]": lambda k: {"server": {k: 1}},
     "[tls]": lambda k: {"tls": {"cert": "c", k: 1}},
+    "[virtual_topics]": lambda k: {"virtual_topics": {k: 1}},
     "[limits]": lambda k: {"limits": {k: 1}},
     '[destinations."PATTERN"]': lambda k: {"destinations": {">": {k: 1}}},
     "[redelivery]": lambda k: {"redelivery": {k: 1}},
@@ -147,6 +148,7 @@ def defaults_in_code() -> dict[str, dict[str, Any]]:
         | {"send_to_dlq_if_max_retries_exceeded": True, "fallback_to_dead_letter": True},
         "[security]": {"anonymous_access_allowed": False},
         "[tls]": {"client_auth": "none"},
+        "[virtual_topics]": {"enabled": True, "name": "VirtualTopic.>", "prefix": "Consumer.*."},
     }
     fields['[redelivery.destinations."PATTERN"]'] = fields["[redelivery]"]
     return fields

@@ -64,6 +64,7 @@ from .subscription import QueueEntry, Subscription, header_lookup
 from .temporary import TemporaryDestinations
 from .topic import Topic
 from .transaction import Transaction
+from .virtual import DEFAULT_VIRTUAL_TOPICS, VirtualTopics
 
 if TYPE_CHECKING:
     from ..selector import Selector
@@ -105,8 +106,13 @@ class BrokerCore:
         history_limit: int = 10_000,
         scheduler_support: bool = False,
         journal: Journal | None = None,
+        virtual_topics: VirtualTopics | None = DEFAULT_VIRTUAL_TOPICS,
     ) -> None:
         self.clock = clock
+        #: virtual topics (None: off): a topic publish is copied to the matching consumer queues (virtual.py)
+        self.virtual_topics = virtual_topics
+        #: virtual topic -> its consumer queues now (cleared whenever a queue comes or goes)
+        self._virtual_queues: dict[str, list[str]] = {}
         #: store operations for the driver to apply (journal.py); None: the broker has no store
         self.journal = journal
         #: how many queues have a memory limit (none: sends skip the check)
@@ -160,6 +166,7 @@ class BrokerCore:
             if q.policy.memory_limit:
                 self.memory_limited += 1
             self.queues[name] = q
+            self._virtual_queues.clear()
         return q
 
     def topic(self, name: str) -> Topic:
@@ -401,11 +408,23 @@ class BrokerCore:
             if q.consumers and q.dispatchable():
                 self._dispatch_queue(q)
         else:
+            virtual = self.virtual_topics
+            if virtual is not None and virtual.is_virtual(dest.name):
+                self._copy_to_consumer_queues(virtual, message, connection_id)
             t = self.topics.get(dest.name)
             if t is None:
                 return
             t.publish(message, connection_id)
             self._dispatch_destination(dest)
+
+    def _copy_to_consumer_queues(self, virtual: VirtualTopics, message: Message, connection_id: int) -> None:
+        """A virtual topic's message, copied to each consumer queue that exists now (virtual.py)."""
+        topic = message.destination.name
+        names = self._virtual_queues.get(topic)
+        if names is None:
+            names = self._virtual_queues[topic] = virtual.consumer_queues(topic, self.queues)
+        for name in names:
+            self._enqueue(attrs.evolve(message, destination=Destination(QUEUE, name)), connection_id)
 
     # -- acknowledgements (semantics §2) ----------------------------------------------------------------------------
 
@@ -606,6 +625,7 @@ class BrokerCore:
         if destination.kind is QUEUE:
             self.purge(destination.name)
             q = self.queues.pop(destination.name, None)
+            self._virtual_queues.clear()
             if q is not None and q.policy.memory_limit:
                 self.memory_limited -= 1
         else:

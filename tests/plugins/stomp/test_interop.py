@@ -239,3 +239,19 @@ class TestTemporaryQueuesAcrossProtocols:
         reply = await requester.message()
         assert reply.body == b"pong" and reply.headers["destination"] == "/temp-queue/replies"
         await requester.close()
+
+
+async def test_a_stomp_service_reads_its_virtual_topic_queue(server: StompServer, broker: Broker) -> None:
+    """A STOMP client on ``/queue/Consumer.S.VirtualTopic.X`` gets the native client's publishes to topic
+    ``VirtualTopic.X``, and a STOMP SEND to ``/topic/VirtualTopic.X`` reaches a native consumer queue."""
+    stomp = await RawStompClient.open(server.port)
+    await stomp.request("SUBSCRIBE", {"id": "s", "destination": "/queue/Consumer.S.VirtualTopic.X"})
+    async with await connect(broker) as conn:
+        session = await conn.create_session()
+        native = await session.create_consumer("Consumer.N.VirtualTopic.X")
+        await (await session.create_producer("topic://VirtualTopic.X")).send("from native")
+        assert (await stomp.message()).body == b"from native"
+        await stomp.send("/topic/VirtualTopic.X", "from stomp")
+        got = [await native.receive(timeout=5) for _ in range(2)]
+        assert [m.body for m in got if m is not None] == ["from native", b"from stomp"]
+    await stomp.close()

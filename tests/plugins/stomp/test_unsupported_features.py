@@ -33,11 +33,6 @@ SUBSCRIBE_CASES = [
     ({"destination": "/topic/*.in"}, "wildcard-consumer", "topic://*.in"),
     ({"destination": "/queue/qa,/queue/qb"}, "stomp-composite-subscribe", "/queue/qa,/queue/qb"),
     (
-        {"destination": "/queue/Consumer.A.VirtualTopic.orders"},
-        "virtual-topic-consumer",
-        "queue://Consumer.A.VirtualTopic.orders",
-    ),
-    (
         {"destination": "/topic/ActiveMQ.Advisory.Consumer.Queue.orders"},
         "advisory",
         "topic://ActiveMQ.Advisory.Consumer.Queue.orders",
@@ -72,7 +67,6 @@ async def test_subscribe_is_refused(
 
 
 SEND_CASES = [
-    ({"destination": "/topic/VirtualTopic.orders"}, "virtual-topic-send"),
     ({"destination": "/queue/qa,/topic/ActiveMQ.Advisory.x"}, "advisory"),
     ({"destination": "/queue/q", "AMQ_SCHEDULED_PERIOD": "1000"}, "scheduled-period"),
     ({"destination": "/queue/q", "AMQ_SCHEDULED_REPEAT": "2", "AMQ_SCHEDULED_PERIOD": "500"}, "scheduled-period"),

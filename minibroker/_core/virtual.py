@@ -1,0 +1,70 @@
+"""Virtual topics (ActiveMQ's ``virtualDestinationInterceptor`` with its default ``<virtualTopic>``): a message
+published to topic ``VirtualTopic.Orders`` is also copied to every queue ``Consumer.<name>.VirtualTopic.Orders``
+that exists then, so each consuming service gets a queue of its own with queue semantics (load balancing between
+its consumers, redelivery, dead-lettering), while plain topic subscribers still get theirs.
+
+A consumer queue exists once a consumer opened it (and stays, as ActiveMQ keeps it); a message published before
+that is not copied to it (recorded on ActiveMQ 5.17.2: ``virtual_topic_*``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import attrs
+
+from ..destination_map import DestinationMap
+from ..errors import InvalidConfiguration
+
+__all__ = ["DEFAULT_VIRTUAL_TOPICS", "VirtualTopics"]
+
+
+@attrs.frozen(slots=True)
+class VirtualTopics:
+    """Which topics are virtual (``name``, a destination wildcard) and how their consumer queues are named
+    (``prefix``, whose ``*`` segments stand for any one name): ActiveMQ's ``<virtualTopic name=... prefix=...>``."""
+
+    name: str = "VirtualTopic.>"
+    prefix: str = "Consumer.*."
+    _topics: DestinationMap[bool] = attrs.field(init=False, repr=False, eq=False)
+    _prefix_segments: tuple[str, ...] = attrs.field(init=False, repr=False, eq=False)
+
+    def __attrs_post_init__(self) -> None:
+        if not self.prefix.endswith(".") or "" in self.prefix[:-1].split("."):
+            raise InvalidConfiguration(
+                f"virtual topic prefix {self.prefix!r}: dot-separated names ending with a dot, like 'Consumer.*.'",
+                option="prefix",
+                value=self.prefix,
+            )
+        object.__setattr__(self, "_topics", DestinationMap(False, {"topic://" + self.name: True}))
+        object.__setattr__(self, "_prefix_segments", tuple(self.prefix[:-1].split(".")))
+
+    def is_virtual(self, topic: str) -> bool:
+        return self._topics.get("topic://" + topic)
+
+    def is_consumer_queue(self, queue: str) -> bool:
+        """A queue named like the consumer queue of some virtual topic (``Consumer.A.VirtualTopic.Orders``)."""
+        segments = queue.split(".")
+        n = len(self._prefix_segments)
+        return self._prefix_matches(segments[:n]) and len(segments) > n and self.is_virtual(".".join(segments[n:]))
+
+    def consumer_queues(self, topic: str, queues: Iterable[str]) -> list[str]:
+        """The existing queues that get a copy of a message published to ``topic``."""
+        topic_segments = topic.split(".")
+        n = len(self._prefix_segments)
+        chosen = []
+        for queue in queues:
+            segments = queue.split(".")
+            if segments[n:] == topic_segments and self._prefix_matches(segments[:n]):
+                chosen.append(queue)
+        return chosen
+
+    def _prefix_matches(self, segments: list[str]) -> bool:
+        pattern = self._prefix_segments
+        return len(segments) == len(pattern) and all(
+            want in ("*", got) for want, got in zip(pattern, segments, strict=True)
+        )
+
+
+#: ActiveMQ's default: on unless the broker configures its own interceptor (or none)
+DEFAULT_VIRTUAL_TOPICS = VirtualTopics()
