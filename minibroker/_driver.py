@@ -408,6 +408,15 @@ class Broker:
         q = self.core.queues.get(queue)
         return [] if q is None else self.core.browse(queue, limit=q.policy.max_browse_page_size, selector=compiled)
 
+    @property
+    def scheduled_count(self) -> int:
+        """Messages waiting in the scheduler: ``AMQ_SCHEDULED_*`` jobs and the redelivery plugin's redeliveries."""
+        return self.core.scheduled
+
+    def next_scheduled_time(self) -> float | None:
+        """The broker-clock time of the scheduler's next delivery (None: nothing is scheduled)."""
+        return self.core.next_scheduled()
+
     def browse_all(self, queue: str) -> list[Message]:
         """Every message of ``queue`` not yet acked, oldest first, in flight included (no browse page)."""
         return self.core.browse(queue)

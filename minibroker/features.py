@@ -334,17 +334,20 @@ FEATURES: tuple[Feature, ...] = (
     Feature(
         "scheduled-period",
         Kind.MESSAGE_PROPERTY,
-        "`AMQ_SCHEDULED_PERIOD`",
-        Status.REFUSED,
-        "repeated delivery is a later issue (with scheduler_support=True; ignored without, as ActiveMQ)",
+        "`AMQ_SCHEDULED_PERIOD` with `AMQ_SCHEDULED_REPEAT` (and `_DELAY`)",
+        Status.VERIFIED,
+        "ActiveMQ's job scheduler: the start rounded up to the next half second, then the delay (or the period), "
+        "then `repeat` more deliveries a period apart, each a new message with `scheduledJobId`; ignored without "
+        "scheduler_support, as ActiveMQ",
         "AMQ_SCHEDULED_PERIOD",
+        recordings=(f"{_FEATURES}scheduler_*.json",),
     ),
     Feature(
         "scheduled-repeat",
         Kind.MESSAGE_PROPERTY,
         "`AMQ_SCHEDULED_REPEAT` without a period",
         Status.VERIFIED,
-        "one delivery, as ActiveMQ (with a period: refused as `scheduled-period`)",
+        "one delivery, as ActiveMQ",
         recordings=("tests/differential/features/scheduler_repeat_without_period.json",),
     ),
     Feature(
@@ -875,7 +878,6 @@ _HEADER_PROPERTIES = {
     ),
 }
 _SCHEDULE_PROPERTIES = {
-    "AMQ_SCHEDULED_PERIOD": "scheduled-period",
     "AMQ_SCHEDULED_CRON": "scheduled-cron",
 }
 _NO_EFFECT = (None, 0, "", "0")

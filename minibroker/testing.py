@@ -31,6 +31,7 @@ __all__ = [
     "DeliveryHistory",
     "ManualClock",
     "RealClock",
+    "advance_to_next_scheduled",
     "assert_dead_lettered",
     "crash_connection",
     "dead_letters",
@@ -178,6 +179,21 @@ async def wait_for_queue_size(broker: Broker, queue: str, size: int, *, timeout:
         f"(in flight {stats.inflight}, enqueued {stats.enqueued}, dequeued {stats.dequeued}, "
         f"consumers {stats.consumers})\n" + _describe(broker.pending_work(), broker.dead_letters())
     )
+
+
+async def advance_to_next_scheduled(broker: Broker) -> float:
+    """Move the broker's :class:`ManualClock` to the scheduler's next delivery (a delayed or repeating message, a
+    broker redelivery) and let it happen; returns the new ``clock.elapsed``. Fails when nothing is scheduled or the
+    broker is not on a manual clock. For a test of "this job runs every night": one call per night, milliseconds."""
+    clock = broker.clock
+    if not isinstance(clock, ManualClock):
+        raise AssertionError("advance_to_next_scheduled needs a broker on a ManualClock")
+    due = broker.next_scheduled_time()
+    if due is None:
+        raise AssertionError("nothing is scheduled")
+    await clock.advance_to(due)
+    await settle()
+    return clock.elapsed
 
 
 async def wait_for_consumers(broker: Broker, queue: str, count: int, *, timeout: float = 10.0) -> None:

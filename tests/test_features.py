@@ -163,8 +163,6 @@ SEND_CASES = [
     ("queue://orders?consumer.prefetchSize=1", "destination-options"),
 ]
 PROPERTY_CASES = [
-    ({"AMQ_SCHEDULED_PERIOD": 1000}, "scheduled-period"),
-    ({"AMQ_SCHEDULED_REPEAT": 2, "AMQ_SCHEDULED_PERIOD": 500}, "scheduled-period"),
     ({"AMQ_SCHEDULED_CRON": "0 * * * *"}, "scheduled-cron"),
     ({"JMSXGroupID": "g"}, "group-id-property"),
 ]

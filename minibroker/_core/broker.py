@@ -60,6 +60,7 @@ from .replay import (
     read_range,
     select_range,
 )
+from .scheduler import first_due, pending_job, read_job
 from .subscription import QueueEntry, Subscription, header_lookup
 from .temporary import TemporaryDestinations
 from .topic import Topic
@@ -380,12 +381,14 @@ class BrokerCore:
         self._enqueue(message, connection_id)
 
     def _schedule_delayed(self, message: Message) -> bool:
-        """``AMQ_SCHEDULED_DELAY`` (milliseconds) holds a message back, when the broker has scheduler support."""
-        delay = message.properties.get("AMQ_SCHEDULED_DELAY")
-        if not isinstance(delay, (int, float)) or isinstance(delay, bool) or delay <= 0:
+        """``AMQ_SCHEDULED_DELAY``/``_PERIOD``/``_REPEAT`` make the message a job of the scheduler (scheduler.py),
+        when the broker has scheduler support."""
+        if not message.properties:
             return False
-        properties = {k: v for k, v in message.properties.items() if k != "AMQ_SCHEDULED_DELAY"}
-        self.schedule(self.clock.now() + delay / 1000.0, attrs.evolve(message, properties=properties))
+        job = read_job(message)
+        if job is None:
+            return False
+        self.schedule(first_due(self.clock.now(), job), job.waiting_message())
         return True
 
     def _enqueue(self, message: Message, connection_id: int = 0, redelivery_counter: int = 0) -> None:
@@ -672,6 +675,15 @@ class BrokerCore:
             candidates.append(self._scheduled[0][0])
         return min(candidates) if candidates else None
 
+    @property
+    def scheduled(self) -> int:
+        """Messages waiting in the scheduler (delayed, repeating jobs, broker redeliveries)."""
+        return len(self._scheduled)
+
+    def next_scheduled(self) -> float | None:
+        """When the scheduler next delivers something (None: nothing waits)."""
+        return self._scheduled[0][0] if self._scheduled else None
+
     def schedule(self, when: float, message: Message, redelivery_counter: int = 0) -> None:
         """Deliver ``message`` to its destination's tail at ``when`` (delayed delivery, broker redelivery)."""
         self._scheduled_seq += 1
@@ -701,10 +713,17 @@ class BrokerCore:
                 sub.extension = 0
                 self.output.append(Dispatch(consumer_id, None))
         while self._scheduled and self._scheduled[0][0] <= now:
-            _, job, message, counter = heapq.heappop(self._scheduled)
+            due, job, message, counter = heapq.heappop(self._scheduled)
             if self.journal is not None and message.persistent:
                 self.journal.append(Unscheduled(job))
-            self._enqueue(message, 0, counter)
+            repeating = pending_job(message)
+            if repeating is None:
+                self._enqueue(message, 0, counter)
+                continue
+            self._enqueue(repeating.delivery(), 0, counter)
+            following = repeating.after_firing()
+            if following is not None:
+                self.schedule(due + following.period, following.waiting_message())
         if self._next_sweep is not None and self._next_sweep <= now:
             self.sweep_expired()
         for name, due in list(self._throttle_due.items()):

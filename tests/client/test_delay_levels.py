@@ -31,8 +31,10 @@ class TestDelayLevelRetry:
                 if deadline is None:
                     break
                 await clock.advance_to(deadline)
-            times = [round(t) for t, _ in seen]
-            assert times == [0, 10, 40, 100]  # waits of 10 s, 30 s, 60 s: levels 3, 4, 5
+            times = [t for t, _ in seen]
+            # waits of 10 s, 30 s, 60 s (levels 3, 4, 5), each from ActiveMQ's job start: the send time rounded up
+            # to the next half second
+            assert times == [0, 10.5, 41.0, 101.5]
             assert [m.get_property("reconsumeTimes") for _, m in seen[1:]] == [1, 2, 3]
             assert all(m.get_property("ORIGIN_MESSAGE_ID") == original_id for _, m in seen[1:])
             assert all(m.get_property("RETRY_TOPIC") == "orders" for _, m in seen[1:])

@@ -75,7 +75,7 @@ def test_a_delayed_message_is_no_queue_entry_until_it_is_due() -> None:
     send(core, conn, 1, properties={"AMQ_SCHEDULED_DELAY": 5_000})
     assert replay(core, "m0") == {State.READY, State.DELAYED}
     assert "q" not in core.queues or not core.queues["q"].entries  # DELAYED: in the scheduler only
-    clock.t += 5
+    clock.t += 5.5  # the delay, from ActiveMQ's job start: the send time rounded up to the next half second
     core.tick()
     [entry] = core.queues["q"].entries.values()
     assert state_of(entry) in replay(core, "m0") and State.READY in next_states(State.DELAYED, "due")

@@ -54,9 +54,6 @@ NOT_BUILT = {
     "wildcard_queue_": "wildcard consumers are not implemented yet (issue 18)",
     "wildcard_topic_": "wildcard consumers are not implemented yet (issue 18)",
     "map_message_": "map messages are not implemented yet (issue 19)",
-    "scheduler_period_": "AMQ_SCHEDULED_PERIOD/REPEAT are not implemented yet (issue 19)",
-    "scheduler_repeat_no_": "AMQ_SCHEDULED_PERIOD/REPEAT are not implemented yet (issue 19)",
-    "scheduler_persistent_": "delivered scheduled messages carry no scheduledJobId yet (issue 19)",
 }
 
 

@@ -1,0 +1,57 @@
+"""Scheduled delivery with a period and repeats (the rules are replayed from the ``scheduler_*`` recordings; these
+test what recordings cannot: the exact virtual times, restarts, and the testing helper)."""
+
+from __future__ import annotations
+
+import pytest
+
+from minibroker import Broker, ManualClock
+from minibroker.client import connect
+from minibroker.store import MemoryStore
+from minibroker.testing import advance_to_next_scheduled
+
+EVERY_MINUTE_TWICE_MORE = {"AMQ_SCHEDULED_DELAY": 1000, "AMQ_SCHEDULED_PERIOD": 60_000, "AMQ_SCHEDULED_REPEAT": 2}
+
+
+async def test_a_repeating_job_fires_at_its_times_each_a_new_message() -> None:
+    clock = ManualClock()
+    async with Broker(clock=clock, scheduler_support=True) as broker, await connect(broker) as conn:
+        session = await conn.create_session()
+        consumer = await session.create_consumer("jobs")
+        job_id = await (await session.create_producer("jobs")).send("tick", properties=EVERY_MINUTE_TWICE_MORE)
+        assert broker.scheduled_count == 1
+        times, ids = [], []
+        while broker.next_scheduled_time() is not None:
+            times.append(await advance_to_next_scheduled(broker))
+            msg = await consumer.receive(timeout=0)
+            assert msg is not None and msg.get_property("scheduledJobId") == job_id
+            assert msg.get_property("AMQ_SCHEDULED_PERIOD") is None and msg.get_property("AMQ_SCHEDULED_REPEAT") is None
+            ids.append(msg.message_id)
+        # the job starts at the next half second, then the delay, then a period per repeat
+        assert times == [1.5, 61.5, 121.5]
+        assert len(set(ids)) == 3 and job_id not in ids  # a repeating job's deliveries are new messages
+        assert broker.scheduled_count == 0
+
+
+async def test_the_remaining_repeats_survive_a_restart() -> None:
+    clock = ManualClock()
+    async with Broker(clock=clock, scheduler_support=True, store=MemoryStore()) as broker:
+        async with await connect(broker) as conn:
+            producer = await (await conn.create_session()).create_producer("jobs")
+            await producer.send("tick", properties=EVERY_MINUTE_TWICE_MORE)
+        await advance_to_next_scheduled(broker)
+        assert broker.queue("jobs").size == 1
+        await broker.restart()
+        assert broker.scheduled_count == 1
+        await advance_to_next_scheduled(broker)
+        await advance_to_next_scheduled(broker)
+        assert broker.queue("jobs").size == 3 and broker.scheduled_count == 0
+
+
+async def test_without_scheduler_support_the_properties_are_ignored() -> None:
+    async with Broker(clock=ManualClock()) as broker, await connect(broker) as conn:
+        producer = await (await conn.create_session()).create_producer("jobs")
+        await producer.send("tick", properties=EVERY_MINUTE_TWICE_MORE)
+        assert broker.queue("jobs").size == 1 and broker.scheduled_count == 0
+        with pytest.raises(AssertionError, match="nothing is scheduled"):
+            await advance_to_next_scheduled(broker)
