@@ -47,6 +47,7 @@ from .errors import (
 )
 from .features import check_send_destination
 from .filters import BrokerFilter, BrokerPlugin, ConnectionContext, DeadLetterRequest, hooks_of
+from .limits import DEFAULT_CONNECTION_LIMITS, ConnectionLimits
 from .message import Destination, DestinationKind, Message, composite_parts
 
 if TYPE_CHECKING:  # the store module (sqlite3, the codec) is imported only by brokers that have a data_dir
@@ -74,7 +75,8 @@ class Broker:
     connect, subscribe, send, ack, commit, rollback, dispatch and dead letter goes through, outermost first; other
     plugins (``install(broker)``) are installed in order. ``virtual_topics``: ActiveMQ's default virtual topics
     (``VirtualTopic.>`` copied to ``Consumer.*.VirtualTopic.>`` queues), another ``VirtualTopics(name, prefix)``, or
-    None to turn them off.
+    None to turn them off. ``connection_limits``: the most consumers and open transactions one connection may hold
+    (:class:`~minibroker.limits.ConnectionLimits`; 1000 each by default).
 
     Persistence: with ``data_dir`` (or a ``store``, see :mod:`minibroker.store`), persistent messages sent to queues
     are stored (SQLite in ``data_dir``) before the send is answered, removed when acked, and loaded again when a
@@ -93,6 +95,7 @@ class Broker:
         data_dir: str | os.PathLike[str] | None = None,
         store: MessageStore | None = None,
         virtual_topics: VirtualTopics | None = DEFAULT_VIRTUAL_TOPICS,
+        connection_limits: ConnectionLimits = DEFAULT_CONNECTION_LIMITS,
     ) -> None:
         if data_dir is not None and store is not None:
             raise InvalidConfiguration("give a data_dir or a store, not both", data_dir=str(data_dir))
@@ -110,6 +113,8 @@ class Broker:
                 return table.get(str(dest))
 
         self.scheduler_support = scheduler_support
+        #: the most consumers and open transactions one connection may hold (limits.py)
+        self.connection_limits = connection_limits
         #: where persistent messages are kept (None: memory only); the core journals into ``_journal``
         if data_dir is not None:
             from .store import SqliteStore
@@ -573,6 +578,9 @@ class Broker:
 
     def add_consumer(self, connection_id: int, info: ConsumerInfo, route: DispatchRoute) -> int:
         self._check_open()
+        connection = self.core.connections.get(connection_id)
+        if connection is not None:
+            self.connection_limits.check_consumers(connection_id, len(connection.consumers))
         consumer_id = self._chain.on_subscribe(self._context(connection_id), info)
         # The backlog dispatched to the new consumer waits in the core's output until this flush.
         self._routes[consumer_id] = route
@@ -771,6 +779,9 @@ class Broker:
         self._flush()
 
     def begin(self, connection_id: int) -> int:
+        connection = self.core.connections.get(connection_id)
+        if connection is not None:
+            self.connection_limits.check_transactions(connection_id, len(connection.transactions))
         return self.core.begin(connection_id)
 
     def commit(self, connection_id: int, transaction_id: int) -> None:

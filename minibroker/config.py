@@ -80,6 +80,7 @@ from ._defaults import (
     MIN_FRAME_SIZE,
 )
 from .errors import InvalidConfiguration, MinibrokerError
+from .limits import DEFAULT_CONNECTION_LIMITS, ConnectionLimits
 from .redelivery import RedeliveryPolicy
 from .tls import TlsSettings
 
@@ -123,6 +124,8 @@ class BrokerConfig:
     scheduler_support: bool = False
     history_limit: int = 10_000
     policies: Mapping[str, DestinationPolicy] = attrs.field(factory=dict)
+    #: consumers and open transactions per connection ([limits])
+    connection_limits: ConnectionLimits = DEFAULT_CONNECTION_LIMITS
     #: ActiveMQ's default virtual topics unless [virtual_topics] changes them (None: off)
     virtual_topics: VirtualTopics | None = DEFAULT_VIRTUAL_TOPICS
     redelivery: Any = None  # a RedeliveryPlugin, when [redelivery] is given
@@ -141,6 +144,7 @@ class BrokerConfig:
             "history_limit": self.history_limit,
             "plugins": self.plugins(),
             "virtual_topics": self.virtual_topics,
+            "connection_limits": self.connection_limits,
         }
         if self.data_dir is not None:
             from .store import SqliteStore
@@ -318,7 +322,29 @@ def parse_config(doc: Mapping[str, Any], *, path: str | os.PathLike[str] | None 
     server = reader.table(doc, "server")
     reader.unknown(server, {"host", "port", "stomp_port", "ssl_port", "stomp_ssl_port"}, "server")
     limits = reader.table(doc, "limits")
-    reader.unknown(limits, {"max_connections", "max_frame_size", "handshake_timeout"}, "limits")
+    reader.unknown(
+        limits,
+        {
+            "max_connections",
+            "max_frame_size",
+            "handshake_timeout",
+            "max_consumers_per_connection",
+            "max_transactions_per_connection",
+        },
+        "limits",
+    )
+    connection_limits = (
+        ConnectionLimits(
+            max_consumers=reader.value(
+                limits, "max_consumers_per_connection", "int", DEFAULT_CONNECTION_LIMITS.max_consumers, "limits"
+            ),
+            max_transactions=reader.value(
+                limits, "max_transactions_per_connection", "int", DEFAULT_CONNECTION_LIMITS.max_transactions, "limits"
+            ),
+        )
+        if _positive(reader, limits)
+        else DEFAULT_CONNECTION_LIMITS
+    )
     server_config = ServerConfig(
         host=reader.value(server, "host", "str", DEFAULT_HOST, "server"),
         port=reader.value(server, "port", "int", DEFAULT_PORT, "server"),
@@ -368,6 +394,7 @@ def parse_config(doc: Mapping[str, Any], *, path: str | os.PathLike[str] | None 
 
     auth_plugin = _auth(reader, doc)
     return BrokerConfig(
+        connection_limits=connection_limits,
         virtual_topics=_virtual_topics(reader, doc),
         name=name,
         data_dir=data_dir,
@@ -379,6 +406,18 @@ def parse_config(doc: Mapping[str, Any], *, path: str | os.PathLike[str] | None 
         auth=auth_plugin,
         server=server_config,
     )
+
+
+def _positive(reader: _Reader, limits: Mapping[str, Any]) -> bool:
+    """Checks the per-connection limits are at least 1 (naming the key); True when any is given."""
+    given = False
+    for key in ("max_consumers_per_connection", "max_transactions_per_connection"):
+        if key in limits:
+            given = True
+            value = reader.value(limits, key, "int", 1, "limits")
+            if value < 1:
+                raise reader.fail(f"limits.{key}", f"{value} must be at least 1")
+    return given
 
 
 def _virtual_topics(reader: _Reader, doc: Mapping[str, Any]) -> VirtualTopics | None:

@@ -14,6 +14,7 @@ from minibroker import Broker, DestinationPolicy, ManualClock, VirtualTopics
 from minibroker.client import connect
 from minibroker.config import ConfigError, load_config, parse_config, parse_size
 from minibroker.errors import InvalidConfiguration
+from minibroker.limits import ConnectionLimits
 from minibroker.plugins.auth import AuthPlugin
 from minibroker.plugins.redelivery import RedeliveryPlugin
 from minibroker.redelivery import RedeliveryPolicy
@@ -116,6 +117,7 @@ class TestValid:
             "history_limit": 10_000,
             "plugins": [],
             "virtual_topics": VirtualTopics(),
+            "connection_limits": ConnectionLimits(),
         }
 
     async def test_a_broker_built_from_it(self, tmp_path: Path) -> None:

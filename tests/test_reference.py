@@ -142,7 +142,8 @@ def defaults_in_code() -> dict[str, dict[str, Any]]:
     fields = {
         "[broker]": {f.name: getattr(broker, f.name) for f in attrs.fields(BrokerConfig)},
         "[server]": {f.name: getattr(server, f.name) for f in attrs.fields(ServerConfig)},
-        "[limits]": {f.name: getattr(server, f.name) for f in attrs.fields(ServerConfig)},
+        "[limits]": {f.name: getattr(server, f.name) for f in attrs.fields(ServerConfig)}
+        | {"max_consumers_per_connection": 1000, "max_transactions_per_connection": 1000},
         '[destinations."PATTERN"]': {f.name: getattr(policy, f.name) for f in attrs.fields(DestinationPolicy)},
         "[redelivery]": {f.name: getattr(retry, f.name) for f in attrs.fields(RedeliveryPolicy)}
         | {"send_to_dlq_if_max_retries_exceeded": True, "fallback_to_dead_letter": True},

@@ -1,0 +1,60 @@
+"""Per-connection limits (issue 15, item 4): one connection cannot hold more consumers or open transactions than the
+broker allows, in-process and over TCP, and the refusal changes nothing else."""
+
+from __future__ import annotations
+
+import pytest
+from support.transports import TRANSPORTS, connect_to
+
+from minibroker import Broker, ManualClock
+from minibroker.client import AckMode
+from minibroker.config import ConfigError, parse_config
+from minibroker.errors import InvalidConfiguration, LimitExceeded
+from minibroker.limits import ConnectionLimits
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_consumers_past_the_limit_are_refused(transport: str) -> None:
+    limits = ConnectionLimits(max_consumers=3)
+    async with Broker(clock=ManualClock(autojump=True), connection_limits=limits) as broker:
+        conn = await connect_to(broker, transport)
+        session = await conn.create_session()
+        consumers = [await session.create_consumer(f"q{i}") for i in range(3)]
+        with pytest.raises(LimitExceeded, match=r"Can't add consumer on connection .*: at maximum limit: 3"):
+            await session.create_consumer("one-too-many")
+        await consumers[0].close()
+        await session.create_consumer("now-fine")  # a closed consumer frees its place
+        other = await connect_to(broker, transport)  # the limit is per connection
+        await (await other.create_session()).create_consumer("q0")
+        assert broker.queue("q0").consumers == 1 and not broker.queue("one-too-many").exists
+        await other.close()
+        await conn.close()
+
+
+async def test_open_transactions_past_the_limit_are_refused(transport: str = "memory") -> None:
+    """In-process the refusal is the send's error. (Over TCP a BEGIN is not waited for, as ActiveMQ's is not: the
+    refusal comes back asynchronously and the broker holds no more than the limit either way.)"""
+    limits = ConnectionLimits(max_transactions=2)
+    async with Broker(clock=ManualClock(autojump=True), connection_limits=limits) as broker:
+        conn = await connect_to(broker, transport)
+        sessions = [await conn.create_session(AckMode.SESSION_TRANSACTED) for _ in range(3)]
+        producers = [await s.create_producer("tx") for s in sessions]
+        await producers[0].send("a")
+        await producers[1].send("b")
+        with pytest.raises(LimitExceeded, match="at maximum limit: 2 open transactions"):
+            await producers[2].send("c")
+        await sessions[0].commit()  # an ended transaction frees its place
+        await producers[2].send("c")
+        await sessions[2].commit()
+        assert sorted(m.body for m in broker.queue("tx").browse()) == ["a", "c"]
+        await conn.close()
+
+
+def test_limits_are_configured_and_checked() -> None:
+    config = parse_config({"limits": {"max_consumers_per_connection": 5, "max_transactions_per_connection": 7}})
+    assert config.broker_kwargs()["connection_limits"] == ConnectionLimits(5, 7)
+    with pytest.raises(ConfigError) as info:
+        parse_config({"limits": {"max_consumers_per_connection": 0}})
+    assert info.value.key == "limits.max_consumers_per_connection"
+    with pytest.raises(InvalidConfiguration):
+        ConnectionLimits(max_transactions=0)
