@@ -15,7 +15,14 @@ import attrs
 
 from minibroker import ConsumerInfo
 from minibroker.destination_options import split_consumer_options
-from minibroker.errors import IllegalStateError, MinibrokerError, SessionClosed, TransactionRolledBack
+from minibroker.errors import (
+    DurableSubscriptionError,
+    IllegalStateError,
+    InvalidDestination,
+    MinibrokerError,
+    SessionClosed,
+    TransactionRolledBack,
+)
 from minibroker.features import check_consumer_destination
 from minibroker.message import Destination, DestinationKind, HasDestination, Message
 from minibroker.redelivery import DelayLevelPolicy, RetryPolicy
@@ -162,6 +169,47 @@ class Session:
             consumer.retry_consumer_id = await link.add_consumer(
                 attrs.evolve(consumer.info, destination=retry, selector=None), consumer._on_dispatch
             )
+
+    async def create_durable_subscriber(
+        self,
+        topic: str | Destination,
+        name: str,
+        *,
+        selector: str | None = None,
+        no_local: bool = False,
+        prefetch: int | None = None,
+    ) -> Consumer:
+        """A durable subscriber (JMS ``createDurableSubscriber``): the subscription ``name`` of this connection's
+        ``client_id`` keeps the topic's messages while no subscriber is active and delivers them when one comes
+        back. One active subscriber per name; another topic or selector replaces the subscription."""
+        self._check_open()
+        dest = Destination.parse(topic)
+        if not dest.is_topic:
+            raise InvalidDestination(f"a durable subscriber is on a topic, not {dest}", destination=str(dest))
+        if self.connection.client_id is None:
+            raise DurableSubscriptionError(
+                "You cannot create a durable subscriber without specifying a unique clientID on a Connection",
+                subscription_name=name,
+            )
+        conn = self.connection
+        if prefetch is None:
+            prefetch = conn.prefetch_for(dest)
+        policy = conn.redelivery_policy_for(dest)
+        consumer = Consumer(self, dest, prefetch, policy, selector)
+        consumer.info = ConsumerInfo(dest, prefetch, selector, 0, False, False, no_local, self.session_id, name)
+        self.consumers.append(consumer)
+        try:
+            await self._subscribe(consumer)
+        except BaseException:
+            self.consumers.remove(consumer)
+            raise
+        return consumer
+
+    async def unsubscribe(self, name: str) -> None:
+        """Remove this connection's durable subscription ``name`` and what it kept (JMS ``unsubscribe``); refused
+        while a subscriber is active on it."""
+        self._check_open()
+        await self.connection._link.unsubscribe(name)
 
     async def create_browser(self, queue: str | Destination, selector: str | None = None) -> QueueBrowser:
         """A queue browser: sees queued and in-flight messages without consuming them; with a ``selector`` only

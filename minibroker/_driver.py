@@ -20,6 +20,7 @@ import attrs
 
 from ._core.broker import BrokerCore
 from ._core.commands import ConsumerInfo, MessageAck
+from ._core.durable import DURABLE_PREFIX, DurableView
 from ._core.effects import Dispatch
 from ._core.history import DeadLetterRecord, HistoryRecord
 from ._core.journal import Journal
@@ -38,6 +39,7 @@ from .errors import (
     ConnectionClosed,
     IllegalStateError,
     InvalidAcknowledge,
+    InvalidClientIdError,
     InvalidConfiguration,
     LimitExceeded,
     MinibrokerError,
@@ -381,7 +383,30 @@ class Broker:
         return QueueView(self, name)
 
     def queue_names(self) -> list[str]:
-        return sorted(self.core.queues)
+        """The queues, without the internal ones of durable subscriptions (see :meth:`durable_subscriptions`)."""
+        return sorted(name for name in self.core.queues if not name.startswith(DURABLE_PREFIX))
+
+    def durable_subscriptions(self, topic: str | None = None) -> list[DurableView]:
+        """The durable topic subscriptions (of ``topic``, or all): client id, name, topic, selector, whether a
+        subscriber is active, and how many messages they keep."""
+        return self.core.durable_subscriptions(topic)
+
+    def unsubscribe(self, connection_id: int, name: str) -> None:
+        """Remove the connection's durable subscription ``name`` (JMS ``session.unsubscribe``): refused while its
+        subscriber is active, or when there is none."""
+        self._check_open()
+        self.core.unsubscribe(connection_id, name)
+        self._flush()
+
+    def topic_statistics(self, topic: str) -> QueueStatistics | None:
+        """A topic's counts, as ActiveMQ's topic view gives them: messages published (enqueued), acknowledged by any
+        subscriber, durable or not (dequeued), and subscribers (consumers; an offline durable subscription counts)."""
+        t = self.core.topics.get(topic)
+        if t is None:
+            return None
+        dequeued = t.dequeued + sum(d.queue.dequeued for d in t.durables)
+        consumers = len(t.subscriptions) + len(t.durables)
+        return QueueStatistics(topic, 0, 0, t.enqueued, dequeued, t.expired, consumers, 0)
 
     def has_queue(self, name: str) -> bool:
         """Whether queue ``name`` exists (a send, a consumer or a restore created it); asking creates nothing."""
@@ -547,6 +572,14 @@ class Broker:
         :class:`~minibroker.errors.AccessDenied` when refused; an in-process connection without credentials is
         trusted)."""
         self._check_open()
+        if client_id is not None:
+            for existing in self.core.connections.values():
+                if existing.client_id == client_id:  # one connection per client id (JMS InvalidClientIDException)
+                    raise InvalidClientIdError(
+                        f"Broker: {self.name} - Client: {client_id} already connected from "
+                        f"vm://{self.name}#{existing.connection_id}",
+                        client_id=client_id,
+                    )
         context = ConnectionContext(client_id, user, password, remote)
         self._chain.on_connect(context)
         self._contexts[context.connection_id] = context

@@ -131,6 +131,10 @@ class MemoryLink:
         self._check()
         self.broker.delete_temporary(self.connection_id, destination)
 
+    async def unsubscribe(self, name: str) -> None:
+        self._check()
+        self.broker.unsubscribe(self.connection_id, name)
+
     async def read_range(
         self,
         queue: str,

@@ -18,6 +18,7 @@ __all__ = [
     "ConsumerClosed",
     "DestinationDoesNotExist",
     "DestinationInUse",
+    "DurableSubscriptionError",
     "FilterValidationError",
     "FrameTooLarge",
     "IllegalStateError",
@@ -225,6 +226,15 @@ class InvalidClientIdError(MinibrokerError):
 
     code = "invalid-client-id"
     client_id: str | None = None
+
+
+class DurableSubscriptionError(MinibrokerError):
+    """A durable subscription cannot be made or removed now: no client id on the connection, a subscriber already
+    active on it, or an unsubscribe while one is (ActiveMQ throws a plain ``JMSException`` with these texts)."""
+
+    code = "durable-subscription"
+    client_id: str | None = None
+    subscription_name: str | None = None
 
 
 class FilterValidationError(InvalidConfiguration):

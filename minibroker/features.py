@@ -481,10 +481,10 @@ FEATURES: tuple[Feature, ...] = (
     Feature(
         "stomp-durable",
         Kind.STOMP_HEADER,
-        "SUBSCRIBE `activemq.subscriptionName` on a topic",
-        Status.REFUSED,
-        "durable subscriptions are a later issue",
-        "activemq.subscriptionName",
+        "SUBSCRIBE/UNSUBSCRIBE `activemq.subscriptionName` (with CONNECT `client-id`)",
+        Status.IMPLEMENTED,
+        "a durable subscription of the connection's client id, the same as the native client's",
+        tests=("tests/plugins/stomp/test_interop.py::test_a_stomp_durable_subscription",),
     ),
     Feature(
         "stomp-retroactive",
@@ -713,6 +713,17 @@ FEATURES: tuple[Feature, ...] = (
         Status.VERIFIED,
         "JMS selector grammar: LIKE/ESCAPE, IN, BETWEEN, IS NULL, arithmetic, JMS headers, invalid selectors",
         recordings=(f"{_FEATURES}feat_selector_*.json",),
+    ),
+    Feature(
+        "durable-subscriber",
+        Kind.CLIENT_API,
+        "`session.create_durable_subscriber(topic, name, selector=, no_local=)`, `session.unsubscribe(name)`, "
+        "`connect(client_id=...)`",
+        Status.VERIFIED,
+        "JMS's rules in ActiveMQ's words: a client id is required, one active subscriber per name, another topic or "
+        "selector replaces the subscription, unsubscribe refused while active; offline messages kept (non-persistent "
+        "too) with queue rules (acks, redelivery, DLQ with `topic://T` as original destination)",
+        recordings=(f"{_FEATURES}durable_*.json",),
     ),
     Feature(
         "queue-browser",

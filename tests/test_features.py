@@ -32,7 +32,7 @@ from minibroker.message import Destination, PropertyValue
 from minibroker.wire.errors import error_for
 
 #: refused rows whose only edge is the STOMP converter (driven in tests/plugins/stomp/test_unsupported_features.py)
-STOMP_ONLY = {"stomp-composite-subscribe", "stomp-durable", "stomp-transformation"}
+STOMP_ONLY = {"stomp-composite-subscribe", "stomp-transformation"}
 
 
 def refusals(row_kind: Kind, example: str, row_id: str = "") -> set[str]:

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Protocol
 import attrs
 
 from ..errors import (
+    DurableSubscriptionError,
     IllegalStateError,
     InvalidAcknowledge,
     InvalidDestination,
@@ -40,6 +41,7 @@ from ..message import Destination, DestinationKind, Message
 from .acks import ack_delivered, ack_expired, ack_individual, ack_poison, ack_redelivered, ack_standard
 from .commands import AckType, ConsumerInfo, MessageAck
 from .dead_letter import DeadLetters, expiry_cause
+from .durable import DURABLE_PREFIX, DurableSubscription, DurableView, durable_queue_name
 from .effects import Dispatch
 from .history import DeadLetterRecord, History
 from .journal import Journal, Scheduled, Stored, Unscheduled
@@ -121,6 +123,8 @@ class BrokerCore:
         self.scheduler_support = scheduler_support
         self._policy_for: PolicyLookup = policy_for or (lambda _dest: DestinationPolicy())
         self.queues: dict[str, Queue] = {}
+        #: durable topic subscriptions by (client id, name) (durable.py); their queues are in ``queues`` too
+        self.durables: dict[tuple[str, str], DurableSubscription] = {}
         self.topics: dict[str, Topic] = {}
         self.subscriptions: dict[int, Subscription] = {}
         self.connections: dict[int, _Connection] = {}
@@ -261,6 +265,8 @@ class BrokerCore:
 
     def add_consumer(self, connection_id: int, info: ConsumerInfo) -> int:
         conn = self._connection(connection_id)
+        if info.subscription_name is not None:
+            return self._add_durable_consumer(conn, info)
         check_consumer_destination(info.destination)  # wildcards, composites, ...: UnsupportedFeature (issue 17)
         self.temporaries.check_consumer(connection_id, info.destination)
         if info.prefetch < 0:
@@ -306,6 +312,10 @@ class BrokerCore:
         del self.subscriptions[consumer_id]
         self.connections[connection_id].consumers.discard(consumer_id)
         sub.closed = True
+        if self.durables and sub.destination.name.startswith(DURABLE_PREFIX):
+            for durable in self.durables.values():
+                if durable.consumer_id == consumer_id:
+                    durable.consumer_id = None
         held = [e for e in sub.dispatched.values() if e.acked_in_txn is None]
         sub.dispatched.clear()
         if sub.destination.is_topic:
@@ -320,6 +330,85 @@ class BrokerCore:
                 entry.message.message_id, now, "released", consumer_id, redelivery_counter=entry.redelivery_counter
             )
         self._dispatch_destination(q.destination)
+
+    # -- durable topic subscriptions (durable.py) ------------------------------------------------------------------
+
+    def _add_durable_consumer(self, conn: _Connection, info: ConsumerInfo) -> int:
+        name = info.subscription_name
+        assert name is not None
+        topic = info.destination
+        if not topic.is_topic:
+            raise InvalidDestination(f"a durable subscription is to a topic, not {topic}", destination=str(topic))
+        check_consumer_destination(topic)
+        client_id = conn.client_id
+        if client_id is None:
+            raise DurableSubscriptionError(
+                "You cannot create a durable subscriber without specifying a unique clientID on a Connection",
+                subscription_name=name,
+            )
+        durable = self.durables.get((client_id, name))
+        if durable is not None and durable.consumer_id is not None:
+            raise DurableSubscriptionError(
+                f"Durable consumer is in use for client: {client_id} and subscriptionName: {name}",
+                client_id=client_id,
+                subscription_name=name,
+            )
+        if durable is not None and (durable.topic != topic.name or durable.selector_text != (info.selector or None)):
+            self._drop_durable(durable)  # another topic or selector: a new subscription (JMS)
+            durable = None
+        if durable is None:
+            durable = self._new_durable(client_id, name, topic.name, info.selector or None, info.no_local)
+        consumer_id = self.add_consumer(
+            conn.connection_id,
+            attrs.evolve(info, destination=durable.destination, selector=None, no_local=False, subscription_name=None),
+        )
+        durable.consumer_id = consumer_id
+        return consumer_id
+
+    def _new_durable(
+        self, client_id: str, name: str, topic: str, selector_text: str | None, no_local: bool
+    ) -> DurableSubscription:
+        selector = None
+        if selector_text:
+            from ..selector import parse_selector
+
+            selector = parse_selector(selector_text)
+        # made here, not by queue(): its name is one no client can spell (Destination.parse refuses it)
+        destination = Destination(QUEUE, durable_queue_name(client_id, name))
+        queue = Queue(destination, self._policy_for(Destination.topic(topic)))
+        if queue.policy.memory_limit:
+            self.memory_limited += 1
+        self.queues[destination.name] = queue
+        self._virtual_queues.clear()
+        durable = DurableSubscription(client_id, name, topic, selector_text, no_local, queue, selector)
+        self.durables[(client_id, name)] = durable
+        self.topic(topic).durables.append(durable)
+        return durable
+
+    def _drop_durable(self, durable: DurableSubscription) -> None:
+        self.purge(durable.queue.destination.name)
+        self.queues.pop(durable.queue.destination.name, None)
+        self._virtual_queues.clear()
+        del self.durables[(durable.client_id, durable.name)]
+        topic = self.topics.get(durable.topic)
+        if topic is not None and durable in topic.durables:
+            topic.durables.remove(durable)
+
+    def unsubscribe(self, connection_id: int, name: str) -> None:
+        """Remove the connection's client id's durable subscription ``name`` and what it kept (JMS ``unsubscribe``)."""
+        client_id = self._connection(connection_id).client_id
+        durable = None if client_id is None else self.durables.get((client_id, name))
+        if durable is None:
+            raise InvalidDestination(
+                f"No durable subscription exists for clientID: {client_id} and subscriptionName: {name}",
+                destination=name,
+            )
+        if durable.consumer_id is not None:
+            raise DurableSubscriptionError("Durable consumer is in use", client_id=client_id, subscription_name=name)
+        self._drop_durable(durable)
+
+    def durable_subscriptions(self, topic: str | None = None) -> list[DurableView]:
+        return [d.view() for d in self.durables.values() if topic is None or d.topic == topic]
 
     def pull(self, connection_id: int, consumer_id: int, timeout: float) -> None:
         """A prefetch-0 consumer asks for one message (semantics §3, "Pull").
@@ -418,7 +507,19 @@ class BrokerCore:
             if t is None:
                 return
             t.publish(message, connection_id)
+            if t.durables:
+                self._feed_durables(t, message, connection_id)
             self._dispatch_destination(dest)
+
+    def _feed_durables(self, topic: Topic, message: Message, connection_id: int) -> None:
+        publisher = self.connections.get(connection_id)
+        client_id = None if publisher is None else publisher.client_id
+        for durable in topic.durables:
+            if durable.wants(message, client_id):
+                q = durable.queue
+                q.add(message, 0)
+                if q.consumers and q.dispatchable():
+                    self._dispatch_queue(q)
 
     def _copy_to_consumer_queues(self, virtual: VirtualTopics, message: Message, connection_id: int) -> None:
         """A virtual topic's message, copied to each consumer queue that exists now (virtual.py)."""

@@ -67,3 +67,5 @@ class ConsumerInfo:
     browser: bool = False
     no_local: bool = False
     session_id: int = 0
+    #: a durable topic subscription's name (the connection's client id is the other half of its key)
+    subscription_name: str | None = None

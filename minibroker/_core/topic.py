@@ -4,10 +4,14 @@ subscribed, through its own prefetch window and its own pending list."""
 from __future__ import annotations
 
 from collections import deque
+from typing import TYPE_CHECKING
 
 from ..message import Destination, Message
 from .effects import Dispatch
 from .subscription import QueueEntry, Subscription
+
+if TYPE_CHECKING:
+    from .durable import DurableSubscription
 
 __all__ = ["Topic"]
 
@@ -16,6 +20,8 @@ class Topic:
     def __init__(self, destination: Destination) -> None:
         self.destination = destination
         self.subscriptions: list[Subscription] = []
+        #: durable subscriptions of this topic, active or not (durable.py): each publish feeds their queues
+        self.durables: list[DurableSubscription] = []
         self.pending: dict[int, deque[QueueEntry]] = {}
         self.next_seq = 0
         self.enqueued = 0

@@ -74,6 +74,10 @@ class BrokerLink(Protocol):
 
     async def delete_temporary(self, destination: Destination) -> None: ...
 
+    async def unsubscribe(self, name: str) -> None:
+        """Remove this connection's (client id's) durable subscription ``name``."""
+        ...
+
     async def queue_statistics(self, queue: str) -> QueueStatistics | None: ...
 
     # replayable reads (minibroker._core.replay): sequence ranges, cursor acks, the epoch, batch publish

@@ -67,6 +67,7 @@ from ..wire import (
     encode_remove_consumer,
     encode_rollback,
     encode_send,
+    encode_unsubscribe,
     error_for,
     error_from_frame,
 )
@@ -530,6 +531,12 @@ class TcpLink:
         self._check()
         request_id, future = self._new_request()
         self._write(encode_delete_temporary(request_id, temporary_text(destination)))
+        await future
+
+    async def unsubscribe(self, name: str) -> None:
+        self._check()
+        request_id, future = self._new_request()
+        self._write(encode_unsubscribe(request_id, name))
         await future
 
     async def purge(self, queue: str) -> int:

@@ -62,6 +62,7 @@ from .encoders import (
     encode_rollback,
     encode_send,
     encode_temporary_created,
+    encode_unsubscribe,
 )
 from .errors import (
     error_for,
@@ -107,6 +108,7 @@ from .frames import (
     Rollback,
     Send,
     TemporaryCreated,
+    Unsubscribe,
 )
 from .parsers import (
     FrameParser,
@@ -168,6 +170,7 @@ __all__ = [
     "Send",
     "Side",
     "TemporaryCreated",
+    "Unsubscribe",
     "encode",
     "encode_ack",
     "encode_ack_below",
@@ -209,6 +212,7 @@ __all__ = [
     "encode_rollback",
     "encode_send",
     "encode_temporary_created",
+    "encode_unsubscribe",
     "error_for",
     "error_from_frame",
     "range_columns",

@@ -25,6 +25,7 @@ from .layouts import (
     ACK_POISON,
     ACK_TXN,
     CI_BROWSER,
+    CI_DURABLE,
     CI_EXCLUSIVE,
     CI_NO_LOCAL,
     CI_SELECTOR,
@@ -297,11 +298,14 @@ def encode_add_consumer(request_id: int, info: ConsumerInfo) -> bytes:
             | (CI_BROWSER if info.browser else 0)
             | (CI_NO_LOCAL if info.no_local else 0)
             | (CI_SELECTOR if info.selector is not None else 0)
+            | (CI_DURABLE if info.subscription_name is not None else 0)
         )
         parts: list[bytes] = [b"", LEN.pack(len(dname)), dname]
         size = 4 + len(dname)
         if info.selector is not None:
             size += write_str(info.selector, parts)
+        if info.subscription_name is not None:
+            size += write_str(info.subscription_name, parts)
         parts[0] = ADD_CONSUMER.pack(
             ADD_CONSUMER.size - 4 + size,
             FrameType.ADD_CONSUMER,
@@ -516,6 +520,10 @@ def encode_close(request_id: int, last_delivered_seq: int = -1) -> bytes:
 
 def encode_purge(request_id: int, queue: str) -> bytes:
     return _request_with_name(FrameType.PURGE, request_id, queue)
+
+
+def encode_unsubscribe(request_id: int, name: str) -> bytes:
+    return _request_with_name(FrameType.UNSUBSCRIBE, request_id, name)
 
 
 def encode_create_temporary(request_id: int, spec: str) -> bytes:

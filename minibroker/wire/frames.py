@@ -43,6 +43,7 @@ class FrameType(enum.IntEnum):
     CREATE_TEMPORARY = 0x10
     DELETE_TEMPORARY = 0x11
     BROWSE_SELECTED = 0x12
+    UNSUBSCRIBE = 0x13
     # server -> client
     CONNECTED = 0x20
     CONSUMER_ADDED = 0x21
@@ -238,6 +239,14 @@ class BrowseSelected:
     selector: str
 
 
+@attrs.frozen(slots=True)
+class Unsubscribe:
+    """Remove the connection's durable subscription ``name`` (answered by OK)."""
+
+    request_id: int
+    name: str
+
+
 # -- temporary destinations -------------------------------------------------------------------------------------------
 
 
@@ -418,6 +427,7 @@ Frame: TypeAlias = (
     | Purged
     | RangeColumns
     | BrowseSelected
+    | Unsubscribe
     | CreateTemporary
     | DeleteTemporary
     | TemporaryCreated

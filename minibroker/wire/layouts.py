@@ -119,6 +119,7 @@ CI_EXCLUSIVE = 1
 CI_BROWSER = 2
 CI_NO_LOCAL = 4
 CI_SELECTOR = 8
+CI_DURABLE = 16  # a durable subscription's name follows the selector
 READ_RANGE_COLUMNAR = 1
 
 QUEUE = DestinationKind.QUEUE

@@ -49,6 +49,7 @@ from .layouts import (
     ACK_TXN,
     ACK_TYPES,
     CI_BROWSER,
+    CI_DURABLE,
     CI_EXCLUSIVE,
     CI_NO_LOCAL,
     CI_SELECTOR,
@@ -352,7 +353,7 @@ class FrameParser:
 
     def parse_add_consumer(self, frame: bytes) -> AddConsumer:
         request_id, prefetch, priority, session_id, flags, kind = ADD_CONSUMER_BODY.unpack_from(frame, 1)
-        if flags & ~15:
+        if flags & ~31:
             raise Malformed(f"unknown ADD_CONSUMER flags 0x{flags:02x}")
         (n,) = U32_UNPACK(frame, 1 + ADD_CONSUMER_BODY.size)
         pos = 5 + ADD_CONSUMER_BODY.size
@@ -363,6 +364,9 @@ class FrameParser:
         selector = None
         if flags & CI_SELECTOR:
             selector, end = read_str(frame, end, "selector")
+        subscription_name = None
+        if flags & CI_DURABLE:
+            subscription_name, end = read_str(frame, end, "subscription name")
         done(frame, end)
         info = ConsumerInfo(
             dest,
@@ -373,6 +377,7 @@ class FrameParser:
             bool(flags & CI_BROWSER),
             bool(flags & CI_NO_LOCAL),
             session_id,
+            subscription_name,
         )
         return AddConsumer(request_id, info)
 

@@ -55,6 +55,7 @@ from .frames import (
     Rollback,
     Send,
     TemporaryCreated,
+    Unsubscribe,
 )
 from .parsers import FrameParser as P
 from .parsers import Parse, request_and_int, request_and_queue, request_queue_and_text
@@ -228,6 +229,13 @@ ROWS: tuple[Row, ...] = (
         "client",
         lambda f: e.encode_browse_selected(f.request_id, f.queue, f.selector),
         request_queue_and_text(BrowseSelected),
+    ),
+    _row(
+        _T.UNSUBSCRIBE,
+        Unsubscribe,
+        "client",
+        lambda f: e.encode_unsubscribe(f.request_id, f.name),
+        request_and_queue(Unsubscribe),
     ),
     # temporary destinations
     _row(

@@ -69,6 +69,7 @@ from minibroker.wire import (
     RemoveConsumer,
     Rollback,
     Send,
+    Unsubscribe,
     encode_broker_info,
     encode_browse_results,
     encode_connected,
@@ -404,6 +405,9 @@ class _ClientConnection:
             self.emit(encode_queue_list(frame.request_id, [stats for stats in listed if stats is not None]))
         elif isinstance(frame, Purge):
             self.emit(encode_purged(frame.request_id, broker.purge(frame.queue, connection_id)))
+        elif isinstance(frame, Unsubscribe):
+            broker.unsubscribe(connection_id, frame.name)
+            self.emit(encode_ok(frame.request_id))
         elif isinstance(frame, CreateTemporary):
             kind = DestinationKind.TOPIC if frame.spec.startswith("temp-topic://") else DestinationKind.QUEUE
             prefix = frame.spec.partition("://")[2] or None

@@ -497,10 +497,9 @@ class StompConverter:
             exclusive = options.exclusive
         if options.no_local is not None:
             no_local = options.no_local
-        if "activemq.subscriptionName" in headers:
-            if destination.is_queue:
-                raise StompError("Invalid Subscription: cannot durably subscribe to a Queue destination!")
-            raise refuse("stomp-durable", headers["activemq.subscriptionName"])
+        durable_name = headers.get("activemq.subscriptionName")
+        if durable_name is not None and destination.is_queue:
+            raise StompError("Invalid Subscription: cannot durably subscribe to a Queue destination!")
         ack = headers.get("ack")
         mode = ack if ack in (StompAckMode.CLIENT, StompAckMode.INDIVIDUAL) else StompAckMode.AUTO
         sub = Subscription(sub_id, destination, self.stomp_name(destination), mode, browser)
@@ -537,6 +536,7 @@ class StompConverter:
             priority=max(-128, min(127, priority)) if priority is not None else 0,
             exclusive=bool(exclusive),
             no_local=bool(no_local),
+            subscription_name=durable_name,  # with CONNECT's client-id: a durable subscription (ActiveMQ's headers)
         )
         assert self.connection_id is not None
         route: Callable[[Dispatch], None] = functools.partial(self._on_dispatch, sub)  # a C call, no Python frame
@@ -607,12 +607,18 @@ class StompConverter:
             raise StompError("UNSUBSCRIBE received without a subscription id!")
         if sub_id is None and destination is None:
             raise StompError("Must specify the subscriptionId or the destination you are unsubscribing from")
-        if "activemq.subscriptionName" in headers:
-            raise refuse("stomp-durable", headers["activemq.subscriptionName"])
+        durable_name = headers.get("activemq.subscriptionName")
         if sub_id is not None:
             sub = self._subs.pop(sub_id, None)
             if sub is not None:
                 self._remove(sub)
+                if durable_name is not None:  # ActiveMQ: close the subscriber, then remove the durable subscription
+                    assert self.connection_id is not None
+                    self.broker.unsubscribe(self.connection_id, durable_name)
+                return
+            if durable_name is not None:  # no active subscriber here: remove the subscription alone
+                assert self.connection_id is not None
+                self.broker.unsubscribe(self.connection_id, durable_name)
                 return
         else:
             for sub in self._all_subs:

@@ -166,6 +166,8 @@ EVERY_FRAME: list[wire.Frame] = [
     wire.TemporaryCreated(23, "temp-queue://ID:c-1:1:1"),
     wire.DeleteTemporary(24, "temp-topic://ID:c-1:1:2"),
     wire.BrowseSelected(25, "orders", "color = 'rød'"),
+    wire.Unsubscribe(26, "sub-ü"),
+    AddConsumer(27, ConsumerInfo(T, 100, "a > 1", 0, False, False, True, 3, "durable-1")),
 ]
 
 

@@ -255,3 +255,23 @@ async def test_a_stomp_service_reads_its_virtual_topic_queue(server: StompServer
         got = [await native.receive(timeout=5) for _ in range(2)]
         assert [m.body for m in got if m is not None] == ["from native", b"from stomp"]
     await stomp.close()
+
+
+async def test_a_stomp_durable_subscription(server: StompServer, broker: Broker) -> None:
+    """``client-id`` on CONNECT and ``activemq.subscriptionName`` on SUBSCRIBE make a durable subscription that keeps
+    native publishes while the STOMP subscriber is away; UNSUBSCRIBE with the name removes it (ActiveMQ's headers)."""
+    durable = {"id": "s1", "destination": "/topic/prices", "activemq.subscriptionName": "watcher"}
+    stomp = await RawStompClient.open(server.port, client_id="stomp-app")
+    await stomp.request("SUBSCRIBE", durable)
+    await stomp.request("UNSUBSCRIBE", {"id": "s1"})  # the subscriber goes; the subscription stays
+    async with await connect(broker) as conn:
+        producer = await (await conn.create_session()).create_producer("topic://prices")
+        await producer.send("p1")
+        await producer.send("p2")
+    [view] = broker.durable_subscriptions("prices")
+    assert (view.client_id, view.name, view.active, view.pending) == ("stomp-app", "watcher", False, 2)
+    await stomp.request("SUBSCRIBE", durable)
+    assert [(await stomp.message()).body for _ in range(2)] == [b"p1", b"p2"]
+    await stomp.request("UNSUBSCRIBE", {"id": "s1", "activemq.subscriptionName": "watcher"})
+    assert broker.durable_subscriptions() == []
+    await stomp.close()

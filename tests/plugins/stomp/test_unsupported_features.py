@@ -43,7 +43,6 @@ SUBSCRIBE_CASES = [
         "topic://prices?consumer.retroactive=true",
     ),
     ({"destination": "/queue/orders.>", "browser": "true"}, "wildcard-consumer", "queue://orders.>"),
-    ({"destination": "/topic/t", "activemq.subscriptionName": "d1"}, "stomp-durable", "d1"),
     ({"destination": "/topic/t", "activemq.retroactive": "true"}, "stomp-retroactive", "activemq.retroactive:true"),
     (
         {"destination": "/queue/q", "transformation": "jms-map-json"},
