@@ -510,7 +510,7 @@ class Broker:
     def _load_store(self) -> None:
         if self.store is not None:
             state = self.store.load()
-            self.core.restore(state.messages, state.scheduled)
+            self.core.restore(state.messages, state.scheduled, state.durables)
 
     def _persist(self) -> None:
         """Apply the journal to the store: one batch (one transaction) per driver call."""

@@ -28,7 +28,17 @@ from typing import IO, Protocol
 
 import attrs
 
-from ._core.journal import JournalOp, Purged, Redelivered, Removed, Scheduled, Stored, Unscheduled
+from ._core.journal import (
+    DurableDropped,
+    DurableSaved,
+    JournalOp,
+    Purged,
+    Redelivered,
+    Removed,
+    Scheduled,
+    Stored,
+    Unscheduled,
+)
 from ._core.replay import random_epoch
 from ._data_dir_lock import in_use_message, lock_data_dir
 from .errors import IllegalStateError, InvalidConfiguration, MinibrokerError, StoreError
@@ -49,6 +59,7 @@ class StoredState:
 
     messages: tuple[Stored, ...] = ()
     scheduled: tuple[Scheduled, ...] = ()
+    durables: tuple[DurableSaved, ...] = ()
 
 
 class MessageStore(Protocol):
@@ -95,8 +106,9 @@ class _Batch:
         return bool(self.added or self.counters or self.removed or self.scheduled or self.unscheduled)
 
 
-def _segments(ops: Iterable[JournalOp]) -> Iterator[_Batch | Purged]:
-    """Fold ``ops`` into batches, cut at each purge (which must apply between what came before and after it)."""
+def _segments(ops: Iterable[JournalOp]) -> Iterator[_Batch | Purged | DurableSaved | DurableDropped]:
+    """Fold ``ops`` into batches, cut at each purge and durable subscription change (which must apply between what
+    came before and after it)."""
     batch = _Batch()
     for op in ops:
         kind = type(op)
@@ -124,8 +136,8 @@ def _segments(ops: Iterable[JournalOp]) -> Iterator[_Batch | Purged]:
             assert isinstance(op, Unscheduled)
             if batch.scheduled.pop(op.job, None) is None:
                 batch.unscheduled.append(op.job)
-        elif kind is Purged:
-            assert isinstance(op, Purged)
+        elif kind is Purged or kind is DurableSaved or kind is DurableDropped:
+            assert isinstance(op, Purged | DurableSaved | DurableDropped)
             if batch:
                 yield batch
                 batch = _Batch()
@@ -205,6 +217,11 @@ class SqliteStore:
                 "counter INTEGER NOT NULL, message BLOB NOT NULL)"
             )
             db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+            db.execute(
+                "CREATE TABLE IF NOT EXISTS durables (client_id TEXT NOT NULL, name TEXT NOT NULL, "
+                "topic TEXT NOT NULL, selector TEXT, no_local INTEGER NOT NULL, PRIMARY KEY (client_id, name)) "
+                "WITHOUT ROWID"
+            )
             db.execute(f"PRAGMA user_version={_SCHEMA_VERSION}")
             db.execute("COMMIT")
         except BaseException:
@@ -222,6 +239,9 @@ class SqliteStore:
         try:
             rows = self._db.execute("SELECT queue, seq, counter, message FROM messages ORDER BY queue, seq").fetchall()
             jobs = self._db.execute("SELECT job, due, counter, message FROM scheduled ORDER BY job").fetchall()
+            durable_rows = self._db.execute(
+                "SELECT client_id, name, topic, selector, no_local FROM durables ORDER BY client_id, name"
+            ).fetchall()
         except sqlite3.Error as exc:
             raise StoreError(f"cannot read the message store {self.path}: {exc}", path=str(self.path)) from exc
         try:
@@ -231,7 +251,8 @@ class SqliteStore:
             raise StoreError(
                 f"the message store {self.path} holds an unreadable message: {exc}", path=str(self.path)
             ) from exc
-        return StoredState(messages, scheduled)
+        durables = tuple(DurableSaved(c, n, t, s, bool(nl)) for c, n, t, s, nl in durable_rows)
+        return StoredState(messages, scheduled, durables)
 
     def epoch(self) -> str:
         self._check_open()
@@ -255,6 +276,12 @@ class SqliteStore:
                 for segment in _segments(ops):
                     if isinstance(segment, Purged):
                         db.execute("DELETE FROM messages WHERE queue = ?", (segment.queue,))
+                        continue
+                    if isinstance(segment, DurableSaved):
+                        db.execute("INSERT OR REPLACE INTO durables VALUES (?, ?, ?, ?, ?)", tuple(segment))
+                        continue
+                    if isinstance(segment, DurableDropped):
+                        db.execute("DELETE FROM durables WHERE client_id = ? AND name = ?", tuple(segment))
                         continue
                     if segment.added:
                         db.executemany(
@@ -313,13 +340,18 @@ class MemoryStore:
     def __init__(self) -> None:
         self.messages: dict[tuple[str, int], Stored] = {}
         self.scheduled: dict[int, Scheduled] = {}
+        self.durables: dict[tuple[str, str], DurableSaved] = {}
         #: batches applied (for tests: one per driver call that changed something)
         self.batches = 0
         self._epoch = random_epoch()
 
     def load(self) -> StoredState:
         ordered = sorted(self.messages.items(), key=lambda item: item[0])
-        return StoredState(tuple(op for _, op in ordered), tuple(self.scheduled[j] for j in sorted(self.scheduled)))
+        return StoredState(
+            tuple(op for _, op in ordered),
+            tuple(self.scheduled[j] for j in sorted(self.scheduled)),
+            tuple(self.durables[k] for k in sorted(self.durables)),
+        )
 
     def apply(self, ops: Sequence[JournalOp]) -> None:
         self.batches += 1
@@ -327,6 +359,12 @@ class MemoryStore:
             if isinstance(segment, Purged):
                 for key in [k for k in self.messages if k[0] == segment.queue]:
                     del self.messages[key]
+                continue
+            if isinstance(segment, DurableSaved):
+                self.durables[(segment.client_id, segment.name)] = segment
+                continue
+            if isinstance(segment, DurableDropped):
+                self.durables.pop((segment.client_id, segment.name), None)
                 continue
             self.messages.update(segment.added)
             for key, counter in segment.counters.items():

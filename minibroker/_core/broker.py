@@ -44,7 +44,7 @@ from .dead_letter import DeadLetters, expiry_cause
 from .durable import DURABLE_PREFIX, DurableSubscription, DurableView, durable_queue_name
 from .effects import Dispatch
 from .history import DeadLetterRecord, History
-from .journal import Journal, Scheduled, Stored, Unscheduled
+from .journal import DurableDropped, DurableSaved, Journal, Scheduled, Stored, Unscheduled
 from .policy import DestinationPolicy
 from .queue import Queue
 from .replay import (
@@ -125,6 +125,8 @@ class BrokerCore:
         self.queues: dict[str, Queue] = {}
         #: durable topic subscriptions by (client id, name) (durable.py); their queues are in ``queues`` too
         self.durables: dict[tuple[str, str], DurableSubscription] = {}
+        #: set while restore() rebuilds the durable subscriptions a store kept (not journaled again)
+        self._restoring = False
         self.topics: dict[str, Topic] = {}
         self.subscriptions: dict[int, Subscription] = {}
         self.connections: dict[int, _Connection] = {}
@@ -376,6 +378,7 @@ class BrokerCore:
         # made here, not by queue(): its name is one no client can spell (Destination.parse refuses it)
         destination = Destination(QUEUE, durable_queue_name(client_id, name))
         queue = Queue(destination, self._policy_for(Destination.topic(topic)))
+        queue.journal = self.journal
         if queue.policy.memory_limit:
             self.memory_limited += 1
         self.queues[destination.name] = queue
@@ -383,6 +386,8 @@ class BrokerCore:
         durable = DurableSubscription(client_id, name, topic, selector_text, no_local, queue, selector)
         self.durables[(client_id, name)] = durable
         self.topic(topic).durables.append(durable)
+        if self.journal is not None and not self._restoring:
+            self.journal.append(DurableSaved(client_id, name, topic, selector_text, no_local))
         return durable
 
     def _drop_durable(self, durable: DurableSubscription) -> None:
@@ -390,6 +395,8 @@ class BrokerCore:
         self.queues.pop(durable.queue.destination.name, None)
         self._virtual_queues.clear()
         del self.durables[(durable.client_id, durable.name)]
+        if self.journal is not None:
+            self.journal.append(DurableDropped(durable.client_id, durable.name))
         topic = self.topics.get(durable.topic)
         if topic is not None and durable in topic.durables:
             topic.durables.remove(durable)
@@ -746,15 +753,25 @@ class BrokerCore:
         limit = q.policy.memory_limit
         return not limit or q.memory < limit
 
-    def restore(self, messages: Iterable[Stored], scheduled: Iterable[Scheduled] = ()) -> None:
+    def restore(
+        self, messages: Iterable[Stored], scheduled: Iterable[Scheduled] = (), durables: Iterable[DurableSaved] = ()
+    ) -> None:
         """Load what a store kept into this fresh core, without journaling it again.
 
         ``messages`` must come in sequence order per queue: each goes back to its queue's store cursor with its
         sequence number and redelivery counter, so dispatch order is the original order. Scheduled jobs are re-armed
         under their job ids at their due time (already due ones fire at the next tick).
         """
+        self._restoring = True
+        try:
+            for saved in durables:
+                self._new_durable(saved.client_id, saved.name, saved.topic, saved.selector, saved.no_local)
+        finally:
+            self._restoring = False
         for record in messages:
-            q = self.queue(record.queue)
+            q = self.queues.get(record.queue) if record.queue.startswith(DURABLE_PREFIX) else self.queue(record.queue)
+            if q is None:  # the messages of a durable subscription that is gone
+                continue
             q.restore(record.message, record.seq, record.redelivery_counter)
             if record.message.expiration and self._next_sweep is None:
                 self._next_sweep = self.clock.now() + EXPIRE_PERIOD

@@ -15,7 +15,9 @@ stored, as in ActiveMQ):
 * :class:`Redelivered`: a consumer released it (closed, dropped, rolled back after closing): its counter now;
 * :class:`Purged`: every message of a queue went;
 * :class:`Scheduled` / :class:`Unscheduled`: a persistent message waits in the scheduler (delayed delivery, the
-  broker redelivery plugin) under a job id, then comes due.
+  broker redelivery plugin) under a job id, then comes due;
+* :class:`DurableSaved` / :class:`DurableDropped`: a durable topic subscription was made or removed (its messages
+  are journaled as those of its internal queue, ``durable://<client id>/<name>``).
 
 The operations of one batch are in the order they happened; a store may cancel a ``Stored`` against a later
 ``Removed`` of the same ``(queue, seq)`` (a message sent and consumed between two flushes), since sequence numbers
@@ -29,6 +31,8 @@ from typing import NamedTuple, TypeAlias
 from ..message import Message
 
 __all__ = [
+    "DurableDropped",
+    "DurableSaved",
     "Journal",
     "JournalOp",
     "Purged",
@@ -73,5 +77,22 @@ class Unscheduled(NamedTuple):
     job: int
 
 
-JournalOp: TypeAlias = Stored | Removed | Redelivered | Purged | Scheduled | Unscheduled
+class DurableSaved(NamedTuple):
+    """A durable topic subscription was made (or replaced): kept so that it exists after a restart, empty or not."""
+
+    client_id: str
+    name: str
+    topic: str
+    selector: str | None
+    no_local: bool
+
+
+class DurableDropped(NamedTuple):
+    """A durable topic subscription was removed (unsubscribed, or replaced by another topic or selector)."""
+
+    client_id: str
+    name: str
+
+
+JournalOp: TypeAlias = Stored | Removed | Redelivered | Purged | Scheduled | Unscheduled | DurableSaved | DurableDropped
 Journal: TypeAlias = list[JournalOp]
