@@ -386,6 +386,9 @@ class Broker:
         """The queues, without the internal ones of durable subscriptions (see :meth:`durable_subscriptions`)."""
         return sorted(name for name in self.core.queues if not name.startswith(DURABLE_PREFIX))
 
+    def topic_names(self) -> list[str]:
+        return sorted(self.core.topics)
+
     def durable_subscriptions(self, topic: str | None = None) -> list[DurableView]:
         """The durable topic subscriptions (of ``topic``, or all): client id, name, topic, selector, whether a
         subscriber is active, and how many messages they keep."""

@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 from collections.abc import Callable, Sequence
 from ssl import SSLContext, create_default_context
 from urllib.parse import urlsplit
 
 from .._core.commands import ConsumerInfo, MessageAck
+from .._core.durable import DurableView
 from .._core.effects import Dispatch
 from .._core.queue import QueueStatistics
 from .._core.replay import BrokerInfo, CursorAck, PublishResult, RangeEntry, RangeRead
@@ -45,6 +47,7 @@ from ..wire import (
     QueueStatisticsResult,
     RangeResult,
     TemporaryCreated,
+    TopicList,
     encode_ack,
     encode_ack_below,
     encode_add_consumer,
@@ -60,6 +63,7 @@ from ..wire import (
     encode_handshake,
     encode_hello,
     encode_list_queues,
+    encode_list_topics,
     encode_publish,
     encode_pull,
     encode_purge,
@@ -278,7 +282,7 @@ class TcpLink:
             if not frame.last:
                 return
             result = (frame.epoch, frame.next_seq, pending.entries)
-        elif isinstance(frame, CursorAcked | BrokerInfoResult | Published | TemporaryCreated):
+        elif isinstance(frame, CursorAcked | BrokerInfoResult | Published | TemporaryCreated | TopicList):
             result = frame
         elif isinstance(frame, Purged):
             result = frame.count
@@ -473,6 +477,20 @@ class TcpLink:
         queues = await future
         assert isinstance(queues, list)
         return queues
+
+    async def list_topics(self) -> tuple[list[QueueStatistics], list[DurableView]]:
+        """Every topic with its statistics, and every durable subscription (``minibroker stat``)."""
+        self._check()
+        request_id, future = self._new_request()
+        self._write(encode_list_topics(request_id))
+        answer = await future
+        assert isinstance(answer, TopicList)
+        data = json.loads(answer.json)
+        topics = [
+            QueueStatistics(name, 0, 0, enq, deq, 0, consumers, 0) for name, enq, deq, consumers in data["topics"]
+        ]
+        durables = [DurableView(*row) for row in data["durables"]]
+        return topics, durables
 
     async def read_range(
         self,

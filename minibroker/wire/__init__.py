@@ -47,6 +47,7 @@ from .encoders import (
     encode_handshake,
     encode_hello,
     encode_list_queues,
+    encode_list_topics,
     encode_ok,
     encode_publish,
     encode_published,
@@ -62,6 +63,7 @@ from .encoders import (
     encode_rollback,
     encode_send,
     encode_temporary_created,
+    encode_topic_list,
     encode_unsubscribe,
 )
 from .errors import (
@@ -93,6 +95,7 @@ from .frames import (
     Handshake,
     Hello,
     ListQueues,
+    ListTopics,
     Ok,
     Publish,
     Published,
@@ -108,6 +111,7 @@ from .frames import (
     Rollback,
     Send,
     TemporaryCreated,
+    TopicList,
     Unsubscribe,
 )
 from .parsers import (
@@ -153,6 +157,7 @@ __all__ = [
     "Handshake",
     "Hello",
     "ListQueues",
+    "ListTopics",
     "Ok",
     "Publish",
     "Published",
@@ -170,6 +175,7 @@ __all__ = [
     "Send",
     "Side",
     "TemporaryCreated",
+    "TopicList",
     "Unsubscribe",
     "encode",
     "encode_ack",
@@ -195,6 +201,7 @@ __all__ = [
     "encode_handshake",
     "encode_hello",
     "encode_list_queues",
+    "encode_list_topics",
     "encode_ok",
     "encode_publish",
     "encode_published",
@@ -212,6 +219,7 @@ __all__ = [
     "encode_rollback",
     "encode_send",
     "encode_temporary_created",
+    "encode_topic_list",
     "encode_unsubscribe",
     "error_for",
     "error_from_frame",

@@ -522,6 +522,14 @@ def encode_purge(request_id: int, queue: str) -> bytes:
     return _request_with_name(FrameType.PURGE, request_id, queue)
 
 
+def encode_list_topics(request_id: int) -> bytes:
+    return _request_with_name(FrameType.LIST_TOPICS, request_id, "")
+
+
+def encode_topic_list(request_id: int, json_text: str) -> bytes:
+    return _request_with_name(FrameType.TOPIC_LIST, request_id, json_text)
+
+
 def encode_unsubscribe(request_id: int, name: str) -> bytes:
     return _request_with_name(FrameType.UNSUBSCRIBE, request_id, name)
 

@@ -44,6 +44,7 @@ class FrameType(enum.IntEnum):
     DELETE_TEMPORARY = 0x11
     BROWSE_SELECTED = 0x12
     UNSUBSCRIBE = 0x13
+    LIST_TOPICS = 0x14
     # server -> client
     CONNECTED = 0x20
     CONSUMER_ADDED = 0x21
@@ -55,6 +56,7 @@ class FrameType(enum.IntEnum):
     QUEUE_LIST = 0x27
     PURGED = 0x28
     TEMPORARY_CREATED = 0x29
+    TOPIC_LIST = 0x2A
     # replayable reads (minibroker._core.replay): client -> server
     READ_RANGE = 0x40
     ACK_BELOW = 0x41
@@ -247,6 +249,25 @@ class Unsubscribe:
     name: str
 
 
+@attrs.frozen(slots=True)
+class ListTopics:
+    """Ask for the topics and durable subscriptions (an administrator's view, answered by TOPIC_LIST)."""
+
+    request_id: int
+    #: unused; kept so the frame has the request-and-name layout of its neighbours
+    name: str = ""
+
+
+@attrs.frozen(slots=True)
+class TopicList:
+    """The topics' statistics and the durable subscriptions, as JSON (an administrative answer, not a hot path:
+    ``{"topics": [[name, enqueued, dequeued, consumers], ...], "durables": [[client id, name, topic, selector,
+    active, pending], ...]}``)."""
+
+    request_id: int
+    json: str
+
+
 # -- temporary destinations -------------------------------------------------------------------------------------------
 
 
@@ -428,6 +449,8 @@ Frame: TypeAlias = (
     | RangeColumns
     | BrowseSelected
     | Unsubscribe
+    | ListTopics
+    | TopicList
     | CreateTemporary
     | DeleteTemporary
     | TemporaryCreated

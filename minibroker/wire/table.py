@@ -40,6 +40,7 @@ from .frames import (
     Handshake,
     Hello,
     ListQueues,
+    ListTopics,
     Ok,
     Publish,
     Published,
@@ -55,6 +56,7 @@ from .frames import (
     Rollback,
     Send,
     TemporaryCreated,
+    TopicList,
     Unsubscribe,
 )
 from .parsers import FrameParser as P
@@ -236,6 +238,20 @@ ROWS: tuple[Row, ...] = (
         "client",
         lambda f: e.encode_unsubscribe(f.request_id, f.name),
         request_and_queue(Unsubscribe),
+    ),
+    _row(
+        _T.LIST_TOPICS,
+        ListTopics,
+        "client",
+        lambda f: e.encode_list_topics(f.request_id),
+        request_and_queue(ListTopics),
+    ),
+    _row(
+        _T.TOPIC_LIST,
+        TopicList,
+        "server",
+        lambda f: e.encode_topic_list(f.request_id, f.json),
+        request_and_queue(TopicList),
     ),
     # temporary destinations
     _row(

@@ -578,15 +578,33 @@ async def ask_broker(args: argparse.Namespace, request: Callable[[TcpLink], Awai
 
 
 async def _stat(args: argparse.Namespace) -> int:
-    async def request(link: TcpLink) -> tuple[list[QueueStatistics], dict[str, int]]:
+    async def request(link: TcpLink) -> tuple[list[QueueStatistics], dict[str, int], Any]:
         queues = await link.list_queues()
-        return queues, await _dead_letter_depths(link, [q.name for q in queues if "DLQ" in q.name])
+        depths = await _dead_letter_depths(link, [q.name for q in queues if "DLQ" in q.name])
+        return queues, depths, await link.list_topics()
 
-    queues, dead = await ask_broker(args, request)
+    queues, dead, (topics, durables) = await ask_broker(args, request)
     rows = [(q.name, q.size, q.inflight, q.enqueued, q.dequeued, q.consumers, dead.get(q.name, 0)) for q in queues]
     print(format_table(("queue", "size", "in flight", "enqueued", "dequeued", "consumers", "dlq depth"), rows))
     if not rows:
         print("(no queues)")
+    if topics:
+        print()
+        print(
+            format_table(
+                ("topic", "enqueued", "dequeued", "consumers"),
+                [(t.name, t.enqueued, t.dequeued, t.consumers) for t in topics],
+            )
+        )
+    if durables:
+        print()
+        print(
+            format_table(
+                ("durable subscription", "client id", "topic", "active", "pending"),
+                [(d.name, d.client_id, d.topic, "yes" if d.active else "no", d.pending) for d in durables],
+                "lllrr",
+            )
+        )
     return 0
 
 

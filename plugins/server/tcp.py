@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import socket
 from collections.abc import Sequence
@@ -62,6 +63,7 @@ from minibroker.wire import (
     Handshake,
     Hello,
     ListQueues,
+    ListTopics,
     Publish,
     Pull,
     Purge,
@@ -86,6 +88,7 @@ from minibroker.wire import (
     encode_range_columns_results,
     encode_range_results,
     encode_temporary_created,
+    encode_topic_list,
 )
 
 __all__ = ["DEFAULT_MAX_CONNECTIONS", "DEFAULT_MAX_FRAME_SIZE", "Server", "start_server"]
@@ -346,9 +349,16 @@ class _ClientConnection:
 
     def may_read(self, connection_id: int, queue: str) -> bool:
         """Whether the connection's user may see ``queue`` in a listing (read or admin rights on it)."""
+        return self._may_see(connection_id, Destination.queue(queue))
+
+    def may_read_topic(self, connection_id: int, topic: str) -> bool:
+        """Whether the connection's user may see ``topic`` (and its durable subscriptions) in a listing."""
+        return self._may_see(connection_id, Destination.topic(topic))
+
+    def _may_see(self, connection_id: int, destination: Destination) -> bool:
         for action in ("read", "admin"):
             try:
-                self.broker.authorize(connection_id, action, Destination.queue(queue))
+                self.broker.authorize(connection_id, action, destination)
                 return True
             except AccessDenied:
                 pass
@@ -405,6 +415,18 @@ class _ClientConnection:
             self.emit(encode_queue_list(frame.request_id, [stats for stats in listed if stats is not None]))
         elif isinstance(frame, Purge):
             self.emit(encode_purged(frame.request_id, broker.purge(frame.queue, connection_id)))
+        elif isinstance(frame, ListTopics):
+            topics = []
+            for name in sorted(broker.topic_names()):
+                stats = broker.topic_statistics(name)
+                if stats is not None and self.may_read_topic(connection_id, name):
+                    topics.append([name, stats.enqueued, stats.dequeued, stats.consumers])
+            durables = [
+                [d.client_id, d.name, d.topic, d.selector, d.active, d.pending]
+                for d in broker.durable_subscriptions()
+                if self.may_read_topic(connection_id, d.topic)
+            ]
+            self.emit(encode_topic_list(frame.request_id, json.dumps({"topics": topics, "durables": durables})))
         elif isinstance(frame, Unsubscribe):
             broker.unsubscribe(connection_id, frame.name)
             self.emit(encode_ok(frame.request_id))

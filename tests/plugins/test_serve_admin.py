@@ -33,6 +33,12 @@ destination = ">"
 read = ["admins", "readers"]
 write = ["admins"]
 admin = ["admins"]
+
+[[authorization]]
+destination = "topic://>"
+read = ["admins"]
+write = ["admins"]
+admin = ["admins"]
 """
 
 
@@ -142,3 +148,20 @@ async def test_help(command: str, tmp_path: Path) -> None:
         assert "--password" in out and "--url" in out
     else:
         assert "--config" in out and "--data-dir" in out
+
+
+async def test_stat_lists_topics_and_durable_subscriptions(served: Served, tmp_path: Path) -> None:
+    """``minibroker stat`` shows topics (published, acknowledged, subscribers) and durable subscriptions."""
+    async with await connect(served.url, user="admin", password="admin-pw", client_id="billing") as conn:
+        session = await conn.create_session()
+        await (await session.create_durable_subscriber("topic://prices", "watch")).close()
+        producer = await session.create_producer("topic://prices")
+        await producer.send("p1")
+        await producer.send("p2")
+        code, out, err = await run(MINIBROKER, "stat", "--url", served.url, *ADMIN, cwd=tmp_path)
+    assert code == 0, err
+    lines = out.splitlines()
+    topic_header = lines.index(next(line for line in lines if line.startswith("topic ")))
+    assert lines[topic_header + 1].split() == ["prices", "2", "0", "1"]
+    durable_row = next(line for line in lines if line.startswith("watch"))
+    assert durable_row.split() == ["watch", "billing", "prices", "no", "2"]

@@ -167,6 +167,8 @@ EVERY_FRAME: list[wire.Frame] = [
     wire.DeleteTemporary(24, "temp-topic://ID:c-1:1:2"),
     wire.BrowseSelected(25, "orders", "color = 'rød'"),
     wire.Unsubscribe(26, "sub-ü"),
+    wire.ListTopics(28),
+    wire.TopicList(28, '{"topics": [["prices", 3, 6, 2]], "durables": []}'),
     AddConsumer(27, ConsumerInfo(T, 100, "a > 1", 0, False, False, True, 3, "durable-1")),
 ]
 
