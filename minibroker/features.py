@@ -30,6 +30,7 @@ __all__ = [
     "body_refusal",
     "check_connection_url",
     "check_consumer_destination",
+    "check_durable_destination",
     "check_message_properties",
     "check_send_destination",
     "check_stomp_subscribe_headers",
@@ -119,10 +120,28 @@ FEATURES: tuple[Feature, ...] = (
     Feature(
         "wildcard-consumer",
         Kind.DESTINATION_NAME,
-        "consumer on `orders.>`, `*.in`",
+        "consumer on queues `orders.>`, `*.in`",
         Status.REFUSED,
-        "wildcard subscriptions are a later issue (wildcards work in policies, auth and the Spark source)",
+        "wildcard queue consumers are a later issue (wildcard topic subscribers work; wildcards work in policies, "
+        "auth and the Spark source)",
         "queue://orders.>",
+    ),
+    Feature(
+        "wildcard-topic-consumer",
+        Kind.DESTINATION_NAME,
+        "subscriber to `topic://prices.>`, `topic://prices.*`",
+        Status.VERIFIED,
+        "`*` one name, `>` the rest: every matching topic, existing or made later, through one subscriber's window",
+        "topic://prices.>",
+        recordings=(f"{_FEATURES}wildcard_topic_*.json",),
+    ),
+    Feature(
+        "wildcard-durable",
+        Kind.DESTINATION_NAME,
+        "durable subscription to `topic://prices.>`",
+        Status.REFUSED,
+        "durable subscriptions to wildcard topics are a later issue",
+        "topic://prices.>",
     ),
     Feature(
         "wildcard-send",
@@ -806,7 +825,7 @@ def _consumer_refusal(dest: Destination) -> str | None:
         return refusal
     if "," in name:
         return "composite-consumer"
-    if "*" in name or ">" in name:
+    if ("*" in name or ">" in name) and dest.kind is DestinationKind.QUEUE:
         return "wildcard-consumer"
     if name.startswith("ActiveMQ.Advisory."):
         return "advisory"
@@ -825,6 +844,13 @@ def _send_refusal(dest: Destination) -> str | None:
     if name.startswith("ActiveMQ.Scheduler.Management"):
         return "scheduler-management"
     return None
+
+
+def check_durable_destination(dest: Destination) -> None:
+    """Refuses a durable subscription to what minibroker cannot keep one for (a wildcard topic)."""
+    check_consumer_destination(dest)
+    if "*" in dest.name or ">" in dest.name:
+        raise refuse("wildcard-durable", str(dest))
 
 
 def check_consumer_destination(dest: Destination) -> None:

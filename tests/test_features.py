@@ -23,6 +23,7 @@ from minibroker.features import (
     body_refusal,
     check_connection_url,
     check_consumer_destination,
+    check_durable_destination,
     check_message_properties,
     check_send_destination,
     check_stomp_subscribe_headers,
@@ -46,7 +47,9 @@ def refusals(row_kind: Kind, example: str, row_id: str = "") -> set[str]:
         except UnsupportedFeature as exc:
             return {exc.feature}
         calls = [lambda: check_consumer_destination(dest), lambda: check_send_destination(dest)]
-        if row_id.endswith("-send"):
+        if row_id.endswith("-durable"):
+            calls = [lambda: check_durable_destination(dest)]
+        elif row_id.endswith("-send"):
             calls = calls[1:]
         elif row_id.endswith("-consumer"):
             calls = calls[:1]

@@ -34,6 +34,7 @@ from ..errors import (
 from ..features import (
     ACCEPTED_SEND_NAMES,
     check_consumer_destination,
+    check_durable_destination,
     check_message_properties,
     check_send_destination,
 )
@@ -67,7 +68,7 @@ from .subscription import QueueEntry, Subscription, header_lookup
 from .temporary import TemporaryDestinations
 from .topic import Topic
 from .transaction import Transaction
-from .virtual import DEFAULT_VIRTUAL_TOPICS, VirtualTopics
+from .virtual import DEFAULT_VIRTUAL_TOPICS, VirtualTopics, is_wildcard, topic_matches
 
 if TYPE_CHECKING:
     from ..selector import Selector
@@ -125,6 +126,8 @@ class BrokerCore:
         self.queues: dict[str, Queue] = {}
         #: durable topic subscriptions by (client id, name) (durable.py); their queues are in ``queues`` too
         self.durables: dict[tuple[str, str], DurableSubscription] = {}
+        #: subscribers to ``topic://A.*`` / ``A.>``: each is in every matching topic, present and future
+        self.wildcard_topic_subs: list[Subscription] = []
         #: set while restore() rebuilds the durable subscriptions a store kept (not journaled again)
         self._restoring = False
         self.topics: dict[str, Topic] = {}
@@ -181,6 +184,9 @@ class BrokerCore:
         if t is None:
             t = Topic(Destination.topic(name))
             self.topics[name] = t
+            for sub in self.wildcard_topic_subs:  # a wildcard subscriber also reads topics made after it (ActiveMQ)
+                if topic_matches(sub.destination.name, name):
+                    t.add_subscription(sub)
         return t
 
     def _dispatch_destination(self, destination: Destination) -> None:
@@ -191,10 +197,17 @@ class BrokerCore:
         else:
             t = self.topics.get(destination.name)
             if t is not None:
-                expired: list[QueueEntry] = []
-                t.dispatch(self.clock.now(), self.output, expired)
-                t.expired += len(expired)
-                t.dequeued += len(expired)
+                self._dispatch_topic(t)
+            elif is_wildcard(destination.name):  # a wildcard subscriber's window opened: every topic it reads
+                for topic in list(self.topics.values()):
+                    if topic_matches(destination.name, topic.destination.name):
+                        self._dispatch_topic(topic)
+
+    def _dispatch_topic(self, t: Topic) -> None:
+        expired: list[QueueEntry] = []
+        t.dispatch(self.clock.now(), self.output, expired)
+        t.expired += len(expired)
+        t.dequeued += len(expired)
 
     def _dispatch_queue(self, q: Queue) -> None:
         """Dispatch what ``q`` can; call it only when ``q.dispatchable()`` (callers on hot paths check inline)."""
@@ -281,8 +294,11 @@ class BrokerCore:
         consumer_id = self._next_consumer
         self._next_consumer += 1
         source: Queue | Topic
+        wildcard = info.destination.kind is not QUEUE and is_wildcard(info.destination.name)
         if info.destination.kind is QUEUE:
             source = self.queue(info.destination.name)
+        elif wildcard:
+            source = Topic(info.destination)  # where its acks are counted: the wildcard is no topic of the broker
         else:
             source = self.topic(info.destination.name)
         sub = Subscription(
@@ -301,6 +317,11 @@ class BrokerCore:
         conn.consumers.add(consumer_id)
         if isinstance(source, Queue):
             source.add_consumer(sub)
+        elif wildcard:
+            self.wildcard_topic_subs.append(sub)
+            for topic in self.topics.values():
+                if topic_matches(info.destination.name, topic.destination.name):
+                    topic.add_subscription(sub)
         else:
             source.add_subscription(sub)
         self._dispatch_destination(info.destination)
@@ -321,6 +342,11 @@ class BrokerCore:
         held = [e for e in sub.dispatched.values() if e.acked_in_txn is None]
         sub.dispatched.clear()
         if sub.destination.is_topic:
+            if sub in self.wildcard_topic_subs:
+                self.wildcard_topic_subs.remove(sub)
+                for topic in self.topics.values():
+                    topic.remove_subscription(sub)
+                return
             self.topic(sub.destination.name).remove_subscription(sub)
             return
         q = self.queues[sub.destination.name]
@@ -341,7 +367,7 @@ class BrokerCore:
         topic = info.destination
         if not topic.is_topic:
             raise InvalidDestination(f"a durable subscription is to a topic, not {topic}", destination=str(topic))
-        check_consumer_destination(topic)
+        check_durable_destination(topic)
         client_id = conn.client_id
         if client_id is None:
             raise DurableSubscriptionError(
@@ -512,7 +538,9 @@ class BrokerCore:
                 self._copy_to_consumer_queues(virtual, message, connection_id)
             t = self.topics.get(dest.name)
             if t is None:
-                return
+                if not any(topic_matches(s.destination.name, dest.name) for s in self.wildcard_topic_subs):
+                    return
+                t = self.topic(dest.name)  # a wildcard subscriber reads it: made now, with that subscriber in it
             t.publish(message, connection_id)
             if t.durables:
                 self._feed_durables(t, message, connection_id)

@@ -16,7 +16,24 @@ import attrs
 from ..destination_map import DestinationMap
 from ..errors import InvalidConfiguration
 
-__all__ = ["DEFAULT_VIRTUAL_TOPICS", "VirtualTopics"]
+__all__ = ["DEFAULT_VIRTUAL_TOPICS", "VirtualTopics", "is_wildcard", "topic_matches"]
+
+
+def is_wildcard(name: str) -> bool:
+    """A destination name with ActiveMQ's wildcards: a ``*`` or ``>`` segment."""
+    return "*" in name or ">" in name
+
+
+def topic_matches(pattern: str, topic: str) -> bool:
+    """Whether ActiveMQ's wildcard ``pattern`` (``*`` one segment, ``>`` the rest) names ``topic``."""
+    want = pattern.split(".")
+    have = topic.split(".")
+    for i, segment in enumerate(want):
+        if segment == ">":
+            return True
+        if i >= len(have) or (segment != "*" and segment != have[i]):
+            return False
+    return len(want) == len(have)
 
 
 @attrs.frozen(slots=True)

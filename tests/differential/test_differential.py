@@ -51,7 +51,6 @@ NOT_BUILT = {
     "advisory_": "advisory topics are not implemented yet (issue 18)",
     "composite_consumer": "consumers on composite destinations are not implemented yet (issue 18)",
     "wildcard_queue_": "wildcard consumers are not implemented yet (issue 18)",
-    "wildcard_topic_": "wildcard consumers are not implemented yet (issue 18)",
     "map_message_": "map messages are not implemented yet (issue 19)",
 }
 

@@ -30,7 +30,7 @@ async def connected(server: StompServer) -> RawStompClient:
 
 SUBSCRIBE_CASES = [
     ({"destination": "/queue/orders.>"}, "wildcard-consumer", "queue://orders.>"),
-    ({"destination": "/topic/*.in"}, "wildcard-consumer", "topic://*.in"),
+    ({"destination": "/topic/*.in", "activemq.subscriptionName": "d"}, "wildcard-durable", "topic://*.in"),
     ({"destination": "/queue/qa,/queue/qb"}, "stomp-composite-subscribe", "/queue/qa,/queue/qb"),
     (
         {"destination": "/topic/ActiveMQ.Advisory.Consumer.Queue.orders"},

@@ -1,0 +1,57 @@
+"""Wildcard topic subscribers (``topic://prices.>``, ``topic://prices.*``): ActiveMQ's matching, topics that exist
+before and after the subscriber, one prefetch window across them, and nothing left behind when it goes (the
+visible behaviour replays from the ``wildcard_topic_*`` recordings)."""
+
+from __future__ import annotations
+
+import pytest
+
+from minibroker import Broker, ManualClock
+from minibroker.client import AckMode, connect
+from minibroker.errors import UnsupportedFeature
+
+
+async def test_existing_and_later_topics_through_one_subscriber() -> None:
+    async with Broker(clock=ManualClock(autojump=True)) as broker, await connect(broker, client_id="c") as conn:
+        session = await conn.create_session(AckMode.CLIENT_ACKNOWLEDGE)
+        await session.create_consumer("topic://prices.eu")  # makes the topic before the wildcard subscriber
+        everything = await session.create_consumer("topic://prices.>", prefetch=2)
+        one_level = await session.create_consumer("topic://prices.*")
+        producer = await session.create_producer()
+        for topic in ("prices.eu", "prices.us", "prices.eu.de", "other.x"):  # prices.us, .eu.de: made by the send
+            await producer.send(topic, destination="topic://" + topic)
+        got = [await everything.receive(timeout=1) for _ in range(3)]  # a window of 2 refilled across topics
+        assert await everything.receive(timeout=1) is None
+        assert sorted(m.body for m in got if m is not None) == ["prices.eu", "prices.eu.de", "prices.us"]
+        assert got[-1] is not None
+        await got[-1].acknowledge()
+        assert [m.body for m in [await one_level.receive(timeout=1) for _ in range(2)] if m is not None] == [
+            "prices.eu",
+            "prices.us",
+        ]
+        await everything.close()
+        assert all(everything.consumer_id not in t.pending for t in broker.core.topics.values())
+
+
+async def test_stomp_subscribes_with_a_wildcard() -> None:
+    from support.stomp_helpers import RawStompClient
+
+    from minibroker.plugins.stomp import start_stomp_server
+
+    async with Broker(clock=ManualClock(autojump=True)) as broker, await start_stomp_server(broker, port=0) as server:
+        stomp = await RawStompClient.open(server.port)
+        await stomp.request("SUBSCRIBE", {"id": "s", "destination": "/topic/prices.>"})
+        async with await connect(broker) as conn:
+            await (await (await conn.create_session()).create_producer("topic://prices.eu")).send("p1")
+        msg = await stomp.message()
+        assert msg.body == b"p1" and msg.headers["destination"] == "/topic/prices.eu"
+        await stomp.close()
+
+
+async def test_wildcard_queues_and_durable_wildcards_stay_refused() -> None:
+    async with Broker() as broker, await connect(broker, client_id="c") as conn:
+        session = await conn.create_session()
+        with pytest.raises(UnsupportedFeature, match="wildcard-consumer"):
+            await session.create_consumer("orders.>")
+        with pytest.raises(UnsupportedFeature, match="wildcard-durable"):
+            await session.create_durable_subscriber("topic://prices.>", "d")
