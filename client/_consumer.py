@@ -676,14 +676,25 @@ class Consumer:
                 if inspect.isawaitable(result):
                     await result
         except Exception as exc:  # the listener's failure is the message's rollback cause, as in ActiveMQ
-            msg.rollback_cause = exc
-            self.session.connection._report_listener_error(self, msg, exc)
-            if self._ack_each or self._ack_batch or self._individual_ack:
-                self._rollback()
-            else:
-                self._after_consumed(msg)
+            self._listener_failed(msg, exc)
+            return
+        except asyncio.CancelledError as exc:
+            task = asyncio.current_task()
+            if task is not None and task.cancelling():
+                raise  # the session's delivery is being stopped: not the listener's doing
+            # a listener that raised CancelledError itself (a timeout it let escape, a cancelled helper task) failed
+            # like any other: before, it silently ended delivery for the whole session (issue 15)
+            self._listener_failed(msg, exc)
             return
         self._after_consumed(msg, expired=expired)
+
+    def _listener_failed(self, msg: ReceivedMessage, exc: BaseException) -> None:
+        msg.rollback_cause = exc
+        self.session.connection._report_listener_error(self, msg, exc)
+        if self._ack_each or self._ack_batch or self._individual_ack:
+            self._rollback()
+        else:
+            self._after_consumed(msg)
 
     # -- closing ----------------------------------------------------------------------------------------------------
 

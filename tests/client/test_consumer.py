@@ -515,3 +515,33 @@ class TestHistory:
             assert [r.ack_type for r in records if r.event == "ack"][-1] == "POISON"
             assert records[-1].event == "dead-lettered"
             assert records[-1].destination == "queue://ActiveMQ.DLQ"
+
+
+async def test_a_listener_raising_cancelled_error_does_not_stop_delivery() -> None:
+    """A listener that lets a CancelledError escape (a timeout inside it, a cancelled helper) failed on that message,
+    like any exception: the message is redelivered and the session keeps delivering (issue 15)."""
+    import asyncio
+
+    from minibroker import Broker, ManualClock
+    from minibroker.client import AckMode, connect
+
+    async with Broker(clock=ManualClock(autojump=True)) as broker, await connect(broker) as conn:
+        session = await conn.create_session(AckMode.AUTO_ACKNOWLEDGE)
+        seen: list[tuple[str, bool]] = []
+        done = asyncio.Event()
+
+        async def listener(msg: object) -> None:
+            body, redelivered = msg.body, msg.redelivered  # type: ignore[attr-defined]
+            seen.append((body, redelivered))
+            if body == "first" and not redelivered:
+                raise asyncio.CancelledError
+            if body == "second":
+                done.set()
+
+        consumer = await session.create_consumer("q")
+        consumer.set_listener(listener)
+        producer = await session.create_producer("q")
+        await producer.send("first")
+        await producer.send("second")
+        await asyncio.wait_for(done.wait(), timeout=10)
+        assert seen[0] == ("first", False) and ("first", True) in seen and seen[-1] == ("second", False)
