@@ -31,6 +31,7 @@ __all__ = [
     "LocalProtocolError",
     "MinibrokerError",
     "ProtocolError",
+    "PublishInterrupted",
     "RemoteProtocolError",
     "SessionClosed",
     "SettleTimeout",
@@ -271,6 +272,17 @@ class LimitExceeded(MinibrokerError):
     limit: object = None
     maximum: object = None
     timeout: float | None = None
+
+
+class PublishInterrupted(MinibrokerError):
+    """A batch publish failed part way: the first ``accepted`` messages were taken (and ``duplicates`` dropped as
+    re-sent), the rest were not; ``cause`` is the code of the error that stopped it (a full queue, a refused
+    destination), whose text ends the message."""
+
+    code = "publish-interrupted"
+    accepted: int | None = None
+    duplicates: int | None = None
+    cause: str | None = None
 
 
 class SettleTimeout(MinibrokerError, TimeoutError):

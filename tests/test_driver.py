@@ -82,3 +82,27 @@ class TestReads:
             before = broker.incarnation
             await broker.restart()
             assert broker.incarnation == before + 1
+
+
+def test_a_publish_stopped_part_way_says_how_many_it_took() -> None:
+    """Issue 15: a batch publish that fails on its third message raises PublishInterrupted naming the two taken."""
+    from minibroker import Broker, DestinationPolicy, ManualClock, Message
+    from minibroker.errors import PublishInterrupted
+    from minibroker.message import Destination
+
+    async def run() -> None:
+        policies = {"small": DestinationPolicy(memory_limit=1, send_fail_if_no_space=True)}
+        async with Broker(clock=ManualClock(), policies=policies) as broker:
+            messages = [
+                Message(f"ID:p:{i}", Destination.queue("big" if i < 2 else "small"), "x", producer_id="p")
+                for i in range(4)
+            ]
+            broker.publish(0, messages[3:], dedupe=False)  # fills "small"
+            with pytest.raises(PublishInterrupted, match=r"took 2 message\(s\)") as info:
+                broker.publish(0, messages[:3], dedupe=False)
+            assert (info.value.accepted, info.value.cause) == (2, "limit-exceeded")
+            assert broker.queue("big").size == 2 and broker.queue("small").size == 1
+
+    import asyncio
+
+    asyncio.run(run())

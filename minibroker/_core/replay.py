@@ -46,7 +46,7 @@ from typing import NamedTuple
 
 import attrs
 
-from ..errors import InvalidAcknowledge, InvalidConfiguration, StaleEpoch
+from ..errors import InvalidAcknowledge, InvalidConfiguration, MinibrokerError, PublishInterrupted, StaleEpoch
 from ..message import Message, PropertyValue
 from .history import History
 from .queue import Queue
@@ -407,7 +407,16 @@ def publish(
                     message.message_id, now, "dropped", detail="duplicate message id (publish)", destination=key
                 )
                 continue
-        send(message)
+        try:
+            send(message)
+        except MinibrokerError as exc:
+            raise PublishInterrupted(
+                f"the batch publish took {accepted} message(s) ({duplicates} duplicate(s) dropped), then stopped: "
+                f"{exc.message or exc}",
+                accepted=accepted,
+                duplicates=duplicates,
+                cause=exc.code,
+            ) from exc
         accepted += 1
     if fault is not None and accepted >= fault[0]:
         book.fail_publish = None
