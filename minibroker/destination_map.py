@@ -22,6 +22,10 @@ __all__ = ["DestinationMap", "split_destination"]
 
 T = TypeVar("T")
 
+#: destinations whose answer a map remembers; past this many the memory starts again (a bound, not an eviction
+#: policy: the lookup it saves is cheap)
+CACHE_LIMIT = 10_000
+
 DESTINATION_PREFIXES: dict[str, str] = {
     "queue://": "queue",
     "topic://": "topic",
@@ -111,6 +115,9 @@ class DestinationMap(Generic[T]):
         else:
             best = max(p.rank(path) for p in candidates)
             value = min((p for p in candidates if p.rank(path) == best), key=lambda p: p.text).value
+        if len(self._cache) >= CACHE_LIMIT:
+            # a client naming ever new destinations (refused ones too) must not grow the broker's memory (issue 15)
+            self._cache.clear()
         self._cache[destination] = value
         return value
 
