@@ -151,8 +151,8 @@ def _segments(ops: Iterable[JournalOp]) -> Iterator[_Batch | Purged | DurableSav
 class SqliteStore:
     """Persistent messages in ``<directory>/minibroker.sqlite3`` (created if missing), one transaction per batch.
 
-    The directory is locked (``<directory>/lock``) while the store is open: a second broker on the same directory
-    gets :class:`StoreError`. ``synchronous`` is SQLite's setting: ``"NORMAL"`` survives a killed process,
+    The directory is locked (``<directory>/lock``), and the database itself, while the store is open: a second
+    broker on the same directory gets :class:`StoreError`. ``synchronous`` is SQLite's setting: ``"NORMAL"`` survives a killed process,
     ``"FULL"`` a power failure too.
     """
 
@@ -178,6 +178,8 @@ class SqliteStore:
             self._setup(synchronous.upper())
         except sqlite3.Error as exc:
             self.close()
+            if "locked" in str(exc):
+                raise StoreError(in_use_message(self.directory), directory=str(self.directory)) from exc
             raise StoreError(f"cannot open the message store {self.path}: {exc}", path=str(self.path)) from exc
 
     def __repr__(self) -> str:
@@ -196,6 +198,9 @@ class SqliteStore:
 
     def _setup(self, synchronous: str) -> None:
         db = self._db
+        # the database itself is locked too, for as long as the store is open (its first write takes the lock and
+        # exclusive mode keeps it): a lock file someone deleted does not let a second broker share the messages
+        db.execute("PRAGMA locking_mode=EXCLUSIVE")
         mode = db.execute("PRAGMA journal_mode=WAL").fetchone()[0]
         if str(mode).lower() != "wal":
             raise StoreError(f"SQLite refused the WAL journal mode for {self.path} (got {mode})")

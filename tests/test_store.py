@@ -193,13 +193,30 @@ class TestSqliteStore:
     def test_wal_mode_and_one_broker_per_directory(self, tmp_path: Path) -> None:
         store = SqliteStore(tmp_path)
         try:
-            with sqlite3.connect(tmp_path / DATABASE_NAME) as db:
-                assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+            assert store._db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
             with pytest.raises(StoreError, match="in use by another broker"):
                 SqliteStore(tmp_path)
         finally:
             store.close()
         SqliteStore(tmp_path).close()  # released on close
+
+    def test_the_database_itself_is_locked(self, tmp_path: Path) -> None:
+        """A deleted lock file does not let a second broker open the same messages (issue 15)."""
+        from minibroker._data_dir_lock import LOCK_NAME
+
+        store = SqliteStore(tmp_path)
+        try:
+            (tmp_path / LOCK_NAME).unlink()
+            with pytest.raises(StoreError, match="in use by another broker"):
+                SqliteStore(tmp_path)
+            with (
+                pytest.raises(sqlite3.OperationalError, match="locked"),
+                sqlite3.connect(tmp_path / DATABASE_NAME) as db,
+            ):
+                db.execute("SELECT count(*) FROM messages").fetchone()
+        finally:
+            store.close()
+        SqliteStore(tmp_path).close()
 
     def test_a_failed_batch_changes_nothing(self, tmp_path: Path) -> None:
         store = SqliteStore(tmp_path)
