@@ -152,8 +152,8 @@ class SqliteStore:
     """Persistent messages in ``<directory>/minibroker.sqlite3`` (created if missing), one transaction per batch.
 
     The directory is locked (``<directory>/lock``), and the database itself, while the store is open: a second
-    broker on the same directory gets :class:`StoreError`. ``synchronous`` is SQLite's setting: ``"NORMAL"`` survives a killed process,
-    ``"FULL"`` a power failure too.
+    broker on the same directory gets :class:`StoreError`. ``synchronous`` is SQLite's setting: ``"NORMAL"``
+    survives a killed process, ``"FULL"`` a power failure too.
     """
 
     def __init__(self, directory: str | os.PathLike[str], *, synchronous: str = "NORMAL") -> None:
