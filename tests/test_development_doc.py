@@ -35,9 +35,7 @@ def test_each_command_is_accepted(command: list[str]) -> None:
     assert command[0] == ".venv/bin/python", command
     script = REPO / command[1]
     assert script.exists(), script
-    done = subprocess.run(
-        [sys.executable, str(script), "--help"], capture_output=True, text=True, timeout=60, cwd=REPO
-    )
+    done = subprocess.run([sys.executable, str(script), "--help"], capture_output=True, text=True, timeout=60, cwd=REPO)
     assert done.returncode == 0, done.stderr
     for option in command[2:]:
         if option.startswith("--"):

@@ -478,8 +478,9 @@ class TcpLink:
         assert isinstance(queues, list)
         return queues
 
-    async def list_topics(self) -> tuple[list[QueueStatistics], list[DurableView]]:
-        """Every topic with its statistics, and every durable subscription (``minibroker stat``)."""
+    async def list_topics(self) -> tuple[list[QueueStatistics], list[DurableView], int]:
+        """Every topic with its statistics, every durable subscription, and how many messages wait in the
+        scheduler (``minibroker stat``)."""
         self._check()
         request_id, future = self._new_request()
         self._write(encode_list_topics(request_id))
@@ -490,7 +491,7 @@ class TcpLink:
             QueueStatistics(name, 0, 0, enq, deq, 0, consumers, 0) for name, enq, deq, consumers in data["topics"]
         ]
         durables = [DurableView(*row) for row in data["durables"]]
-        return topics, durables
+        return topics, durables, int(data.get("scheduled", 0))
 
     async def read_range(
         self,

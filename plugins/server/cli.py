@@ -583,7 +583,7 @@ async def _stat(args: argparse.Namespace) -> int:
         depths = await _dead_letter_depths(link, [q.name for q in queues if "DLQ" in q.name])
         return queues, depths, await link.list_topics()
 
-    queues, dead, (topics, durables) = await ask_broker(args, request)
+    queues, dead, (topics, durables, scheduled) = await ask_broker(args, request)
     rows = [(q.name, q.size, q.inflight, q.enqueued, q.dequeued, q.consumers, dead.get(q.name, 0)) for q in queues]
     print(format_table(("queue", "size", "in flight", "enqueued", "dequeued", "consumers", "dlq depth"), rows))
     if not rows:
@@ -605,6 +605,9 @@ async def _stat(args: argparse.Namespace) -> int:
                 "lllrr",
             )
         )
+    if scheduled:
+        print()
+        print(f"scheduled: {scheduled} message{'' if scheduled == 1 else 's'} waiting in the scheduler")
     return 0
 
 

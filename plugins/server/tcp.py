@@ -426,7 +426,8 @@ class _ClientConnection:
                 for d in broker.durable_subscriptions()
                 if self.may_read_topic(connection_id, d.topic)
             ]
-            self.emit(encode_topic_list(frame.request_id, json.dumps({"topics": topics, "durables": durables})))
+            answer = {"topics": topics, "durables": durables, "scheduled": broker.scheduled_count}
+            self.emit(encode_topic_list(frame.request_id, json.dumps(answer)))
         elif isinstance(frame, Unsubscribe):
             broker.unsubscribe(connection_id, frame.name)
             self.emit(encode_ok(frame.request_id))

@@ -165,3 +165,19 @@ async def test_stat_lists_topics_and_durable_subscriptions(served: Served, tmp_p
     assert lines[topic_header + 1].split() == ["prices", "2", "0", "1"]
     durable_row = next(line for line in lines if line.startswith("watch"))
     assert durable_row.split() == ["watch", "billing", "prices", "no", "2"]
+    assert not any(line.startswith("scheduled:") for line in lines)  # shown only when something waits
+
+
+async def test_stat_shows_what_waits_in_the_scheduler(tmp_path: Path) -> None:
+    (tmp_path / "broker.toml").write_text("[broker]\nscheduler_support = true\n")
+    server = await serve(tmp_path, "--config", str(tmp_path / "broker.toml"))
+    try:
+        async with await connect(server.url) as conn:
+            producer = await (await conn.create_session()).create_producer("later")
+            await producer.send("in an hour", properties={"AMQ_SCHEDULED_DELAY": 3_600_000})
+        code, out, err = await run(MINIBROKER, "stat", "--url", server.url, cwd=tmp_path)
+        assert code == 0, err
+        assert "scheduled: 1 message waiting in the scheduler" in out
+    finally:
+        server.proc.terminate()
+        await server.proc.wait()
