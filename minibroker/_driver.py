@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import attrs
 
@@ -72,13 +73,14 @@ class Broker:
     ``clock`` decides how time passes (a :class:`~minibroker.ManualClock` for virtual time); ``policies`` maps a
     destination to its :class:`DestinationPolicy` (prioritised messages, dead-letter strategy): a mapping keyed by
     ActiveMQ destination wildcards (``">"`` for every queue, ``"orders.>"``), or a function of the destination.
-    ``scheduler_support`` enables delayed delivery (``AMQ_SCHEDULED_DELAY``) and is required by the broker
+    ``scheduler_support`` enables scheduled delivery (``AMQ_SCHEDULED_*``) and is required by the broker
     redelivery plugin, as in ActiveMQ. ``plugins``: :class:`~minibroker.filters.BrokerFilter` s form the chain every
     connect, subscribe, send, ack, commit, rollback, dispatch and dead letter goes through, outermost first; other
     plugins (``install(broker)``) are installed in order. ``virtual_topics``: ActiveMQ's default virtual topics
     (``VirtualTopic.>`` copied to ``Consumer.*.VirtualTopic.>`` queues), another ``VirtualTopics(name, prefix)``, or
-    None to turn them off. ``connection_limits``: the most consumers and open transactions one connection may hold
-    (:class:`~minibroker.limits.ConnectionLimits`; 1000 each by default).
+    None to turn them off. ``scheduler_time_zone``: the IANA zone ``AMQ_SCHEDULED_CRON`` entries are read in (UTC
+    unless given; ActiveMQ uses its JVM's zone). ``connection_limits``: the most consumers and open transactions one
+    connection may hold (:class:`~minibroker.limits.ConnectionLimits`; 1000 each by default).
 
     Persistence: with ``data_dir`` (or a ``store``, see :mod:`minibroker.store`), persistent messages sent to queues
     are stored (SQLite in ``data_dir``) before the send is answered, removed when acked, and loaded again when a
@@ -98,6 +100,7 @@ class Broker:
         store: MessageStore | None = None,
         virtual_topics: VirtualTopics | None = DEFAULT_VIRTUAL_TOPICS,
         connection_limits: ConnectionLimits = DEFAULT_CONNECTION_LIMITS,
+        scheduler_time_zone: str = "UTC",
     ) -> None:
         if data_dir is not None and store is not None:
             raise InvalidConfiguration("give a data_dir or a store, not both", data_dir=str(data_dir))
@@ -115,6 +118,7 @@ class Broker:
                 return table.get(str(dest))
 
         self.scheduler_support = scheduler_support
+        self.scheduler_time_zone = _time_zone(scheduler_time_zone)
         #: the most consumers and open transactions one connection may hold (limits.py)
         self.connection_limits = connection_limits
         #: where persistent messages are kept (None: memory only); the core journals into ``_journal``
@@ -136,6 +140,7 @@ class Broker:
             journal=self._journal,
             virtual_topics=virtual_topics,
         )
+        self.core.scheduler_time_zone = self.scheduler_time_zone
         self._load_store()
         #: what the filters know of each open connection (its principal, given by a security filter)
         self._contexts: dict[int, ConnectionContext] = {}
@@ -344,6 +349,7 @@ class Broker:
             journal=self._journal,
             virtual_topics=self.core.virtual_topics,
         )
+        self.core.scheduler_time_zone = self.scheduler_time_zone
         self._load_store()
         self._install_plugins()
         self._arm(self.core.next_deadline())
@@ -913,6 +919,13 @@ class Broker:
             after,
             error or ConnectionClosed("the batch publish failed (injected fault)"),
         )
+
+
+def _time_zone(name: str) -> ZoneInfo:
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise InvalidConfiguration(f"unknown time zone {name!r}", option="scheduler_time_zone", value=name) from None
 
 
 class _BrokerEnd(BrokerFilter):

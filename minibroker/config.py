@@ -122,6 +122,7 @@ class BrokerConfig:
     data_dir: Path | None = None
     store_synchronous: str = "NORMAL"
     scheduler_support: bool = False
+    scheduler_time_zone: str = "UTC"
     history_limit: int = 10_000
     policies: Mapping[str, DestinationPolicy] = attrs.field(factory=dict)
     #: consumers and open transactions per connection ([limits])
@@ -141,6 +142,7 @@ class BrokerConfig:
             "name": self.name,
             "policies": dict(self.policies) or None,
             "scheduler_support": self.scheduler_support,
+            "scheduler_time_zone": self.scheduler_time_zone,
             "history_limit": self.history_limit,
             "plugins": self.plugins(),
             "virtual_topics": self.virtual_topics,
@@ -307,7 +309,18 @@ def parse_config(doc: Mapping[str, Any], *, path: str | os.PathLike[str] | None 
     reader.unknown(doc, _TOP)
 
     broker = reader.table(doc, "broker")
-    reader.unknown(broker, {"name", "data_dir", "store_synchronous", "scheduler_support", "history_limit"}, "broker")
+    reader.unknown(
+        broker,
+        {"name", "data_dir", "store_synchronous", "scheduler_support", "scheduler_time_zone", "history_limit"},
+        "broker",
+    )
+    time_zone = reader.value(broker, "scheduler_time_zone", "str", "UTC", "broker")
+    try:
+        from zoneinfo import ZoneInfo
+
+        ZoneInfo(time_zone)
+    except Exception:  # ZoneInfoNotFoundError, ValueError: a name zoneinfo cannot find
+        raise reader.fail("broker.scheduler_time_zone", f"unknown time zone {time_zone!r}") from None
     name = reader.value(broker, "name", "str", "minibroker", "broker")
     data_dir_text = reader.value(broker, "data_dir", "str", None, "broker")
     data_dir = None if data_dir_text is None else base / Path(data_dir_text).expanduser()
@@ -400,6 +413,7 @@ def parse_config(doc: Mapping[str, Any], *, path: str | os.PathLike[str] | None 
         data_dir=data_dir,
         store_synchronous=synchronous,
         scheduler_support=scheduler_support,
+        scheduler_time_zone=time_zone,
         history_limit=history_limit,
         policies=policies,
         redelivery=redelivery_plugin,

@@ -372,10 +372,12 @@ FEATURES: tuple[Feature, ...] = (
     Feature(
         "scheduled-cron",
         Kind.MESSAGE_PROPERTY,
-        "`AMQ_SCHEDULED_CRON`",
-        Status.REFUSED,
-        "cron schedules are a later issue (with scheduler_support=True)",
+        "`AMQ_SCHEDULED_CRON` (with `_DELAY`, `_PERIOD`, `_REPEAT`)",
+        Status.VERIFIED,
+        "five-field cron in the broker's `scheduler_time_zone` (UTC by default); each firing delivers, or with a "
+        "repeat starts a job of its own with the delay, period and repeat, as ActiveMQ's job scheduler",
         "AMQ_SCHEDULED_CRON",
+        recordings=(f"{_FEATURES}scheduler_cron_*.json", f"{_FEATURES}scheduler_off_cron.json"),
     ),
     Feature(
         "message-groups",
@@ -914,9 +916,7 @@ _HEADER_PROPERTIES = {
         "jms-header-property",
     ),
 }
-_SCHEDULE_PROPERTIES = {
-    "AMQ_SCHEDULED_CRON": "scheduled-cron",
-}
+_SCHEDULE_PROPERTIES: dict[str, str] = {}
 _NO_EFFECT = (None, 0, "", "0")
 
 

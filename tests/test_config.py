@@ -114,6 +114,7 @@ class TestValid:
             "name": "minibroker",
             "policies": None,
             "scheduler_support": False,
+            "scheduler_time_zone": "UTC",
             "history_limit": 10_000,
             "plugins": [],
             "virtual_topics": VirtualTopics(),

@@ -55,3 +55,42 @@ async def test_without_scheduler_support_the_properties_are_ignored() -> None:
         assert broker.queue("jobs").size == 1 and broker.scheduled_count == 0
         with pytest.raises(AssertionError, match="nothing is scheduled"):
             await advance_to_next_scheduled(broker)
+
+
+async def test_a_nightly_cron_job_on_virtual_time() -> None:
+    """``AMQ_SCHEDULED_CRON="0 2 * * *"`` with ``AMQ_SCHEDULED_REPEAT=2`` (issue 19): every night at 02:00 the cron
+    firing starts a job of its own that delivers three messages (ActiveMQ's job scheduler: half a second after the
+    firing, no period between them); three nights take milliseconds of wall time."""
+    import datetime as dt
+
+    clock = ManualClock()
+    async with Broker(clock=clock, scheduler_support=True) as broker, await connect(broker) as conn:
+        session = await conn.create_session()
+        consumer = await session.create_consumer("nightly")
+        job_id = await (await session.create_producer("nightly")).send(
+            "report", properties={"AMQ_SCHEDULED_CRON": "0 2 * * *", "AMQ_SCHEDULED_REPEAT": 2}
+        )
+        nights = []
+        for _ in range(3):
+            await advance_to_next_scheduled(broker)  # the cron firing at 02:00
+            await advance_to_next_scheduled(broker)  # its three deliveries, half a second later
+            got = [await consumer.receive(timeout=0) for _ in range(4)]
+            delivered = [m for m in got if m is not None]
+            assert len(delivered) == 3 and all(m.get_property("scheduledJobId") for m in delivered)
+            nights.append(dt.datetime.fromtimestamp(clock.now(), dt.UTC).strftime("%m-%d %H:%M:%S.%f")[:-3])
+        assert nights == ["01-01 02:00:00.500", "01-02 02:00:00.500", "01-03 02:00:00.500"]
+        assert broker.scheduled_count == 1  # the cron job, waiting for the fourth night
+        assert job_id
+
+
+async def test_a_cron_job_alone_delivers_at_each_match_in_the_brokers_time_zone() -> None:
+    import datetime as dt
+
+    clock = ManualClock()
+    async with Broker(clock=clock, scheduler_support=True, scheduler_time_zone="Europe/Paris") as broker:
+        async with await connect(broker) as conn:
+            producer = await (await conn.create_session()).create_producer("q")
+            await producer.send("tick", properties={"AMQ_SCHEDULED_CRON": "0 2 * * *"})
+        await advance_to_next_scheduled(broker)
+        assert broker.queue("q").size == 1
+        assert dt.datetime.fromtimestamp(clock.now(), dt.UTC).hour == 1  # 02:00 in Paris is 01:00 UTC in January

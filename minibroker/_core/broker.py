@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Callable, Iterable
+from datetime import tzinfo
 from typing import TYPE_CHECKING, Protocol
 
 import attrs
@@ -63,7 +64,7 @@ from .replay import (
     read_range,
     select_range,
 )
-from .scheduler import first_due, pending_job, read_job
+from .scheduler import first_due, next_cron, pending_job, read_job
 from .subscription import QueueEntry, Subscription, header_lookup
 from .temporary import TemporaryDestinations
 from .topic import Topic
@@ -122,6 +123,8 @@ class BrokerCore:
         #: how many queues have a memory limit (none: sends skip the check)
         self.memory_limited = 0
         self.scheduler_support = scheduler_support
+        #: the time zone cron entries are read in (the broker's ``scheduler_time_zone``; UTC by default)
+        self.scheduler_time_zone: tzinfo | None = None
         self._policy_for: PolicyLookup = policy_for or (lambda _dest: DestinationPolicy())
         self.queues: dict[str, Queue] = {}
         #: durable topic subscriptions by (client id, name) (durable.py); their queues are in ``queues`` too
@@ -510,7 +513,7 @@ class BrokerCore:
         job = read_job(message)
         if job is None:
             return False
-        self.schedule(first_due(self.clock.now(), job), job.waiting_message())
+        self.schedule(first_due(self.clock.now(), job, self.scheduler_time_zone), job.waiting_message())
         return True
 
     def _enqueue(self, message: Message, connection_id: int = 0, redelivery_counter: int = 0) -> None:
@@ -859,17 +862,27 @@ class BrokerCore:
                 sub.extension = 0
                 self.output.append(Dispatch(consumer_id, None))
         while self._scheduled and self._scheduled[0][0] <= now:
-            due, job, message, counter = heapq.heappop(self._scheduled)
+            due, job_number, message, counter = heapq.heappop(self._scheduled)
             if self.journal is not None and message.persistent:
-                self.journal.append(Unscheduled(job))
-            repeating = pending_job(message)
-            if repeating is None:
+                self.journal.append(Unscheduled(job_number))
+            job = pending_job(message)
+            if job is None:
                 self._enqueue(message, 0, counter)
                 continue
-            self._enqueue(repeating.delivery(), 0, counter)
-            following = repeating.after_firing()
+            if job.cron is not None:
+                # a cron firing delivers, or with a repeat starts a job of its own (ActiveMQ's job scheduler)
+                if job.repeat == 0:
+                    self._enqueue(job.delivery(), 0, counter)
+                else:
+                    run = job.cron_run()
+                    self.schedule(first_due(due, run, self.scheduler_time_zone), run.waiting_message())
+                again = attrs.evolve(job, deliveries=job.deliveries + 1)
+                self.schedule(next_cron(due, job, self.scheduler_time_zone), again.waiting_message())
+                continue
+            self._enqueue(job.delivery(), 0, counter)
+            following = job.after_firing()
             if following is not None:
-                self.schedule(due + following.period, following.waiting_message())
+                self.schedule(due + following.next_period(), following.waiting_message())
         if self._next_sweep is not None and self._next_sweep <= now:
             self.sweep_expired()
         for name, due in list(self._throttle_due.items()):

@@ -11,16 +11,22 @@ against its recordings (``scheduler_*``):
 * each delivery is a new message (a fresh message id, the job's id in ``scheduledJobId``) without the scheduling
   properties, so a consumer sees what a plain send would have given it.
 
-``AMQ_SCHEDULED_CRON`` is not built yet (refused by :mod:`minibroker.features`).
+``AMQ_SCHEDULED_CRON`` (cron.py, the scheduler's time zone) makes a job fire at each matching minute: alone it
+delivers each time; with a repeat each firing starts a job of its own with the delay, period and repeat (ActiveMQ's
+rule), so ``0 2 * * *`` with ``AMQ_SCHEDULED_REPEAT=2`` delivers three messages every night at 02:00.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from datetime import tzinfo
+
 import attrs
 
 from ..message import Message
+from .cron import UTC, parse_cron
 
-__all__ = ["SCHEDULE_PROPERTIES", "Job", "first_due", "pending_job", "read_job"]
+__all__ = ["SCHEDULE_PROPERTIES", "Job", "first_due", "job_start", "next_cron", "pending_job", "read_job"]
 
 #: how many times a repeating job has fired, kept on its waiting message so a restart resumes it (never delivered)
 DELIVERIES = "AMQ_SCHEDULED_DELIVERIES"
@@ -37,13 +43,16 @@ SCHEDULE_PROPERTIES = (
 @attrs.frozen(slots=True)
 class Job:
     """One scheduled message: ``delay`` and ``period`` in seconds, ``repeat`` deliveries still to come after the
-    next one (negative: forever), ``deliveries`` made so far."""
+    next one (negative: forever), ``deliveries`` made so far, and a ``cron`` entry for jobs that fire on a calendar
+    (each cron firing then delivers once, or, with a repeat, starts a job of its own with the delay, period and
+    repeat: ActiveMQ's ``InMemoryJobScheduler``)."""
 
     message: Message
     delay: float
     period: float
     repeat: int
     deliveries: int = 0
+    cron: str | None = None
 
     @property
     def job_id(self) -> str:
@@ -51,8 +60,8 @@ class Job:
 
     @property
     def repeats(self) -> bool:
-        """More than one delivery: each gets a message id of its own, as ActiveMQ gives repeated jobs."""
-        return self.period > 0 and (self.repeat != 0 or self.deliveries > 0)
+        """More than one delivery: each gets a message id of its own, as ActiveMQ gives repeated and cron jobs."""
+        return self.cron is not None or self.repeat != 0 or self.deliveries > 0
 
     def delivery(self) -> Message:
         """The message this firing delivers: without the scheduling properties, ``scheduledJobId`` naming the job,
@@ -63,18 +72,36 @@ class Job:
         return attrs.evolve(self.message, properties=properties, message_id=message_id)
 
     def after_firing(self) -> Job | None:
-        """The job once this firing is done, or None when it has fired its last."""
-        if self.repeat == 0 or self.period <= 0:
+        """The job once this (non-cron) firing is done, or None when it has fired its last."""
+        if self.repeat == 0:
             return None
         return attrs.evolve(self, repeat=self.repeat - 1 if self.repeat > 0 else -1, deliveries=self.deliveries + 1)
 
+    def next_period(self) -> float:
+        """The time to the next firing; a job repeating forever without a period fires once a second (ActiveMQ
+        would fire it without pause, which nothing can consume)."""
+        return self.period if self.period > 0 or self.repeat >= 0 else 1.0
+
+    def cron_run(self) -> Job:
+        """The job a cron firing with a repeat starts: the delay, period and repeat, without the cron entry."""
+        properties = {k: v for k, v in self.message.properties.items() if k not in (DELIVERIES, "AMQ_SCHEDULED_CRON")}
+        message = attrs.evolve(
+            self.message, properties=properties, message_id=f"{self.job_id}:run{self.deliveries + 1}"
+        )
+        return Job(message, self.delay, self.period, self.repeat)
+
     def waiting_message(self) -> Message:
-        """What waits in the scheduler for the next firing: a job that fires again carries its state (period,
-        repeats left, deliveries made) in its properties, so the store keeps it across a restart; a job firing its
-        last is simply that delivery."""
-        if self.repeat == 0 or self.period <= 0:
+        """What waits in the scheduler for the next firing: a job that fires again carries its state (cron entry,
+        period, repeats left, deliveries made) in its properties, so the store keeps it across a restart; a job
+        firing its last is simply that delivery."""
+        if self.cron is None and self.repeat == 0:
             return self.delivery()
-        properties = {k: v for k, v in self.message.properties.items() if k != "AMQ_SCHEDULED_DELAY"}
+        properties = dict(self.message.properties)
+        if self.cron is None:
+            properties.pop("AMQ_SCHEDULED_DELAY", None)
+        else:
+            properties["AMQ_SCHEDULED_CRON"] = self.cron
+            properties["AMQ_SCHEDULED_DELAY"] = int(round(self.delay * 1000))
         properties["AMQ_SCHEDULED_PERIOD"] = int(round(self.period * 1000))
         properties["AMQ_SCHEDULED_REPEAT"] = self.repeat
         properties[DELIVERIES] = self.deliveries
@@ -90,29 +117,53 @@ def _number(value: object) -> float | None:
         return None
 
 
+def _cron(properties: Mapping[str, object]) -> str | None:
+    cron = properties.get("AMQ_SCHEDULED_CRON")
+    return cron if isinstance(cron, str) and cron.strip() else None
+
+
 def read_job(message: Message) -> Job | None:
-    """The job a message's properties ask for, or None for a plain send (no positive delay or period)."""
+    """The job a message's properties ask for, or None for a plain send (no cron entry, no positive delay or
+    period: as ActiveMQ's ``SchedulerBroker``, a repeat alone schedules nothing)."""
     properties = message.properties
     delay = _number(properties.get("AMQ_SCHEDULED_DELAY")) or 0.0
     period = _number(properties.get("AMQ_SCHEDULED_PERIOD")) or 0.0
-    if delay <= 0 and period <= 0:
+    cron = _cron(properties)
+    if cron is None and delay <= 0 and period <= 0:
         return None
+    if cron is not None:
+        parse_cron(cron)  # refused at the send, as ActiveMQ refuses a cron entry it cannot parse
     repeat = _number(properties.get("AMQ_SCHEDULED_REPEAT")) or 0.0
-    return Job(message, max(delay, 0.0) / 1000.0, max(period, 0.0) / 1000.0, int(repeat))
+    return Job(message, max(delay, 0.0) / 1000.0, max(period, 0.0) / 1000.0, int(repeat), cron=cron)
 
 
 def pending_job(message: Message) -> Job | None:
-    """The repeating job a waiting message carries (see :meth:`Job.waiting_message`), or None for a delivery."""
+    """The job a waiting message carries (see :meth:`Job.waiting_message`), or None for a delivery."""
     properties = message.properties
     if not properties or DELIVERIES not in properties:
         return None
+    delay = _number(properties.get("AMQ_SCHEDULED_DELAY")) or 0.0
     period = _number(properties.get("AMQ_SCHEDULED_PERIOD")) or 0.0
     repeat = int(_number(properties.get("AMQ_SCHEDULED_REPEAT")) or 0)
     deliveries = int(_number(properties.get(DELIVERIES)) or 0)
-    return Job(message, 0.0, period / 1000.0, repeat, deliveries)
+    return Job(message, delay / 1000.0, period / 1000.0, repeat, deliveries, _cron(properties))
 
 
-def first_due(now: float, job: Job) -> float:
-    """When a job sent at ``now`` (seconds) first fires: ActiveMQ's half-second start, plus the delay or period."""
-    start_ms = (int(now * 1000) + 500) // 500 * 500
-    return start_ms / 1000.0 + (job.delay if job.delay > 0 else job.period)
+def job_start(now: float) -> float:
+    """ActiveMQ's start of a job scheduled at ``now``: the next half second (``((ms + 500) / 500) * 500``)."""
+    return (int(now * 1000) + 500) // 500 * 500 / 1000.0
+
+
+def first_due(now: float, job: Job, zone: tzinfo | None = None) -> float:
+    """When a job sent at ``now`` (seconds) first fires: its start (or its cron entry's next time after it), plus
+    the delay or else the period."""
+    start = job_start(now)
+    if job.cron is not None:
+        start = parse_cron(job.cron).next_after(start, zone or UTC)
+    return start + (job.delay if job.delay > 0 else job.period)
+
+
+def next_cron(due: float, job: Job, zone: tzinfo | None = None) -> float:
+    """A cron job's next firing after the one at ``due``."""
+    assert job.cron is not None
+    return parse_cron(job.cron).next_after(due, zone or UTC)

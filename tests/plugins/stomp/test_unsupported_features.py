@@ -67,7 +67,6 @@ async def test_subscribe_is_refused(
 
 SEND_CASES = [
     ({"destination": "/queue/qa,/topic/ActiveMQ.Advisory.x"}, "advisory"),
-    ({"destination": "/queue/q", "AMQ_SCHEDULED_CRON": "0 * * * *"}, "scheduled-cron"),
     ({"destination": "/queue/q", "transformation": "jms-object-xml"}, "stomp-transformation"),
 ]
 
