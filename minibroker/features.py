@@ -214,11 +214,21 @@ FEATURES: tuple[Feature, ...] = (
         "topic://ActiveMQ.Advisory.Consumer.Queue.orders",
     ),
     Feature(
-        "scheduler-management",
+        "scheduler-management-send",
         Kind.DESTINATION_NAME,
-        "`ActiveMQ.Scheduler.Management`",
+        "send to `topic://ActiveMQ.Scheduler.Management` with `AMQ_SCHEDULER_ACTION`",
+        Status.VERIFIED,
+        "BROWSE (each scheduled message, with `scheduledJobId`, to the request's reply_to), REMOVE (by "
+        "`scheduledJobId`, or `ACTION_START_TIME`/`ACTION_END_TIME` in ms), REMOVEALL; with scheduler support",
+        "topic://ActiveMQ.Scheduler.Management",
+        recordings=(f"{_FEATURES}scheduler_management_*.json",),
+    ),
+    Feature(
+        "scheduler-management-consumer",
+        Kind.DESTINATION_NAME,
+        "consumer on `ActiveMQ.Scheduler.Management`",
         Status.REFUSED,
-        "browsing and removing scheduled messages is a later issue",
+        "the management topic takes requests; its answers go to each request's reply_to",
         "topic://ActiveMQ.Scheduler.Management",
     ),
     Feature(
@@ -832,7 +842,7 @@ def _consumer_refusal(dest: Destination) -> str | None:
     if name.startswith("ActiveMQ.Advisory."):
         return "advisory"
     if name.startswith("ActiveMQ.Scheduler.Management"):
-        return "scheduler-management"
+        return "scheduler-management-consumer"
     return None
 
 
@@ -843,8 +853,6 @@ def _send_refusal(dest: Destination) -> str | None:
         return refusal
     if name.startswith("ActiveMQ.Advisory."):
         return "advisory"
-    if name.startswith("ActiveMQ.Scheduler.Management"):
-        return "scheduler-management"
     return None
 
 

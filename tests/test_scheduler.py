@@ -94,3 +94,49 @@ async def test_a_cron_job_alone_delivers_at_each_match_in_the_brokers_time_zone(
         await advance_to_next_scheduled(broker)
         assert broker.queue("q").size == 1
         assert dt.datetime.fromtimestamp(clock.now(), dt.UTC).hour == 1  # 02:00 in Paris is 01:00 UTC in January
+
+
+async def test_browse_and_remove_through_the_management_topic() -> None:
+    """BROWSE answers on the request's reply_to with each waiting message and its scheduledJobId; REMOVE takes one
+    by that id, or those due in a time range (ACTION_START_TIME/ACTION_END_TIME, ms)."""
+    clock = ManualClock()
+    async with Broker(clock=clock, scheduler_support=True) as broker, await connect(broker) as conn:
+        session = await conn.create_session()
+        producer = await session.create_producer()
+        for i, delay in enumerate((60_000, 120_000, 180_000)):
+            await producer.send(f"m{i}", destination="jobs", properties={"AMQ_SCHEDULED_DELAY": delay})
+        replies = await session.create_temporary_queue()
+        answers = await session.create_consumer(replies)
+
+        async def browse() -> list[tuple[str, str]]:
+            await producer.send(
+                "",
+                destination="topic://ActiveMQ.Scheduler.Management",
+                reply_to=replies,
+                properties={"AMQ_SCHEDULER_ACTION": "BROWSE"},
+            )
+            out = []
+            while (msg := await answers.receive(timeout=0)) is not None:
+                out.append((msg.body, str(msg.get_property("scheduledJobId"))))
+            return out
+
+        listed = await browse()
+        assert [body for body, _ in listed] == ["m0", "m1", "m2"]
+        await producer.send(
+            "",
+            destination="topic://ActiveMQ.Scheduler.Management",
+            properties={"AMQ_SCHEDULER_ACTION": "REMOVE", "scheduledJobId": listed[1][1]},
+        )
+        assert [body for body, _ in await browse()] == ["m0", "m2"]
+        now_ms = int(clock.now() * 1000)
+        await producer.send(
+            "",
+            destination="topic://ActiveMQ.Scheduler.Management",
+            properties={
+                "AMQ_SCHEDULER_ACTION": "REMOVE",
+                "ACTION_START_TIME": now_ms + 100_000,
+                "ACTION_END_TIME": now_ms + 200_000,
+            },
+        )
+        assert [body for body, _ in await browse()] == ["m0"]
+        assert broker.scheduled_count == 1

@@ -64,7 +64,7 @@ from .replay import (
     read_range,
     select_range,
 )
-from .scheduler import first_due, next_cron, pending_job, read_job
+from .scheduler import browse_copy, first_due, next_cron, pending_job, read_job
 from .subscription import QueueEntry, Subscription, header_lookup
 from .temporary import TemporaryDestinations
 from .topic import Topic
@@ -77,6 +77,9 @@ if TYPE_CHECKING:
 __all__ = ["NOW_UNKNOWN_DELIVERED", "BrokerCore", "PolicyLookup"]
 
 QUEUE = DestinationKind.QUEUE
+
+#: the scheduler's management topic (ActiveMQ's ``ScheduledMessage.AMQ_SCHEDULER_MANAGEMENT_DESTINATION``)
+MANAGEMENT = "ActiveMQ.Scheduler.Management"
 
 #: ``lastDeliveredSequenceId`` when the consumer went away without saying (transport failure): count everything.
 NOW_UNKNOWN_DELIVERED = -2
@@ -501,9 +504,52 @@ class BrokerCore:
             return
         if self.history.enabled:
             self.history.note(message.message_id, (self.clock.now(), "sent"))
-        if self.scheduler_support and self._schedule_delayed(message):
-            return
+        if self.scheduler_support:
+            if dest.name == MANAGEMENT and dest.kind is not QUEUE:
+                self._manage_scheduler(message)
+                return
+            if self._schedule_delayed(message):
+                return
         self._enqueue(message, connection_id)
+
+    def _manage_scheduler(self, request: Message) -> None:
+        """A request to ``topic://ActiveMQ.Scheduler.Management`` (ActiveMQ's ``AMQ_SCHEDULER_ACTION``)."""
+        props = request.properties
+        action = str(props.get("AMQ_SCHEDULER_ACTION", "")).upper()
+        start, end = props.get("ACTION_START_TIME"), props.get("ACTION_END_TIME")
+        in_range = None
+        if isinstance(start, (int, float)) and isinstance(end, (int, float)):
+            low, high = float(start) / 1000.0, float(end) / 1000.0
+
+            def in_range(due: float) -> bool:
+                return low <= due <= high
+
+        if action == "BROWSE":
+            if request.reply_to is None:
+                return
+            entries = sorted(self._scheduled)
+            for n, (due, _job, message, _counter) in enumerate(entries):
+                if in_range is None or in_range(due):
+                    self._enqueue(browse_copy(message, message.message_id, request.reply_to, n))
+        elif action in ("REMOVE", "REMOVEALL"):
+            job_id = props.get("scheduledJobId")
+
+            def doomed(entry: tuple[float, int, Message, int]) -> bool:
+                if action == "REMOVEALL":
+                    return True
+                if job_id is not None:
+                    return entry[2].message_id == job_id
+                return in_range is not None and in_range(entry[0])
+
+            kept = []
+            for entry in self._scheduled:
+                if doomed(entry):
+                    if self.journal is not None and entry[2].persistent:
+                        self.journal.append(Unscheduled(entry[1]))
+                else:
+                    kept.append(entry)
+            heapq.heapify(kept)
+            self._scheduled = kept
 
     def _schedule_delayed(self, message: Message) -> bool:
         """``AMQ_SCHEDULED_DELAY``/``_PERIOD``/``_REPEAT`` make the message a job of the scheduler (scheduler.py),

@@ -23,10 +23,19 @@ from datetime import tzinfo
 
 import attrs
 
-from ..message import Message
+from ..message import Destination, Message
 from .cron import UTC, parse_cron
 
-__all__ = ["SCHEDULE_PROPERTIES", "Job", "first_due", "job_start", "next_cron", "pending_job", "read_job"]
+__all__ = [
+    "SCHEDULE_PROPERTIES",
+    "Job",
+    "browse_copy",
+    "first_due",
+    "job_start",
+    "next_cron",
+    "pending_job",
+    "read_job",
+]
 
 #: how many times a repeating job has fired, kept on its waiting message so a restart resumes it (never delivered)
 DELIVERIES = "AMQ_SCHEDULED_DELIVERIES"
@@ -91,19 +100,18 @@ class Job:
         return Job(message, self.delay, self.period, self.repeat)
 
     def waiting_message(self) -> Message:
-        """What waits in the scheduler for the next firing: a job that fires again carries its state (cron entry,
-        period, repeats left, deliveries made) in its properties, so the store keeps it across a restart; a job
-        firing its last is simply that delivery."""
-        if self.cron is None and self.repeat == 0:
-            return self.delivery()
+        """What waits in the scheduler for the next firing: the job's message with its state (cron entry, delay,
+        period, repeats left, deliveries made) in its properties, so the store keeps it across a restart and the
+        management topic's BROWSE shows it as sent."""
         properties = dict(self.message.properties)
-        if self.cron is None:
-            properties.pop("AMQ_SCHEDULED_DELAY", None)
-        else:
+        if self.cron is not None:
             properties["AMQ_SCHEDULED_CRON"] = self.cron
-            properties["AMQ_SCHEDULED_DELAY"] = int(round(self.delay * 1000))
-        properties["AMQ_SCHEDULED_PERIOD"] = int(round(self.period * 1000))
-        properties["AMQ_SCHEDULED_REPEAT"] = self.repeat
+        if self.deliveries and self.cron is None:
+            properties.pop("AMQ_SCHEDULED_DELAY", None)  # a repeat waits a period, not the delay again
+        if self.period > 0 or "AMQ_SCHEDULED_PERIOD" in properties:
+            properties["AMQ_SCHEDULED_PERIOD"] = int(round(self.period * 1000))
+        if self.repeat != 0 or "AMQ_SCHEDULED_REPEAT" in properties:
+            properties["AMQ_SCHEDULED_REPEAT"] = self.repeat
         properties[DELIVERIES] = self.deliveries
         return attrs.evolve(self.message, properties=properties)
 
@@ -147,6 +155,16 @@ def pending_job(message: Message) -> Job | None:
     repeat = int(_number(properties.get("AMQ_SCHEDULED_REPEAT")) or 0)
     deliveries = int(_number(properties.get(DELIVERIES)) or 0)
     return Job(message, delay / 1000.0, period / 1000.0, repeat, deliveries, _cron(properties))
+
+
+def browse_copy(message: Message, job_id: str, reply_to: Destination, n: int) -> Message:
+    """What the management topic's BROWSE sends for one scheduled message: the message as it waits (its
+    ``AMQ_SCHEDULED_*`` properties included) with ``scheduledJobId``, to the request's reply_to."""
+    properties = {k: v for k, v in message.properties.items() if k != DELIVERIES}
+    properties["scheduledJobId"] = job_id
+    return attrs.evolve(
+        message, properties=properties, destination=reply_to, message_id=f"{message.message_id}:browse{n}"
+    )
 
 
 def job_start(now: float) -> float:
