@@ -87,6 +87,10 @@ class Broker:
     broker starts on the same directory or :meth:`restart` s; without, everything stays in memory.
     """
 
+    #: the most consumers and open transactions one connection may hold (limits.py); set on the instance only
+    #: when not the default, to keep the instance's attributes few (see BrokerCore's note)
+    connection_limits: ConnectionLimits = DEFAULT_CONNECTION_LIMITS
+
     def __init__(
         self,
         *,
@@ -118,9 +122,9 @@ class Broker:
                 return table.get(str(dest))
 
         self.scheduler_support = scheduler_support
-        self.scheduler_time_zone = _time_zone(scheduler_time_zone)
-        #: the most consumers and open transactions one connection may hold (limits.py)
-        self.connection_limits = connection_limits
+        zone = _time_zone(scheduler_time_zone)
+        if connection_limits is not DEFAULT_CONNECTION_LIMITS:  # instance attributes only when needed (BrokerCore)
+            self.connection_limits = connection_limits
         #: where persistent messages are kept (None: memory only); the core journals into ``_journal``
         if data_dir is not None:
             from .store import SqliteStore
@@ -140,7 +144,8 @@ class Broker:
             journal=self._journal,
             virtual_topics=virtual_topics,
         )
-        self.core.scheduler_time_zone = self.scheduler_time_zone
+        if zone.key != "UTC":
+            self.core.scheduler_time_zone = zone
         self._load_store()
         #: what the filters know of each open connection (its principal, given by a security filter)
         self._contexts: dict[int, ConnectionContext] = {}
@@ -341,6 +346,7 @@ class Broker:
         self._contexts.clear()
         self._incarnation += 1
         policy_for = self.core._policy_for
+        zone = self.core.scheduler_time_zone
         self.core = BrokerCore(
             self.clock,
             policy_for=policy_for,
@@ -349,7 +355,8 @@ class Broker:
             journal=self._journal,
             virtual_topics=self.core.virtual_topics,
         )
-        self.core.scheduler_time_zone = self.scheduler_time_zone
+        if zone is not None:
+            self.core.scheduler_time_zone = zone
         self._load_store()
         self._install_plugins()
         self._arm(self.core.next_deadline())
