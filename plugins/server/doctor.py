@@ -21,7 +21,8 @@ from minibroker._defaults import check_limits
 from minibroker.errors import AccessDenied, MinibrokerError
 from minibroker.tls import TlsSettings
 
-from .cli import USER_HINT, ServeSettings, ask_broker, close_all, listen
+from .admin import ask_broker
+from .cli import USER_HINT, ServeSettings, close_all, listen
 
 __all__ = ["doctor_main"]
 
