@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import signal
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -44,16 +43,6 @@ async def test_the_subscription_and_its_messages_survive_a_restart(tmp_path: Pat
             await session.unsubscribe("all")
         await broker.restart()
         assert [(v.name, v.pending) for v in broker.durable_subscriptions()] == [("kept", 0)]
-
-
-@pytest.fixture
-async def processes() -> AsyncIterator[list[asyncio.subprocess.Process]]:
-    started: list[asyncio.subprocess.Process] = []
-    yield started
-    for proc in started:
-        if proc.returncode is None:
-            proc.kill()
-            await proc.wait()
 
 
 async def test_an_offline_subscriber_gets_all_1000_after_a_sigkill(

@@ -18,10 +18,8 @@ from __future__ import annotations
 
 import asyncio
 import signal
-from collections.abc import AsyncIterator
 from pathlib import Path
 
-import pytest
 from support.servekit import serve
 
 from minibroker.client import AckMode, connect
@@ -35,16 +33,6 @@ KILL_AFTER = 6_000
 COMMIT_EVERY = 25
 #: the consumer commits this many, then holds one more batch uncommitted until the kill
 CONSUME = 2_000
-
-
-@pytest.fixture
-async def processes() -> AsyncIterator[list[asyncio.subprocess.Process]]:
-    started: list[asyncio.subprocess.Process] = []
-    yield started
-    for proc in started:
-        if proc.returncode is None:
-            proc.kill()
-            await proc.wait()
 
 
 async def test_sigkill_mid_stream_loses_nothing_confirmed_and_redelivers_nothing_acked(

@@ -15,7 +15,7 @@ import re
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
-from minibroker import Broker, Destination, DestinationPolicy, ManualClock
+from minibroker import Broker, Destination, DestinationPolicy, ManualClock, QueueStatistics
 from minibroker.client import (
     AckMode,
     Connection,
@@ -286,20 +286,7 @@ class ScriptRunner:
 
     def stats(self, queue: str) -> None:
         view = self.broker.queue(queue)
-        e: Event = {"event": "queue_stats", "queue": queue}
-        if not view.exists:
-            e["exists"] = False
-        else:
-            s = view.statistics()
-            e.update(
-                size=s.size,
-                inflight=s.inflight,
-                enqueues=s.enqueued,
-                dequeues=s.dequeued,
-                expired=s.expired,
-                consumers=s.consumers,
-            )
-        self.ev(e)
+        self.ev(stats_event("queue", queue, view.statistics() if view.exists else None))
 
     # -- running ----------------------------------------------------------------------------------------------------
 
@@ -571,20 +558,7 @@ class ScriptRunner:
             self.stats(self.req(op, "dest"))
 
     def topic_stats(self, topic: str) -> None:
-        s = self.broker.topic_statistics(topic)
-        e: Event = {"event": "topic_stats", "topic": topic}
-        if s is None:
-            e["exists"] = False
-        else:
-            e.update(
-                size=s.size,
-                inflight=s.inflight,
-                enqueues=s.enqueued,
-                dequeues=s.dequeued,
-                expired=s.expired,
-                consumers=s.consumers,
-            )
-        self.ev(e)
+        self.ev(stats_event("topic", topic, self.broker.topic_statistics(topic)))
 
     async def op_durable_subscriber(self, op: dict[str, Any]) -> None:
         label = self.req(op, "consumer")
@@ -727,6 +701,23 @@ class ScriptRunner:
         """Extension: the sorted names of every existing queue whose name contains DLQ."""
         await self.sleep(float(op.get("settle_ms", 150)))
         self.ev({"event": "dlq_queues", "names": [n for n in self.broker.queue_names() if "DLQ" in n]})
+
+
+def stats_event(kind: str, name: str, s: QueueStatistics | None) -> Event:
+    """The oracle's ``queue_stats`` / ``topic_stats`` event (``exists: false`` for a destination that is not there)."""
+    e: Event = {"event": f"{kind}_stats", kind: name}
+    if s is None:
+        e["exists"] = False
+    else:
+        e.update(
+            size=s.size,
+            inflight=s.inflight,
+            enqueues=s.enqueued,
+            dequeues=s.dequeued,
+            expired=s.expired,
+            consumers=s.consumers,
+        )
+    return e
 
 
 def _java_property_type(value: object) -> str:
