@@ -23,7 +23,7 @@ from minibroker.errors import (
     SessionClosed,
     TransactionRolledBack,
 )
-from minibroker.features import check_consumer_destination
+from minibroker.features import check_browser_destination
 from minibroker.message import Destination, DestinationKind, HasDestination, Message
 from minibroker.redelivery import DelayLevelPolicy, RetryPolicy
 
@@ -216,7 +216,7 @@ class Session:
         those that match (at most the queue's browse page of them, ``max_browse_page_size``, as ActiveMQ)."""
         self._check_open()
         dest = Destination.parse(queue)
-        check_consumer_destination(dest)  # a browser on orders.> or qa,qb: UnsupportedFeature (issue 17)
+        check_browser_destination(dest)  # a browser on orders.> or qa,qb: UnsupportedFeature
         if not dest.is_queue:
             raise IllegalStateError(f"only queues can be browsed, not {dest}")
         if selector is not None:

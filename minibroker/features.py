@@ -28,6 +28,7 @@ __all__ = [
     "Kind",
     "Status",
     "body_refusal",
+    "check_browser_destination",
     "check_connection_url",
     "check_consumer_destination",
     "check_durable_destination",
@@ -121,9 +122,19 @@ FEATURES: tuple[Feature, ...] = (
         "wildcard-consumer",
         Kind.DESTINATION_NAME,
         "consumer on queues `orders.>`, `*.in`",
+        Status.VERIFIED,
+        "one subscription with one prefetch window in every matching queue, existing or made later (not temporary "
+        "queues); each queue keeps its order, acks and redeliveries go back to the queue a message came from; across "
+        "queues the interleaving is ActiveMQ's threads' choice (compared per queue)",
+        "queue://orders.>",
+        recordings=(f"{_FEATURES}wildcard_queue_*.json",),
+    ),
+    Feature(
+        "wildcard-browser",
+        Kind.DESTINATION_NAME,
+        "browser on `orders.>` or `qa,qb`",
         Status.REFUSED,
-        "wildcard queue consumers are a later issue (wildcard topic subscribers work; wildcards work in policies, "
-        "auth and the Spark source)",
+        "a browser reads one queue (wildcard and composite consumers work)",
         "queue://orders.>",
     ),
     Feature(
@@ -155,10 +166,12 @@ FEATURES: tuple[Feature, ...] = (
     Feature(
         "composite-consumer",
         Kind.DESTINATION_NAME,
-        "consumer on `qa,qb`",
-        Status.REFUSED,
-        "consumers on composite destinations are a later issue (sends work)",
+        "consumer on `qa,qb` or `topic://ta,topic://tb`",
+        Status.VERIFIED,
+        "one subscription over every part of the composite's own kind (a queue consumer on `qa,topic://tb` reads qa "
+        "alone, as ActiveMQ); a message sent to two parts arrives twice, with one message id",
         "queue://qa,qb",
+        recordings=(f"{_FEATURES}composite_consumer*.json",),
     ),
     Feature(
         "composite-send",
@@ -181,9 +194,10 @@ FEATURES: tuple[Feature, ...] = (
     Feature(
         "stomp-composite-subscribe",
         Kind.DESTINATION_NAME,
-        "STOMP SUBSCRIBE to `/queue/qa,/queue/qb`",
-        Status.REFUSED,
-        "composite subscriptions are a later issue",
+        "STOMP SUBSCRIBE to `/queue/qa,/queue/qb` or `/queue/orders.>`",
+        Status.IMPLEMENTED,
+        "one subscription over every part (or matching queue), as a native composite or wildcard consumer",
+        tests=(f"{_STOMP_PROTOCOL}::test_composite_and_wildcard_subscriptions",),
     ),
     Feature(
         "virtual-topic-send",
@@ -835,10 +849,6 @@ def _consumer_refusal(dest: Destination) -> str | None:
     refusal = _option_refusal(name)
     if refusal is not None:
         return refusal
-    if "," in name:
-        return "composite-consumer"
-    if ("*" in name or ">" in name) and dest.kind is DestinationKind.QUEUE:
-        return "wildcard-consumer"
     if name.startswith("ActiveMQ.Advisory."):
         return "advisory"
     if name.startswith("ActiveMQ.Scheduler.Management"):
@@ -861,6 +871,13 @@ def check_durable_destination(dest: Destination) -> None:
     check_consumer_destination(dest)
     if "*" in dest.name or ">" in dest.name:
         raise refuse("wildcard-durable", str(dest))
+
+
+def check_browser_destination(dest: Destination) -> None:
+    """Refuses a browser on what a consumer may read but a browser may not: several queues at once."""
+    check_consumer_destination(dest)
+    if "," in dest.name or "*" in dest.name or ">" in dest.name:
+        raise refuse("wildcard-browser", str(dest))
 
 
 def check_consumer_destination(dest: Destination) -> None:

@@ -21,6 +21,7 @@ from minibroker.features import (
     Kind,
     Status,
     body_refusal,
+    check_browser_destination,
     check_connection_url,
     check_consumer_destination,
     check_durable_destination,
@@ -33,7 +34,7 @@ from minibroker.message import Destination, PropertyValue
 from minibroker.wire.errors import error_for
 
 #: refused rows whose only edge is the STOMP converter (driven in tests/plugins/stomp/test_unsupported_features.py)
-STOMP_ONLY = {"stomp-composite-subscribe", "stomp-transformation"}
+STOMP_ONLY = {"stomp-transformation"}
 
 
 def refusals(row_kind: Kind, example: str, row_id: str = "") -> set[str]:
@@ -49,6 +50,8 @@ def refusals(row_kind: Kind, example: str, row_id: str = "") -> set[str]:
         calls = [lambda: check_consumer_destination(dest), lambda: check_send_destination(dest)]
         if row_id.endswith("-durable"):
             calls = [lambda: check_durable_destination(dest)]
+        elif row_id.endswith("-browser"):
+            calls = [lambda: check_browser_destination(dest)]
         elif row_id.endswith("-send"):
             calls = calls[1:]
         elif row_id.endswith("-consumer"):
@@ -113,17 +116,17 @@ class TestTheAudit:
         assert refusals(row.kind, row.example, row.id) == set()
 
     def test_the_error_names_the_feature_and_the_value_and_is_a_not_implemented_error(self) -> None:
-        error = refuse("wildcard-consumer", "queue://orders.>")
+        error = refuse("wildcard-browser", "queue://orders.>")
         assert isinstance(error, MinibrokerError) and isinstance(error, NotImplementedError)
-        assert error.feature == "wildcard-consumer" and error.value == "queue://orders.>"
-        assert error.message.startswith("Unsupported feature [wildcard-consumer]: ") and "'queue://orders.>'" in str(
+        assert error.feature == "wildcard-browser" and error.value == "queue://orders.>"
+        assert error.message.startswith("Unsupported feature [wildcard-browser]: ") and "'queue://orders.>'" in str(
             error
         )
 
     def test_the_error_crosses_the_native_wire_with_its_feature(self) -> None:
-        sent = refuse("composite-consumer", "queue://qa,qb")
+        sent = refuse("wildcard-browser", "queue://qa,qb")
         received = error_for(sent.code, sent.message)
-        assert type(received) is UnsupportedFeature and received.feature == "composite-consumer"
+        assert type(received) is UnsupportedFeature and received.feature == "wildcard-browser"
 
     async def test_wildcards_stay_legal_in_policy_patterns(self) -> None:
         """Policies (like auth and the Spark source) match wildcards through destination_map, not the checks."""
@@ -153,9 +156,6 @@ async def session_on(broker: Broker, transport: str) -> tuple[Connection, Sessio
 
 
 CONSUMER_CASES = [
-    ("orders.>", "wildcard-consumer"),
-    ("*.in", "wildcard-consumer"),
-    ("qa,qb", "composite-consumer"),
     ("topic://ActiveMQ.Advisory.Consumer.Queue.orders", "advisory"),
     ("queue://orders?consumer.retroactive=true", "destination-option-retroactive"),
 ]
@@ -271,4 +271,4 @@ class TestClientOnly:
             session = await conn.create_session(AckMode.AUTO_ACKNOWLEDGE)
             with pytest.raises(UnsupportedFeature) as caught:
                 await session.create_browser("orders.>")
-            assert caught.value.feature == "wildcard-consumer"
+            assert caught.value.feature == "wildcard-browser"

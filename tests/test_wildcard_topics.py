@@ -48,10 +48,10 @@ async def test_stomp_subscribes_with_a_wildcard() -> None:
         await stomp.close()
 
 
-async def test_wildcard_queues_and_durable_wildcards_stay_refused() -> None:
+async def test_durable_wildcards_and_wildcard_browsers_stay_refused() -> None:
     async with Broker() as broker, await connect(broker, client_id="c") as conn:
         session = await conn.create_session()
-        with pytest.raises(UnsupportedFeature, match="wildcard-consumer"):
-            await session.create_consumer("orders.>")
+        with pytest.raises(UnsupportedFeature, match="wildcard-browser"):
+            await session.create_browser("orders.>")
         with pytest.raises(UnsupportedFeature, match="wildcard-durable"):
             await session.create_durable_subscriber("topic://prices.>", "d")

@@ -27,10 +27,18 @@ from .history import History
 from .subscription import QueueEntry, Subscription
 from .transaction import Transaction
 
-__all__ = ["ack_delivered", "ack_expired", "ack_individual", "ack_poison", "ack_redelivered", "ack_standard"]
+__all__ = [
+    "ack_delivered",
+    "ack_expired",
+    "ack_individual",
+    "ack_poison",
+    "ack_range",
+    "ack_redelivered",
+    "ack_standard",
+]
 
 
-def _ack_range(sub: Subscription, ack: MessageAck) -> list[QueueEntry]:
+def ack_range(sub: Subscription, ack: MessageAck) -> list[QueueEntry]:
     """The dispatched entries from ``first_message_id`` (None: the oldest) to ``last_message_id``, in dispatch
     order; empty when ``last`` comes before ``first`` there, which ActiveMQ answers by acking nothing."""
     first = ack.first_message_id
@@ -82,7 +90,7 @@ def ack_standard(sub: Subscription, ack: MessageAck, txn: Transaction | None, hi
             _record(history, now, sub, (entry,), ack)
             sub.consume(entry)
             return
-    span = _ack_range(sub, ack)
+    span = ack_range(sub, ack)
     if not span:
         return
     if txn is None and len(span) != ack.message_count:
@@ -125,12 +133,12 @@ def ack_delivered(sub: Subscription, ack: MessageAck, history: History, now: flo
 def ack_redelivered(sub: Subscription, ack: MessageAck, history: History, now: float) -> None:
     if ack.last_message_id not in sub.dispatched:
         raise InvalidAcknowledge(f"Unmatched acknowledge: {ack.last_message_id} was not dispatched", ack=ack)
-    _record(history, now, sub, _ack_range(sub, ack), ack)
+    _record(history, now, sub, ack_range(sub, ack), ack)
 
 
 def ack_poison(sub: Subscription, ack: MessageAck, history: History, now: float) -> list[QueueEntry]:
     """Take the range from the subscription, consumed; the caller dead-letters the entries it returns."""
-    span = _ack_range(sub, ack)
+    span = ack_range(sub, ack)
     _record(history, now, sub, span, ack)
     # ActiveMQ narrows the window by one for the whole range, not one per message
     sub.contract(1)
@@ -142,10 +150,10 @@ def ack_poison(sub: Subscription, ack: MessageAck, history: History, now: float)
 def ack_expired(sub: Subscription, ack: MessageAck, history: History, now: float) -> list[QueueEntry]:
     """Take the range from the subscription, not yet from its destination: the caller expires each entry it
     returns (or consumes it, when the client's clock ran ahead of the broker's)."""
-    span = _ack_range(sub, ack)
+    span = ack_range(sub, ack)
     _record(history, now, sub, span, ack)
     for entry in span:
-        sub.dispatched.pop(entry.message.message_id, None)
+        sub.untrack(entry)
         entry.holder = None
     sub.contract(1)
     return span

@@ -40,13 +40,22 @@ from ..features import (
     check_send_destination,
 )
 from ..message import Destination, DestinationKind, Message
-from .acks import ack_delivered, ack_expired, ack_individual, ack_poison, ack_redelivered, ack_standard
+from .acks import (
+    ack_delivered,
+    ack_expired,
+    ack_individual,
+    ack_poison,
+    ack_range,
+    ack_redelivered,
+    ack_standard,
+)
 from .commands import AckType, ConsumerInfo, MessageAck
 from .dead_letter import DeadLetters, expiry_cause
 from .durable import DURABLE_PREFIX, DurableSubscription, DurableView, durable_queue_name
 from .effects import Dispatch
 from .history import DeadLetterRecord, History
 from .journal import DurableDropped, DurableSaved, Journal, Scheduled, Stored, Unscheduled
+from .multi import Copies, QueueSet, SubscriptionOnMany, queue_of, reads, reads_many
 from .policy import DestinationPolicy
 from .queue import Queue
 from .replay import (
@@ -69,7 +78,7 @@ from .subscription import QueueEntry, Subscription, header_lookup
 from .temporary import TemporaryDestinations
 from .topic import Topic
 from .transaction import Transaction
-from .virtual import DEFAULT_VIRTUAL_TOPICS, VirtualTopics, is_wildcard, topic_matches
+from .virtual import DEFAULT_VIRTUAL_TOPICS, VirtualTopics
 
 if TYPE_CHECKING:
     from ..selector import Selector
@@ -141,8 +150,9 @@ class BrokerCore:
         self.queues: dict[str, Queue] = {}
         #: durable topic subscriptions by (client id, name) (durable.py); their queues are in ``queues`` too
         self.durables: dict[tuple[str, str], DurableSubscription] = {}
-        #: subscribers to ``topic://A.*`` / ``A.>``: each is in every matching topic, present and future
-        self.wildcard_topic_subs: list[Subscription] = []
+        #: consumers on wildcards (``A.*``, ``A.>``) and composites (``QA,QB``): each is in every destination it
+        #: reads, present and future (multi.py)
+        self.subs_on_many: list[Subscription] = []
         self.topics: dict[str, Topic] = {}
         self.subscriptions: dict[int, Subscription] = {}
         self.connections: dict[int, _Connection] = {}
@@ -185,15 +195,28 @@ class BrokerCore:
                 self.memory_limited += 1
             self.queues[name] = q
             self._virtual_queues.clear()
+            if self.subs_on_many:
+                self._join_subs_on_many(q)
         return q
+
+    def _join_subs_on_many(self, q: Queue) -> None:
+        """A new queue joins the wildcard and composite consumers that read it (ActiveMQ ``addDestination``);
+        temporary queues are not in the region such consumers read."""
+        if self.temporaries.is_temporary(q.destination):
+            return
+        for sub in self.subs_on_many:
+            source = sub.source
+            if isinstance(source, QueueSet) and reads(sub.destination, q.destination.name):
+                source.queues.append(q)
+                q.add_consumer(sub)
 
     def topic(self, name: str) -> Topic:
         t = self.topics.get(name)
         if t is None:
             t = Topic(Destination.topic(name))
             self.topics[name] = t
-            for sub in self.wildcard_topic_subs:  # a wildcard subscriber also reads topics made after it (ActiveMQ)
-                if topic_matches(sub.destination.name, name):
+            for sub in self.subs_on_many:  # a wildcard subscriber also reads topics made after it (ActiveMQ)
+                if sub.destination.kind is not QUEUE and reads(sub.destination, name):
                     t.add_subscription(sub)
         return t
 
@@ -202,13 +225,20 @@ class BrokerCore:
             q = self.queues.get(destination.name)
             if q is not None and q.consumers and q.dispatchable():
                 self._dispatch_queue(q)
+            if self.subs_on_many and reads_many(destination):  # a window over several queues opened: each of them
+                for sub in self.subs_on_many:
+                    if sub.destination == destination and isinstance(sub.source, QueueSet):
+                        for q in sub.source.queues:
+                            if q.consumers and q.dispatchable():
+                                self._dispatch_queue(q)
+                        return
         else:
             t = self.topics.get(destination.name)
             if t is not None:
                 self._dispatch_topic(t)
-            elif is_wildcard(destination.name):  # a wildcard subscriber's window opened: every topic it reads
+            elif reads_many(destination):  # a wildcard or composite subscriber's window opened: every topic it reads
                 for topic in list(self.topics.values()):
-                    if topic_matches(destination.name, topic.destination.name):
+                    if reads(destination, topic.destination.name):
                         self._dispatch_topic(topic)
 
     def _dispatch_topic(self, t: Topic) -> None:
@@ -290,7 +320,7 @@ class BrokerCore:
         conn = self._connection(connection_id)
         if info.subscription_name is not None:
             return self._add_durable_consumer(conn, info)
-        check_consumer_destination(info.destination)  # wildcards, composites, ...: UnsupportedFeature (issue 17)
+        check_consumer_destination(info.destination)  # advisories, options, ...: UnsupportedFeature (issue 17)
         self.temporaries.check_consumer(connection_id, info.destination)
         if info.prefetch < 0:
             raise InvalidDestination(f"prefetch must be >= 0, not {info.prefetch}", prefetch=info.prefetch)
@@ -301,15 +331,17 @@ class BrokerCore:
             selector = parse_selector(info.selector)
         consumer_id = self._next_consumer
         self._next_consumer += 1
-        source: Queue | Topic
-        wildcard = info.destination.kind is not QUEUE and is_wildcard(info.destination.name)
-        if info.destination.kind is QUEUE:
+        source: Queue | Topic | QueueSet
+        many = reads_many(info.destination)
+        if many:
+            # where its acks go: the queue holding each message, or (topics) counted on no topic of the broker
+            source = QueueSet() if info.destination.kind is QUEUE else Topic(info.destination)
+        elif info.destination.kind is QUEUE:
             source = self.queue(info.destination.name)
-        elif wildcard:
-            source = Topic(info.destination)  # where its acks are counted: the wildcard is no topic of the broker
         else:
             source = self.topic(info.destination.name)
-        sub = Subscription(
+        sub = (SubscriptionOnMany if many else Subscription)(
+            dispatched=Copies() if many else {},
             consumer_id=consumer_id,
             connection_id=connection_id,
             destination=info.destination,
@@ -325,12 +357,22 @@ class BrokerCore:
         conn.consumers.add(consumer_id)
         if isinstance(source, Queue):
             source.add_consumer(sub)
-        elif wildcard:
-            self.wildcard_topic_subs.append(sub)
-            for topic in self.topics.values():
-                if topic_matches(info.destination.name, topic.destination.name):
-                    topic.add_subscription(sub)
-        else:
+        elif many:
+            self.subs_on_many.append(sub)
+            if isinstance(source, QueueSet):
+                for q in list(self.queues.values()):
+                    if (
+                        reads(info.destination, q.destination.name)
+                        and not q.destination.name.startswith(DURABLE_PREFIX)
+                        and not self.temporaries.is_temporary(q.destination)
+                    ):
+                        source.queues.append(q)
+                        q.add_consumer(sub)
+            else:
+                for topic in self.topics.values():
+                    if reads(info.destination, topic.destination.name):
+                        topic.add_subscription(sub)
+        elif isinstance(source, Topic):
             source.add_subscription(sub)
         self._dispatch_destination(info.destination)
         return consumer_id
@@ -349,21 +391,31 @@ class BrokerCore:
                     durable.consumer_id = None
         held = [e for e in sub.dispatched.values() if e.acked_in_txn is None]
         sub.dispatched.clear()
+        source = sub.source
         if sub.destination.is_topic:
-            if sub in self.wildcard_topic_subs:
-                self.wildcard_topic_subs.remove(sub)
+            if isinstance(sub, SubscriptionOnMany):
+                self.subs_on_many.remove(sub)
                 for topic in self.topics.values():
                     topic.remove_subscription(sub)
                 return
             self.topic(sub.destination.name).remove_subscription(sub)
             return
-        q = self.queues[sub.destination.name]
+        if isinstance(source, QueueSet):
+            self.subs_on_many.remove(sub)
+            for q in source.queues:
+                self._release(q, sub, [e for e in held if q.entries.get(e.seq) is e], last_delivered_seq)
+        else:
+            assert isinstance(source, Queue)
+            self._release(source, sub, held, last_delivered_seq)
+
+    def _release(self, q: Queue, sub: Subscription, held: list[QueueEntry], last_delivered_seq: int) -> None:
+        """A closing consumer leaves ``q``: what it held from there goes back to the head (semantics §1, "Close")."""
         q.remove_consumer(sub)
         q.release(held, None if last_delivered_seq == NOW_UNKNOWN_DELIVERED else last_delivered_seq)
         now = self.clock.now()
         for entry in held:
             self.history.add(
-                entry.message.message_id, now, "released", consumer_id, redelivery_counter=entry.redelivery_counter
+                entry.message.message_id, now, "released", sub.consumer_id, redelivery_counter=entry.redelivery_counter
             )
         self._dispatch_destination(q.destination)
 
@@ -589,7 +641,7 @@ class BrokerCore:
                 self._copy_to_consumer_queues(virtual, message, connection_id)
             t = self.topics.get(dest.name)
             if t is None:
-                if not any(topic_matches(s.destination.name, dest.name) for s in self.wildcard_topic_subs):
+                if not any(s.destination.is_topic and reads(s.destination, dest.name) for s in self.subs_on_many):
                     return
                 t = self.topic(dest.name)  # a wildcard subscriber reads it: made now, with that subscriber in it
             t.publish(message, connection_id)
@@ -636,26 +688,27 @@ class BrokerCore:
         elif kind == AckType.POISON:
             if txn is not None:
                 raise TransactionError("Poison ack cannot be transacted", ack=ack)
-            poisoned = ack_poison(sub, ack, history, now)
-            # a non-durable topic subscriber's poison only counts (semantics §2, POISON)
-            if isinstance(sub.source, Queue):
-                policy = sub.source.policy
-                for entry in poisoned:
-                    # no cause (a STOMP NACK): ActiveMQ stamps no dlqDeliveryFailureCause on the copy
+            poisoned = [(entry, queue_of(sub, entry)) for entry in ack_range(sub, ack)]
+            ack_poison(sub, ack, history, now)
+            for entry, q in poisoned:
+                # a non-durable topic subscriber's poison only counts (semantics §2, POISON); no cause (a STOMP
+                # NACK): ActiveMQ stamps no dlqDeliveryFailureCause on the copy
+                if q is not None:
                     self._dead_letter(
-                        policy, entry.message, ack.poison_cause, expired=False, counter=entry.redelivery_counter
+                        q.policy, entry.message, ack.poison_cause, expired=False, counter=entry.redelivery_counter
                     )
         elif kind == AckType.REDELIVERED:
             ack_redelivered(sub, ack, history, now)
         elif kind == AckType.EXPIRED:
-            taken = ack_expired(sub, ack, history, now)
-            if isinstance(sub.source, Queue):
-                q = sub.source
-                for entry in taken:
-                    if entry.message.is_expired(now):
-                        self._expire_entry(q, entry, now, pending=False)
-                    else:
-                        q.consume(entry)
+            owners = [(entry, queue_of(sub, entry)) for entry in ack_range(sub, ack)]
+            ack_expired(sub, ack, history, now)
+            for entry, q in owners:
+                if q is None:
+                    continue
+                if entry.message.is_expired(now):
+                    self._expire_entry(q, entry, now, pending=False)
+                else:
+                    q.consume(entry)
         else:
             raise InvalidAcknowledge(f"ack type {kind.name} is not accepted by this broker", ack=ack)
         self._dispatch_destination(sub.destination)

@@ -158,7 +158,7 @@ class Queue:
 
     @property
     def inflight(self) -> int:
-        return sum(len(s.dispatched) for s in self.consumers)
+        return sum(s.held_from(self) for s in self.consumers)
 
     @property
     def pending_count(self) -> int:
@@ -245,7 +245,7 @@ class Queue:
         "Unmatched acknowledge", as ActiveMQ's does); nothing is dead-lettered. Returns how many went."""
         count = len(self.entries)
         for sub in self.consumers:
-            sub.dispatched.clear()
+            sub.let_go_of(self)
         self.entries.clear()
         self.held_ids.clear()
         self.memory = 0

@@ -16,7 +16,7 @@ from ..message import Destination, Message
 if TYPE_CHECKING:
     from ..selector import Selector
 
-__all__ = ["MessageSource", "QueueEntry", "Subscription"]
+__all__ = ["EntryHolder", "MessageSource", "QueueEntry", "Subscription"]
 
 
 class MessageSource(Protocol):
@@ -24,6 +24,13 @@ class MessageSource(Protocol):
 
     def consume(self, entry: QueueEntry) -> None:
         """The message is done with: the destination lets go of it and counts it dequeued."""
+
+
+class EntryHolder(Protocol):
+    """A queue as a subscription on several queues needs it: which entries it holds, by sequence number."""
+
+    @property
+    def entries(self) -> dict[int, QueueEntry]: ...
 
 
 @attrs.define(slots=True, eq=False)
@@ -84,6 +91,18 @@ class Subscription:
             self.extension -= 1  # contract(1), inline: one call less per ack
         entry.holder = None
         self.source.consume(entry)
+
+    def untrack(self, entry: QueueEntry) -> None:
+        """Forget a dispatched message without consuming it (it leaves by another path: expiry)."""
+        self.dispatched.pop(entry.message.message_id, None)
+
+    def held_from(self, queue: EntryHolder) -> int:
+        """How many of ``queue``'s messages this subscription holds (all it holds: it reads one destination)."""
+        return len(self.dispatched)
+
+    def let_go_of(self, queue: EntryHolder) -> None:
+        """``queue`` was purged: forget the messages held from it (all of them: it reads one destination)."""
+        self.dispatched.clear()
 
     def matches(self, message: Message, redelivery_counter: int) -> bool:
         if self.selector is None:

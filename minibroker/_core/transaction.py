@@ -19,7 +19,7 @@ import attrs
 
 from ..message import Destination, Message
 from .history import History
-from .queue import Queue
+from .multi import queue_of
 from .subscription import QueueEntry, Subscription
 
 __all__ = ["Transaction"]
@@ -48,8 +48,7 @@ class Transaction:
         for sub, entry in self.acks:
             if entry.acked_in_txn == self.transaction_id:
                 entry.acked_in_txn = None
-                source = sub.source
-                if not isinstance(source, Queue) or source.entries.get(entry.seq) is entry:
+                if sub.destination.is_topic or queue_of(sub, entry) is not None:
                     mine.append((sub, entry))
         return mine
 
@@ -59,11 +58,12 @@ class Transaction:
         txn_id = self.transaction_id
         for sub, entry in self._settled():
             history.add(entry.message.message_id, now, "committed", sub.consumer_id, transaction_id=txn_id)
+            q = queue_of(sub, entry)
             if not sub.closed:
                 sub.consume(entry)
-            elif isinstance(sub.source, Queue):
+            elif q is not None:
                 # its consumer left during the transaction: the entry is no longer dispatched anywhere
-                sub.source.consume(entry)
+                q.consume(entry)
             touched.add(sub.destination)
         for message in self.sends:
             history.add(message.message_id, now, "committed", transaction_id=txn_id)
@@ -75,9 +75,10 @@ class Transaction:
         txn_id = self.transaction_id
         for sub, entry in self._settled():
             history.add(entry.message.message_id, now, "rolled-back", sub.consumer_id, transaction_id=txn_id)
-            if sub.closed and isinstance(sub.source, Queue):
+            q = queue_of(sub, entry)
+            if sub.closed and q is not None:
                 entry.redelivery_counter += 1
-                sub.source.give_back([entry])
+                q.give_back([entry])
             else:
                 # ActiveMQ's afterRollback narrows the window by one for a STANDARD and an INDIVIDUAL ack alike
                 # (the INDIVIDUAL one had widened it by one when it was made)

@@ -55,6 +55,7 @@ from minibroker.errors import (
     RemoteProtocolError,
 )
 from minibroker.features import (
+    check_browser_destination,
     check_consumer_destination,
     check_stomp_subscribe_headers,
     refuse,
@@ -472,13 +473,15 @@ class StompConverter:
         if not name:
             raise StompError("Invalid empty or 'null' Destination header")
         destinations = self._names.parse(name, fallback=True)
-        if len(destinations) != 1:
-            raise refuse("stomp-composite-subscribe", name)
-        destination, options = split_consumer_options(destinations[0])  # ?consumer.* options, as ActiveMQ reads
-        check_consumer_destination(destination)  # also for browsers, which never reach the core's consumers
+        first = destinations[0]
+        if len(destinations) > 1:  # one consumer over every part, as a native composite consumer
+            first = Destination(first.kind, ",".join(str(d) for d in destinations))
+        destination, options = split_consumer_options(first)  # ?consumer.* options, as ActiveMQ reads them
         check_stomp_subscribe_headers(headers)  # activemq.retroactive, transformation, ...: UnsupportedFeature
         prefetch = QUEUE_PREFETCH if destination.is_queue else TOPIC_PREFETCH
         browser = headers.get("browser") == "true"
+        # also for browsers, which never reach the core's consumers
+        (check_browser_destination if browser else check_consumer_destination)(destination)
         if browser:
             if self.version == "1.0":
                 raise StompError("Queue Browser feature only valid for Stomp v1.1+ clients!")

@@ -241,6 +241,30 @@ class TestSend:
         assert broker.queue("C1").size == 1 and broker.queue("C2").size == 1
         await client.close()
 
+    async def test_composite_and_wildcard_subscriptions(self, server: StompServer, broker: Broker) -> None:
+        """One SUBSCRIBE over several queues reads each of them, as a native composite or wildcard consumer."""
+        client = await connected(server)
+        await client.send("/queue/C1", "c1")
+        await client.send("/queue/W.A", "wa")
+        await client.request("SUBSCRIBE", {"id": "s1", "destination": "/queue/C1,/queue/C2"})
+        await client.request("SUBSCRIBE", {"id": "s2", "destination": "/queue/W.*"})
+        await client.send("/queue/C2", "c2")
+        await client.send("/queue/W.B", "wb")
+        got = {
+            (f.headers["subscription"], f.headers["destination"], f.body)
+            for f in [await client.message() for _ in range(4)]
+        }
+        assert got == {
+            ("s1", "/queue/C1", b"c1"),
+            ("s1", "/queue/C2", b"c2"),
+            ("s2", "/queue/W.A", b"wa"),
+            ("s2", "/queue/W.B", b"wb"),
+        }
+        assert {broker.queue(q).size for q in ("C1", "C2", "W.A", "W.B")} == {0}
+        reply = await client.request("SUBSCRIBE", {"id": "s3", "destination": "/queue/W.*", "browser": "true"})
+        assert reply.command == "ERROR" and "wildcard-browser" in reply.headers["message"]
+        await client.close()
+
     async def test_non_numeric_priority_drops_the_connection_without_error(self, server: StompServer) -> None:
         client = await connected(server)
         client.send_frame("SEND", {"destination": "/queue/Q", "priority": "high"}, b"x")

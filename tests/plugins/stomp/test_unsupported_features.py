@@ -29,9 +29,7 @@ async def connected(server: StompServer) -> RawStompClient:
 
 
 SUBSCRIBE_CASES = [
-    ({"destination": "/queue/orders.>"}, "wildcard-consumer", "queue://orders.>"),
     ({"destination": "/topic/*.in", "activemq.subscriptionName": "d"}, "wildcard-durable", "topic://*.in"),
-    ({"destination": "/queue/qa,/queue/qb"}, "stomp-composite-subscribe", "/queue/qa,/queue/qb"),
     (
         {"destination": "/topic/ActiveMQ.Advisory.Consumer.Queue.orders"},
         "advisory",
@@ -42,7 +40,7 @@ SUBSCRIBE_CASES = [
         "destination-option-retroactive",
         "topic://prices?consumer.retroactive=true",
     ),
-    ({"destination": "/queue/orders.>", "browser": "true"}, "wildcard-consumer", "queue://orders.>"),
+    ({"destination": "/queue/orders.>", "browser": "true"}, "wildcard-browser", "queue://orders.>"),
     ({"destination": "/topic/t", "activemq.retroactive": "true"}, "stomp-retroactive", "activemq.retroactive:true"),
     (
         {"destination": "/queue/q", "transformation": "jms-map-json"},
