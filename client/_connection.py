@@ -79,6 +79,8 @@ class Connection:
         always_sync_send: bool = False,
     ) -> None:
         self._link = link
+        #: the last producer id given out in this connection (the broker's ids, unique per connection)
+        self._last_producer_id = 0
         #: every send waits for the broker's receipt (ActiveMQ ``alwaysSyncSend``)
         self.always_sync_send = always_sync_send
         #: opens a new link after a transport failure; set on fault-tolerant connections (ActiveMQ ``failover:``)

@@ -31,6 +31,8 @@ class Producer:
         self._message_id_prefix = f"ID:{self._id_prefix}:"
         self._transacted = session.transacted  # a session's ack mode never changes
         self.closed = False
+        #: the producer's id at the broker, unique in its connection (statistics, advisories)
+        self.broker_id = 0
 
     def __repr__(self) -> str:
         return f"<Producer {self._id_prefix} to {self.destination}>"
@@ -94,6 +96,8 @@ class Producer:
         return message.message_id
 
     async def close(self) -> None:
-        self.closed = True
+        if not self.closed:
+            self.closed = True
+            self.session.connection._link.remove_producer(self.broker_id)
         if self in self.session.producers:
             self.session.producers.remove(self)

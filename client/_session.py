@@ -110,6 +110,9 @@ class Session:
         self._producer_seq += 1
         dest = None if destination is None else Destination.parse(destination)
         producer = Producer(self, self._producer_seq, dest)
+        self.connection._last_producer_id += 1
+        producer.broker_id = self.connection._last_producer_id
+        self.connection._link.add_producer(producer.broker_id, dest)
         self.producers.append(producer)
         return producer
 
@@ -234,6 +237,8 @@ class Session:
         if self._transaction_id is not None:
             self._transaction_id = None
             self._transaction_lost = True
+        for producer in self.producers:
+            self.connection._link.add_producer(producer.broker_id, producer.destination)
         for consumer in list(self.consumers):
             consumer._transport_interrupted()
             old = {consumer.consumer_id: 0, consumer.retry_consumer_id: 1}

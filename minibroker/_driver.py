@@ -80,7 +80,9 @@ class Broker:
     (``VirtualTopic.>`` copied to ``Consumer.*.VirtualTopic.>`` queues), another ``VirtualTopics(name, prefix)``, or
     None to turn them off. ``scheduler_time_zone``: the IANA zone ``AMQ_SCHEDULED_CRON`` entries are read in (UTC
     unless given; ActiveMQ uses its JVM's zone). ``connection_limits``: the most consumers and open transactions one
-    connection may hold (:class:`~minibroker.limits.ConnectionLimits`; 1000 each by default).
+    connection may hold (:class:`~minibroker.limits.ConnectionLimits`; 1000 each by default). ``advisory_support``:
+    ActiveMQ's ``advisorySupport``, publishing consumer, producer, connection, expiry and dead-letter advisories
+    (:mod:`minibroker.advisory`); on by default, as in ActiveMQ.
 
     Persistence: with ``data_dir`` (or a ``store``, see :mod:`minibroker.store`), persistent messages sent to queues
     are stored (SQLite in ``data_dir``) before the send is answered, removed when acked, and loaded again when a
@@ -105,6 +107,7 @@ class Broker:
         virtual_topics: VirtualTopics | None = DEFAULT_VIRTUAL_TOPICS,
         connection_limits: ConnectionLimits = DEFAULT_CONNECTION_LIMITS,
         scheduler_time_zone: str = "UTC",
+        advisory_support: bool = True,
     ) -> None:
         if data_dir is not None and store is not None:
             raise InvalidConfiguration("give a data_dir or a store, not both", data_dir=str(data_dir))
@@ -146,6 +149,8 @@ class Broker:
         )
         if zone.key != "UTC":
             self.core.scheduler_time_zone = zone
+        if not advisory_support:
+            self.core.advisory_support = False
         self._load_store()
         #: what the filters know of each open connection (its principal, given by a security filter)
         self._contexts: dict[int, ConnectionContext] = {}
@@ -347,6 +352,7 @@ class Broker:
         self._incarnation += 1
         policy_for = self.core._policy_for
         zone = self.core.scheduler_time_zone
+        advisory_support = self.core.advisory_support
         self.core = BrokerCore(
             self.clock,
             policy_for=policy_for,
@@ -357,6 +363,8 @@ class Broker:
         )
         if zone is not None:
             self.core.scheduler_time_zone = zone
+        if not advisory_support:
+            self.core.advisory_support = False
         self._load_store()
         self._install_plugins()
         self._arm(self.core.next_deadline())
@@ -406,6 +414,20 @@ class Broker:
         """The durable topic subscriptions (of ``topic``, or all): client id, name, topic, selector, whether a
         subscriber is active, and how many messages they keep."""
         return self.core.durable_subscriptions(topic)
+
+    def add_producer(self, connection_id: int, producer_id: int, destination: Destination | None) -> None:
+        """A producer of the connection comes (None: an anonymous one): counted, and advised on
+        ``ActiveMQ.Advisory.Producer.*`` (ActiveMQ's ProducerInfo)."""
+        self._check_open()
+        self.core.add_producer(connection_id, producer_id, destination)
+        self._flush()
+
+    def remove_producer(self, connection_id: int, producer_id: int) -> None:
+        """The producer goes (unknown ids are ignored: a producer of a closed connection went with it)."""
+        if self._closed:
+            return
+        self.core.remove_producer(connection_id, producer_id)
+        self._flush()
 
     def unsubscribe(self, connection_id: int, name: str) -> None:
         """Remove the connection's durable subscription ``name`` (JMS ``session.unsubscribe``): refused while its

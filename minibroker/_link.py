@@ -131,6 +131,14 @@ class MemoryLink:
         self._check()
         self.broker.delete_temporary(self.connection_id, destination)
 
+    def add_producer(self, producer_id: int, destination: Destination | None) -> None:
+        self._check()
+        self.broker.add_producer(self.connection_id, producer_id, destination)
+
+    def remove_producer(self, producer_id: int) -> None:
+        if self._open:
+            self.broker.remove_producer(self.connection_id, producer_id)
+
     async def unsubscribe(self, name: str) -> None:
         self._check()
         self.broker.unsubscribe(self.connection_id, name)

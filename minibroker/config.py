@@ -124,6 +124,7 @@ class BrokerConfig:
     scheduler_support: bool = False
     scheduler_time_zone: str = "UTC"
     history_limit: int = 10_000
+    advisory_support: bool = True
     policies: Mapping[str, DestinationPolicy] = attrs.field(factory=dict)
     #: consumers and open transactions per connection ([limits])
     connection_limits: ConnectionLimits = DEFAULT_CONNECTION_LIMITS
@@ -144,6 +145,7 @@ class BrokerConfig:
             "scheduler_support": self.scheduler_support,
             "scheduler_time_zone": self.scheduler_time_zone,
             "history_limit": self.history_limit,
+            "advisory_support": self.advisory_support,
             "plugins": self.plugins(),
             "virtual_topics": self.virtual_topics,
             "connection_limits": self.connection_limits,
@@ -311,7 +313,15 @@ def parse_config(doc: Mapping[str, Any], *, path: str | os.PathLike[str] | None 
     broker = reader.table(doc, "broker")
     reader.unknown(
         broker,
-        {"name", "data_dir", "store_synchronous", "scheduler_support", "scheduler_time_zone", "history_limit"},
+        {
+            "name",
+            "data_dir",
+            "store_synchronous",
+            "scheduler_support",
+            "scheduler_time_zone",
+            "history_limit",
+            "advisory_support",
+        },
         "broker",
     )
     time_zone = reader.value(broker, "scheduler_time_zone", "str", "UTC", "broker")
@@ -329,6 +339,7 @@ def parse_config(doc: Mapping[str, Any], *, path: str | os.PathLike[str] | None 
         raise reader.fail("broker.store_synchronous", f"expected NORMAL or FULL (or OFF, EXTRA), not {synchronous!r}")
     scheduler_support = reader.value(broker, "scheduler_support", "bool", False, "broker")
     history_limit = reader.value(broker, "history_limit", "int", 10_000, "broker")
+    advisory_support = reader.value(broker, "advisory_support", "bool", True, "broker")
     if history_limit < 0:
         raise reader.fail("broker.history_limit", "cannot be negative")
 
@@ -415,6 +426,7 @@ def parse_config(doc: Mapping[str, Any], *, path: str | os.PathLike[str] | None 
         scheduler_support=scheduler_support,
         scheduler_time_zone=time_zone,
         history_limit=history_limit,
+        advisory_support=advisory_support,
         policies=policies,
         redelivery=redelivery_plugin,
         auth=auth_plugin,

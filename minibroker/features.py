@@ -220,12 +220,66 @@ FEATURES: tuple[Feature, ...] = (
         recordings=(f"{_FEATURES}virtual_topic_*.json",),
     ),
     Feature(
+        "advisory-consumer",
+        Kind.DESTINATION_NAME,
+        "subscriber to `topic://ActiveMQ.Advisory.Consumer.Queue.<name>` (or `.Topic.`, `.TempQueue.`, wildcards)",
+        Status.VERIFIED,
+        "ConsumerInfo when a consumer comes, RemoveInfo when it goes, `consumerCount` after the change; a new "
+        "subscriber first hears of the consumers there are; JMSType `Advisory`, the data structure as JSON text in "
+        "the body (`minibroker.advisory.data_structure`)",
+        "topic://ActiveMQ.Advisory.Consumer.Queue.orders",
+        recordings=(f"{_FEATURES}advisory_consumer_*.json",),
+    ),
+    Feature(
+        "advisory-producer",
+        Kind.DESTINATION_NAME,
+        "subscriber to `topic://ActiveMQ.Advisory.Producer.Queue.<name>` (or `.Topic.`)",
+        Status.VERIFIED,
+        "ProducerInfo when a producer with a destination is made, RemoveInfo when it is closed, `producerCount`",
+        "topic://ActiveMQ.Advisory.Producer.Queue.orders",
+        recordings=(f"{_FEATURES}advisory_producer_*.json",),
+    ),
+    Feature(
+        "advisory-connection",
+        Kind.DESTINATION_NAME,
+        "subscriber to `topic://ActiveMQ.Advisory.Connection`",
+        Status.VERIFIED,
+        "ConnectionInfo when a connection opens (the open ones first, to a new subscriber), RemoveInfo when it closes",
+        "topic://ActiveMQ.Advisory.Connection",
+        recordings=(f"{_FEATURES}advisory_connection*.json",),
+    ),
+    Feature(
+        "advisory-expired-dlq",
+        Kind.DESTINATION_NAME,
+        "subscriber to `topic://ActiveMQ.Advisory.Expired.Queue.<name>`, `...MessageDLQd.Queue.<name>`",
+        Status.VERIFIED,
+        "the expired or dead-lettered message (body cleared) and `orignalMessageId` (ActiveMQ's spelling)",
+        "topic://ActiveMQ.Advisory.Expired.Queue.orders",
+        recordings=(f"{_FEATURES}advisory_expired_and_dlq.json",),
+    ),
+    Feature(
         "advisory",
         Kind.DESTINATION_NAME,
-        "`ActiveMQ.Advisory.*` topics",
+        "other `ActiveMQ.Advisory.*` topics (destinations, slow consumers, ...), sends to advisory topics",
         Status.REFUSED,
-        "advisory messages are a later issue",
-        "topic://ActiveMQ.Advisory.Consumer.Queue.orders",
+        "only the consumer, producer, connection, expired and DLQ advisories are published",
+        "topic://ActiveMQ.Advisory.Queue",
+    ),
+    Feature(
+        "advisory-support",
+        Kind.BROKER_CONFIG,
+        "`advisorySupport` (`Broker(advisory_support=False)`, `[broker] advisory_support`)",
+        Status.IMPLEMENTED,
+        "on by default, as ActiveMQ; off: no advisory is published",
+        tests=("tests/test_advisories.py::test_advisory_support_off_publishes_nothing",),
+    ),
+    Feature(
+        "stomp-advisory",
+        Kind.DESTINATION_NAME,
+        "STOMP SUBSCRIBE to `/topic/ActiveMQ.Advisory.*`",
+        Status.REFUSED,
+        "ActiveMQ renders advisories to STOMP as XStream JSON of its Java objects; minibroker does not (native "
+        "clients get them)",
     ),
     Feature(
         "scheduler-management-send",
@@ -849,7 +903,9 @@ def _consumer_refusal(dest: Destination) -> str | None:
     refusal = _option_refusal(name)
     if refusal is not None:
         return refusal
-    if name.startswith("ActiveMQ.Advisory."):
+    if name.startswith("ActiveMQ.Advisory.") and (
+        dest.kind is DestinationKind.QUEUE or not name.startswith(PUBLISHED_ADVISORIES)
+    ):
         return "advisory"
     if name.startswith("ActiveMQ.Scheduler.Management"):
         return "scheduler-management-consumer"
@@ -871,6 +927,16 @@ def check_durable_destination(dest: Destination) -> None:
     check_consumer_destination(dest)
     if "*" in dest.name or ">" in dest.name:
         raise refuse("wildcard-durable", str(dest))
+
+
+#: the advisory topics the broker publishes (``_core/advisory.py``): a subscriber to any other is refused
+PUBLISHED_ADVISORIES = (
+    "ActiveMQ.Advisory.Consumer.",
+    "ActiveMQ.Advisory.Producer.",
+    "ActiveMQ.Advisory.Connection",
+    "ActiveMQ.Advisory.Expired.",
+    "ActiveMQ.Advisory.MessageDLQd.",
+)
 
 
 def check_browser_destination(dest: Destination) -> None:

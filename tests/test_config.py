@@ -116,6 +116,7 @@ class TestValid:
             "scheduler_support": False,
             "scheduler_time_zone": "UTC",
             "history_limit": 10_000,
+            "advisory_support": True,
             "plugins": [],
             "virtual_topics": VirtualTopics(),
             "connection_limits": ConnectionLimits(),

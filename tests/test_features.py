@@ -34,7 +34,7 @@ from minibroker.message import Destination, PropertyValue
 from minibroker.wire.errors import error_for
 
 #: refused rows whose only edge is the STOMP converter (driven in tests/plugins/stomp/test_unsupported_features.py)
-STOMP_ONLY = {"stomp-transformation"}
+STOMP_ONLY = {"stomp-transformation", "stomp-advisory"}
 
 
 def refusals(row_kind: Kind, example: str, row_id: str = "") -> set[str]:
@@ -54,7 +54,7 @@ def refusals(row_kind: Kind, example: str, row_id: str = "") -> set[str]:
             calls = [lambda: check_browser_destination(dest)]
         elif row_id.endswith("-send"):
             calls = calls[1:]
-        elif row_id.endswith("-consumer"):
+        elif row_id.endswith("-consumer") or row_id.startswith("advisory-"):  # advisories are read, never sent
             calls = calls[:1]
     elif row_kind is Kind.MESSAGE_PROPERTY:
         calls = [lambda: check_message_properties({example: 1000}, True)]
@@ -156,7 +156,7 @@ async def session_on(broker: Broker, transport: str) -> tuple[Connection, Sessio
 
 
 CONSUMER_CASES = [
-    ("topic://ActiveMQ.Advisory.Consumer.Queue.orders", "advisory"),
+    ("topic://ActiveMQ.Advisory.Queue", "advisory"),
     ("queue://orders?consumer.retroactive=true", "destination-option-retroactive"),
 ]
 SEND_CASES = [

@@ -39,7 +39,7 @@ from ..features import (
     check_message_properties,
     check_send_destination,
 )
-from ..message import Destination, DestinationKind, Message
+from ..message import Destination, DestinationKind, Message, PropertyValue, composite_parts
 from .acks import (
     ack_delivered,
     ack_expired,
@@ -48,6 +48,21 @@ from .acks import (
     ack_range,
     ack_redelivered,
     ack_standard,
+)
+from .advisory import (
+    ADVISORY_PREFIX,
+    CONNECTION,
+    CONSUMER,
+    DLQD,
+    EXPIRED,
+    PRODUCER,
+    advisory_message,
+    advisory_topic,
+    connection_info,
+    consumer_info,
+    message_info,
+    producer_info,
+    remove_info,
 )
 from .commands import AckType, ConsumerInfo, MessageAck
 from .dead_letter import DeadLetters, expiry_cause
@@ -75,7 +90,7 @@ from .replay import (
 )
 from .scheduler import browse_copy, first_due, next_cron, pending_job, read_job
 from .subscription import QueueEntry, Subscription, header_lookup
-from .temporary import TemporaryDestinations
+from .temporary import TemporaryDestinations, default_connection_name
 from .topic import Topic
 from .transaction import Transaction
 from .virtual import DEFAULT_VIRTUAL_TOPICS, VirtualTopics
@@ -110,6 +125,12 @@ class _Connection:
     client_id: str | None
     consumers: set[int] = attrs.field(factory=set)
     transactions: set[int] = attrs.field(factory=set)
+    #: producer id -> its destination (None: an anonymous producer), for statistics and advisories
+    producers: dict[int, Destination | None] = attrs.field(factory=dict)
+
+    @property
+    def name(self) -> str:
+        return default_connection_name(self.connection_id)
 
 
 class BrokerCore:
@@ -125,6 +146,10 @@ class BrokerCore:
     dead_letter_hook: Callable[[Message, str | None, Destination, bool, int], bool] | None = None
     #: fault injection: the next commit raises this error after rolling the transaction back
     fail_next_commit: Exception | None = None
+    #: ActiveMQ's ``schedulerSupport``: AMQ_SCHEDULED_* properties schedule a message (set when True)
+    scheduler_support: bool = False
+    #: ActiveMQ's ``advisorySupport``: publish advisory messages (advisory.py; set when False)
+    advisory_support: bool = True
 
     def __init__(
         self,
@@ -145,7 +170,8 @@ class BrokerCore:
         self.journal = journal
         #: how many queues have a memory limit (none: sends skip the check)
         self.memory_limited = 0
-        self.scheduler_support = scheduler_support
+        if scheduler_support:
+            self.scheduler_support = True
         self._policy_for: PolicyLookup = policy_for or (lambda _dest: DestinationPolicy())
         self.queues: dict[str, Queue] = {}
         #: durable topic subscriptions by (client id, name) (durable.py); their queues are in ``queues`` too
@@ -244,8 +270,12 @@ class BrokerCore:
     def _dispatch_topic(self, t: Topic) -> None:
         expired: list[QueueEntry] = []
         t.dispatch(self.clock.now(), self.output, expired)
-        t.expired += len(expired)
-        t.dequeued += len(expired)
+        if expired:
+            t.expired += len(expired)
+            t.dequeued += len(expired)
+            if self.advisory_support and not t.destination.name.startswith(ADVISORY_PREFIX):
+                for entry in expired:
+                    self._advise_message(EXPIRED, t.destination, entry.message)
 
     def _dispatch_queue(self, q: Queue) -> None:
         """Dispatch what ``q`` can; call it only when ``q.dispatchable()`` (callers on hot paths check inline)."""
@@ -284,7 +314,9 @@ class BrokerCore:
     def add_connection(self, client_id: str | None = None) -> int:
         cid = self._next_connection
         self._next_connection += 1
-        self.connections[cid] = _Connection(cid, client_id)
+        conn = self.connections[cid] = _Connection(cid, client_id)
+        if self.advisory_support:
+            self._advise(Destination.topic(CONNECTION), connection_info(conn.name, client_id))
         return cid
 
     def remove_connection(self, connection_id: int, last_delivered_seq: int | None = -1) -> None:
@@ -303,10 +335,14 @@ class BrokerCore:
         for txn_id in sorted(conn.transactions):
             if txn_id in self.transactions:
                 self.rollback(connection_id, txn_id)
+        for producer_id in list(conn.producers):
+            self.remove_producer(connection_id, producer_id)
         for destination in self.temporaries.owned_by(connection_id):
             self.delete_temporary(connection_id, destination)
         self.temporaries.connection_closed(connection_id)
         del self.connections[connection_id]
+        if self.advisory_support:
+            self._advise(Destination.topic(CONNECTION), remove_info(conn.name))
 
     def _connection(self, connection_id: int) -> _Connection:
         conn = self.connections.get(connection_id)
@@ -375,6 +411,11 @@ class BrokerCore:
         elif isinstance(source, Topic):
             source.add_subscription(sub)
         self._dispatch_destination(info.destination)
+        if self.advisory_support and not info.destination.name.startswith(DURABLE_PREFIX):
+            if info.destination.name.startswith(ADVISORY_PREFIX):
+                self._replay_advisories(sub)
+            else:
+                self._advise_consumer(sub, info.destination, added=True)
         return consumer_id
 
     def remove_consumer(self, connection_id: int, consumer_id: int, last_delivered_seq: int = -1) -> None:
@@ -389,8 +430,16 @@ class BrokerCore:
             for durable in self.durables.values():
                 if durable.consumer_id == consumer_id:
                     durable.consumer_id = None
+                    if self.advisory_support:
+                        self._advise_consumer(sub, Destination.topic(durable.topic), added=False)
         held = [e for e in sub.dispatched.values() if e.acked_in_txn is None]
         sub.dispatched.clear()
+        self._detach(sub, held, last_delivered_seq)
+        if self.advisory_support and not sub.destination.name.startswith((DURABLE_PREFIX, ADVISORY_PREFIX)):
+            self._advise_consumer(sub, sub.destination, added=False)
+
+    def _detach(self, sub: Subscription, held: list[QueueEntry], last_delivered_seq: int) -> None:
+        """Take a closing subscription out of the destinations it reads; what it held goes back."""
         source = sub.source
         if sub.destination.is_topic:
             if isinstance(sub, SubscriptionOnMany):
@@ -418,6 +467,127 @@ class BrokerCore:
                 entry.message.message_id, now, "released", sub.consumer_id, redelivery_counter=entry.redelivery_counter
             )
         self._dispatch_destination(q.destination)
+
+    # -- producers and advisories (advisory.py) ---------------------------------------------------------------------
+
+    def add_producer(self, connection_id: int, producer_id: int, destination: Destination | None) -> None:
+        """A producer comes: counted on its destination (an anonymous one, None, on none) and advised."""
+        conn = self._connection(connection_id)
+        conn.producers[producer_id] = destination
+        if destination is not None and self.advisory_support and not destination.name.startswith(ADVISORY_PREFIX):
+            self._advise(
+                self._advisory_topic(PRODUCER, destination),
+                producer_info(conn.name, producer_id, destination),
+                producerCount=self.producer_count(destination),
+            )
+
+    def remove_producer(self, connection_id: int, producer_id: int) -> None:
+        conn = self.connections.get(connection_id)
+        if conn is None or producer_id not in conn.producers:
+            return
+        destination = conn.producers.pop(producer_id)
+        if destination is not None and self.advisory_support and not destination.name.startswith(ADVISORY_PREFIX):
+            self._advise(
+                self._advisory_topic(PRODUCER, destination),
+                remove_info(f"{conn.name}:1:{producer_id}"),
+                producerCount=self.producer_count(destination),
+            )
+
+    def producer_count(self, destination: Destination) -> int:
+        return sum(1 for c in self.connections.values() for d in c.producers.values() if d == destination)
+
+    def _advisory_topic(self, prefix: str, destination: Destination) -> Destination:
+        return advisory_topic(prefix, destination, self.temporaries.is_temporary(destination))
+
+    def _advise(self, topic: Destination, data: dict[str, object], **properties: PropertyValue) -> None:
+        """Publish an advisory, when anyone could read its topic."""
+        if topic.name in self.topics or self.subs_on_many:
+            self._enqueue(advisory_message(topic, data, self.clock.now(), **properties))
+
+    def _consumer_count(self, destination: Destination) -> int:
+        if destination.is_topic:
+            t = self.topics.get(destination.name)
+            if t is None:
+                return 0
+            return len(t.subscriptions) + sum(1 for d in t.durables if d.consumer_id is not None)
+        sources = [s.source for s in self.subs_on_many if s.destination == destination]
+        if sources and isinstance(sources[0], QueueSet):
+            return sum(len(q.consumers) for q in sources[0].queues)
+        q = self.queues.get(destination.name)
+        return 0 if q is None else len(q.consumers)
+
+    def _advise_consumer(self, sub: Subscription, destination: Destination, *, added: bool) -> None:
+        if "," in destination.name:  # a composite consumer: advised on each part it reads
+            for part in composite_parts(destination):
+                if part.kind is destination.kind:
+                    self._advise_consumer(sub, part, added=added)
+            return
+        conn = self.connections.get(sub.connection_id)
+        name = default_connection_name(sub.connection_id) if conn is None else conn.name
+        data = (
+            consumer_info(name, sub.consumer_id, destination, _selector_text(sub), sub.prefetch)
+            if added
+            else remove_info(f"{name}:1:{sub.consumer_id}")
+        )
+        self._advise(self._advisory_topic(CONSUMER, destination), data, consumerCount=self._consumer_count(destination))
+
+    def _advise_message(self, prefix: str, destination: Destination, message: Message) -> None:
+        if destination.name.startswith(ADVISORY_PREFIX):
+            return
+        self._advise(
+            self._advisory_topic(prefix, destination), message_info(message), orignalMessageId=message.message_id
+        )
+
+    def _replay_advisories(self, sub: Subscription) -> None:
+        """A new advisory subscriber first hears of what is there now, alone (ActiveMQ's replay in addConsumer)."""
+        now = self.clock.now()
+        replay: list[Message] = []
+        for conn in self.connections.values():
+            replay.append(
+                advisory_message(Destination.topic(CONNECTION), connection_info(conn.name, conn.client_id), now)
+            )
+            for producer_id, dest in conn.producers.items():
+                if dest is not None:
+                    replay.append(
+                        advisory_message(
+                            self._advisory_topic(PRODUCER, dest),
+                            producer_info(conn.name, producer_id, dest),
+                            now,
+                            producerCount=self.producer_count(dest),
+                        )
+                    )
+        for other in list(self.subscriptions.values()):
+            dest = other.destination
+            if other is sub or dest.name.startswith(ADVISORY_PREFIX):
+                continue
+            if dest.name.startswith(DURABLE_PREFIX):
+                durable = next((d for d in self.durables.values() if d.consumer_id == other.consumer_id), None)
+                if durable is None:
+                    continue
+                dest = Destination.topic(durable.topic)
+            replay.append(
+                advisory_message(
+                    self._advisory_topic(CONSUMER, dest),
+                    consumer_info(
+                        default_connection_name(other.connection_id),
+                        other.consumer_id,
+                        dest,
+                        _selector_text(other),
+                        other.prefetch,
+                    ),
+                    now,
+                    consumerCount=self._consumer_count(dest),
+                )
+            )
+        for message in replay:
+            name = message.destination.name
+            if name == sub.destination.name or (isinstance(sub, SubscriptionOnMany) and reads(sub.destination, name)):
+                t = self.topic(name)
+                if sub.consumer_id in t.pending:
+                    t.pending[sub.consumer_id].append(QueueEntry(message, t.next_seq))
+                    t.next_seq += 1
+                    t.enqueued += 1
+                    self._dispatch_topic(t)
 
     # -- durable topic subscriptions (durable.py) ------------------------------------------------------------------
 
@@ -451,6 +621,8 @@ class BrokerCore:
             attrs.evolve(info, destination=durable.destination, selector=None, no_local=False, subscription_name=None),
         )
         durable.consumer_id = consumer_id
+        if self.advisory_support:
+            self._advise_consumer(self.subscriptions[consumer_id], topic, added=True)
         return consumer_id
 
     def _new_durable(
@@ -737,6 +909,8 @@ class BrokerCore:
         q.expire(entry, pending=pending)
         message = entry.message
         self.history.add(message.message_id, now, "expired")
+        if self.advisory_support:
+            self._advise_message(EXPIRED, q.destination, message)
         self._dead_letter(q.policy, message, expiry_cause(message), expired=True, counter=entry.redelivery_counter)
 
     def _dead_letter(
@@ -748,6 +922,8 @@ class BrokerCore:
         copy = self._dead_letters.route(policy, message, cause, expired=expired, now=self.clock.now())
         if copy is not None:
             self._enqueue(copy)
+            if self.advisory_support:
+                self._advise_message(DLQD, message.destination, message)
 
     @property
     def dead_letters(self) -> list[DeadLetterRecord]:
@@ -1083,3 +1259,7 @@ class BrokerCore:
             self.history,
             self.clock.now(),
         )
+
+
+def _selector_text(sub: Subscription) -> str | None:
+    return None if sub.selector is None else sub.selector.text

@@ -74,6 +74,14 @@ class BrokerLink(Protocol):
 
     async def delete_temporary(self, destination: Destination) -> None: ...
 
+    def add_producer(self, producer_id: int, destination: Destination | None) -> None:
+        """A producer of this connection comes (None: anonymous): counted on its destination and advised."""
+        ...
+
+    def remove_producer(self, producer_id: int) -> None:
+        """The producer goes (nothing, when the connection is closed already)."""
+        ...
+
     async def unsubscribe(self, name: str) -> None:
         """Remove this connection's (client id's) durable subscription ``name``."""
         ...

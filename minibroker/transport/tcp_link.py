@@ -51,6 +51,7 @@ from ..wire import (
     encode_ack,
     encode_ack_below,
     encode_add_consumer,
+    encode_add_producer,
     encode_begin,
     encode_browse,
     encode_browse_selected,
@@ -69,6 +70,7 @@ from ..wire import (
     encode_purge,
     encode_read_range,
     encode_remove_consumer,
+    encode_remove_producer,
     encode_rollback,
     encode_send,
     encode_unsubscribe,
@@ -551,6 +553,14 @@ class TcpLink:
         request_id, future = self._new_request()
         self._write(encode_delete_temporary(request_id, temporary_text(destination)))
         await future
+
+    def add_producer(self, producer_id: int, destination: Destination | None) -> None:
+        self._check()
+        self._write(encode_add_producer(producer_id, "" if destination is None else str(destination)))
+
+    def remove_producer(self, producer_id: int) -> None:
+        if self._open:
+            self._write(encode_remove_producer(producer_id, ""))
 
     async def unsubscribe(self, name: str) -> None:
         self._check()

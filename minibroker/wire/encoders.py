@@ -534,6 +534,14 @@ def encode_unsubscribe(request_id: int, name: str) -> bytes:
     return _request_with_name(FrameType.UNSUBSCRIBE, request_id, name)
 
 
+def encode_add_producer(producer_id: int, destination: str) -> bytes:
+    return _request_with_name(FrameType.ADD_PRODUCER, producer_id, destination)
+
+
+def encode_remove_producer(producer_id: int, destination: str) -> bytes:
+    return _request_with_name(FrameType.REMOVE_PRODUCER, producer_id, destination)
+
+
 def encode_create_temporary(request_id: int, spec: str) -> bytes:
     return _request_with_name(FrameType.CREATE_TEMPORARY, request_id, spec)
 

@@ -62,6 +62,8 @@ class FrameType(enum.IntEnum):
     ACK_BELOW = 0x41
     GET_BROKER_INFO = 0x42
     PUBLISH = 0x43
+    ADD_PRODUCER = 0x44
+    REMOVE_PRODUCER = 0x45
     # ... and their answers, server -> client
     RANGE_RESULT = 0x50
     CURSOR_ACKED = 0x51
@@ -247,6 +249,23 @@ class Unsubscribe:
 
     request_id: int
     name: str
+
+
+@attrs.frozen(slots=True)
+class AddProducer:
+    """A producer comes, for ``destination`` ("" for an anonymous one): counted and advised (no answer: the stream
+    keeps it before the producer's first send, as ActiveMQ's ProducerInfo)."""
+
+    producer_id: int
+    destination: str
+
+
+@attrs.frozen(slots=True)
+class RemoveProducer:
+    """The producer ``producer_id`` (of ``destination``) goes (no answer)."""
+
+    producer_id: int
+    destination: str
 
 
 @attrs.frozen(slots=True)
@@ -449,6 +468,8 @@ Frame: TypeAlias = (
     | RangeColumns
     | BrowseSelected
     | Unsubscribe
+    | AddProducer
+    | RemoveProducer
     | ListTopics
     | TopicList
     | CreateTemporary

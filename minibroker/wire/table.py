@@ -20,6 +20,7 @@ from .columns import encode_range_columns, parse_range_columns
 from .frames import (
     AckBelow,
     AddConsumer,
+    AddProducer,
     Begin,
     BrokerInfoResult,
     Browse,
@@ -53,6 +54,7 @@ from .frames import (
     RangeResult,
     ReadRange,
     RemoveConsumer,
+    RemoveProducer,
     Rollback,
     Send,
     TemporaryCreated,
@@ -231,6 +233,20 @@ ROWS: tuple[Row, ...] = (
         "client",
         lambda f: e.encode_browse_selected(f.request_id, f.queue, f.selector),
         request_queue_and_text(BrowseSelected),
+    ),
+    _row(
+        _T.ADD_PRODUCER,
+        AddProducer,
+        "client",
+        lambda f: e.encode_add_producer(f.producer_id, f.destination),
+        request_and_queue(AddProducer),
+    ),
+    _row(
+        _T.REMOVE_PRODUCER,
+        RemoveProducer,
+        "client",
+        lambda f: e.encode_remove_producer(f.producer_id, f.destination),
+        request_and_queue(RemoveProducer),
     ),
     _row(
         _T.UNSUBSCRIBE,

@@ -48,6 +48,7 @@ from minibroker.wire import (
     DEFAULT_MAX_FRAME_SIZE,
     AckBelow,
     AddConsumer,
+    AddProducer,
     Begin,
     Browse,
     BrowseSelected,
@@ -69,6 +70,7 @@ from minibroker.wire import (
     Purge,
     ReadRange,
     RemoveConsumer,
+    RemoveProducer,
     Rollback,
     Send,
     Unsubscribe,
@@ -428,6 +430,12 @@ class _ClientConnection:
             ]
             answer = {"topics": topics, "durables": durables, "scheduled": broker.scheduled_count}
             self.emit(encode_topic_list(frame.request_id, json.dumps(answer)))
+        elif isinstance(frame, AddProducer):
+            broker.add_producer(
+                connection_id, frame.producer_id, Destination.parse(frame.destination) if frame.destination else None
+            )
+        elif isinstance(frame, RemoveProducer):
+            broker.remove_producer(connection_id, frame.producer_id)
         elif isinstance(frame, Unsubscribe):
             broker.unsubscribe(connection_id, frame.name)
             self.emit(encode_ok(frame.request_id))

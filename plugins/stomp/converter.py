@@ -482,6 +482,8 @@ class StompConverter:
         browser = headers.get("browser") == "true"
         # also for browsers, which never reach the core's consumers
         (check_browser_destination if browser else check_consumer_destination)(destination)
+        if destination.name.startswith("ActiveMQ.Advisory."):  # ActiveMQ renders them as JSON of Java objects
+            raise refuse("stomp-advisory", str(destination))
         if browser:
             if self.version == "1.0":
                 raise StompError("Queue Browser feature only valid for Stomp v1.1+ clients!")

@@ -49,7 +49,6 @@ KNOWN_DIFFERENCES = {}
 
 #: features not built yet, by the prefix of their recordings' names (recorded first, built later)
 NOT_BUILT = {
-    "advisory_": "advisory topics are not implemented yet (issue 18)",
     "map_message_": "map messages are not implemented yet (issue 19)",
 }
 

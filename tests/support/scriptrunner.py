@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from minibroker import Broker, Destination, DestinationPolicy, ManualClock, QueueStatistics
+from minibroker.advisory import data_structure
 from minibroker.client import (
     AckMode,
     Connection,
@@ -248,8 +249,13 @@ class ScriptRunner:
             "redeliveryCounter": msg.redelivery_counter,
             "t_ms": self.t_ms(),
         }
+        structure = data_structure(msg)
+        if structure is not None:
+            e["body"] = "ActiveMQMessage"  # what the oracle prints for a message without a body
         for name in record or ():
-            if name == "priority":
+            if name == "dataStructure":
+                e["dataStructure"] = None if structure is None else structure["dataStructure"]
+            elif name == "priority":
                 e["priority"] = msg.priority
             elif name == "persistent":
                 e["persistent"] = msg.persistent

@@ -63,6 +63,8 @@ SAMPLES: dict[type[Any], wire.Frame] = {
         wire.DeleteTemporary(18, "temp-queue://ID:c-1:1:1"),
         wire.BrowseSelected(19, "orders", "n > 0"),
         wire.Unsubscribe(20, "sub-1"),
+        wire.AddProducer(1, "queue://orders"),
+        wire.RemoveProducer(1, ""),
         wire.ListTopics(21),
         wire.TopicList(21, '{"topics": [], "durables": []}'),
     )

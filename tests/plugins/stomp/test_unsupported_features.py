@@ -32,8 +32,13 @@ SUBSCRIBE_CASES = [
     ({"destination": "/topic/*.in", "activemq.subscriptionName": "d"}, "wildcard-durable", "topic://*.in"),
     (
         {"destination": "/topic/ActiveMQ.Advisory.Consumer.Queue.orders"},
-        "advisory",
+        "stomp-advisory",
         "topic://ActiveMQ.Advisory.Consumer.Queue.orders",
+    ),
+    (
+        {"destination": "/topic/ActiveMQ.Advisory.Queue"},
+        "advisory",
+        "topic://ActiveMQ.Advisory.Queue",
     ),
     (
         {"destination": "/topic/prices?consumer.retroactive=true"},

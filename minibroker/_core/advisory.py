@@ -1,0 +1,127 @@
+"""Advisory messages: what ActiveMQ's ``AdvisoryBroker`` publishes about consumers, producers, connections and
+messages that expire or go to a dead-letter queue, on the topics ActiveMQ names.
+
+=================================================  ===============================================================
+topic                                              published when (data structure; properties)
+=================================================  ===============================================================
+``ActiveMQ.Advisory.Consumer.<Type>.<name>``       a consumer comes (ConsumerInfo) or goes (RemoveInfo);
+                                                   ``consumerCount``: the destination's consumers after the change
+``ActiveMQ.Advisory.Producer.<Type>.<name>``       a producer with a destination comes or goes (ProducerInfo,
+                                                   RemoveInfo); ``producerCount`` likewise
+``ActiveMQ.Advisory.Connection``                   a connection opens (ConnectionInfo) or closes (RemoveInfo)
+``ActiveMQ.Advisory.Expired.<Type>.<name>``        a message expires (the message, body cleared;
+                                                   ``orignalMessageId``, ActiveMQ's spelling)
+``ActiveMQ.Advisory.MessageDLQd.<Type>.<name>``    a message is dead-lettered (the message, body cleared)
+=================================================  ===============================================================
+
+``<Type>`` is ``Queue``, ``Topic``, ``TempQueue`` or ``TempTopic``. Every advisory is a non-persistent message of
+JMSType ``Advisory`` with ``originBrokerName``, ``originBrokerId`` and ``originBrokerURL``. A Java client reads the
+data structure as an object (``getDataStructure()``); minibroker carries it as JSON text in the body, with its
+ActiveMQ class name under ``"dataStructure"`` (:func:`minibroker.advisory.data_structure` reads it back).
+
+A new subscriber to consumer, producer or connection advisories first gets the present state replayed, to itself
+alone: one ConsumerInfo per consumer it would have heard of, and so on (ActiveMQ's ``addConsumer`` on an advisory
+topic). Nothing is advised about advisory topics themselves, nor about a durable subscription's internal queue.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import uuid
+from collections.abc import Iterator, Mapping
+
+from ..message import Destination, DestinationKind, Message, PropertyValue
+
+__all__ = [
+    "ADVISORY_PREFIX",
+    "BROKER_NAME",
+    "advisory_message",
+    "advisory_topic",
+    "connection_info",
+    "consumer_info",
+    "message_info",
+    "producer_info",
+    "remove_info",
+]
+
+ADVISORY_PREFIX = "ActiveMQ.Advisory."
+CONSUMER = ADVISORY_PREFIX + "Consumer."
+PRODUCER = ADVISORY_PREFIX + "Producer."
+CONNECTION = ADVISORY_PREFIX + "Connection"
+EXPIRED = ADVISORY_PREFIX + "Expired."
+DLQD = ADVISORY_PREFIX + "MessageDLQd."
+#: the broker name advisories carry (ActiveMQ's default ``brokerName``)
+BROKER_NAME = "localhost"
+
+#: one id per process and a sequence: advisory ids never collide across processes or restarts
+_PRODUCER_ID = f"ID:minibroker-advisory-{uuid.uuid4().hex[:12]}:1:0:0"
+_SEQUENCE: Iterator[int] = itertools.count(1)
+
+
+def advisory_topic(prefix: str, destination: Destination, temporary: bool = False) -> Destination:
+    """``prefix`` + ``Queue.<name>`` (or ``Topic.``, ``TempQueue.``, ``TempTopic.``), as ActiveMQ's AdvisorySupport."""
+    kind = "Queue" if destination.kind is DestinationKind.QUEUE else "Topic"
+    return Destination.topic(f"{prefix}{'Temp' if temporary else ''}{kind}.{destination.name}")
+
+
+def advisory_message(
+    topic: Destination, data: Mapping[str, object], now: float, **properties: PropertyValue
+) -> Message:
+    """One advisory: non-persistent, JMSType ``Advisory``, the data structure as JSON text."""
+    props: dict[str, PropertyValue] = {
+        "originBrokerName": BROKER_NAME,
+        "originBrokerId": "ID:minibroker",
+        "originBrokerURL": "vm://localhost",
+        **properties,
+    }
+    return Message(
+        message_id=f"{_PRODUCER_ID}:{next(_SEQUENCE)}",
+        destination=topic,
+        body=json.dumps(data, sort_keys=True),
+        properties=props,
+        persistent=False,
+        timestamp=now,
+        type="Advisory",
+        producer_id=_PRODUCER_ID,
+    )
+
+
+def consumer_info(
+    connection_name: str, consumer_id: int, destination: Destination, selector: str | None, prefetch: int
+) -> dict[str, object]:
+    return {
+        "dataStructure": "ConsumerInfo",
+        "consumerId": f"{connection_name}:1:{consumer_id}",
+        "destination": str(destination),
+        "selector": selector,
+        "prefetchSize": prefetch,
+    }
+
+
+def producer_info(connection_name: str, producer_id: int, destination: Destination) -> dict[str, object]:
+    return {
+        "dataStructure": "ProducerInfo",
+        "producerId": f"{connection_name}:1:{producer_id}",
+        "destination": str(destination),
+    }
+
+
+def connection_info(connection_name: str, client_id: str | None) -> dict[str, object]:
+    return {"dataStructure": "ConnectionInfo", "connectionId": connection_name, "clientId": client_id}
+
+
+def remove_info(object_id: str) -> dict[str, object]:
+    return {"dataStructure": "RemoveInfo", "objectId": object_id}
+
+
+def message_info(message: Message) -> dict[str, object]:
+    """A copy of an expired or dead-lettered message as the advisory carries it: headers, no body (ActiveMQ clears
+    it unless ``includeBodyForAdvisory``)."""
+    return {
+        "dataStructure": "ActiveMQTextMessage" if isinstance(message.body, str) else "ActiveMQBytesMessage",
+        "messageId": message.message_id,
+        "destination": str(message.destination),
+        "persistent": message.persistent,
+        "priority": message.priority,
+    }

@@ -1,0 +1,120 @@
+"""Advisory topics (issue 18, item 6): what applications watch to know a consumer or producer is there. The
+visible behaviour replays from the ``advisory_*`` recordings of ActiveMQ 5.17.2; these tests cover the API around
+it, the corners (wildcard subscribers, temporary queues, durable subscribers, composites) and turning it off."""
+
+from __future__ import annotations
+
+import pytest
+
+from minibroker import Broker, ManualClock
+from minibroker.advisory import (
+    connection_advisory_topic,
+    consumer_advisory_topic,
+    data_structure,
+    dlq_advisory_topic,
+    expired_advisory_topic,
+    producer_advisory_topic,
+)
+from minibroker.client import Consumer, ReceivedMessage, connect
+from minibroker.errors import UnsupportedFeature
+
+
+async def advisories(consumer: Consumer) -> list[ReceivedMessage]:
+    """Every advisory the consumer has now (a no-wait receive until empty)."""
+    got = []
+    while (msg := await consumer.receive(timeout=0.1)) is not None:
+        got.append(msg)
+    return got
+
+
+def kinds(messages: list[ReceivedMessage], prop: str) -> list[tuple[object, object]]:
+    return [((data_structure(m) or {}).get("dataStructure"), m.properties.get(prop)) for m in messages]
+
+
+async def test_consumer_advisories_count_consumers_and_replay_to_a_late_watcher() -> None:
+    async with Broker(clock=ManualClock(autojump=True)) as broker, await connect(broker) as conn:
+        session = await conn.create_session()
+        first = await session.create_consumer("orders")
+        watcher = await session.create_consumer(consumer_advisory_topic("orders"))
+        second = await session.create_consumer("orders")
+        await first.close()
+        got = await advisories(watcher)
+        assert kinds(got, "consumerCount") == [("ConsumerInfo", 1), ("ConsumerInfo", 2), ("RemoveInfo", 1)]
+        assert all(m.type == "Advisory" and not m.persistent for m in got)
+        info = data_structure(got[1])
+        assert info is not None and info["destination"] == "queue://orders"
+        assert got[0].destination.name == "ActiveMQ.Advisory.Consumer.Queue.orders"
+        await second.close()
+
+
+async def test_a_wildcard_watcher_hears_of_every_queue_and_topic_consumers_are_apart() -> None:
+    async with Broker(clock=ManualClock(autojump=True)) as broker, await connect(broker, client_id="c") as conn:
+        session = await conn.create_session()
+        watcher = await session.create_consumer("topic://ActiveMQ.Advisory.Consumer.Queue.>")
+        topics = await session.create_consumer("topic://ActiveMQ.Advisory.Consumer.Topic.prices")
+        await session.create_consumer("a")
+        await session.create_consumer("b,c")  # a composite: one advisory per part
+        await session.create_consumer("topic://prices")
+        await session.create_durable_subscriber("topic://prices", "d")
+        queues = await advisories(watcher)
+        assert sorted(m.destination.name.rsplit(".", 1)[1] for m in queues) == ["a", "b", "c"]
+        assert kinds(await advisories(topics), "consumerCount") == [("ConsumerInfo", 1), ("ConsumerInfo", 2)]
+
+
+async def test_producer_and_connection_advisories() -> None:
+    async with Broker(clock=ManualClock(autojump=True)) as broker, await connect(broker) as conn:
+        session = await conn.create_session()
+        producers = await session.create_consumer(producer_advisory_topic("topic://prices"))
+        connections = await session.create_consumer(connection_advisory_topic())
+        producer = await session.create_producer("topic://prices")
+        anonymous = await session.create_producer()  # no destination: no advisory, as ActiveMQ
+        await producer.close()
+        await anonymous.close()
+        async with await connect(broker):
+            pass
+        assert kinds(await advisories(producers), "producerCount") == [("ProducerInfo", 1), ("RemoveInfo", 0)]
+        assert [k for k, _ in kinds(await advisories(connections), "")] == [
+            "ConnectionInfo",  # this connection, replayed
+            "ConnectionInfo",
+            "RemoveInfo",
+        ]
+
+
+async def test_expired_and_dead_lettered_messages_are_advised_with_their_id() -> None:
+    clock = ManualClock(autojump=True)
+    async with Broker(clock=clock) as broker, await connect(broker) as conn:
+        session = await conn.create_session()
+        expired = await session.create_consumer(expired_advisory_topic("q"))
+        dead = await session.create_consumer(dlq_advisory_topic("q"))
+        await (await session.create_producer("q")).send("m1", ttl=0.1)
+        await clock.advance(31)  # past the expiry sweep (ActiveMQ's expireMessagesPeriod, 30 s)
+        assert broker.queue("q").size == 0
+        (e,) = await advisories(expired)
+        (d,) = await advisories(dead)
+        for msg in (e, d):
+            info = data_structure(msg)
+            assert info is not None and info["dataStructure"] == "ActiveMQTextMessage"
+            assert msg.properties["orignalMessageId"] == info["messageId"]
+
+
+async def test_advisory_support_off_publishes_nothing() -> None:
+    async with Broker(clock=ManualClock(autojump=True), advisory_support=False) as broker, await connect(broker) as c:
+        session = await c.create_session()
+        watcher = await session.create_consumer(consumer_advisory_topic("orders"))
+        await session.create_consumer("orders")
+        assert await advisories(watcher) == []
+
+
+async def test_other_advisory_topics_and_sends_to_advisories_are_refused() -> None:
+    async with Broker() as broker, await connect(broker) as conn:
+        session = await conn.create_session()
+        with pytest.raises(UnsupportedFeature, match="advisory"):
+            await session.create_consumer("topic://ActiveMQ.Advisory.Queue")
+        with pytest.raises(UnsupportedFeature, match="advisory"):
+            await (await session.create_producer()).send("x", destination=consumer_advisory_topic("orders"))
+
+
+def test_data_structure_is_none_for_an_ordinary_message() -> None:
+    from minibroker.message import Destination, Message
+
+    assert data_structure(Message("ID:1", Destination.queue("q"), "{}")) is None
