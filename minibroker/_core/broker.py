@@ -25,7 +25,6 @@ from typing import TYPE_CHECKING, Protocol
 import attrs
 
 from ..errors import (
-    DurableSubscriptionError,
     IllegalStateError,
     InvalidAcknowledge,
     InvalidDestination,
@@ -35,11 +34,10 @@ from ..errors import (
 from ..features import (
     ACCEPTED_SEND_NAMES,
     check_consumer_destination,
-    check_durable_destination,
     check_message_properties,
     check_send_destination,
 )
-from ..message import Destination, DestinationKind, Message, PropertyValue, composite_parts
+from ..message import Destination, DestinationKind, Message
 from .acks import (
     ack_delivered,
     ack_expired,
@@ -49,48 +47,30 @@ from .acks import (
     ack_redelivered,
     ack_standard,
 )
+from .advising import Advising
 from .advisory import (
     ADVISORY_PREFIX,
     CONNECTION,
-    CONSUMER,
     DLQD,
     EXPIRED,
-    PRODUCER,
-    advisory_message,
-    advisory_topic,
     connection_info,
-    consumer_info,
-    message_info,
-    producer_info,
     remove_info,
 )
 from .commands import AckType, ConsumerInfo, MessageAck
+from .connection import ConnectionState
 from .dead_letter import DeadLetters, expiry_cause
-from .durable import DURABLE_PREFIX, DurableSubscription, DurableView, durable_queue_name
+from .durable import DURABLE_PREFIX, DurableSubscription
+from .durable_consumers import DurableConsumers
 from .effects import Dispatch
 from .history import DeadLetterRecord, History
-from .journal import DurableDropped, DurableSaved, Journal, Scheduled, Stored, Unscheduled
+from .journal import DurableSaved, Journal, Scheduled, Stored
 from .multi import Copies, QueueSet, SubscriptionOnMany, queue_of, reads, reads_many
 from .policy import DestinationPolicy
 from .queue import Queue
-from .replay import (
-    CursorAck,
-    CursorBook,
-    EpochSource,
-    PublishResult,
-    QueuePosition,
-    RangeEntry,
-    ack_below,
-    check_epoch,
-    positions,
-    publish,
-    random_epoch,
-    read_range,
-    select_range,
-)
-from .scheduler import browse_copy, first_due, next_cron, pending_job, read_job
+from .replay_reads import ReplayableReads
+from .scheduling import Scheduling
 from .subscription import QueueEntry, Subscription, header_lookup
-from .temporary import TemporaryDestinations, default_connection_name
+from .temporary import TemporaryDestinations
 from .topic import Topic
 from .transaction import Transaction
 from .virtual import DEFAULT_VIRTUAL_TOPICS, VirtualTopics
@@ -119,21 +99,7 @@ PolicyLookup = Callable[[Destination], DestinationPolicy]
 EXPIRE_PERIOD = 30.0
 
 
-@attrs.define(slots=True, eq=False)
-class _Connection:
-    connection_id: int
-    client_id: str | None
-    consumers: set[int] = attrs.field(factory=set)
-    transactions: set[int] = attrs.field(factory=set)
-    #: producer id -> its destination (None: an anonymous producer), for statistics and advisories
-    producers: dict[int, Destination | None] = attrs.field(factory=dict)
-
-    @property
-    def name(self) -> str:
-        return default_connection_name(self.connection_id)
-
-
-class BrokerCore:
+class BrokerCore(Advising, DurableConsumers, ReplayableReads, Scheduling):
     """All destinations, subscriptions and transactions of one broker."""
 
     # Rarely set attributes live here as class defaults, not in __init__: CPython (3.11+) keeps an instance's
@@ -181,7 +147,7 @@ class BrokerCore:
         self.subs_on_many: list[Subscription] = []
         self.topics: dict[str, Topic] = {}
         self.subscriptions: dict[int, Subscription] = {}
-        self.connections: dict[int, _Connection] = {}
+        self.connections: dict[int, ConnectionState] = {}
         self.transactions: dict[int, Transaction] = {}
         self.output: list[Dispatch] = []
         self.history = History(history_limit)
@@ -314,7 +280,7 @@ class BrokerCore:
     def add_connection(self, client_id: str | None = None) -> int:
         cid = self._next_connection
         self._next_connection += 1
-        conn = self.connections[cid] = _Connection(cid, client_id)
+        conn = self.connections[cid] = ConnectionState(cid, client_id)
         if self.advisory_support:
             self._advise(Destination.topic(CONNECTION), connection_info(conn.name, client_id))
         return cid
@@ -344,7 +310,7 @@ class BrokerCore:
         if self.advisory_support:
             self._advise(Destination.topic(CONNECTION), remove_info(conn.name))
 
-    def _connection(self, connection_id: int) -> _Connection:
+    def _connection(self, connection_id: int) -> ConnectionState:
         conn = self.connections.get(connection_id)
         if conn is None:
             raise IllegalStateError(f"unknown connection {connection_id}", connection_id=connection_id)
@@ -468,213 +434,6 @@ class BrokerCore:
             )
         self._dispatch_destination(q.destination)
 
-    # -- producers and advisories (advisory.py) ---------------------------------------------------------------------
-
-    def add_producer(self, connection_id: int, producer_id: int, destination: Destination | None) -> None:
-        """A producer comes: counted on its destination (an anonymous one, None, on none) and advised."""
-        conn = self._connection(connection_id)
-        conn.producers[producer_id] = destination
-        if destination is not None and self.advisory_support and not destination.name.startswith(ADVISORY_PREFIX):
-            self._advise(
-                self._advisory_topic(PRODUCER, destination),
-                producer_info(conn.name, producer_id, destination),
-                producerCount=self.producer_count(destination),
-            )
-
-    def remove_producer(self, connection_id: int, producer_id: int) -> None:
-        conn = self.connections.get(connection_id)
-        if conn is None or producer_id not in conn.producers:
-            return
-        destination = conn.producers.pop(producer_id)
-        if destination is not None and self.advisory_support and not destination.name.startswith(ADVISORY_PREFIX):
-            self._advise(
-                self._advisory_topic(PRODUCER, destination),
-                remove_info(f"{conn.name}:1:{producer_id}"),
-                producerCount=self.producer_count(destination),
-            )
-
-    def producer_count(self, destination: Destination) -> int:
-        return sum(1 for c in self.connections.values() for d in c.producers.values() if d == destination)
-
-    def _advisory_topic(self, prefix: str, destination: Destination) -> Destination:
-        return advisory_topic(prefix, destination, self.temporaries.is_temporary(destination))
-
-    def _advise(self, topic: Destination, data: dict[str, object], **properties: PropertyValue) -> None:
-        """Publish an advisory, when anyone could read its topic."""
-        if topic.name in self.topics or self.subs_on_many:
-            self._enqueue(advisory_message(topic, data, self.clock.now(), **properties))
-
-    def _consumer_count(self, destination: Destination) -> int:
-        if destination.is_topic:
-            t = self.topics.get(destination.name)
-            if t is None:
-                return 0
-            return len(t.subscriptions) + sum(1 for d in t.durables if d.consumer_id is not None)
-        sources = [s.source for s in self.subs_on_many if s.destination == destination]
-        if sources and isinstance(sources[0], QueueSet):
-            return sum(len(q.consumers) for q in sources[0].queues)
-        q = self.queues.get(destination.name)
-        return 0 if q is None else len(q.consumers)
-
-    def _advise_consumer(self, sub: Subscription, destination: Destination, *, added: bool) -> None:
-        if "," in destination.name:  # a composite consumer: advised on each part it reads
-            for part in composite_parts(destination):
-                if part.kind is destination.kind:
-                    self._advise_consumer(sub, part, added=added)
-            return
-        conn = self.connections.get(sub.connection_id)
-        name = default_connection_name(sub.connection_id) if conn is None else conn.name
-        data = (
-            consumer_info(name, sub.consumer_id, destination, _selector_text(sub), sub.prefetch)
-            if added
-            else remove_info(f"{name}:1:{sub.consumer_id}")
-        )
-        self._advise(self._advisory_topic(CONSUMER, destination), data, consumerCount=self._consumer_count(destination))
-
-    def _advise_message(self, prefix: str, destination: Destination, message: Message) -> None:
-        if destination.name.startswith(ADVISORY_PREFIX):
-            return
-        self._advise(
-            self._advisory_topic(prefix, destination), message_info(message), orignalMessageId=message.message_id
-        )
-
-    def _replay_advisories(self, sub: Subscription) -> None:
-        """A new advisory subscriber first hears of what is there now, alone (ActiveMQ's replay in addConsumer)."""
-        now = self.clock.now()
-        replay: list[Message] = []
-        for conn in self.connections.values():
-            replay.append(
-                advisory_message(Destination.topic(CONNECTION), connection_info(conn.name, conn.client_id), now)
-            )
-            for producer_id, dest in conn.producers.items():
-                if dest is not None:
-                    replay.append(
-                        advisory_message(
-                            self._advisory_topic(PRODUCER, dest),
-                            producer_info(conn.name, producer_id, dest),
-                            now,
-                            producerCount=self.producer_count(dest),
-                        )
-                    )
-        for other in list(self.subscriptions.values()):
-            dest = other.destination
-            if other is sub or dest.name.startswith(ADVISORY_PREFIX):
-                continue
-            if dest.name.startswith(DURABLE_PREFIX):
-                durable = next((d for d in self.durables.values() if d.consumer_id == other.consumer_id), None)
-                if durable is None:
-                    continue
-                dest = Destination.topic(durable.topic)
-            replay.append(
-                advisory_message(
-                    self._advisory_topic(CONSUMER, dest),
-                    consumer_info(
-                        default_connection_name(other.connection_id),
-                        other.consumer_id,
-                        dest,
-                        _selector_text(other),
-                        other.prefetch,
-                    ),
-                    now,
-                    consumerCount=self._consumer_count(dest),
-                )
-            )
-        for message in replay:
-            name = message.destination.name
-            if name == sub.destination.name or (isinstance(sub, SubscriptionOnMany) and reads(sub.destination, name)):
-                t = self.topic(name)
-                if sub.consumer_id in t.pending:
-                    t.pending[sub.consumer_id].append(QueueEntry(message, t.next_seq))
-                    t.next_seq += 1
-                    t.enqueued += 1
-                    self._dispatch_topic(t)
-
-    # -- durable topic subscriptions (durable.py) ------------------------------------------------------------------
-
-    def _add_durable_consumer(self, conn: _Connection, info: ConsumerInfo) -> int:
-        name = info.subscription_name
-        assert name is not None
-        topic = info.destination
-        if not topic.is_topic:
-            raise InvalidDestination(f"a durable subscription is to a topic, not {topic}", destination=str(topic))
-        check_durable_destination(topic)
-        client_id = conn.client_id
-        if client_id is None:
-            raise DurableSubscriptionError(
-                "You cannot create a durable subscriber without specifying a unique clientID on a Connection",
-                subscription_name=name,
-            )
-        durable = self.durables.get((client_id, name))
-        if durable is not None and durable.consumer_id is not None:
-            raise DurableSubscriptionError(
-                f"Durable consumer is in use for client: {client_id} and subscriptionName: {name}",
-                client_id=client_id,
-                subscription_name=name,
-            )
-        if durable is not None and (durable.topic != topic.name or durable.selector_text != (info.selector or None)):
-            self._drop_durable(durable)  # another topic or selector: a new subscription (JMS)
-            durable = None
-        if durable is None:
-            durable = self._new_durable(client_id, name, topic.name, info.selector or None, info.no_local)
-        consumer_id = self.add_consumer(
-            conn.connection_id,
-            attrs.evolve(info, destination=durable.destination, selector=None, no_local=False, subscription_name=None),
-        )
-        durable.consumer_id = consumer_id
-        if self.advisory_support:
-            self._advise_consumer(self.subscriptions[consumer_id], topic, added=True)
-        return consumer_id
-
-    def _new_durable(
-        self, client_id: str, name: str, topic: str, selector_text: str | None, no_local: bool, journaled: bool = True
-    ) -> DurableSubscription:
-        selector = None
-        if selector_text:
-            from ..selector import parse_selector
-
-            selector = parse_selector(selector_text)
-        # made here, not by queue(): its name is one no client can spell (Destination.parse refuses it)
-        destination = Destination(QUEUE, durable_queue_name(client_id, name))
-        queue = Queue(destination, self._policy_for(Destination.topic(topic)))
-        queue.journal = self.journal
-        if queue.policy.memory_limit:
-            self.memory_limited += 1
-        self.queues[destination.name] = queue
-        self._virtual_queues.clear()
-        durable = DurableSubscription(client_id, name, topic, selector_text, no_local, queue, selector)
-        self.durables[(client_id, name)] = durable
-        self.topic(topic).durables.append(durable)
-        if self.journal is not None and journaled:
-            self.journal.append(DurableSaved(client_id, name, topic, selector_text, no_local))
-        return durable
-
-    def _drop_durable(self, durable: DurableSubscription) -> None:
-        self.purge(durable.queue.destination.name)
-        self.queues.pop(durable.queue.destination.name, None)
-        self._virtual_queues.clear()
-        del self.durables[(durable.client_id, durable.name)]
-        if self.journal is not None:
-            self.journal.append(DurableDropped(durable.client_id, durable.name))
-        topic = self.topics.get(durable.topic)
-        if topic is not None and durable in topic.durables:
-            topic.durables.remove(durable)
-
-    def unsubscribe(self, connection_id: int, name: str) -> None:
-        """Remove the connection's client id's durable subscription ``name`` and what it kept (JMS ``unsubscribe``)."""
-        client_id = self._connection(connection_id).client_id
-        durable = None if client_id is None else self.durables.get((client_id, name))
-        if durable is None:
-            raise InvalidDestination(
-                f"No durable subscription exists for clientID: {client_id} and subscriptionName: {name}",
-                destination=name,
-            )
-        if durable.consumer_id is not None:
-            raise DurableSubscriptionError("Durable consumer is in use", client_id=client_id, subscription_name=name)
-        self._drop_durable(durable)
-
-    def durable_subscriptions(self, topic: str | None = None) -> list[DurableView]:
-        return [d.view() for d in self.durables.values() if topic is None or d.topic == topic]
-
     def pull(self, connection_id: int, consumer_id: int, timeout: float) -> None:
         """A prefetch-0 consumer asks for one message (semantics §3, "Pull").
 
@@ -737,56 +496,6 @@ class BrokerCore:
             if self._schedule_delayed(message):
                 return
         self._enqueue(message, connection_id)
-
-    def _manage_scheduler(self, request: Message) -> None:
-        """A request to ``topic://ActiveMQ.Scheduler.Management`` (ActiveMQ's ``AMQ_SCHEDULER_ACTION``)."""
-        props = request.properties
-        action = str(props.get("AMQ_SCHEDULER_ACTION", "")).upper()
-        start, end = props.get("ACTION_START_TIME"), props.get("ACTION_END_TIME")
-        in_range = None
-        if isinstance(start, (int, float)) and isinstance(end, (int, float)):
-            low, high = float(start) / 1000.0, float(end) / 1000.0
-
-            def in_range(due: float) -> bool:
-                return low <= due <= high
-
-        if action == "BROWSE":
-            if request.reply_to is None:
-                return
-            entries = sorted(self._scheduled)
-            for n, (due, _job, message, _counter) in enumerate(entries):
-                if in_range is None or in_range(due):
-                    self._enqueue(browse_copy(message, message.message_id, request.reply_to, n))
-        elif action in ("REMOVE", "REMOVEALL"):
-            job_id = props.get("scheduledJobId")
-
-            def doomed(entry: tuple[float, int, Message, int]) -> bool:
-                if action == "REMOVEALL":
-                    return True
-                if job_id is not None:
-                    return entry[2].message_id == job_id
-                return in_range is not None and in_range(entry[0])
-
-            kept = []
-            for entry in self._scheduled:
-                if doomed(entry):
-                    if self.journal is not None and entry[2].persistent:
-                        self.journal.append(Unscheduled(entry[1]))
-                else:
-                    kept.append(entry)
-            heapq.heapify(kept)
-            self._scheduled = kept
-
-    def _schedule_delayed(self, message: Message) -> bool:
-        """``AMQ_SCHEDULED_DELAY``/``_PERIOD``/``_REPEAT`` make the message a job of the scheduler (scheduler.py),
-        when the broker has scheduler support."""
-        if not message.properties:
-            return False
-        job = read_job(message)
-        if job is None:
-            return False
-        self.schedule(first_due(self.clock.now(), job, self.scheduler_time_zone), job.waiting_message())
-        return True
 
     def _enqueue(self, message: Message, connection_id: int = 0, redelivery_counter: int = 0) -> None:
         dest = message.destination
@@ -1097,34 +806,6 @@ class BrokerCore:
             candidates.append(self._scheduled[0][0])
         return min(candidates) if candidates else None
 
-    @property
-    def scheduled(self) -> int:
-        """Messages waiting in the scheduler (delayed, repeating jobs, broker redeliveries)."""
-        return len(self._scheduled)
-
-    def next_scheduled(self) -> float | None:
-        """When the scheduler next delivers something (None: nothing waits)."""
-        return self._scheduled[0][0] if self._scheduled else None
-
-    def schedule(self, when: float, message: Message, redelivery_counter: int = 0) -> None:
-        """Deliver ``message`` to its destination's tail at ``when`` (delayed delivery, broker redelivery)."""
-        self._scheduled_seq += 1
-        heapq.heappush(self._scheduled, (when, self._scheduled_seq, message, redelivery_counter))
-        if self.journal is not None and message.persistent:
-            self.journal.append(Scheduled(self._scheduled_seq, when, message, redelivery_counter))
-
-    def schedule_redelivery(self, when: float, message: Message, redelivery_counter: int, cause: str | None) -> None:
-        """The broker redelivery plugin's path: the message comes back to its queue's tail at ``when``."""
-        self.history.add(
-            message.message_id,
-            self.clock.now(),
-            "redelivery-scheduled",
-            redelivery_counter=redelivery_counter,
-            detail=cause,
-            destination=str(message.destination),
-        )
-        self.schedule(when, message, redelivery_counter)
-
     def tick(self) -> None:
         """Do whatever was due by now: pull timeouts, scheduled deliveries, the expiry sweep."""
         now = self.clock.now()
@@ -1134,28 +815,8 @@ class BrokerCore:
             if sub is not None and sub.dispatch_count == mark:
                 sub.extension = 0
                 self.output.append(Dispatch(consumer_id, None))
-        while self._scheduled and self._scheduled[0][0] <= now:
-            due, job_number, message, counter = heapq.heappop(self._scheduled)
-            if self.journal is not None and message.persistent:
-                self.journal.append(Unscheduled(job_number))
-            job = pending_job(message)
-            if job is None:
-                self._enqueue(message, 0, counter)
-                continue
-            if job.cron is not None:
-                # a cron firing delivers, or with a repeat starts a job of its own (ActiveMQ's job scheduler)
-                if job.repeat == 0:
-                    self._enqueue(job.delivery(), 0, counter)
-                else:
-                    run = job.cron_run()
-                    self.schedule(first_due(due, run, self.scheduler_time_zone), run.waiting_message())
-                again = attrs.evolve(job, deliveries=job.deliveries + 1)
-                self.schedule(next_cron(due, job, self.scheduler_time_zone), again.waiting_message())
-                continue
-            self._enqueue(job.delivery(), 0, counter)
-            following = job.after_firing()
-            if following is not None:
-                self.schedule(due + following.next_period(), following.waiting_message())
+        if self._scheduled and self._scheduled[0][0] <= now:
+            self._fire_due_jobs(now)
         if self._next_sweep is not None and self._next_sweep <= now:
             self.sweep_expired()
         for name, due in list(self._throttle_due.items()):
@@ -1186,80 +847,3 @@ class BrokerCore:
                 self._dispatch_destination(q.destination)
             return
         self.throttles[name] = interval
-
-    # -- replayable reads: sequence ranges, cursor acks, the epoch (see replay.py) -----------------------------------
-
-    #: created on first use (``cursors()``); a restarted broker builds a new core, hence a new epoch
-    _cursor_book: CursorBook | None = None
-
-    def cursors(self, epoch_source: EpochSource | None = None) -> CursorBook:
-        """The cursor state of this broker state, created on first use with an epoch from ``epoch_source``
-        (default: random). Later calls return the same book, whatever they pass."""
-        book = self._cursor_book
-        if book is None:
-            book = self._cursor_book = CursorBook((epoch_source or random_epoch)())
-        return book
-
-    @property
-    def epoch(self) -> str:
-        return self.cursors().epoch
-
-    def queue_positions(
-        self, names: Iterable[str] | None = None, cursor: str | None = None
-    ) -> tuple[QueuePosition, ...]:
-        """The positions of the queues named (None: every queue, by name)."""
-        return positions(self.cursors(), self.queues, names, cursor)
-
-    def read_range(
-        self,
-        name: str,
-        from_seq: int = 0,
-        to_seq: int | None = None,
-        limit: int | None = None,
-        epoch: str | None = None,
-    ) -> list[RangeEntry]:
-        """The messages of queue ``name`` not yet acked with ``from_seq <= seq < to_seq``, oldest first, as
-        ``(seq, message, redelivery_counter)``; non-destructive (see :func:`replay.read_range`). ``epoch``: raise
-        :class:`~minibroker.errors.StaleEpoch` unless it is the broker's."""
-        check_epoch(self.cursors(), epoch)
-        return read_range(self.queues.get(name), from_seq, to_seq, limit, self.clock.now())
-
-    def select_range(
-        self,
-        name: str,
-        from_seq: int = 0,
-        to_seq: int | None = None,
-        limit: int | None = None,
-        epoch: str | None = None,
-    ) -> list[QueueEntry]:
-        """What :meth:`read_range` reads, as the queue's own entries (for columnar readers: read, never change)."""
-        check_epoch(self.cursors(), epoch)
-        return select_range(self.queues.get(name), from_seq, to_seq, limit, self.clock.now())
-
-    def ack_below(self, name: str, cursor: str, seq: int, epoch: str | None = None) -> CursorAck:
-        """Consume every message of queue ``name`` with a sequence number below ``seq``, for cursor ``cursor``;
-        cumulative and idempotent, tied to no connection. Messages dispatched to a consumer and not acked are left
-        to it (counted in ``skipped``; removed by a later cursor ack if released): see :mod:`replay`."""
-        book = self.cursors()
-        check_epoch(book, epoch)
-        return ack_below(book, self.queues.get(name), name, cursor, seq, self.history, self.clock.now())
-
-    def enable_duplicate_check(self, destination: Destination, window: int | None = None) -> None:
-        """Switch on the publish path's duplicate check for ``destination`` (``window`` ids remembered)."""
-        self.cursors().duplicate_filter(str(destination), window)
-
-    def publish(self, connection_id: int, messages: Iterable[Message], dedupe: bool = False) -> PublishResult:
-        """Send a batch of messages outside any transaction. With ``dedupe``, a message whose id its destination has
-        seen on this path before (within the window) is dropped, and the destination's check is switched on."""
-        return publish(
-            self.cursors(),
-            messages,
-            dedupe,
-            lambda message: self.send(connection_id, message),
-            self.history,
-            self.clock.now(),
-        )
-
-
-def _selector_text(sub: Subscription) -> str | None:
-    return None if sub.selector is None else sub.selector.text

@@ -1,0 +1,152 @@
+"""The core's producers and the advisories it publishes (the messages themselves are built in advisory.py)."""
+
+from __future__ import annotations
+
+from ..message import Destination, Message, PropertyValue, composite_parts
+from .advisory import (
+    ADVISORY_PREFIX,
+    CONNECTION,
+    CONSUMER,
+    PRODUCER,
+    advisory_message,
+    advisory_topic,
+    connection_info,
+    consumer_info,
+    message_info,
+    producer_info,
+    remove_info,
+)
+from .durable import DURABLE_PREFIX
+from .multi import QueueSet, SubscriptionOnMany, reads
+from .state import CoreState
+from .subscription import QueueEntry, Subscription
+from .temporary import default_connection_name
+
+__all__ = ["Advising"]
+
+
+class Advising(CoreState):
+    """Producers (counted per destination) and every advisory the broker publishes, as ActiveMQ's AdvisoryBroker."""
+
+    def add_producer(self, connection_id: int, producer_id: int, destination: Destination | None) -> None:
+        """A producer comes: counted on its destination (an anonymous one, None, on none) and advised."""
+        conn = self._connection(connection_id)
+        conn.producers[producer_id] = destination
+        if destination is not None and self.advisory_support and not destination.name.startswith(ADVISORY_PREFIX):
+            self._advise(
+                self._advisory_topic(PRODUCER, destination),
+                producer_info(conn.name, producer_id, destination),
+                producerCount=self.producer_count(destination),
+            )
+
+    def remove_producer(self, connection_id: int, producer_id: int) -> None:
+        conn = self.connections.get(connection_id)
+        if conn is None or producer_id not in conn.producers:
+            return
+        destination = conn.producers.pop(producer_id)
+        if destination is not None and self.advisory_support and not destination.name.startswith(ADVISORY_PREFIX):
+            self._advise(
+                self._advisory_topic(PRODUCER, destination),
+                remove_info(f"{conn.name}:1:{producer_id}"),
+                producerCount=self.producer_count(destination),
+            )
+
+    def producer_count(self, destination: Destination) -> int:
+        return sum(1 for c in self.connections.values() for d in c.producers.values() if d == destination)
+
+    def _advisory_topic(self, prefix: str, destination: Destination) -> Destination:
+        return advisory_topic(prefix, destination, self.temporaries.is_temporary(destination))
+
+    def _advise(self, topic: Destination, data: dict[str, object], **properties: PropertyValue) -> None:
+        """Publish an advisory, when anyone could read its topic."""
+        if topic.name in self.topics or self.subs_on_many:
+            self._enqueue(advisory_message(topic, data, self.clock.now(), **properties))
+
+    def _consumer_count(self, destination: Destination) -> int:
+        if destination.is_topic:
+            t = self.topics.get(destination.name)
+            if t is None:
+                return 0
+            return len(t.subscriptions) + sum(1 for d in t.durables if d.consumer_id is not None)
+        sources = [s.source for s in self.subs_on_many if s.destination == destination]
+        if sources and isinstance(sources[0], QueueSet):
+            return sum(len(q.consumers) for q in sources[0].queues)
+        q = self.queues.get(destination.name)
+        return 0 if q is None else len(q.consumers)
+
+    def _advise_consumer(self, sub: Subscription, destination: Destination, *, added: bool) -> None:
+        if "," in destination.name:  # a composite consumer: advised on each part it reads
+            for part in composite_parts(destination):
+                if part.kind is destination.kind:
+                    self._advise_consumer(sub, part, added=added)
+            return
+        conn = self.connections.get(sub.connection_id)
+        name = default_connection_name(sub.connection_id) if conn is None else conn.name
+        data = (
+            consumer_info(name, sub.consumer_id, destination, _selector_text(sub), sub.prefetch)
+            if added
+            else remove_info(f"{name}:1:{sub.consumer_id}")
+        )
+        self._advise(self._advisory_topic(CONSUMER, destination), data, consumerCount=self._consumer_count(destination))
+
+    def _advise_message(self, prefix: str, destination: Destination, message: Message) -> None:
+        if destination.name.startswith(ADVISORY_PREFIX):
+            return
+        self._advise(
+            self._advisory_topic(prefix, destination), message_info(message), orignalMessageId=message.message_id
+        )
+
+    def _replay_advisories(self, sub: Subscription) -> None:
+        """A new advisory subscriber first hears of what is there now, alone (ActiveMQ's replay in addConsumer)."""
+        now = self.clock.now()
+        replay: list[Message] = []
+        for conn in self.connections.values():
+            replay.append(
+                advisory_message(Destination.topic(CONNECTION), connection_info(conn.name, conn.client_id), now)
+            )
+            for producer_id, dest in conn.producers.items():
+                if dest is not None:
+                    replay.append(
+                        advisory_message(
+                            self._advisory_topic(PRODUCER, dest),
+                            producer_info(conn.name, producer_id, dest),
+                            now,
+                            producerCount=self.producer_count(dest),
+                        )
+                    )
+        for other in list(self.subscriptions.values()):
+            dest = other.destination
+            if other is sub or dest.name.startswith(ADVISORY_PREFIX):
+                continue
+            if dest.name.startswith(DURABLE_PREFIX):
+                durable = next((d for d in self.durables.values() if d.consumer_id == other.consumer_id), None)
+                if durable is None:
+                    continue
+                dest = Destination.topic(durable.topic)
+            replay.append(
+                advisory_message(
+                    self._advisory_topic(CONSUMER, dest),
+                    consumer_info(
+                        default_connection_name(other.connection_id),
+                        other.consumer_id,
+                        dest,
+                        _selector_text(other),
+                        other.prefetch,
+                    ),
+                    now,
+                    consumerCount=self._consumer_count(dest),
+                )
+            )
+        for message in replay:
+            name = message.destination.name
+            if name == sub.destination.name or (isinstance(sub, SubscriptionOnMany) and reads(sub.destination, name)):
+                t = self.topic(name)
+                if sub.consumer_id in t.pending:
+                    t.pending[sub.consumer_id].append(QueueEntry(message, t.next_seq))
+                    t.next_seq += 1
+                    t.enqueued += 1
+                    self._dispatch_topic(t)
+
+
+def _selector_text(sub: Subscription) -> str | None:
+    return None if sub.selector is None else sub.selector.text

@@ -1,0 +1,108 @@
+"""Durable topic subscribers as the core keeps them: made, reattached, replaced and dropped by JMS's rules (the
+subscription itself, and its queue, are in durable.py)."""
+
+from __future__ import annotations
+
+import attrs
+
+from ..errors import DurableSubscriptionError, InvalidDestination
+from ..features import check_durable_destination
+from ..message import Destination, DestinationKind
+from .commands import ConsumerInfo
+from .connection import ConnectionState
+from .durable import DurableSubscription, DurableView, durable_queue_name
+from .journal import DurableDropped, DurableSaved
+from .queue import Queue
+from .state import CoreState
+
+__all__ = ["DurableConsumers"]
+
+QUEUE = DestinationKind.QUEUE
+
+
+class DurableConsumers(CoreState):
+    """``create_durable_subscriber`` and ``unsubscribe`` (JMS), in the core."""
+
+    def _add_durable_consumer(self, conn: ConnectionState, info: ConsumerInfo) -> int:
+        name = info.subscription_name
+        assert name is not None
+        topic = info.destination
+        if not topic.is_topic:
+            raise InvalidDestination(f"a durable subscription is to a topic, not {topic}", destination=str(topic))
+        check_durable_destination(topic)
+        client_id = conn.client_id
+        if client_id is None:
+            raise DurableSubscriptionError(
+                "You cannot create a durable subscriber without specifying a unique clientID on a Connection",
+                subscription_name=name,
+            )
+        durable = self.durables.get((client_id, name))
+        if durable is not None and durable.consumer_id is not None:
+            raise DurableSubscriptionError(
+                f"Durable consumer is in use for client: {client_id} and subscriptionName: {name}",
+                client_id=client_id,
+                subscription_name=name,
+            )
+        if durable is not None and (durable.topic != topic.name or durable.selector_text != (info.selector or None)):
+            self._drop_durable(durable)  # another topic or selector: a new subscription (JMS)
+            durable = None
+        if durable is None:
+            durable = self._new_durable(client_id, name, topic.name, info.selector or None, info.no_local)
+        consumer_id = self.add_consumer(
+            conn.connection_id,
+            attrs.evolve(info, destination=durable.destination, selector=None, no_local=False, subscription_name=None),
+        )
+        durable.consumer_id = consumer_id
+        if self.advisory_support:
+            self._advise_consumer(self.subscriptions[consumer_id], topic, added=True)
+        return consumer_id
+
+    def _new_durable(
+        self, client_id: str, name: str, topic: str, selector_text: str | None, no_local: bool, journaled: bool = True
+    ) -> DurableSubscription:
+        selector = None
+        if selector_text:
+            from ..selector import parse_selector
+
+            selector = parse_selector(selector_text)
+        # made here, not by queue(): its name is one no client can spell (Destination.parse refuses it)
+        destination = Destination(QUEUE, durable_queue_name(client_id, name))
+        queue = Queue(destination, self._policy_for(Destination.topic(topic)))
+        queue.journal = self.journal
+        if queue.policy.memory_limit:
+            self.memory_limited += 1
+        self.queues[destination.name] = queue
+        self._virtual_queues.clear()
+        durable = DurableSubscription(client_id, name, topic, selector_text, no_local, queue, selector)
+        self.durables[(client_id, name)] = durable
+        self.topic(topic).durables.append(durable)
+        if self.journal is not None and journaled:
+            self.journal.append(DurableSaved(client_id, name, topic, selector_text, no_local))
+        return durable
+
+    def _drop_durable(self, durable: DurableSubscription) -> None:
+        self.purge(durable.queue.destination.name)
+        self.queues.pop(durable.queue.destination.name, None)
+        self._virtual_queues.clear()
+        del self.durables[(durable.client_id, durable.name)]
+        if self.journal is not None:
+            self.journal.append(DurableDropped(durable.client_id, durable.name))
+        topic = self.topics.get(durable.topic)
+        if topic is not None and durable in topic.durables:
+            topic.durables.remove(durable)
+
+    def unsubscribe(self, connection_id: int, name: str) -> None:
+        """Remove the connection's client id's durable subscription ``name`` and what it kept (JMS ``unsubscribe``)."""
+        client_id = self._connection(connection_id).client_id
+        durable = None if client_id is None else self.durables.get((client_id, name))
+        if durable is None:
+            raise InvalidDestination(
+                f"No durable subscription exists for clientID: {client_id} and subscriptionName: {name}",
+                destination=name,
+            )
+        if durable.consumer_id is not None:
+            raise DurableSubscriptionError("Durable consumer is in use", client_id=client_id, subscription_name=name)
+        self._drop_durable(durable)
+
+    def durable_subscriptions(self, topic: str | None = None) -> list[DurableView]:
+        return [d.view() for d in self.durables.values() if topic is None or d.topic == topic]

@@ -1,0 +1,123 @@
+"""The core's scheduler (ActiveMQ's ``schedulerSupport``): delayed, repeated and cron deliveries, broker-side
+redeliveries, and the ``ActiveMQ.Scheduler.Management`` requests that browse and remove waiting jobs. What a job is,
+and when it fires next, is in scheduler.py and cron.py."""
+
+from __future__ import annotations
+
+import heapq
+
+import attrs
+
+from ..message import Message
+from .journal import Scheduled, Unscheduled
+from .scheduler import browse_copy, first_due, next_cron, pending_job, read_job
+from .state import CoreState
+
+__all__ = ["Scheduling"]
+
+
+class Scheduling(CoreState):
+    """Jobs wait in a heap of ``(due, job number, message, redelivery counter)`` on the broker's clock."""
+
+    @property
+    def scheduled(self) -> int:
+        """Messages waiting in the scheduler (delayed, repeating jobs, broker redeliveries)."""
+        return len(self._scheduled)
+
+    def next_scheduled(self) -> float | None:
+        """When the scheduler next delivers something (None: nothing waits)."""
+        return self._scheduled[0][0] if self._scheduled else None
+
+    def schedule(self, when: float, message: Message, redelivery_counter: int = 0) -> None:
+        """Deliver ``message`` to its destination's tail at ``when`` (delayed delivery, broker redelivery)."""
+        self._scheduled_seq += 1
+        heapq.heappush(self._scheduled, (when, self._scheduled_seq, message, redelivery_counter))
+        if self.journal is not None and message.persistent:
+            self.journal.append(Scheduled(self._scheduled_seq, when, message, redelivery_counter))
+
+    def schedule_redelivery(self, when: float, message: Message, redelivery_counter: int, cause: str | None) -> None:
+        """The broker redelivery plugin's path: the message comes back to its queue's tail at ``when``."""
+        self.history.add(
+            message.message_id,
+            self.clock.now(),
+            "redelivery-scheduled",
+            redelivery_counter=redelivery_counter,
+            detail=cause,
+            destination=str(message.destination),
+        )
+        self.schedule(when, message, redelivery_counter)
+
+    def _manage_scheduler(self, request: Message) -> None:
+        """A request to ``topic://ActiveMQ.Scheduler.Management`` (ActiveMQ's ``AMQ_SCHEDULER_ACTION``)."""
+        props = request.properties
+        action = str(props.get("AMQ_SCHEDULER_ACTION", "")).upper()
+        start, end = props.get("ACTION_START_TIME"), props.get("ACTION_END_TIME")
+        in_range = None
+        if isinstance(start, (int, float)) and isinstance(end, (int, float)):
+            low, high = float(start) / 1000.0, float(end) / 1000.0
+
+            def in_range(due: float) -> bool:
+                return low <= due <= high
+
+        if action == "BROWSE":
+            if request.reply_to is None:
+                return
+            entries = sorted(self._scheduled)
+            for n, (due, _job, message, _counter) in enumerate(entries):
+                if in_range is None or in_range(due):
+                    self._enqueue(browse_copy(message, message.message_id, request.reply_to, n))
+        elif action in ("REMOVE", "REMOVEALL"):
+            job_id = props.get("scheduledJobId")
+
+            def doomed(entry: tuple[float, int, Message, int]) -> bool:
+                if action == "REMOVEALL":
+                    return True
+                if job_id is not None:
+                    return entry[2].message_id == job_id
+                return in_range is not None and in_range(entry[0])
+
+            kept = []
+            for entry in self._scheduled:
+                if doomed(entry):
+                    if self.journal is not None and entry[2].persistent:
+                        self.journal.append(Unscheduled(entry[1]))
+                else:
+                    kept.append(entry)
+            heapq.heapify(kept)
+            self._scheduled = kept
+
+    def _schedule_delayed(self, message: Message) -> bool:
+        """``AMQ_SCHEDULED_DELAY``/``_PERIOD``/``_REPEAT`` make the message a job of the scheduler (scheduler.py),
+        when the broker has scheduler support."""
+        if not message.properties:
+            return False
+        job = read_job(message)
+        if job is None:
+            return False
+        self.schedule(first_due(self.clock.now(), job, self.scheduler_time_zone), job.waiting_message())
+        return True
+
+    def _fire_due_jobs(self, now: float) -> None:
+        """Deliver every job due by ``now``; a repeating or cron job is scheduled again."""
+        while self._scheduled and self._scheduled[0][0] <= now:
+            due, job_number, message, counter = heapq.heappop(self._scheduled)
+            if self.journal is not None and message.persistent:
+                self.journal.append(Unscheduled(job_number))
+            job = pending_job(message)
+            if job is None:
+                self._enqueue(message, 0, counter)
+                continue
+            if job.cron is not None:
+                # a cron firing delivers, or with a repeat starts a job of its own (ActiveMQ's job scheduler)
+                if job.repeat == 0:
+                    self._enqueue(job.delivery(), 0, counter)
+                else:
+                    run = job.cron_run()
+                    self.schedule(first_due(due, run, self.scheduler_time_zone), run.waiting_message())
+                again = attrs.evolve(job, deliveries=job.deliveries + 1)
+                self.schedule(next_cron(due, job, self.scheduler_time_zone), again.waiting_message())
+                continue
+            self._enqueue(job.delivery(), 0, counter)
+            following = job.after_firing()
+            if following is not None:
+                self.schedule(due + following.next_period(), following.waiting_message())
