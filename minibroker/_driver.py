@@ -415,6 +415,15 @@ class Broker:
         subscriber is active, and how many messages they keep."""
         return self.core.durable_subscriptions(topic)
 
+    def readable_as(self, queue: str) -> Destination:
+        """What reading ``queue`` by range needs the right to read: the queue, or for a durable subscription's queue
+        (``durable://client/name``, what a Spark topic source reads) the subscription's topic."""
+        if queue.startswith(DURABLE_PREFIX):
+            for durable in self.core.durables.values():
+                if durable.queue.destination.name == queue:
+                    return Destination.topic(durable.topic)
+        return Destination.queue(queue)
+
     def add_producer(self, connection_id: int, producer_id: int, destination: Destination | None) -> None:
         """A producer of the connection comes (None: an anonymous one): counted, and advised on
         ``ActiveMQ.Advisory.Producer.*`` (ActiveMQ's ProducerInfo)."""

@@ -453,7 +453,7 @@ class _ClientConnection:
             self.emit(encode_ok(frame.request_id))
             self.finish(frame.last_delivered_seq)
         elif isinstance(frame, ReadRange):
-            broker.authorize(connection_id, "read", Destination.queue(frame.queue))
+            broker.authorize(connection_id, "read", broker.readable_as(frame.queue))
             if frame.columnar:
                 # the queue's own entries straight into column buffers: no object per message on the way
                 epoch, next_seq, selected = broker.select_range(
@@ -476,7 +476,7 @@ class _ClientConnection:
             for data in frames:
                 self.emit(data)
         elif isinstance(frame, AckBelow):
-            broker.authorize(connection_id, "read", Destination.queue(frame.queue))
+            broker.authorize(connection_id, "read", broker.readable_as(frame.queue))
             self.emit(
                 encode_cursor_acked(
                     frame.request_id, broker.ack_below(frame.queue, frame.cursor, frame.seq, frame.epoch)
@@ -489,7 +489,7 @@ class _ClientConnection:
             else:
                 for name in frame.queues:  # a queue that does not exist reads as empty (and is not created)
                     if broker.has_queue(name):
-                        broker.authorize(connection_id, "read", Destination.queue(name))
+                        broker.authorize(connection_id, "read", broker.readable_as(name))
             self.emit(encode_broker_info(frame.request_id, info))
         elif isinstance(frame, Publish):
             self.emit(encode_published(frame.request_id, broker.publish(connection_id, frame.messages, frame.dedupe)))

@@ -9,6 +9,7 @@ from typing import Literal
 
 import attrs
 
+from minibroker._core.durable import durable_queue_name
 from minibroker._core.replay import stringify
 from minibroker.destination_map import DestinationMap
 from minibroker.errors import InvalidConfiguration
@@ -103,11 +104,19 @@ def _destinations(options: Mapping[str, str]) -> tuple[str, ...]:
         if not spec:
             continue
         if spec.startswith("topic://"):
-            raise InvalidConfiguration(
-                f"option destinations: {spec!r} is a topic; the Spark source reads queues "
-                "(a topic keeps no messages to replay)",
-                option="destinations",
-            )
+            if not options.get("subscriptionname"):
+                raise InvalidConfiguration(
+                    f"option destinations: {spec!r} is a topic, which keeps nothing to replay: give "
+                    "subscriptionName (and clientId) to read it through a durable subscription",
+                    option="destinations",
+                )
+            if is_pattern(spec[len("topic://") :]):
+                raise InvalidConfiguration(
+                    f"option destinations: {spec!r}: a durable subscription is to one topic, not a wildcard",
+                    option="destinations",
+                )
+            specs.append(spec)
+            continue
         if spec.startswith("queue://"):
             spec = spec[len("queue://") :]
         specs.append(spec)
@@ -136,6 +145,22 @@ class SourceOptions:
     fail_on_data_loss: bool = True
     page_size: int = 10_000
     timeout: float = 60.0
+    #: a topic (``topic://prices``) is read through the durable subscription (client_id, subscription_name)
+    client_id: str = DEFAULT_CURSOR
+    subscription_name: str | None = None
+
+    @property
+    def topics(self) -> tuple[str, ...]:
+        """The topics read (names without ``topic://``)."""
+        return tuple(d[len("topic://") :] for d in self.destinations if d.startswith("topic://"))
+
+    def queue_specs(self) -> tuple[str, ...]:
+        """What the broker is asked for: each queue name or wildcard, and for a topic its durable subscription's
+        queue (``durable://<clientId>/<subscriptionName>``, the name offsets are keyed by)."""
+        return tuple(
+            durable_queue_name(self.client_id, self.subscription_name or "") if d.startswith("topic://") else d
+            for d in self.destinations
+        )
 
     @classmethod
     def parse(cls, options: Mapping[str, str]) -> SourceOptions:
@@ -144,9 +169,18 @@ class SourceOptions:
         if body not in ("binary", "string"):
             raise InvalidConfiguration(f"option bodyType: binary or string, not {body!r}", option="bodyType")
         timeout = float(o.get("timeout", "60"))
+        url = _url(o)
+        destinations = _destinations(o)
+        if sum(1 for d in destinations if d.startswith("topic://")) > 1:
+            raise InvalidConfiguration(
+                "option destinations: one topic per source (one durable subscription, subscriptionName)",
+                option="destinations",
+            )
         return cls(
-            url=_url(o),
-            destinations=_destinations(o),
+            client_id=o.get("clientid") or DEFAULT_CURSOR,
+            subscription_name=o.get("subscriptionname") or None,
+            url=url,
+            destinations=destinations,
             starting_offsets=_offsets_option(o, "startingoffsets", "earliest", ("earliest", "latest")),
             ending_offsets=_offsets_option(o, "endingoffsets", "latest", ("latest",)),
             body_type="string" if body == "string" else "binary",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import pyarrow as pa
@@ -79,8 +79,20 @@ def read_partition(partition: MinibrokerPartition, schema: pa.Schema) -> Iterato
         raise StaleEpoch(f"cannot read {partition!r}: {exc}") from None
 
 
-def _positions(client: BlockingClient, specs: Sequence[str], cursor: str | None = None) -> BrokerInfo:
-    """The broker info for the queues ``specs`` name (wildcards resolved against the broker's queues)."""
+#: the durable subscriptions this process has made sure of: (url, client id, subscription name, topic)
+_SUBSCRIBED: set[tuple[str, str, str | None, str]] = set()
+
+
+def _positions(client: BlockingClient, options: SourceOptions, cursor: str | None = None) -> BrokerInfo:
+    """The broker info for the queues the options name (wildcards resolved against the broker's queues; a topic's
+    durable subscription made first, if it is not there)."""
+    for topic in options.topics:
+        key = (options.url, options.client_id, options.subscription_name, topic)
+        if key not in _SUBSCRIBED:  # once per process: a durable subscription stays until unsubscribed
+            with BlockingClient(options.url, timeout=options.timeout, client_id=options.client_id) as subscriber:
+                subscriber.ensure_durable_subscription(topic, options.subscription_name or "")
+            _SUBSCRIBED.add(key)
+    specs = options.queue_specs()
     if any(is_pattern(s) for s in specs):
         every = client.broker_info(None, cursor)
         names = resolve_destinations(specs, [p.queue for p in every.queues])
@@ -128,7 +140,7 @@ class MinibrokerReader(DataSourceReader):
     def partitions(self) -> list[MinibrokerPartition]:
         o = self.options
         with BlockingClient(o.url, timeout=o.timeout) as client:
-            info = _positions(client, o.destinations)
+            info = _positions(client, o)
         start = _start_positions(info, o.starting_offsets)
         ranges = {}
         for p in info.queues:
@@ -169,7 +181,7 @@ class MinibrokerStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow
 
     def _info(self) -> BrokerInfo:
         try:
-            return _positions(self._broker(), self.options.destinations)
+            return _positions(self._broker(), self.options)
         except Exception:
             self._client = None
             raise

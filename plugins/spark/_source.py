@@ -47,6 +47,7 @@ class MinibrokerDataSource(DataSource):
     default; ``latest``; or JSON ``{"queue": seq}``), ``endingOffsets`` (batch: ``latest`` or JSON), ``bodyType``
     (``binary`` or ``string``), ``maxMessagesPerTrigger``, ``maxMessagesPerPartition`` (default 100000), ``cursor``
     (the name streaming commits ack under, default ``spark``), ``ackOnCommit`` (default true),
+    ``subscriptionName`` and ``clientId`` (a ``topic://`` destination is read through that durable subscription),
     ``failOnDataLoss`` (default true: a broker restart fails the query; false: go on from the new broker's first
     messages), ``pageSize`` (messages per request, default 10000).
 

@@ -3,8 +3,8 @@
 Spark calls a data source's methods synchronously, in processes it starts and kills as it likes, so the asyncio
 client (``connect()``) is the wrong tool there: each call would need an event loop, and a connection could not outlive
 it. This client is a plain socket plus the sans-IO codec: one request at a time, answers read until the request's
-own. It speaks only the replayable-read commands (broker info, range reads, cursor acks, batch publish); it creates
-no consumers, so the broker never dispatches to it.
+own. It speaks only the replayable-read commands (broker info, range reads, cursor acks, batch publish), and makes a
+durable subscription for a topic source with a consumer it closes at once (prefetch 0: nothing is dispatched to it).
 """
 
 from __future__ import annotations
@@ -14,13 +14,14 @@ import socket
 from collections.abc import Iterator, Sequence
 from types import TracebackType
 
-from minibroker import BrokerInfo, CursorAck, PublishResult, RangeEntry, RangeRead
+from minibroker import BrokerInfo, ConsumerInfo, CursorAck, PublishResult, RangeEntry, RangeRead
 from minibroker.errors import ConnectionClosed, MinibrokerError, RemoteProtocolError
-from minibroker.message import Message
+from minibroker.message import Destination, Message
 from minibroker.transport.tcp_link import parse_tcp_url
 from minibroker.wire import (
     BrokerInfoResult,
     Connected,
+    ConsumerAdded,
     CursorAcked,
     Error,
     Frame,
@@ -31,12 +32,14 @@ from minibroker.wire import (
     RangeColumns,
     RangeResult,
     encode_ack_below,
+    encode_add_consumer,
     encode_close,
     encode_get_broker_info,
     encode_handshake,
     encode_hello,
     encode_publish,
     encode_read_range,
+    encode_remove_consumer,
     error_from_frame,
 )
 
@@ -111,6 +114,18 @@ class BlockingClient:
             raise ConnectionClosed(f"the connection to {self.url} failed: {exc}") from exc
 
     # -- commands ---------------------------------------------------------------------------------------------------
+
+    def ensure_durable_subscription(self, topic: str, name: str) -> None:
+        """Make this connection's client id's durable subscription ``name`` to ``topic`` if it is not there, and
+        leave it offline: it keeps what the topic gets, to be read by range like a queue."""
+        request_id = next(self._requests)
+        info = ConsumerInfo(destination=Destination.topic(topic), prefetch=0, subscription_name=name)
+        self._send(encode_add_consumer(request_id, info))
+        added = self._answer(request_id)
+        assert isinstance(added, ConsumerAdded)
+        request_id = next(self._requests)
+        self._send(encode_remove_consumer(request_id, added.consumer_id))
+        self._answer(request_id)
 
     def broker_info(self, queues: Sequence[str] | None = None, cursor: str | None = None) -> BrokerInfo:
         request_id = next(self._requests)

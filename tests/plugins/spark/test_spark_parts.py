@@ -192,6 +192,32 @@ class TestWireAndThreadedBroker:
         with BlockingClient(url) as client:
             assert client.broker_info().epoch == "e2"
 
+    def test_a_topic_is_read_through_a_durable_subscription(self, tb: ThreadedBroker) -> None:
+        """A topic source makes its durable subscription once, then reads and acks its queue like any queue."""
+        o = SourceOptions.parse(
+            {"url": tb.url, "destinations": "topic://prices", "subscriptionName": "feed", "clientId": "etl"}
+        )
+        assert (o.topics, o.queue_specs()) == (("prices",), ("durable://etl/feed",))
+        with BlockingClient(tb.url, client_id="etl") as subscriber:
+            subscriber.ensure_durable_subscription("prices", "feed")
+            subscriber.ensure_durable_subscription("prices", "feed")  # there already: kept, as it was
+        tb.send("topic://prices", ["p0", "p1", "p2"])
+        with BlockingClient(tb.url) as client:
+            (position,) = client.broker_info(list(o.queue_specs())).queues
+            assert (position.first_seq, position.next_seq) == (0, 3)
+            assert [e.message.body for e in client.read_range("durable://etl/feed")] == ["p0", "p1", "p2"]
+            assert client.ack_below("durable://etl/feed", "spark", 2).removed == 2
+        (view,) = tb.call(lambda: tb.broker.durable_subscriptions("prices"))
+        assert (view.client_id, view.name, view.active, view.pending) == ("etl", "feed", False, 1)
+
+    def test_topic_options_need_a_subscription_and_one_plain_topic(self) -> None:
+        with pytest.raises(InvalidConfiguration, match="subscriptionName"):
+            SourceOptions.parse({"url": "tcp://h:1", "destinations": "topic://prices"})
+        with pytest.raises(InvalidConfiguration, match="wildcard"):
+            SourceOptions.parse({"url": "tcp://h:1", "destinations": "topic://prices.>", "subscriptionName": "s"})
+        with pytest.raises(InvalidConfiguration, match="one topic"):
+            SourceOptions.parse({"url": "tcp://h:1", "destinations": "topic://a,topic://b", "subscriptionName": "s"})
+
     def test_a_broker_that_is_not_there(self) -> None:
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))

@@ -250,6 +250,27 @@ def test_stream_available_now_in_several_batches_acks_on_commit(
     assert {p.queue: p.cursor_floor for p in tb.info(["in.a", "in.b"], cursor="spark").queues} == {"in.a": 7, "in.b": 3}
 
 
+def test_stream_a_topic_through_a_durable_subscription(
+    minibroker_spark: Any, threaded_minibroker: ThreadedBroker, tmp_path: Path
+) -> None:
+    """The first run makes the durable subscription; what the topic gets afterwards is kept for the query, read in
+    order, and acked by the commits (ack_final for the last batch)."""
+    from minibroker.plugins.spark import ack_final
+
+    tb = threaded_minibroker
+    options = {"subscriptionName": "feed", "clientId": "etl"}
+    first = Collector()
+    stream(minibroker_spark, tb, "topic://prices", first, tmp_path / "ck", **options)
+    assert first.rows == []
+    tb.send("topic://prices", ["p0", "p1", "p2"])
+    second = Collector()
+    query = stream(minibroker_spark, tb, "topic://prices", second, tmp_path / "ck", **options)
+    assert second.rows == [("durable://etl/feed", i, f"p{i}") for i in range(3)]
+    assert sum(a.removed for a in ack_final(query, tb.url)) == 3
+    (view,) = tb.call(lambda: tb.broker.durable_subscriptions("prices"))
+    assert (view.client_id, view.name, view.pending) == ("etl", "feed", 0)
+
+
 def test_restart_from_checkpoint_loses_nothing_and_duplicates_nothing(
     minibroker_spark: Any, threaded_minibroker: ThreadedBroker, tmp_path: Path
 ) -> None:
