@@ -6,7 +6,9 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from minibroker import Dispatch
-from minibroker.message import Destination, Message, PropertyValue
+from minibroker.errors import MessageFormatError
+from minibroker.message import Body, Destination, Message, PropertyValue, body_as_bytes
+from minibroker.typed import convert
 
 if TYPE_CHECKING:
     from ._consumer import Consumer
@@ -57,14 +59,24 @@ class ReceivedMessage:
     # -- content ----------------------------------------------------------------------------------------------------
 
     @property
-    def body(self) -> str | bytes:
+    def body(self) -> Body:
+        """Text (a TextMessage), bytes (a BytesMessage) or a read-only mapping (a MapMessage)."""
         return self.message.body
 
     @property
     def text(self) -> str:
-        """The body as text (bytes are decoded as UTF-8)."""
+        """The body as text (bytes are decoded as UTF-8); a MapMessage has none (MessageFormatError)."""
         body = self.message.body
-        return body if isinstance(body, str) else body.decode("utf-8")
+        if isinstance(body, str):
+            return body
+        if isinstance(body, bytes):
+            return body.decode("utf-8")
+        raise MessageFormatError(f"message {self.message.message_id} is a MapMessage: it has no text", value="map")
+
+    def property_as(self, name: str, as_type: str) -> object:
+        """Property ``name`` read as Java type ``as_type`` (``"long"``, ``"string"``, ...), by JMS's conversion
+        table (:func:`minibroker.typed.convert`): ``property_as("retries", "long")`` is ``getLongProperty``."""
+        return convert(self.message.properties.get(name), as_type)
 
     @property
     def properties(self) -> dict[str, PropertyValue]:
@@ -166,6 +178,8 @@ class ReceivedMessage:
 
     def __repr__(self) -> str:
         body = self.message.body
+        if not isinstance(body, (str, bytes)):
+            body = body_as_bytes(body)
         shown = body if len(body) <= 40 else f"{body[:37]!r}..."
         return (
             f"<ReceivedMessage {self.message.message_id} {self.message.destination} body={shown!r} "

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from minibroker.errors import InvalidDestination
 from minibroker.features import body_refusal
-from minibroker.message import Destination, HasDestination, Message, PropertyValue
+from minibroker.message import Destination, HasDestination, Message, PropertyValue, map_body
 
 if TYPE_CHECKING:
     from ._session import Session
@@ -39,7 +39,7 @@ class Producer:
 
     async def send(
         self,
-        body: str | bytes,
+        body: str | bytes | Mapping[str, PropertyValue],
         *,
         properties: Mapping[str, PropertyValue] | None = None,
         priority: int = 4,
@@ -66,7 +66,9 @@ class Producer:
         if dest is None:
             raise InvalidDestination("this producer has no destination: pass destination=...")
         if not isinstance(body, (str, bytes)):
-            raise body_refusal(body)  # Map/Stream/ObjectMessage bodies: UnsupportedFeature (issue 17)
+            if not isinstance(body, Mapping):
+                raise body_refusal(body)  # Stream/ObjectMessage bodies: UnsupportedFeature
+            body = map_body(body)  # a MapMessage
         if not 0 <= priority <= 9:
             raise ValueError(f"priority must be 0..9, not {priority!r}")
         seq = self._seq = self._seq + 1

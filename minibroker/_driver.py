@@ -51,7 +51,7 @@ from .errors import (
 from .features import check_send_destination
 from .filters import BrokerFilter, BrokerPlugin, ConnectionContext, DeadLetterRequest, hooks_of
 from .limits import DEFAULT_CONNECTION_LIMITS, ConnectionLimits
-from .message import Destination, DestinationKind, Message, composite_parts
+from .message import Body, Destination, DestinationKind, Message, composite_parts
 
 if TYPE_CHECKING:  # the store module (sqlite3, the codec) is imported only by brokers that have a data_dir
     from ._link import MemoryLink
@@ -269,7 +269,7 @@ class Broker:
         """An in-process client reports its pending work through ``probe`` (see :meth:`settled`)."""
         self._probes[connection_id] = probe
 
-    def report_listener_error(self, consumer: str, message_id: str, body: str | bytes, error: BaseException) -> None:
+    def report_listener_error(self, consumer: str, message_id: str, body: Body, error: BaseException) -> None:
         self.listener_errors.append(ListenerFailure(consumer, message_id, body, error))
 
     def pending_work(self) -> list[str]:

@@ -14,7 +14,7 @@ from ._core.queue import QueueStatistics
 from ._core.replay import BrokerInfo, CursorAck, PublishResult, RangeRead
 from .clock import Clock
 from .errors import ConnectionClosed
-from .message import Destination, DestinationKind, Message
+from .message import Body, Destination, DestinationKind, Message
 from .transport.base import DispatchHandler
 
 if TYPE_CHECKING:
@@ -53,7 +53,7 @@ class MemoryLink:
         """The client reports its pending work (listeners, redeliveries) to the broker's ``settled()``."""
         self.broker.register_probe(self.connection_id, probe)
 
-    def report_listener_error(self, consumer: str, message_id: str, body: str | bytes, error: BaseException) -> None:
+    def report_listener_error(self, consumer: str, message_id: str, body: Body, error: BaseException) -> None:
         """A message listener raised: the broker keeps it for the test (``broker.listener_errors``)."""
         self.broker.report_listener_error(consumer, message_id, body, error)
 

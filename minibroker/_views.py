@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from ._core.queue import QueueStatistics
-from .message import Destination, Message
+from .message import Body, Destination, Message
 
 if TYPE_CHECKING:
     from ._driver import Broker
@@ -26,7 +26,7 @@ class ListenerFailure:
 
     consumer: str
     message_id: str
-    body: str | bytes
+    body: Body
     error: BaseException
 
 

@@ -29,7 +29,9 @@ __all__ = [
     "InvalidSelector",
     "LimitExceeded",
     "LocalProtocolError",
+    "MessageFormatError",
     "MinibrokerError",
+    "NumberFormatError",
     "ProtocolError",
     "PublishInterrupted",
     "RemoteProtocolError",
@@ -183,6 +185,20 @@ class DestinationInUse(MinibrokerError):
     destination: object = None
     connection_id: int | None = None
     consumer_id: int | None = None
+
+
+class MessageFormatError(MinibrokerError, ValueError):
+    """A value of the wrong type for a message: a property read as a type JMS does not convert it to, a map entry or
+    property of a type Java has not (JMS ``MessageFormatException``)."""
+
+    code = "message-format"
+    value: object = None
+
+
+class NumberFormatError(MessageFormatError):
+    """A String property read as a number is no number (Java's ``NumberFormatException``)."""
+
+    code = "number-format"
 
 
 class InvalidSelector(MinibrokerError, ValueError):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Mapping
-from typing import Protocol
+from typing import Any, Protocol
 
 import attrs
 
@@ -26,6 +26,49 @@ __all__ = [
 ]
 
 PropertyValue = str | int | float | bool | bytes | None
+#: a message's body: text (TextMessage), bytes (BytesMessage) or a read-only map of names to values (MapMessage)
+Body = str | bytes | Mapping[str, PropertyValue]
+
+
+def map_body(values: Mapping[Any, object]) -> Mapping[str, PropertyValue]:
+    """A MapMessage's body, checked and read-only: names are non-empty str, values are what a JMS map holds (str,
+    int in 64 bits, float, bool, bytes, None, or a :mod:`minibroker.typed` wrapper); else MessageFormatError."""
+    from types import MappingProxyType
+
+    from .errors import MessageFormatError
+
+    checked: dict[str, PropertyValue] = {}
+    for name, value in values.items():
+        if not isinstance(name, str) or not name:
+            raise MessageFormatError(f"a map entry's name is a non-empty str, not {name!r}", value=repr(name))
+        if (
+            isinstance(value, bool)
+            or value is None
+            or isinstance(value, (str, float))
+            or (isinstance(value, int) and -(2**63) <= value < 2**63)
+        ):
+            checked[name] = value
+        elif isinstance(value, (bytes, bytearray, memoryview)):
+            checked[name] = bytes(value)
+        else:
+            raise MessageFormatError(
+                f"map entry {name!r}: a {type(value).__name__} is no JMS map value", value=repr(value)
+            )
+    return MappingProxyType(checked)
+
+
+def body_as_bytes(body: Body) -> bytes:
+    """A body where bytes are wanted (a Spark column, a preview): text as UTF-8, a map as its JSON (bytes values as
+    UTF-8 text, Java types as their numbers)."""
+    if isinstance(body, str):
+        return body.encode()
+    if isinstance(body, bytes):
+        return body
+    import json
+
+    return json.dumps(
+        {k: v.decode("utf-8", "replace") if isinstance(v, bytes) else v for k, v in body.items()}, sort_keys=True
+    ).encode()
 
 
 class DestinationKind(enum.Enum):
@@ -139,7 +182,7 @@ class Message:
 
     message_id: str
     destination: Destination
-    body: str | bytes
+    body: Body
     properties: Mapping[str, PropertyValue] = attrs.field(factory=dict)
     priority: int = 4
     persistent: bool = True

@@ -21,7 +21,7 @@ from ._core.history import DeadLetterRecord, HistoryRecord
 from ._driver import Broker
 from ._link import MemoryLink
 from .clock import ManualClock, RealClock, poll_sleep, settle
-from .message import Destination
+from .message import Body, Destination
 
 if TYPE_CHECKING:
     from minibroker.client import Connection
@@ -48,7 +48,7 @@ class DeadLetter:
 
     queue: str
     message_id: str
-    body: str | bytes
+    body: Body
     cause: str | None
     original_destination: Destination | None
 

@@ -7,6 +7,8 @@ from collections import deque
 
 import attrs
 
+from ..message import Body
+
 __all__ = ["DeadLetterRecord", "History", "HistoryRecord"]
 
 
@@ -38,7 +40,7 @@ class DeadLetterRecord:
 
     time: float
     message_id: str
-    body: str | bytes
+    body: Body
     destination: str
     dead_letter_queue: str | None
     #: the poison cause (None when the client gave none, as a STOMP NACK does)

@@ -9,7 +9,7 @@ from collections.abc import Iterable, Sequence
 
 from .._core.replay import RangeEntry, string_properties
 from ..errors import LocalProtocolError
-from ..message import Message
+from ..message import Message, body_as_bytes
 from .encoders import write_str
 from .errors import ENCODE_FAILURES, Malformed, cannot_encode
 from .frames import FrameType, RangeColumns
@@ -57,7 +57,7 @@ def range_columns(
 ) -> RangeColumns:
     """The columnar form of a range read's messages (see :class:`RangeColumns`), from parallel lists."""
     ids = [m.message_id.encode() for m in messages]
-    bodies = [b.encode() if isinstance(b, str) else b for b in (m.body for m in messages)]
+    bodies = [b if type(b) is bytes else body_as_bytes(b) for b in (m.body for m in messages)]
     flags = bytes([(1 if type(m.body) is str else 0) | (2 if m.persistent else 0) for m in messages])
     prop_counts: list[int] = []
     keys: list[bytes] = []

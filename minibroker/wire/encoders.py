@@ -15,7 +15,7 @@ from .._core.effects import Dispatch
 from .._core.queue import QueueStatistics
 from .._core.replay import BrokerInfo, CursorAck, PublishResult, RangeEntry
 from ..errors import LocalProtocolError
-from ..message import Destination, Message, PropertyValue
+from ..message import Destination, Message
 from . import layouts as _layouts
 from .encoded import EncodedMessages
 from .errors import ENCODE_FAILURES, cannot_encode
@@ -31,8 +31,7 @@ from .layouts import (
     CI_SELECTOR,
     DISPATCH_GROUP_FIRST,
     DISPATCH_MESSAGE,
-    INT64_MAX,
-    INT64_MIN,
+    MSG_MAP,
     MSG_PERSISTENT,
     MSG_PROPERTIES,
     MSG_TEXT,
@@ -47,6 +46,7 @@ from .layouts import (
     SEND_RECEIPT,
     SEND_TXN,
 )
+from .values import write_properties
 
 # The layouts called as ``NAME.pack(...)``/``NAME.unpack_from(...)`` are bound here by assignment, not imported:
 # CPython 3.11 compiles a method call on an imported name as an attribute load plus a call, allocating a bound
@@ -123,61 +123,6 @@ def write_dest(dest: Destination, parts: list[bytes]) -> int:
     return 5 + len(raw)
 
 
-def _properties(props: Mapping[str, PropertyValue], parts: list[bytes]) -> int:
-    parts.append(LEN.pack(len(props)))
-    size = 4
-    pack_len = LEN.pack
-    for key, value in props.items():
-        if not isinstance(key, str):
-            cannot_encode(f"property name {key!r}: names are str")
-        raw = key.encode()
-        parts.append(pack_len(len(raw)))
-        parts.append(raw)
-        size += 4 + len(raw)
-        if value is None:
-            parts.append(b"\x00")
-            size += 1
-        elif value is True:
-            parts.append(b"\x02")
-            size += 1
-        elif value is False:
-            parts.append(b"\x01")
-            size += 1
-        elif isinstance(value, int):
-            if INT64_MIN <= value <= INT64_MAX:
-                parts.append(b"\x03")
-                parts.append(I64.pack(value))
-                size += 9
-            else:
-                big = int(value).to_bytes((value.bit_length() + 8) // 8, "big", signed=True)
-                parts.append(b"\x07")
-                parts.append(pack_len(len(big)))
-                parts.append(big)
-                size += 5 + len(big)
-        elif isinstance(value, float):
-            parts.append(b"\x04")
-            parts.append(F64.pack(value))
-            size += 9
-        elif isinstance(value, str):
-            raw = value.encode()
-            parts.append(b"\x05")
-            parts.append(pack_len(len(raw)))
-            parts.append(raw)
-            size += 5 + len(raw)
-        elif isinstance(value, (bytes, bytearray, memoryview)):
-            raw = bytes(value)
-            parts.append(b"\x06")
-            parts.append(pack_len(len(raw)))
-            parts.append(raw)
-            size += 5 + len(raw)
-        else:
-            cannot_encode(
-                f"property {key!r}: a {type(value).__name__} is not a property type "
-                "(str, int, float, bool, bytes or None)"
-            )
-    return size
-
-
 def write_message(m: Message, parts: list[bytes]) -> int:
     """Append the encoding of ``m`` to ``parts``; return its size in bytes."""
     mid = m.message_id.encode()
@@ -195,8 +140,13 @@ def write_message(m: Message, parts: list[bytes]) -> int:
             flags |= MSG_TEXT
         elif isinstance(body, (bytes, bytearray, memoryview)):
             body = bytes(body)
+        elif isinstance(body, Mapping):
+            map_parts: list[bytes] = []
+            write_properties(body, map_parts)
+            body = b"".join(map_parts)
+            flags |= MSG_MAP
         else:
-            cannot_encode(f"message {m.message_id}: a body is str or bytes, not {type(body).__name__}")
+            cannot_encode(f"message {m.message_id}: a body is str, bytes or a map, not {type(body).__name__}")
     props = m.properties
     if props:
         flags |= MSG_PROPERTIES
@@ -247,7 +197,7 @@ def write_message(m: Message, parts: list[bytes]) -> int:
         if m.original_destination is not None:
             size += write_dest(m.original_destination, parts)
     if props:
-        size += _properties(props, parts)
+        size += write_properties(props, parts)
     return size
 
 

@@ -44,7 +44,9 @@ MSG = struct.Struct(">BBBBddqqIIII")
 MSG_PERSISTENT = 1
 MSG_TEXT = 2
 MSG_PROPERTIES = 4
-MSG_FLAGS = 7
+#: the body is a MapMessage's map, encoded as properties are (values.py)
+MSG_MAP = 8
+MSG_FLAGS = 15
 OPT_CORRELATION = 1
 OPT_REPLY_TO = 2
 OPT_TYPE = 4

@@ -8,7 +8,8 @@ which :class:`~minibroker.wire.decode.FrameDecoder` reports as a RemoteProtocolE
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
 
 from .._core.commands import ConsumerInfo, MessageAck
 from .._core.effects import Dispatch
@@ -57,6 +58,7 @@ from .layouts import (
     DISPATCH_MESSAGE,
     MSG,
     MSG_FLAGS,
+    MSG_MAP,
     MSG_PERSISTENT,
     MSG_PROPERTIES,
     MSG_TEXT,
@@ -67,20 +69,13 @@ from .layouts import (
     OPT_ORIGINAL,
     OPT_REPLY_TO,
     OPT_TYPE,
-    P_BIGINT,
-    P_BYTES,
-    P_FALSE,
-    P_FLOAT,
-    P_INT,
-    P_NONE,
-    P_STR,
-    P_TRUE,
     RANGE_ENTRY,
     READ_RANGE_COLUMNAR,
     SEND_RECEIPT,
     SEND_TXN,
     U32,
 )
+from .values import read_properties
 
 # The layouts called as ``NAME.pack(...)``/``NAME.unpack_from(...)`` are bound here by assignment, not imported:
 # CPython 3.11 compiles a method call on an imported name as an attribute load plus a call, allocating a bound
@@ -253,7 +248,14 @@ class FrameParser:
             producer_id = raw.decode()
             self._last_producer = (raw, producer_id)
         raw = frame[c:end]
-        body = raw.decode() if flags & MSG_TEXT else raw
+        body: str | bytes | Mapping[str, PropertyValue]
+        if flags & MSG_MAP:
+            values, used = read_properties(raw, 0)
+            if used != len(raw):
+                raise Malformed(f"a map body of {len(raw)} bytes holds {used}")
+            body = MappingProxyType(values)
+        else:
+            body = raw.decode() if flags & MSG_TEXT else raw
         pos = end
         correlation_id = type_ = group_id = None
         reply_to = original = None
@@ -556,51 +558,3 @@ def read_stats(frame: bytes, pos: int) -> tuple[QueueStatistics, int]:
     name, pos = read_str(frame, pos, "queue name")
     values = STATS.unpack_from(frame, pos)
     return QueueStatistics(name, *values), pos + STATS.size
-
-
-def read_properties(frame: bytes, pos: int) -> tuple[dict[str, PropertyValue], int]:
-    (count,) = U32_UNPACK(frame, pos)
-    pos += 4
-    size = len(frame)
-    if count * 5 > size - pos:
-        raise Malformed(f"{count} properties announced, {size - pos} bytes left")
-    props: dict[str, PropertyValue] = {}
-    for _ in range(count):
-        (n,) = U32_UNPACK(frame, pos)
-        pos += 4
-        end = pos + n
-        if end >= size:
-            raise Malformed(f"property name is truncated: {n} bytes announced, {size - pos} left")
-        key = frame[pos:end].decode()
-        tag = frame[end]
-        pos = end + 1
-        value: PropertyValue
-        if tag == P_STR:
-            value, pos = read_str(frame, pos, f"property {key!r}")
-        elif tag == P_INT:
-            (value,) = I64.unpack_from(frame, pos)
-            pos += 8
-        elif tag == P_TRUE:
-            value = True
-        elif tag == P_FALSE:
-            value = False
-        elif tag == P_NONE:
-            value = None
-        elif tag == P_FLOAT:
-            (value,) = F64.unpack_from(frame, pos)
-            pos += 8
-        elif tag in (P_BYTES, P_BIGINT):
-            (n,) = U32_UNPACK(frame, pos)
-            pos += 4
-            end = pos + n
-            if end > size:
-                raise Malformed(f"property {key!r} is truncated: {n} bytes announced, {size - pos} left")
-            raw = frame[pos:end]
-            pos = end
-            value = raw if tag == P_BYTES else int.from_bytes(raw, "big", signed=True)
-        else:
-            raise Malformed(f"property {key!r} has an unknown type tag {tag}")
-        if key in props:
-            raise Malformed(f"property {key!r} appears twice")
-        props[key] = value
-    return props, pos

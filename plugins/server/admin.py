@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from typing import Any, TypeVar
 
     from minibroker import QueueStatistics
+    from minibroker.message import Body
     from minibroker.transport.tcp_link import TcpLink
 
     T = TypeVar("T")
@@ -111,8 +112,10 @@ async def purge(args: argparse.Namespace) -> int:
     return 0
 
 
-def _preview(body: str | bytes, width: int = 60) -> str:
-    text = body if isinstance(body, str) else body.decode("utf-8", "backslashreplace")
+def _preview(body: Body, width: int = 60) -> str:
+    from minibroker.message import body_as_bytes
+
+    text = body if isinstance(body, str) else body_as_bytes(body).decode("utf-8", "backslashreplace")
     text = text.replace("\n", "\\n").replace("\r", "\\r").replace("\t", "\\t")
     return text if len(text) <= width else text[: width - 3] + "..."
 

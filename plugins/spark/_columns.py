@@ -26,6 +26,7 @@ from pyspark.sql.types import (
 from minibroker import RangeEntry
 from minibroker._core.replay import string_properties
 from minibroker.errors import InvalidConfiguration
+from minibroker.message import body_as_bytes
 from minibroker.wire import RangeColumns
 
 __all__ = [
@@ -87,8 +88,10 @@ def arrow_schema(schema: StructType) -> pa.Schema:
 def _body_column(entries: Sequence[RangeEntry], as_string: bool) -> pa.Array:
     bodies = [e.message.body for e in entries]
     if as_string:
-        return pa.array([b if isinstance(b, str) else b.decode("utf-8", "replace") for b in bodies], pa.string())
-    return pa.array([b.encode() if type(b) is str else b for b in bodies], pa.binary())
+        return pa.array(
+            [b if isinstance(b, str) else body_as_bytes(b).decode("utf-8", "replace") for b in bodies], pa.string()
+        )
+    return pa.array([body_as_bytes(b) for b in bodies], pa.binary())
 
 
 def _map_column(entries: Sequence[RangeEntry], field_type: pa.DataType) -> pa.Array:

@@ -271,9 +271,11 @@ def message_bytes(
         data = body.encode("utf-8")
         if b"\0" in data:
             parts += ("\ncontent-length:", str(len(data)))
-    else:
+    elif isinstance(body, bytes):
         data = body
         parts += ("\ncontent-length:", str(len(data)))
+    else:
+        data = b""  # a MapMessage: ActiveMQ's default translation sends no body and no content-length
     parts.append("\n\n")
     return b"".join(("".join(parts).encode("utf-8"), data, b"\0\n"))
 
@@ -326,9 +328,12 @@ def message_frame(
             headers["content-length"] = str(len(data))
         else:
             headers.pop("content-length", None)
-    else:
+    elif isinstance(body, bytes):
         data = body
         headers["content-length"] = str(len(data))
+    else:
+        data = b""  # a MapMessage: ActiveMQ's default translation sends no body and no content-length
+        headers.pop("content-length", None)
     return StompFrame("MESSAGE", headers, data)
 
 

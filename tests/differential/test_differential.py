@@ -48,9 +48,7 @@ KNOWN_DIFFERENCES = {}
 
 
 #: features not built yet, by the prefix of their recordings' names (recorded first, built later)
-NOT_BUILT = {
-    "map_message_": "map messages are not implemented yet (issue 19)",
-}
+NOT_BUILT = {}
 
 
 def known_difference(name: str) -> str | None:

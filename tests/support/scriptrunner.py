@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypeVar
 
 from minibroker import Broker, Destination, DestinationPolicy, ManualClock, QueueStatistics
@@ -38,7 +38,9 @@ from minibroker.errors import (
     MinibrokerError,
     TransactionRolledBack,
 )
+from minibroker.message import Body
 from minibroker.plugins.redelivery import RedeliveryPlugin
+from support.typed_values import getter, java_types, plain, typed
 
 from .transports import connect_to
 
@@ -146,7 +148,9 @@ def object_property(msg: ReceivedMessage, name: str) -> Any:
     return norm(value) if isinstance(value, str) else value
 
 
-def body_text(body: str | bytes) -> str:
+def body_text(body: Body) -> str | None:
+    if isinstance(body, Mapping):
+        return None
     return body if isinstance(body, str) else body.decode("utf-8", "replace")
 
 
@@ -252,8 +256,17 @@ class ScriptRunner:
         structure = data_structure(msg)
         if structure is not None:
             e["body"] = "ActiveMQMessage"  # what the oracle prints for a message without a body
+        if isinstance(msg.body, Mapping):  # a MapMessage: the oracle prints no body, and the map
+            e["body"] = None
+            e["map"] = plain(msg.body)
         for name in record or ():
-            if name == "dataStructure":
+            if name == "propertyTypes":
+                e["propertyTypes"] = java_types(msg.message.properties)
+            elif name == "mapTypes":
+                e["mapTypes"] = java_types(msg.body) if isinstance(msg.body, Mapping) else None
+            elif name.startswith("get:"):
+                e[name] = getter(msg.message.properties, name)
+            elif name == "dataStructure":
                 e["dataStructure"] = None if structure is None else structure["dataStructure"]
             elif name == "priority":
                 e["priority"] = msg.priority
@@ -381,7 +394,7 @@ class ScriptRunner:
             assert session is not None
         else:
             session = self.lookup(self.sessions, "session", label)
-        body = self.req(op, "body")
+        body = op.get("body") if "map" in op else self.req(op, "body")
         persistent = bool(op.get("persistent", True))
         priority = int(op.get("priority", 4))
         ttl = int(op.get("ttl_ms", 0))
@@ -390,7 +403,11 @@ class ScriptRunner:
         if "temp" in op:
             e: Event = {"event": "sent", "temp": op["temp"], "body": body}
         else:
-            e = {"event": "sent", "topic" if topic else "queue": self.req(op, "dest"), "body": body}
+            e = {"event": "sent", "topic" if topic else "queue": self.req(op, "dest")}
+            if body is not None:
+                e["body"] = body
+        if "map" in op:
+            e["map"] = dict(sorted(op["map"].items()))
         if not persistent:
             e["persistent"] = False
         if priority != 4:
@@ -410,7 +427,7 @@ class ScriptRunner:
         self.ev(e)
         properties: dict[str, Any] = {}
         for key, value in (op.get("props") or {}).items():
-            properties[key] = value
+            properties[key] = typed(value)
         for key, name in SCHEDULE_PROPERTIES.items():  # set as the oracle sets them
             if key in op:
                 properties[name] = op[key]
@@ -420,7 +437,7 @@ class ScriptRunner:
             reply_to = self.temps[reply_to].destination
         try:
             await producer.send(
-                body,
+                {k: typed(v) for k, v in op["map"].items()} if "map" in op else body,
                 properties=properties,
                 priority=priority,
                 ttl=ttl / 1000.0 if ttl else None,

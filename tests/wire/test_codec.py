@@ -222,6 +222,27 @@ class TestRoundTrip:
         nan = decode_all(encode(Send(1, message(properties={"nan": math.nan}))))[0]
         assert isinstance(nan, Send) and math.isnan(nan.message.properties["nan"])  # type: ignore[arg-type]
 
+    def test_java_typed_values_and_map_bodies_keep_their_types(self) -> None:
+        from minibroker.typed import Byte, Float, Long, Short
+
+        props = {"b": Byte(-3), "s": Short(300), "l": Long(7), "f": Float(0.1), "plain": 7}
+        body = {"k": Short(1), "raw": b"\x00", "text": "t", "none": None, "flag": False, "x": Float(2.5)}
+        [frame] = decode_all(encode(Send(1, message(properties=props, body=body))))
+        assert isinstance(frame, Send)
+        assert frame.message.properties == props and frame.message.body == body
+        assert [type(v) for v in frame.message.properties.values()] == [Byte, Short, Long, Float, int]
+        back = frame.message.body
+        assert not isinstance(back, (str, bytes)) and [type(v) for v in back.values()] == [
+            Short,
+            bytes,
+            str,
+            type(None),
+            bool,
+            Float,
+        ]
+        with pytest.raises(TypeError):
+            back["k"] = 2  # type: ignore[index]  # a received map is read-only
+
     def test_bodies_travel_raw(self) -> None:
         text = "é" * 1000
         data = encode(Send(1, message(body=text)))
@@ -446,8 +467,8 @@ class TestMalformed:
     def test_unknown_property_tag(self) -> None:
         data = encode(Send(1, message(properties={"k": None})))
         assert data.endswith(b"k\x00")
-        with pytest.raises(RemoteProtocolError, match="property 'k' has an unknown type tag 9"):
-            decode_all(data[:-1] + b"\x09")
+        with pytest.raises(RemoteProtocolError, match="property 'k' has an unknown type tag 99"):
+            decode_all(data[:-1] + b"\x63")
 
     def test_duplicate_property(self) -> None:
         data = encode(Send(1, message(properties={"a": None, "b": None})))
@@ -494,7 +515,7 @@ class TestEncodeRefusals:
             encode(Dispatch(2**63, None))
 
     def test_bad_body(self) -> None:
-        with pytest.raises(LocalProtocolError, match="a body is str or bytes"):
+        with pytest.raises(LocalProtocolError, match="a body is str, bytes or a map"):
             encode(Send(1, message(body=12)))
 
     def test_not_a_frame(self) -> None:

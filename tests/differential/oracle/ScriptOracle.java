@@ -268,6 +268,55 @@ public class ScriptOracle {
         return msg.getClass().getSimpleName();
     }
 
+    /** minibroker extension: a typed value {"short": 5}, {"byte": 1}, {"int": 3}, {"long": 4}, {"float": 1.5},
+     *  {"double": 2.5}, {"boolean": true}, {"string": "x"}, {"bytes": "text"} as the Java object; else null. */
+    @SuppressWarnings("unchecked")
+    static Object typed(Object v) {
+        if (!(v instanceof Map)) return null;
+        Map<String, Object> t = (Map<String, Object>) v;
+        if (t.size() != 1) return null;
+        Map.Entry<String, Object> e = t.entrySet().iterator().next();
+        Object x = e.getValue();
+        switch (e.getKey()) {
+            case "byte": return ((Number) x).byteValue();
+            case "short": return ((Number) x).shortValue();
+            case "int": return ((Number) x).intValue();
+            case "long": return ((Number) x).longValue();
+            case "float": return ((Number) x).floatValue();
+            case "double": return ((Number) x).doubleValue();
+            case "boolean": return (Boolean) x;
+            case "string": return String.valueOf(x);
+            case "bytes": return String.valueOf(x).getBytes(StandardCharsets.UTF_8);
+            default: return null;
+        }
+    }
+
+    /** minibroker extension: the Java class of each value, by name ({"p": "Short", ...}). */
+    static Map<String, Object> typesOf(Map<String, Object> values) {
+        Map<String, Object> r = new TreeMap<>();
+        for (Map.Entry<String, Object> e : values.entrySet()) r.put(e.getKey(), e.getValue() == null ? null : e.getValue().getClass().getSimpleName());
+        return r;
+    }
+
+    /** minibroker extension: a JMS getter's answer, "get:<type>:<name>" -> the value or the exception's class. */
+    static Object getter(Message msg, String type, String name) {
+        try {
+            switch (type) {
+                case "boolean": return msg.getBooleanProperty(name);
+                case "byte": return (int) msg.getByteProperty(name);
+                case "short": return (int) msg.getShortProperty(name);
+                case "int": return msg.getIntProperty(name);
+                case "long": return msg.getLongProperty(name);
+                case "float": return (double) msg.getFloatProperty(name);
+                case "double": return msg.getDoubleProperty(name);
+                case "string": return msg.getStringProperty(name);
+                default: return "unknown getter " + type;
+            }
+        } catch (Exception ex) {
+            return ex.getClass().getSimpleName();
+        }
+    }
+
     static Map<String, Object> mapBody(javax.jms.MapMessage mm) throws JMSException {
         Map<String, Object> r = new TreeMap<>();
         for (Enumeration<?> en = mm.getMapNames(); en.hasMoreElements();) {
@@ -318,6 +367,27 @@ public class ScriptOracle {
             else if (p.equals("reply_to")) e.put("reply_to", destToken(msg.getJMSReplyTo()));
             else if (p.equals("correlation_id")) e.put("correlation_id", msg.getJMSCorrelationID());
             else if (p.equals("destination")) e.put("destination", destToken(msg.getJMSDestination()));
+            else if (p.equals("propertyTypes")) {
+                Map<String, Object> raw = new TreeMap<>();
+                for (Enumeration<?> en = msg.getPropertyNames(); en.hasMoreElements();) {
+                    String k = (String) en.nextElement();
+                    raw.put(k, msg.getObjectProperty(k));
+                }
+                e.put("propertyTypes", typesOf(raw));
+            }
+            else if (p.equals("mapTypes") && msg instanceof javax.jms.MapMessage) {
+                javax.jms.MapMessage mm = (javax.jms.MapMessage) msg;
+                Map<String, Object> raw = new TreeMap<>();
+                for (Enumeration<?> en = mm.getMapNames(); en.hasMoreElements();) {
+                    String k = (String) en.nextElement();
+                    raw.put(k, mm.getObject(k));
+                }
+                e.put("mapTypes", typesOf(raw));
+            }
+            else if (p.startsWith("get:")) {
+                String[] parts = p.split(":", 3);
+                e.put(p, getter(msg, parts[1], parts[2]));
+            }
             else if (p.equals("dataStructure")) {
                 Object ds = ((ActiveMQMessage) msg).getDataStructure();
                 e.put("dataStructure", ds == null ? null : ds.getClass().getSimpleName());
@@ -618,7 +688,9 @@ public class ScriptOracle {
             javax.jms.MapMessage mm = s.createMapMessage();
             for (Map.Entry<String, Object> me : obj(op, "map").entrySet()) {
                 Object v = me.getValue();
-                if (v instanceof Long) {
+                Object t = typed(v);
+                if (t != null) mm.setObject(me.getKey(), t);
+                else if (v instanceof Long) {
                     long l = (Long) v;
                     if (l >= Integer.MIN_VALUE && l <= Integer.MAX_VALUE) mm.setInt(me.getKey(), (int) l); else mm.setLong(me.getKey(), l);
                 } else if (v instanceof Double) mm.setDouble(me.getKey(), (Double) v);
@@ -646,7 +718,9 @@ public class ScriptOracle {
         Map<String, Object> props = obj(op, "props");
         if (props != null) for (Map.Entry<String, Object> pe : props.entrySet()) {
             Object v = pe.getValue();
-            if (v instanceof Long) {
+            Object t = typed(v);
+            if (t != null) tm.setObjectProperty(pe.getKey(), t);
+            else if (v instanceof Long) {
                 long l = (Long) v;
                 if (l >= Integer.MIN_VALUE && l <= Integer.MAX_VALUE) tm.setIntProperty(pe.getKey(), (int) l);
                 else tm.setLongProperty(pe.getKey(), l);

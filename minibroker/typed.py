@@ -1,0 +1,197 @@
+"""Java's property and map value types, for applications whose peers (or selectors) care which one a value is.
+
+A plain Python value maps to Java as ActiveMQ's clients see it: ``bool`` a ``Boolean``, ``int`` an ``Integer`` (a
+``Long`` beyond 32 bits), ``float`` a ``Double``, ``str`` a ``String``, ``bytes`` a ``byte[]`` (map entries only).
+To send another type, wrap the value: ``properties={"retries": Short(3), "ts": Long(0), "ratio": Float(0.5)}``. The
+wrappers are ``int`` and ``float`` subclasses, so arithmetic, comparisons and selectors treat them as numbers, and a
+received message gives them back with their type (over the native protocol and from the store; STOMP headers are
+strings, as in ActiveMQ).
+
+:func:`convert` is JMS's property conversion table (``getLongProperty`` of a ``Short`` is fine, ``getIntProperty``
+of a ``Long`` raises ``MessageFormatException``, a ``String`` is parsed), recorded on ActiveMQ 5.17.2; received
+messages offer it as ``msg.property_as(name, "long")``.
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+from collections.abc import Callable
+from typing import Any
+
+from .errors import MessageFormatError
+
+__all__ = ["JAVA_TYPES", "Byte", "Double", "Float", "Int", "Long", "Short", "convert", "java_type"]
+
+
+class _Integral(int):
+    """An int that keeps its Java type; refuses a value outside the type's range."""
+
+    __slots__ = ()
+    BITS = 64
+    JAVA = "Long"
+
+    def __new__(cls, value: int | str = 0) -> _Integral:
+        number = int(value)
+        low, high = -(2 ** (cls.BITS - 1)), 2 ** (cls.BITS - 1) - 1
+        if not low <= number <= high:
+            raise MessageFormatError(f"{number} is outside a Java {cls.JAVA}'s range ({low}..{high})", value=number)
+        return super().__new__(cls, number)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({int(self)})"
+
+    def __str__(self) -> str:  # the number, as a plain int prints (STOMP headers, f-strings)
+        return int.__repr__(self)
+
+
+class Byte(_Integral):
+    """A Java ``byte`` (-128..127)."""
+
+    __slots__ = ()
+    BITS = 8
+    JAVA = "Byte"
+
+
+class Short(_Integral):
+    """A Java ``short`` (-32768..32767)."""
+
+    __slots__ = ()
+    BITS = 16
+    JAVA = "Short"
+
+
+class Int(_Integral):
+    """A Java ``int``: what a plain ``int`` is anyway, when it fits 32 bits."""
+
+    __slots__ = ()
+    BITS = 32
+    JAVA = "Integer"
+
+
+class Long(_Integral):
+    """A Java ``long``, even for a small value."""
+
+    __slots__ = ()
+    BITS = 64
+    JAVA = "Long"
+
+
+class Float(float):
+    """A Java ``float``: the value rounded to single precision, as Java stores it."""
+
+    __slots__ = ()
+    JAVA = "Float"
+
+    def __new__(cls, value: float | str = 0.0) -> Float:
+        number = float(value)
+        if math.isfinite(number) and abs(number) <= 3.4028234663852886e38:
+            number = struct.unpack("<f", struct.pack("<f", number))[0]
+        return super().__new__(cls, number)
+
+    def __repr__(self) -> str:
+        return f"Float({float(self)!r})"
+
+    def __str__(self) -> str:
+        return float.__repr__(self)
+
+
+class Double(float):
+    """A Java ``double``: what a plain ``float`` is anyway."""
+
+    __slots__ = ()
+    JAVA = "Double"
+
+    def __repr__(self) -> str:
+        return f"Double({float(self)!r})"
+
+    def __str__(self) -> str:
+        return float.__repr__(self)
+
+
+#: the names :func:`convert` accepts, JMS's getters
+JAVA_TYPES = ("boolean", "byte", "short", "int", "long", "float", "double", "string")
+
+
+def java_type(value: object) -> str:
+    """The Java class a value is to ActiveMQ: ``Short``, ``Integer``, ``Long``, ``Double``, ``String``, ..."""
+    if isinstance(value, (_Integral, Float, Double)):
+        return value.JAVA
+    if isinstance(value, bool):
+        return "Boolean"
+    if isinstance(value, int):
+        return "Integer" if -(2**31) <= value < 2**31 else "Long"
+    if isinstance(value, float):
+        return "Double"
+    if isinstance(value, str):
+        return "String"
+    if isinstance(value, (bytes, bytearray)):
+        return "byte[]"
+    raise MessageFormatError(f"a {type(value).__name__} has no Java type", value=repr(value))
+
+
+#: JMS's table: which Java types each getter reads without a MessageFormatException (String is parsed)
+_READS = {
+    "boolean": {"Boolean"},
+    "byte": {"Byte"},
+    "short": {"Byte", "Short"},
+    "int": {"Byte", "Short", "Integer"},
+    "long": {"Byte", "Short", "Integer", "Long"},
+    "float": {"Float"},
+    "double": {"Float", "Double"},
+}
+_MAKERS: dict[str, Callable[[Any], object]] = {
+    "byte": Byte,
+    "short": Short,
+    "int": Int,
+    "long": Long,
+    "float": Float,
+    "double": Double,
+}
+
+
+def _java_text(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and not isinstance(value, Float):
+        return repr(float(value)) if math.isfinite(value) else ("NaN" if math.isnan(value) else _infinity(value))
+    if isinstance(value, Float):
+        return repr(float(value))
+    return str(int(value)) if isinstance(value, int) else str(value)
+
+
+def _infinity(value: float) -> str:
+    return "Infinity" if value > 0 else "-Infinity"
+
+
+def convert(value: object, to: str) -> object:
+    """``value`` read as Java type ``to`` (``"long"``, ``"string"``, ...: :data:`JAVA_TYPES`) by JMS's conversion
+    table: widening is allowed, narrowing raises :class:`~minibroker.errors.MessageFormatError`, a ``String`` is
+    parsed (:class:`~minibroker.errors.NumberFormatError` when it is no number). A missing value (None) reads as
+    ``False`` for boolean, None for string, and raises NumberFormatError for numbers (ActiveMQ's behaviour)."""
+    from .errors import NumberFormatError
+
+    if to not in JAVA_TYPES:
+        raise MessageFormatError(f"no JMS getter reads a {to!r}: one of {', '.join(JAVA_TYPES)}", value=to)
+    if to == "string":
+        return None if value is None else _java_text(value)
+    if value is None:
+        if to == "boolean":
+            return False
+        raise NumberFormatError(f"null is no {to}", value=None)
+    kind = java_type(value)
+    if kind == "String":
+        assert isinstance(value, str)
+        if to == "boolean":
+            return value.lower() == "true"
+        try:
+            parsed: int | float = float(value) if to in ("float", "double") else int(value.strip(), 10)
+            return _MAKERS[to](parsed)
+        except (ValueError, MessageFormatError):
+            raise NumberFormatError(f"For input string: {value!r}", value=value) from None
+    if kind not in _READS[to]:
+        raise MessageFormatError(f"a {kind} cannot be read as a {to}", value=repr(value))
+    if to == "boolean":
+        return bool(value)
+    assert isinstance(value, (int, float))
+    return _MAKERS[to](value)
