@@ -150,9 +150,11 @@ FEATURES: tuple[Feature, ...] = (
         "wildcard-durable",
         Kind.DESTINATION_NAME,
         "durable subscription to `topic://prices.>`",
-        Status.REFUSED,
-        "durable subscriptions to wildcard topics are a later issue",
+        Status.VERIFIED,
+        "kept for every matching topic, present and later, while the subscriber is away (what an MQTT persistent "
+        "session subscribing `prices/#` makes)",
         "topic://prices.>",
+        recordings=(f"{_FEATURES}durable_wildcard*.json",),
     ),
     Feature(
         "wildcard-send",
@@ -934,10 +936,8 @@ def _send_refusal(dest: Destination) -> str | None:
 
 
 def check_durable_destination(dest: Destination) -> None:
-    """Refuses a durable subscription to what minibroker cannot keep one for (a wildcard topic)."""
+    """Refuses a durable subscription to what minibroker cannot keep one for."""
     check_consumer_destination(dest)
-    if "*" in dest.name or ">" in dest.name:
-        raise refuse("wildcard-durable", str(dest))
 
 
 #: the advisory topics the broker publishes (``_core/advisory.py``): a subscriber to any other is refused

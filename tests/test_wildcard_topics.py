@@ -48,10 +48,12 @@ async def test_stomp_subscribes_with_a_wildcard() -> None:
         await stomp.close()
 
 
-async def test_durable_wildcards_and_wildcard_browsers_stay_refused() -> None:
+async def test_wildcard_browsers_stay_refused_and_durable_wildcards_keep_messages() -> None:
     async with Broker() as broker, await connect(broker, client_id="c") as conn:
         session = await conn.create_session()
         with pytest.raises(UnsupportedFeature, match="wildcard-browser"):
             await session.create_browser("orders.>")
-        with pytest.raises(UnsupportedFeature, match="wildcard-durable"):
-            await session.create_durable_subscriber("topic://prices.>", "d")
+        await (await session.create_durable_subscriber("topic://prices.>", "d")).close()
+        await (await session.create_producer("topic://prices.eu")).send("p1")
+        (view,) = broker.durable_subscriptions()
+        assert (view.topic, view.pending) == ("prices.>", 1)

@@ -68,12 +68,13 @@ from .multi import Copies, QueueSet, SubscriptionOnMany, queue_of, reads, reads_
 from .policy import DestinationPolicy
 from .queue import Queue
 from .replay_reads import ReplayableReads
+from .retained import is_retained, retain
 from .scheduling import Scheduling
 from .subscription import QueueEntry, Subscription, header_lookup
 from .temporary import TemporaryDestinations
 from .topic import Topic
 from .transaction import Transaction
-from .virtual import DEFAULT_VIRTUAL_TOPICS, VirtualTopics
+from .virtual import DEFAULT_VIRTUAL_TOPICS, VirtualTopics, is_wildcard, topic_matches
 
 if TYPE_CHECKING:
     from ..selector import Selector
@@ -191,6 +192,17 @@ class BrokerCore(Advising, DurableConsumers, ReplayableReads, Scheduling):
                 self._join_subs_on_many(q)
         return q
 
+    def _recover_retained(self, sub: Subscription) -> None:
+        """A retroactive subscriber gets the retained message of each topic it reads (retained.py)."""
+        if isinstance(sub, SubscriptionOnMany):
+            for t in self.topics.values():
+                if reads(sub.destination, t.destination.name):
+                    t.recover(sub)
+        else:
+            topic = self.topics.get(sub.destination.name)
+            if topic is not None:
+                topic.recover(sub)
+
     def _join_subs_on_many(self, q: Queue) -> None:
         """A new queue joins the wildcard and composite consumers that read it (ActiveMQ ``addDestination``);
         temporary queues are not in the region such consumers read."""
@@ -210,6 +222,9 @@ class BrokerCore(Advising, DurableConsumers, ReplayableReads, Scheduling):
             for sub in self.subs_on_many:  # a wildcard subscriber also reads topics made after it (ActiveMQ)
                 if sub.destination.kind is not QUEUE and reads(sub.destination, name):
                     t.add_subscription(sub)
+            for durable in self.durables.values():  # and so does a durable subscription to a wildcard
+                if is_wildcard(durable.topic) and topic_matches(durable.topic, name):
+                    t.durables.append(durable)
         return t
 
     def _dispatch_destination(self, destination: Destination) -> None:
@@ -376,6 +391,8 @@ class BrokerCore(Advising, DurableConsumers, ReplayableReads, Scheduling):
                         topic.add_subscription(sub)
         elif isinstance(source, Topic):
             source.add_subscription(sub)
+        if info.retroactive and info.destination.is_topic:
+            self._recover_retained(sub)
         self._dispatch_destination(info.destination)
         if self.advisory_support and not info.destination.name.startswith(DURABLE_PREFIX):
             if info.destination.name.startswith(ADVISORY_PREFIX):
@@ -517,12 +534,19 @@ class BrokerCore(Advising, DurableConsumers, ReplayableReads, Scheduling):
             if q.consumers and q.dispatchable():
                 self._dispatch_queue(q)
         else:
+            if message.properties and is_retained(message):
+                message, kept = retain(message)
+                self.topic(dest.name).retained = kept
             virtual = self.virtual_topics
             if virtual is not None and virtual.is_virtual(dest.name):
                 self._copy_to_consumer_queues(virtual, message, connection_id)
             t = self.topics.get(dest.name)
             if t is None:
-                if not any(s.destination.is_topic and reads(s.destination, dest.name) for s in self.subs_on_many):
+                if not any(
+                    s.destination.is_topic and reads(s.destination, dest.name) for s in self.subs_on_many
+                ) and not any(
+                    is_wildcard(d.topic) and topic_matches(d.topic, dest.name) for d in self.durables.values()
+                ):
                     return
                 t = self.topic(dest.name)  # a wildcard subscriber reads it: made now, with that subscriber in it
             t.publish(message, connection_id)

@@ -69,3 +69,6 @@ class ConsumerInfo:
     session_id: int = 0
     #: a durable topic subscription's name (the connection's client id is the other half of its key)
     subscription_name: str | None = None
+    #: ActiveMQ's ``retroactive``: a new topic subscriber first gets each topic's retained message (retained.py);
+    #: what MQTT subscriptions ask (the edges that set it do not travel over the native protocol)
+    retroactive: bool = False

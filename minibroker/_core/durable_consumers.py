@@ -14,6 +14,7 @@ from .durable import DurableSubscription, DurableView, durable_queue_name
 from .journal import DurableDropped, DurableSaved
 from .queue import Queue
 from .state import CoreState
+from .virtual import is_wildcard, topic_matches
 
 __all__ = ["DurableConsumers"]
 
@@ -48,9 +49,19 @@ class DurableConsumers(CoreState):
             durable = None
         if durable is None:
             durable = self._new_durable(client_id, name, topic.name, info.selector or None, info.no_local)
+        retained = self.topics[topic.name].retained if info.retroactive and topic.name in self.topics else None
+        if retained is not None and retained.message_id not in durable.queue.held_ids:
+            durable.queue.add(retained)  # a retroactive durable subscriber gets the retained message on activation
         consumer_id = self.add_consumer(
             conn.connection_id,
-            attrs.evolve(info, destination=durable.destination, selector=None, no_local=False, subscription_name=None),
+            attrs.evolve(
+                info,
+                destination=durable.destination,
+                selector=None,
+                no_local=False,
+                subscription_name=None,
+                retroactive=False,
+            ),
         )
         durable.consumer_id = consumer_id
         if self.advisory_support:
@@ -75,7 +86,12 @@ class DurableConsumers(CoreState):
         self._virtual_queues.clear()
         durable = DurableSubscription(client_id, name, topic, selector_text, no_local, queue, selector)
         self.durables[(client_id, name)] = durable
-        self.topic(topic).durables.append(durable)
+        if is_wildcard(topic):  # fed by every matching topic, present and future (topic() adds it to new ones)
+            for t in self.topics.values():
+                if topic_matches(topic, t.destination.name):
+                    t.durables.append(durable)
+        else:
+            self.topic(topic).durables.append(durable)
         if self.journal is not None and journaled:
             self.journal.append(DurableSaved(client_id, name, topic, selector_text, no_local))
         return durable
@@ -87,9 +103,9 @@ class DurableConsumers(CoreState):
         del self.durables[(durable.client_id, durable.name)]
         if self.journal is not None:
             self.journal.append(DurableDropped(durable.client_id, durable.name))
-        topic = self.topics.get(durable.topic)
-        if topic is not None and durable in topic.durables:
-            topic.durables.remove(durable)
+        for topic in self.topics.values() if is_wildcard(durable.topic) else [self.topics.get(durable.topic)]:
+            if topic is not None and durable in topic.durables:
+                topic.durables.remove(durable)
 
     def unsubscribe(self, connection_id: int, name: str) -> None:
         """Remove the connection's client id's durable subscription ``name`` and what it kept (JMS ``unsubscribe``)."""

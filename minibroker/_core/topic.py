@@ -24,6 +24,8 @@ class Topic:
         self.durables: list[DurableSubscription] = []
         self.pending: dict[int, deque[QueueEntry]] = {}
         self.next_seq = 0
+        #: the retained message (retained.py), what a retroactive subscriber gets first
+        self.retained: Message | None = None
         self.enqueued = 0
         self.dequeued = 0
         self.expired = 0
@@ -36,6 +38,15 @@ class Topic:
         if sub in self.subscriptions:
             self.subscriptions.remove(sub)
         self.pending.pop(sub.consumer_id, None)
+
+    def recover(self, sub: Subscription) -> bool:
+        """Give a retroactive subscriber the retained message first; whether there was one."""
+        retained = self.retained
+        if retained is None or sub.consumer_id not in self.pending:
+            return False
+        self.pending[sub.consumer_id].appendleft(QueueEntry(retained, self.next_seq))
+        self.next_seq += 1
+        return True
 
     def consume(self, entry: QueueEntry) -> None:
         """A subscriber acked its copy: only counted, as the copy was the subscriber's own."""

@@ -604,6 +604,9 @@ class ScriptRunner:
     async def op_durable_subs(self, op: dict[str, Any]) -> None:
         topic = self.req(op, "dest")
         await self.sleep(float(op.get("settle_ms", 150)))
+        if topic not in self.broker.topic_names():  # the oracle looks the topic up by name: a wildcard is none
+            self.ev({"event": "durable_subs", "topic": topic, "exists": False})
+            return
         subs = [
             {"clientId": d.client_id, "name": d.name, "active": d.active, "pending": d.pending}
             for d in sorted(self.broker.durable_subscriptions(topic), key=lambda d: (d.client_id, d.name))

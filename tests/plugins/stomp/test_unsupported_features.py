@@ -29,7 +29,6 @@ async def connected(server: StompServer) -> RawStompClient:
 
 
 SUBSCRIBE_CASES = [
-    ({"destination": "/topic/*.in", "activemq.subscriptionName": "d"}, "wildcard-durable", "topic://*.in"),
     (
         {"destination": "/topic/ActiveMQ.Advisory.Consumer.Queue.orders"},
         "stomp-advisory",
