@@ -17,6 +17,8 @@ offending key as a dotted path (``destinations."orders.>".memory_limit``). Every
     stomp_port = 61613                 # absent: no STOMP listener
     ssl_port = 61617                   # absent: no ssl:// listener (needs [tls])
     stomp_ssl_port = 61612             # absent: no stomp+ssl:// listener (needs [tls])
+    mqtt_port = 1883                   # absent: no MQTT listener
+    mqtt_ssl_port = 8883               # absent: no mqtt+ssl:// listener (needs [tls])
 
     [tls]                              # PEM files, relative to this file
     cert = "server.crt"
@@ -108,6 +110,8 @@ class ServerConfig:
     stomp_port: int | None = None
     ssl_port: int | None = None
     stomp_ssl_port: int | None = None
+    mqtt_port: int | None = None
+    mqtt_ssl_port: int | None = None
     tls: TlsSettings | None = None
     max_connections: int = DEFAULT_MAX_CONNECTIONS
     max_frame_size: int = DEFAULT_MAX_FRAME_SIZE
@@ -344,7 +348,9 @@ def parse_config(doc: Mapping[str, Any], *, path: str | os.PathLike[str] | None 
         raise reader.fail("broker.history_limit", "cannot be negative")
 
     server = reader.table(doc, "server")
-    reader.unknown(server, {"host", "port", "stomp_port", "ssl_port", "stomp_ssl_port"}, "server")
+    reader.unknown(
+        server, {"host", "port", "stomp_port", "ssl_port", "stomp_ssl_port", "mqtt_port", "mqtt_ssl_port"}, "server"
+    )
     limits = reader.table(doc, "limits")
     reader.unknown(
         limits,
@@ -375,6 +381,8 @@ def parse_config(doc: Mapping[str, Any], *, path: str | os.PathLike[str] | None 
         stomp_port=reader.value(server, "stomp_port", "int", None, "server"),
         ssl_port=reader.value(server, "ssl_port", "int", None, "server"),
         stomp_ssl_port=reader.value(server, "stomp_ssl_port", "int", None, "server"),
+        mqtt_port=reader.value(server, "mqtt_port", "int", None, "server"),
+        mqtt_ssl_port=reader.value(server, "mqtt_ssl_port", "int", None, "server"),
         tls=_tls(reader, doc, base),
         max_connections=reader.value(limits, "max_connections", "int", DEFAULT_MAX_CONNECTIONS, "limits"),
         max_frame_size=reader.value(limits, "max_frame_size", "size", DEFAULT_MAX_FRAME_SIZE, "limits"),
@@ -387,13 +395,15 @@ def parse_config(doc: Mapping[str, Any], *, path: str | os.PathLike[str] | None 
         ("server.stomp_port", server_config.stomp_port, 0),
         ("server.ssl_port", server_config.ssl_port, 0),
         ("server.stomp_ssl_port", server_config.stomp_ssl_port, 0),
+        ("server.mqtt_port", server_config.mqtt_port, 0),
+        ("server.mqtt_ssl_port", server_config.mqtt_ssl_port, 0),
         ("limits.max_connections", server_config.max_connections, 1),
         ("limits.max_frame_size", server_config.max_frame_size, MIN_FRAME_SIZE),
     ):
         if value is not None and not low <= value <= (65535 if "port" in key else 2**31):
             raise reader.fail(key, f"{value} is out of range")
 
-    for key in ("ssl_port", "stomp_ssl_port"):
+    for key in ("ssl_port", "stomp_ssl_port", "mqtt_ssl_port"):
         if getattr(server_config, key) is not None and server_config.tls is None:
             raise reader.fail(f"server.{key}", "a TLS listener needs a [tls] table with cert and key")
 

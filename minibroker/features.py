@@ -57,6 +57,7 @@ class Kind(enum.Enum):
     CONNECTION_URI = "Connection URIs and options"
     BROKER_CONFIG = "Broker configuration"
     CLIENT_API = "Consumers, sessions and connections"
+    MQTT = "MQTT"
 
 
 @attrs.frozen(slots=True)
@@ -80,6 +81,7 @@ _STOMP_PROTOCOL = "tests/plugins/stomp/test_protocol.py"
 _THIS = "tests/test_features.py"
 #: the feature recordings of issue 17 (tests/differential/record_features.py)
 _FEATURES = "tests/differential/features/"
+_MQTT = "tests/plugins/mqtt/"
 
 # Destination options ActiveMQ reads from ``queue://name?consumer.x=y`` (ActiveMQMessageConsumer sets them on its
 # ConsumerInfo); minibroker.destination_options reads them for the client's consumers and STOMP SUBSCRIBE.
@@ -765,6 +767,77 @@ FEATURES: tuple[Feature, ...] = (
         Status.IMPLEMENTED,
         "start_server(..., ssl=) / start_stomp_server(..., ssl=); connect(url, ssl=context)",
         tests=("tests/plugins/test_tls.py",),
+    ),
+    # -- MQTT (plugins/mqtt) ----------------------------------------------------------------------------------------
+    Feature(
+        "mqtt-transport",
+        Kind.MQTT,
+        "`mqtt://` and `mqtt+ssl://` listeners, MQTT 3.1 and 3.1.1",
+        Status.IMPLEMENTED,
+        "`minibroker serve --mqtt-port/--mqtt-ssl-port`, `[server] mqtt_port`, start_mqtt_server(), the "
+        "`minibroker_mqtt` fixture; a malformed packet closes its connection only",
+        tests=(f"{_MQTT}test_serve_mqtt.py", f"{_MQTT}test_fuzz.py", f"{_MQTT}test_codec.py"),
+    ),
+    Feature(
+        "mqtt-topic-mapping",
+        Kind.MQTT,
+        "MQTT topic `a/b/c`, filters `+` and `#`",
+        Status.IMPLEMENTED,
+        "ActiveMQ topic `a.b.c` (`/` and `.` trade places), wildcards `*` and `>`: MQTT, STOMP and JMS-style clients "
+        "share topics",
+        tests=(f"{_MQTT}test_paho.py::test_jms_and_mqtt_share_topics_as_activemq_maps_them",),
+    ),
+    Feature(
+        "mqtt-qos",
+        Kind.MQTT,
+        "PUBLISH QoS 0, 1, 2 and their acknowledgements",
+        Status.IMPLEMENTED,
+        "persistent unless QoS 0, `ActiveMQ.MQTT.QoS` kept; delivered at the lower of the message's and the "
+        "subscription's QoS (a JMS message: 0 if persistent, 1 if not, as ActiveMQ's converter)",
+        tests=(f"{_MQTT}test_paho.py::test_qos_0_1_2_and_the_delivered_qos_is_the_lower_of_the_two",),
+    ),
+    Feature(
+        "mqtt-retain",
+        Kind.MQTT,
+        "PUBLISH with the retain flag",
+        Status.IMPLEMENTED,
+        "ActiveMQ's retained message policy: the last one per topic goes first to each new subscription; an empty "
+        "one clears it",
+        tests=(f"{_MQTT}test_paho.py::test_a_retained_message_reaches_later_subscribers_until_cleared",),
+    ),
+    Feature(
+        "mqtt-persistent-session",
+        Kind.MQTT,
+        "CONNECT with clean session false",
+        Status.IMPLEMENTED,
+        "a QoS 1/2 subscription is a durable subscription `<QoS>:<filter>` of the client id (in `stat`, kept with "
+        "--data-dir); a clean session removes them",
+        tests=(
+            f"{_MQTT}test_paho.py::test_a_persistent_session_keeps_qos_1_messages_as_a_durable_subscription",
+            f"{_MQTT}test_serve_mqtt.py",
+        ),
+    ),
+    Feature(
+        "mqtt-will",
+        Kind.MQTT,
+        "CONNECT with a will",
+        Status.IMPLEMENTED,
+        "published when the connection is lost or dropped for silence, not after DISCONNECT",
+        tests=(f"{_MQTT}test_paho.py::test_the_will_is_published_when_the_connection_is_lost",),
+    ),
+    Feature(
+        "mqtt-client-id",
+        Kind.MQTT,
+        "CONNECT client id and credentials",
+        Status.IMPLEMENTED,
+        "a client id in use is taken over (ActiveMQ's MQTT link stealing); an empty one needs a clean session "
+        "(else CONNACK 2); credentials checked by the broker's users (refused: CONNACK 5); keep-alive: dropped after "
+        "1.5 periods of silence",
+        tests=(
+            f"{_MQTT}test_paho.py::test_a_second_connection_with_a_client_id_takes_it_over",
+            f"{_MQTT}test_paho.py::test_credentials_go_to_the_broker_s_users",
+            f"{_MQTT}test_aiomqtt.py::test_a_silent_client_is_dropped_after_one_and_a_half_keep_alives",
+        ),
     ),
     # -- broker configuration ---------------------------------------------------------------------------------------
     Feature(

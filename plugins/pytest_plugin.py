@@ -9,6 +9,8 @@ Fixtures:
 * ``minibroker_server`` / ``minibroker_url``: a broker listening on a random TCP port, for code that takes a URL;
 * ``minibroker_stomp``: a STOMP listener on the test's own ``minibroker`` (virtual time still applies), for real
   STOMP clients such as stomp.py (``.host``, ``.port``, ``.url``, ``.host_and_ports``, ``.broker``);
+* ``minibroker_mqtt``: an MQTT listener on the test's own ``minibroker``, for paho-mqtt, aiomqtt or gmqtt
+  (``.host``, ``.port``, ``.url``, ``.broker``), mapped onto topics as ActiveMQ maps MQTT;
 * ``minibroker_proc``: one ``minibroker serve`` process for the whole session (per xdist worker), configured by the
   ``minibroker_config`` option (``.url``, ``.stomp_url``); ``minibroker_session_url`` is its URL.
   ``minibroker_noproc`` points at a broker already running at ``minibroker_host``/``minibroker_port``/
@@ -24,7 +26,8 @@ jumps to the next timer whenever everything waits), ``autojump_threshold`` (real
 ``plugins``, ``history_limit``, ``allow_dead_letters`` (False), ``allow_listener_errors`` (False).
 
 Options, on the command line or in the ini file (underscores): ``--minibroker-host`` (127.0.0.1),
-``--minibroker-port`` and ``--minibroker-stomp-port`` (0: a free port for processes; 61616 and 61613 for noproc),
+``--minibroker-port``, ``--minibroker-stomp-port`` and ``--minibroker-mqtt-port`` (0: a free port for processes;
+61616, 61613 and 1883 for noproc),
 ``--minibroker-config`` (a broker.toml for ``minibroker_proc``).
 
 On teardown a test fails, with a report, when messages were dead-lettered or dropped and the test never looked at
@@ -119,6 +122,7 @@ _ADDRESS_OPTIONS = (
     ("host", "host of the minibroker processes and of a noproc broker (default 127.0.0.1)"),
     ("port", "TCP port of minibroker_proc (default 0: a free one) or of a noproc broker (default 61616)"),
     ("stomp_port", "STOMP port of minibroker_proc (default 0: a free one) or of a noproc broker (default 61613)"),
+    ("mqtt_port", "MQTT port of minibroker_proc (default 0: a free one) or of a noproc broker (default 1883)"),
 )
 
 
@@ -361,6 +365,58 @@ async def minibroker_stomp(minibroker: Broker, request: pytest.FixtureRequest) -
         await server.close()
 
 
+@attrs.frozen
+class MqttEndpoint:
+    """Where an MQTT client (paho-mqtt, aiomqtt, ...) reaches the test's broker; ``broker`` is that broker."""
+
+    host: str
+    port: int
+    broker: Broker
+    server: Any
+    #: the listener speaks TLS (the marker's ``tls``): clients connect with TLS to ``mqtt+ssl://``
+    tls: bool = False
+
+    @property
+    def url(self) -> str:
+        """``mqtt://HOST:PORT`` (``mqtt+ssl://HOST:PORT`` with TLS)."""
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"{'mqtt+ssl' if self.tls else 'mqtt'}://{host}:{self.port}"
+
+
+@async_fixture
+async def minibroker_mqtt(minibroker: Broker, request: pytest.FixtureRequest) -> AsyncIterator[MqttEndpoint]:
+    """An MQTT listener on the ``minibroker`` broker (a free port of ``minibroker_host``): MQTT clients, JMS-style
+    clients and STOMP clients share one broker and its topics (``sensors/temp`` is ``topic://sensors.temp``)."""
+    from minibroker.plugins.mqtt import start_mqtt_server
+
+    host = _setting(request.config, "host") or "127.0.0.1"
+    options = _options(request)
+    server = await start_mqtt_server(minibroker, host, 0, ssl=_tls_context(options))
+    release = None
+    if isinstance(minibroker.clock, ManualClock):
+        release = minibroker.clock.hold_while(_mqtt_handshake_pending(server))
+    try:
+        yield MqttEndpoint(server.host, server.port, minibroker, server, tls=options.tls is not None)
+    finally:
+        if release is not None:
+            release()
+        await server.close()
+
+
+def _mqtt_handshake_pending(server: Any) -> Callable[[], str | None]:
+    """A hold for the virtual clock while an MQTT peer has not sent CONNECT (its deadline), or is connected with a
+    keep-alive: its PINGREQs come in real time, and a jump over its read check would drop a healthy client."""
+
+    def check() -> str | None:
+        if server.handshakes_pending:
+            return "an MQTT peer is mid-handshake"
+        if server.keep_alive_clients:
+            return "an MQTT client with a keep-alive is connected (its PINGREQs come in real time)"
+        return None
+
+    return check
+
+
 # -- broker processes (pytest-redis conventions: _proc starts one, _noproc points at a running one) ----------------
 
 
@@ -375,6 +431,8 @@ class BrokerProcess:
     #: the TLS listeners' ports (``ssl://``, ``stomp+ssl://``), when the process has them
     ssl_port: int | None = None
     stomp_ssl_port: int | None = None
+    #: the MQTT listener's port, when the process has one
+    mqtt_port: int | None = None
 
     @property
     def url(self) -> str:
@@ -398,6 +456,12 @@ class BrokerProcess:
         """``stomp+ssl://HOST:PORT``, or None without a STOMP TLS listener."""
         host = f"[{self.host}]" if ":" in self.host else self.host
         return None if self.stomp_ssl_port is None else f"stomp+ssl://{host}:{self.stomp_ssl_port}"
+
+    @property
+    def mqtt_url(self) -> str | None:
+        """``mqtt://HOST:PORT``, or None without an MQTT listener."""
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return None if self.mqtt_port is None else f"mqtt://{host}:{self.mqtt_port}"
 
     @property
     def host_and_ports(self) -> list[tuple[str, int]]:
@@ -446,6 +510,7 @@ def start_broker_process(
     ssl_port: int | None = None,
     stomp_ssl_port: int | None = None,
     tls: Sequence[str] = (),
+    mqtt_port: int | None = None,
 ) -> BrokerProcess:
     """Start ``minibroker serve`` (``config``: a broker.toml with users, policies, limits) and wait for its URLs.
     Ports 0 pick free ones; ``stomp_port=None`` serves no STOMP. ``ssl_port``/``stomp_ssl_port`` add TLS listeners,
@@ -458,6 +523,8 @@ def start_broker_process(
         command += ["--ssl-port", str(ssl_port)]
     if stomp_ssl_port is not None:
         command += ["--stomp-ssl-port", str(stomp_ssl_port)]
+    if mqtt_port is not None:
+        command += ["--mqtt-port", str(mqtt_port)]
     command += list(tls)
     if config is not None:
         command += ["--config", os.fspath(config)]
@@ -472,9 +539,10 @@ def start_broker_process(
         stomp = _read_url(process, "stomp", errors)[1] if stomp_port is not None else None
         ssl = _read_url(process, "ssl", errors)[1] if ssl_port is not None else None
         stomp_ssl = _read_url(process, "stomp+ssl", errors)[1] if stomp_ssl_port is not None else None
+        mqtt = _read_url(process, "mqtt", errors)[1] if mqtt_port is not None else None
     finally:
         errors.close()
-    return BrokerProcess(tcp_host, tcp_port, stomp, process, ssl_port=ssl, stomp_ssl_port=stomp_ssl)
+    return BrokerProcess(tcp_host, tcp_port, stomp, process, ssl_port=ssl, stomp_ssl_port=stomp_ssl, mqtt_port=mqtt)
 
 
 def _port(text: str | None, default: int) -> int:
@@ -494,6 +562,7 @@ def minibroker_proc_factory(
     port: int | None = None,
     stomp_port: int | None = None,
     scope: Scope = "session",
+    mqtt_port: int | None = None,
 ) -> Any:
     """A fixture that runs one ``minibroker serve`` process for its ``scope`` (pytest-redis's ``factories.redis_proc``).
     Arguments left out come from the options (``--minibroker-config``, ``--minibroker-host``, ...)."""
@@ -508,6 +577,7 @@ def minibroker_proc_factory(
             host=host or _setting(settings, "host") or "127.0.0.1",
             port=port if port is not None else _port(_setting(settings, "port"), 0),
             stomp_port=stomp_port if stomp_port is not None else _port(_setting(settings, "stomp_port"), 0),
+            mqtt_port=mqtt_port if mqtt_port is not None else _port(_setting(settings, "mqtt_port"), 0),
         )
         try:
             yield broker
@@ -523,6 +593,7 @@ def minibroker_noproc_factory(
     port: int | None = None,
     stomp_port: int | None = None,
     scope: Scope = "session",
+    mqtt_port: int | None = None,
 ) -> Any:
     """A fixture for a broker that is already running (started by CI, docker, another tool): its addresses, from the
     arguments or the options (defaults 127.0.0.1, 61616, 61613); fails at once when nothing listens there."""
@@ -535,6 +606,7 @@ def minibroker_noproc_factory(
         address = host or _setting(settings, "host") or "127.0.0.1"
         tcp = port if port is not None else _port(_setting(settings, "port"), 61616)
         stomp = stomp_port if stomp_port is not None else _port(_setting(settings, "stomp_port"), 61613)
+        mqtt = mqtt_port if mqtt_port is not None else _port(_setting(settings, "mqtt_port"), 1883)
         try:
             socket.create_connection((address, tcp), timeout=5).close()
         except OSError as exc:
@@ -543,7 +615,7 @@ def minibroker_noproc_factory(
                 f"`minibroker serve --port {tcp} --stomp-port {stomp}` or set --minibroker-port",
                 pytrace=False,
             )
-        return BrokerProcess(address, tcp, stomp)
+        return BrokerProcess(address, tcp, stomp, mqtt_port=mqtt)
 
     return noproc_fixture
 

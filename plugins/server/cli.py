@@ -171,6 +171,20 @@ def _serve_options(parser: argparse.ArgumentParser) -> None:
         help="also serve STOMP 1.0-1.2 on this port (0 picks a free one; its URL is printed on the second line)",
     )
     parser.add_argument(
+        "--mqtt-port",
+        type=int,
+        default=None,
+        metavar="PORT",
+        help="also serve MQTT 3.1/3.1.1 on this port, mapped as ActiveMQ maps it (0 picks a free one)",
+    )
+    parser.add_argument(
+        "--mqtt-ssl-port",
+        type=int,
+        default=None,
+        metavar="PORT",
+        help="also serve MQTT over TLS (mqtt+ssl://) on this port (needs --tls-cert)",
+    )
+    parser.add_argument(
         "--max-connections",
         type=int,
         default=None,
@@ -249,6 +263,8 @@ class ServeSettings:
         "host",
         "max_connections",
         "max_frame_size",
+        "mqtt_port",
+        "mqtt_ssl_port",
         "port",
         "ssl_port",
         "stomp_port",
@@ -294,9 +310,15 @@ class ServeSettings:
         self.stomp_ssl_port: int | None = _given(
             args.stomp_ssl_port, server.stomp_ssl_port if server is not None else None
         )
+        self.mqtt_port: int | None = _given(args.mqtt_port, server.mqtt_port if server is not None else None)
+        self.mqtt_ssl_port: int | None = _given(
+            args.mqtt_ssl_port, server.mqtt_ssl_port if server is not None else None
+        )
         self.tls: TlsSettings | None = _tls_settings(args, server.tls if server is not None else None)
-        if self.tls is None and (self.ssl_port is not None or self.stomp_ssl_port is not None):
-            raise _UsageProblem("--ssl-port and --stomp-ssl-port need --tls-cert (or a [tls] table in the config)")
+        if self.tls is None and any(p is not None for p in (self.ssl_port, self.stomp_ssl_port, self.mqtt_ssl_port)):
+            raise _UsageProblem(
+                "--ssl-port, --stomp-ssl-port and --mqtt-ssl-port need --tls-cert (or a [tls] table in the config)"
+            )
 
 
 class _UsageProblem(ValueError):
@@ -342,6 +364,8 @@ def _serve_main(args: argparse.Namespace) -> int:
         ("stomp", settings.stomp_port),
         ("ssl", settings.ssl_port),
         ("stomp+ssl", settings.stomp_ssl_port),
+        ("mqtt", settings.mqtt_port),
+        ("mqtt+ssl", settings.mqtt_ssl_port),
     ):
         if port is None:
             continue
@@ -354,7 +378,7 @@ def _serve_main(args: argparse.Namespace) -> int:
     # TLS files that cannot be used and a data directory the store could not open fail here, before a URL is
     # printed (after binding: a port in use leaves no directory behind)
     tls_context = None
-    if settings.tls is not None and ("ssl" in extra or "stomp+ssl" in extra):
+    if settings.tls is not None and ("ssl" in extra or "stomp+ssl" in extra or "mqtt+ssl" in extra):
         from minibroker.errors import InvalidConfiguration
         from minibroker.tls import server_context
 
@@ -526,6 +550,19 @@ async def _serve(
                         max_connections=listeners.max_connections,
                         connect_timeout=handshake_timeout,
                         ssl=listeners.tls_context if scheme == "stomp+ssl" else None,
+                    )
+                )
+        for scheme in ("mqtt", "mqtt+ssl"):
+            if scheme in listeners.extra:
+                from minibroker.plugins.mqtt import start_mqtt_server
+
+                servers.append(
+                    await start_mqtt_server(
+                        broker,
+                        sock=listeners.extra[scheme],
+                        max_connections=listeners.max_connections,
+                        connect_timeout=handshake_timeout,
+                        ssl=listeners.tls_context if scheme == "mqtt+ssl" else None,
                     )
                 )
         signals = (signal.SIGTERM, signal.SIGINT)

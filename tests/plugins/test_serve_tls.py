@@ -107,7 +107,7 @@ class TestServe:
     @pytest.mark.parametrize(
         ("options", "problem"),
         [
-            (["--ssl-port", "0"], "--ssl-port and --stomp-ssl-port need --tls-cert"),
+            (["--ssl-port", "0"], "--ssl-port, --stomp-ssl-port and --mqtt-ssl-port need --tls-cert"),
             (["--tls-key", "x.key"], "--tls-key, --tls-ca and --tls-client-auth need --tls-cert"),
             (["--ssl-port", "0", "--tls-cert", "/no/such.crt"], "TLS certificate /no/such.crt"),
             (["--ssl-port", "0", *SERVER, "--tls-client-auth", "need"], "needs a CA file"),

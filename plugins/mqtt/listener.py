@@ -1,0 +1,374 @@
+"""The MQTT listener: an asyncio server in front of a :class:`~minibroker.Broker` (ActiveMQ's ``mqtt://``).
+
+Each TCP connection gets an :class:`~minibroker.plugins.mqtt.codec.MqttDecoder` and a
+:class:`~minibroker.plugins.mqtt.session.MqttSession`; this module moves bytes and runs the timers, on the broker's
+clock (a ManualClock drives them in tests):
+
+* a socket has 30 s to send CONNECT (ActiveMQ's connect attempt timeout), and packets before it are kept small;
+* a client that asked for a keep-alive is dropped after one and a half periods without a packet (ActiveMQ's read
+  check with its 50% grace), which publishes its will;
+* what the session writes in one event-loop turn goes out in one ``write``; a client that does not read is not read
+  either (TCP back-pressure), and is dropped once too much waits unsent to it;
+* a PUBLISH the broker makes wait (producer flow control) stops the reading until it is admitted;
+* a malformed packet closes the connection (MQTT has no error packet), as ActiveMQ does, and harms no one else.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import socket
+from collections.abc import Sequence
+from ssl import SSLContext
+from types import TracebackType
+
+from minibroker import Admission, Broker
+from minibroker._defaults import DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_WRITE_BUFFER, PRE_LOGIN_MAX_FRAME_SIZE
+from minibroker.clock import TimerHandle
+from minibroker.errors import MinibrokerError, RemoteProtocolError
+
+from .codec import MqttDecoder
+from .session import MqttSession
+
+__all__ = ["CONNECT_TIMEOUT", "DEFAULT_MAX_PACKET_SIZE", "MqttServer", "start_mqtt_server"]
+
+log = logging.getLogger("minibroker.mqtt")
+
+#: seconds a client has to send CONNECT before the socket is closed
+CONNECT_TIMEOUT = 30.0
+#: ActiveMQ's MQTT ``maxFrameSize`` default (256 MiB)
+DEFAULT_MAX_PACKET_SIZE = 268_435_456
+#: a silent client is dropped after this many keep-alive periods (ActiveMQ: the period plus a 50% grace)
+KEEP_ALIVE_GRACE = 1.5
+
+
+class _MqttProtocol(asyncio.Protocol):
+    def __init__(self, server: MqttServer) -> None:
+        self.server = server
+        self.broker = server.broker
+        self.transport: asyncio.Transport | None = None
+        self.decoder = MqttDecoder(min(server.max_packet_size, PRE_LOGIN_MAX_FRAME_SIZE))
+        self.session: MqttSession | None = None
+        self._out = bytearray()
+        self._flush_scheduled = False
+        self._closing = False
+        self._paused = False
+        self._claimed = False
+        self._timers: list[TimerHandle] = []
+        self._last_read = self.broker.clock.now()
+        self._holding: asyncio.Task[None] | None = None
+        self._loop = asyncio.get_running_loop()
+
+    # -- asyncio callbacks ------------------------------------------------------------------------------------------
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+        if not self.broker.sockets.claim(self.server.max_connections):
+            log.warning(
+                "refusing %s: %d connections open (max_connections)",
+                transport.get_extra_info("peername"),
+                self.broker.sockets.open,
+            )
+            self._closing = True
+            transport.abort()
+            return
+        self._claimed = True
+        peer = transport.get_extra_info("peername")
+        address = f"tcp://{peer[0]}:{peer[1]}" if isinstance(peer, tuple) and len(peer) >= 2 else str(peer)
+        self.session = MqttSession(
+            self.broker, self._write, self._close, remote_address=address, steal_link=self.server._steal
+        )
+        self.server._opened(self)
+        clock = self.broker.clock
+        self._timers.append(clock.call_at(clock.now() + self.server.connect_timeout, self._connect_deadline))
+
+    def data_received(self, data: bytes) -> None:
+        if self._closing:
+            return
+        self._last_read = self.broker.clock.now()
+        self.decoder.receive_data(data)
+        self._handle_packets()
+
+    def _handle_packets(self) -> None:
+        session = self.session
+        assert session is not None
+        try:
+            while not self._closing and session.held is None:
+                packet = self.decoder.next_packet()
+                if packet is None:
+                    break
+                was_connected = session.connected
+                session.receive(packet)
+                if session.connected and not was_connected:
+                    self._on_connected()
+            if session.held is not None and self._holding is None and self.transport is not None:
+                self.transport.pause_reading()
+                self._holding = self._loop.create_task(self._wait_held(session.held[0]))
+        except RemoteProtocolError as exc:
+            log.info("MQTT protocol error from %s: %s", session.remote_address, exc)
+            self._fail()
+        except Exception:  # a bug must not leave the connection half-alive, nor reach other clients
+            log.exception("MQTT connection from %s failed", session.remote_address)
+            self._fail()
+
+    async def _wait_held(self, admission: Admission) -> None:
+        error: MinibrokerError | None = None
+        try:
+            await admission
+        except MinibrokerError as exc:
+            error = exc
+        self._holding = None
+        session = self.session
+        if self._closing or session is None:
+            return
+        session.release_held(error)
+        self._handle_packets()
+        if self._holding is None and not self._closing and not self._paused and self.transport is not None:
+            self.transport.resume_reading()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._closing = True
+        for timer in self._timers:
+            timer.cancel()
+        self._timers.clear()
+        if self._holding is not None:
+            self._holding.cancel()
+            self._holding = None
+        if not self._claimed:
+            return
+        self._claimed = False
+        self.broker.sockets.release()
+        session = self.session
+        if session is not None and not session.closed:
+            try:
+                session.disconnect(clean=False)
+            except MinibrokerError as error:  # the broker stopped first: nothing left to tell it
+                log.debug("MQTT session of %s ended with %s", session.remote_address, error)
+        self.server._closed(self)
+
+    def pause_writing(self) -> None:
+        self._paused = True
+        if self.transport is not None and not self._closing:
+            self.transport.pause_reading()
+
+    def resume_writing(self) -> None:
+        self._paused = False
+        if self.transport is not None and not self._closing and self._holding is None:
+            self.transport.resume_reading()
+
+    # -- output -----------------------------------------------------------------------------------------------------
+
+    def _write(self, data: bytes) -> None:
+        self._out += data
+        if not self._flush_scheduled and not self._closing:
+            self._flush_scheduled = True
+            self._loop.call_soon(self._flush)
+
+    def _flush(self) -> None:
+        self._flush_scheduled = False
+        session = self.session
+        if session is not None and not self._closing:
+            try:
+                session.run_pending()
+            except MinibrokerError as exc:
+                log.debug("MQTT acks of %s not applied: %s", session.remote_address, exc)
+        transport = self.transport
+        if transport is None or transport.is_closing() or not self._out:
+            return
+        transport.write(bytes(self._out))
+        self._out.clear()
+        if transport.get_write_buffer_size() > self.server.max_write_buffer:
+            log.info("MQTT client reads too slowly: %d bytes unsent, disconnecting", transport.get_write_buffer_size())
+            self.abort()
+
+    def _close(self) -> None:
+        """The session ended the connection: write what is left, then close."""
+        self._flush()
+        if not self._closing and self.transport is not None:
+            self._closing = True
+            self.transport.close()
+
+    def _fail(self) -> None:
+        session = self.session
+        if session is not None and not session.closed:
+            session.disconnect(clean=False)
+        self.abort()
+
+    def abort(self) -> None:
+        if self.transport is not None:
+            self._closing = True
+            self.transport.abort()
+
+    # -- timers -----------------------------------------------------------------------------------------------------
+
+    def _connect_deadline(self) -> None:
+        session = self.session
+        if session is not None and not session.connected and not self._closing:
+            log.warning("no CONNECT from %s in %s s: closing", session.remote_address, self.server.connect_timeout)
+            self.abort()
+
+    def _on_connected(self) -> None:
+        session = self.session
+        assert session is not None and session.connection_id is not None
+        for timer in self._timers:
+            timer.cancel()
+        self._timers.clear()
+        self.decoder.max_packet_size = self.server.max_packet_size
+        self.broker.register_dropper(session.connection_id, self._fail)
+        self.broker.register_probe(session.connection_id, session.pending_work)
+        if session.keep_alive > 0:
+            self._schedule_read_check(float(session.keep_alive))
+
+    def _schedule_read_check(self, period: float) -> None:
+        clock = self.broker.clock
+
+        def check() -> None:
+            if self._closing:
+                return
+            if self._holding is None and clock.now() - self._last_read >= period * KEEP_ALIVE_GRACE:
+                log.info(
+                    "MQTT client %s silent for 1.5 keep-alive periods: closing",
+                    self.session.client_id if self.session else "?",
+                )
+                self._fail()
+                return
+            self._timers[:] = [clock.call_at(clock.now() + period / 2, check)]
+
+        self._timers.append(clock.call_at(clock.now() + period / 2, check))
+
+
+class MqttServer:
+    """A running MQTT listener. ``url`` is ``mqtt://HOST:PORT``; ``await close()`` stops it and drops its clients."""
+
+    def __init__(self, broker: Broker, *, max_packet_size: int, connect_timeout: float, max_connections: int) -> None:
+        self.broker = broker
+        self.max_packet_size = max_packet_size
+        self.connect_timeout = connect_timeout
+        self.max_connections = max_connections
+        self.max_write_buffer = DEFAULT_MAX_WRITE_BUFFER
+        self.host = ""
+        self.port = 0
+        self.tls = False
+        self._servers: list[asyncio.Server] = []
+        self._connections: set[_MqttProtocol] = set()
+        self._changed = asyncio.Event()
+
+    def __repr__(self) -> str:
+        return f"<MqttServer {self.url} connections={len(self._connections)}>"
+
+    @property
+    def url(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"{'mqtt+ssl' if self.tls else 'mqtt'}://{host}:{self.port}"
+
+    @property
+    def connection_count(self) -> int:
+        return len(self._connections)
+
+    @property
+    def handshakes_pending(self) -> int:
+        """Sockets open but not yet CONNECTed (a virtual clock must not jump to their CONNECT deadline)."""
+        return sum(1 for p in self._connections if p.session is None or not p.session.connected)
+
+    @property
+    def keep_alive_clients(self) -> int:
+        """Connected clients that asked for a keep-alive: their PINGREQs come in real time, so a virtual clock must
+        not jump over their read checks (the pytest fixture holds autojump on this)."""
+        return sum(
+            1 for p in self._connections if p.session is not None and p.session.connected and p.session.keep_alive
+        )
+
+    def _steal(self, client_id: str, thief: MqttSession) -> bool:
+        """A new connection takes over ``client_id`` from an MQTT connection of this listener (ActiveMQ's
+        ``allowLinkStealing``, on by default for MQTT); False when no MQTT connection holds it."""
+        for protocol in list(self._connections):
+            session = protocol.session
+            if session is not None and session is not thief and session.connected and session.client_id == client_id:
+                protocol._fail()
+                return True
+        return False
+
+    def _opened(self, protocol: _MqttProtocol) -> None:
+        self._connections.add(protocol)
+        self._notify()
+
+    def _closed(self, protocol: _MqttProtocol) -> None:
+        self._connections.discard(protocol)
+        self._notify()
+
+    def _notify(self) -> None:
+        changed, self._changed = self._changed, asyncio.Event()
+        changed.set()
+
+    async def wait_connection_count(self, count: int, timeout: float = 5.0) -> None:
+        """Return once exactly ``count`` clients are connected (``TimeoutError`` after ``timeout`` seconds)."""
+        async with asyncio.timeout(timeout):
+            while len(self._connections) != count:
+                await self._changed.wait()
+
+    def _drop_all(self) -> None:
+        for protocol in list(self._connections):
+            protocol.abort()
+
+    async def close(self) -> None:
+        """Stop accepting, drop every client (a lost connection: wills are published), wait for them to be gone."""
+        servers, self._servers = self._servers, []
+        if not servers:
+            return
+        for listener in servers:
+            listener.close()
+        self._drop_all()
+        await self.wait_connection_count(0)
+        for listener in servers:
+            await listener.wait_closed()
+
+    async def __aenter__(self) -> MqttServer:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.close()
+
+
+async def start_mqtt_server(
+    broker: Broker,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    *,
+    max_packet_size: int = DEFAULT_MAX_PACKET_SIZE,
+    connect_timeout: float = CONNECT_TIMEOUT,
+    max_connections: int = DEFAULT_MAX_CONNECTIONS,
+    sock: socket.socket | Sequence[socket.socket] | None = None,
+    ssl: SSLContext | None = None,
+) -> MqttServer:
+    """Listen for MQTT 3.1 / 3.1.1 clients on ``host:port`` (0: a free port, see ``.port``) for ``broker``, with
+    ActiveMQ's mapping onto topics and durable subscriptions (see :mod:`minibroker.plugins.mqtt.session`).
+
+    ``max_packet_size`` bounds a packet; ``max_connections`` bounds the client sockets of all the broker's listeners
+    together; ``sock`` serves on already bound sockets; ``ssl`` makes it an ``mqtt+ssl://`` listener. Credentials in
+    CONNECT go to the broker's security plugin, if it has one.
+    """
+    server = MqttServer(
+        broker, max_packet_size=max_packet_size, connect_timeout=connect_timeout, max_connections=max_connections
+    )
+    loop = asyncio.get_running_loop()
+    socks = [sock] if isinstance(sock, socket.socket) else list(sock or ())
+    if socks:
+        for s in socks:
+            server._servers.append(await loop.create_server(lambda: _MqttProtocol(server), sock=s, ssl=ssl))
+    else:
+        server._servers.append(await loop.create_server(lambda: _MqttProtocol(server), host, port, ssl=ssl))
+    server.tls = ssl is not None
+    sockname = server._servers[0].sockets[0].getsockname()
+    server.host, server.port = sockname[0], sockname[1]
+
+    def broker_stopped() -> None:
+        servers, server._servers = server._servers, []
+        for listener in servers:
+            listener.close()
+        server._drop_all()
+
+    broker.on_close(broker_stopped)
+    return server

@@ -1,0 +1,408 @@
+"""One MQTT connection's protocol, sans I/O: packets in, driver operations and bytes out (ActiveMQ's
+``MQTTProtocolConverter`` with its default subscription strategy).
+
+ActiveMQ's mapping, as this session does it:
+
+* CONNECT opens a broker connection with the MQTT client id (an empty one takes a generated id, and needs a clean
+  session); a second connection with a client id in use takes it over (ActiveMQ's MQTT ``allowLinkStealing``).
+  Credentials go to the broker's security filter; a refusal is CONNACK 5 (not authorized).
+* PUBLISH becomes a BytesMessage on the ActiveMQ topic (``/`` -> ``.``, see naming.py), persistent unless QoS 0,
+  with ``ActiveMQ.MQTT.QoS`` and, with the retain flag, ``ActiveMQ.Retain``; QoS 1 is answered with PUBACK, QoS 2
+  with PUBREC then PUBCOMP, also when the broker refused the message (ActiveMQ logs and acks).
+* SUBSCRIBE is a retroactive topic subscription (retained messages first); with a persistent session (clean session
+  false) and QoS 1 or 2 a durable subscription named ``<QoS>:<filter>`` (``AT_LEAST_ONCE:sensors/#``) of the client
+  id, which the next persistent session of that client id takes up again and a clean one removes.
+* A delivered message's QoS is its ``ActiveMQ.MQTT.QoS`` (a JMS message: 0 when persistent, 1 when not, as
+  ActiveMQ's converter has it) capped by the subscription's; QoS 0 is acked to the broker when written, QoS 1 on
+  PUBACK, QoS 2 on PUBCOMP. A redelivered message has the DUP flag.
+* A will is published when the connection is lost without DISCONNECT; every protocol error closes the connection.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+from collections.abc import Callable
+
+import attrs
+
+from minibroker import Admission, Broker
+from minibroker._core.commands import AckType, ConsumerInfo, MessageAck
+from minibroker._core.effects import Dispatch
+from minibroker._ids import PROCESS_ID_PREFIX
+from minibroker.errors import AccessDenied, InvalidClientIdError, MinibrokerError, RemoteProtocolError
+from minibroker.message import Destination, Message
+
+from .codec import (
+    Connect,
+    Disconnect,
+    Packet,
+    PingReq,
+    PubAck,
+    PubComp,
+    Publish,
+    PubRec,
+    PubRel,
+    Subscribe,
+    Unsubscribe,
+    encode_connack,
+    encode_pingresp,
+    encode_puback,
+    encode_pubcomp,
+    encode_publish,
+    encode_pubrec,
+    encode_pubrel,
+    encode_suback,
+    encode_unsuback,
+)
+from .naming import from_activemq, has_wildcard, to_activemq, validate_filter
+
+__all__ = ["QOS_PROPERTY", "MqttSession"]
+
+log = logging.getLogger("minibroker.mqtt")
+
+#: the property ActiveMQ stamps on a message from MQTT with its QoS
+QOS_PROPERTY = "ActiveMQ.MQTT.QoS"
+RETAIN_PROPERTY = "ActiveMQ.Retain"
+RETAINED_PROPERTY = "ActiveMQ.Retained"
+#: ActiveMQ's QoS enum names, the prefix of a persistent session's durable subscription names
+QOS_NAMES = ("AT_MOST_ONCE", "AT_LEAST_ONCE", "EXACTLY_ONCE")
+#: ActiveMQ's default prefetch of a topic subscription, and of a durable one
+TOPIC_PREFETCH = 32766
+DURABLE_PREFETCH = 100
+#: SUBACK's failure code (MQTT 3.1.1)
+SUBSCRIBE_FAILURE = 0x80
+#: CONNACK return codes
+ACCEPTED, BAD_VERSION, ID_REJECTED, NOT_AUTHORIZED = 0, 1, 2, 5
+
+_ids = itertools.count(1)
+
+
+@attrs.define(slots=True, eq=False)
+class _Subscription:
+    topic_filter: str
+    qos: int
+    consumer_id: int
+    durable_name: str | None
+
+
+class MqttSession:
+    """The state of one client connection. ``write(bytes)`` sends to the client; ``close()`` ends the socket;
+    ``link_stealer(client_id, session)`` takes over a client id held by another session of this listener."""
+
+    def __init__(
+        self,
+        broker: Broker,
+        write: Callable[[bytes], None],
+        close: Callable[[], None],
+        *,
+        remote_address: str = "",
+        steal_link: Callable[[str, MqttSession], bool] | None = None,
+    ) -> None:
+        self.broker = broker
+        self._write = write
+        self._close = close
+        self.remote_address = remote_address
+        self._steal_link = steal_link
+        self.connect: Connect | None = None
+        self.connection_id: int | None = None
+        self.client_id = ""
+        self.keep_alive = 0
+        self._subs: dict[str, _Subscription] = {}
+        self._by_consumer: dict[int, _Subscription] = {}
+        #: packet id -> (consumer id, message id) of a QoS 1/2 delivery awaiting PUBACK / PUBCOMP
+        self._inflight: dict[int, tuple[int, str]] = {}
+        self._next_packet_id = 0
+        #: QoS 2 publishes answered with PUBREC, awaiting PUBREL
+        self._received_qos2: set[int] = set()
+        #: (consumer id, message id) of QoS 0 deliveries written, to ack once the dispatch is over
+        self._acks: list[tuple[int, str]] = []
+        self._id_prefix = f"ID:{PROCESS_ID_PREFIX}-mqtt-{next(_ids)}:1:1:"
+        self._published = 0
+        self.closed = False
+        #: a PUBLISH waiting for the broker to admit it (producer flow control); the listener stops reading meanwhile
+        self.held: tuple[Admission, Publish] | None = None
+
+    @property
+    def connected(self) -> bool:
+        return self.connection_id is not None
+
+    # -- packets in -------------------------------------------------------------------------------------------------
+
+    def receive(self, packet: Packet) -> None:
+        """Handle one packet from the client; a protocol violation raises RemoteProtocolError (close, no reply)."""
+        if isinstance(packet, Connect):
+            self._on_connect(packet)
+            return
+        if not self.connected:
+            raise RemoteProtocolError("Not connected.")
+        if isinstance(packet, Publish):
+            self._on_publish(packet)
+        elif isinstance(packet, PubAck):
+            self._acked(packet.packet_id)
+        elif isinstance(packet, PubRec):
+            self._write(encode_pubrel(packet.packet_id))
+        elif isinstance(packet, PubComp):
+            self._acked(packet.packet_id)
+        elif isinstance(packet, PubRel):
+            self._received_qos2.discard(packet.packet_id)
+            self._write(encode_pubcomp(packet.packet_id))
+        elif isinstance(packet, Subscribe):
+            self._on_subscribe(packet)
+        elif isinstance(packet, Unsubscribe):
+            self._on_unsubscribe(packet)
+        elif isinstance(packet, PingReq):
+            self._write(encode_pingresp())
+        elif isinstance(packet, Disconnect):
+            self.disconnect(clean=True)
+
+    def _refuse_connect(self, code: int, why: str) -> None:
+        log.info("MQTT CONNECT from %s refused (%d): %s", self.remote_address, code, why)
+        self._write(encode_connack(code))
+        self.closed = True
+        self._close()
+
+    def _on_connect(self, connect: Connect) -> None:
+        if self.connect is not None:
+            raise RemoteProtocolError("Already connected.")
+        self.connect = connect
+        if connect.protocol_level not in (3, 4):
+            self._refuse_connect(BAD_VERSION, f"protocol level {connect.protocol_level}")
+            return
+        if connect.password is not None and connect.username is None and connect.protocol_level != 3:
+            raise RemoteProtocolError("Password given without a user name")
+        client_id = connect.client_id
+        if not client_id:
+            if not connect.clean_session:
+                self._refuse_connect(ID_REJECTED, "an empty client id needs a clean session")
+                return
+        elif self.broker.client_connected(client_id) and (
+            self._steal_link is None or not self._steal_link(client_id, self)
+        ):
+            self._refuse_connect(ID_REJECTED, f"client id {client_id!r} is in use")
+            return
+        password = None if connect.password is None else connect.password.decode("utf-8", "replace")
+        try:
+            self.connection_id = self.broker.open_connection(
+                client_id or None, user=connect.username, password=password, remote=True
+            )
+        except InvalidClientIdError as exc:
+            self._refuse_connect(ID_REJECTED, exc.message)
+            return
+        except AccessDenied as exc:
+            self._refuse_connect(NOT_AUTHORIZED, exc.message)
+            return
+        self.client_id = client_id or f"{self._id_prefix}{self.connection_id}"
+        self.keep_alive = connect.keep_alive
+        self._write(encode_connack(ACCEPTED))
+        self._take_up_persistent_session(connect.clean_session)
+
+    def _take_up_persistent_session(self, clean: bool) -> None:
+        """A clean session removes the client id's durable subscriptions; a persistent one subscribes them again."""
+        if not self.connect or not self.connect.client_id:
+            return
+        assert self.connection_id is not None
+        for durable in self.broker.durable_subscriptions():
+            if durable.client_id != self.client_id or durable.active:
+                continue
+            prefix, _, topic_filter = durable.name.partition(":")
+            if prefix not in QOS_NAMES or not topic_filter:
+                continue
+            if clean:
+                self.broker.unsubscribe(self.connection_id, durable.name)
+            else:
+                self._subscribe(topic_filter, QOS_NAMES.index(prefix))
+
+    def _on_publish(self, publish: Publish) -> None:
+        if has_wildcard(publish.topic):
+            raise RemoteProtocolError("The topic name must not contain wildcard characters.")
+        message = self._message(publish)
+        admission = self.broker.admit(message.destination)
+        if admission is not None:
+            self.held = (admission, publish)
+            return
+        self._send(message, publish)
+
+    def release_held(self, error: MinibrokerError | None) -> None:
+        """The held PUBLISH was admitted (or its wait failed): send it and answer it, as ActiveMQ would."""
+        held, self.held = self.held, None
+        if held is None:
+            return
+        _, publish = held
+        if error is not None:
+            log.warning("Failed to send MQTT Publish: %s: %s", publish.topic, error)
+            self._answer_publish(publish)
+        else:
+            self._send(self._message(publish), publish)
+
+    def _message(self, publish: Publish) -> Message:
+        self._published += 1
+        properties: dict[str, int | bool] = {QOS_PROPERTY: publish.qos}
+        if publish.retain:
+            properties[RETAIN_PROPERTY] = True
+        return Message(
+            f"{self._id_prefix}{self.connection_id}:{self._published}",
+            Destination.topic(to_activemq(publish.topic)),
+            publish.payload,
+            properties,
+            4,
+            publish.qos != 0,
+            self.broker.clock.now(),
+            producer_id=f"{self._id_prefix}{self.connection_id}",
+        )
+
+    def _send(self, message: Message, publish: Publish) -> None:
+        assert self.connection_id is not None
+        try:
+            self.broker.send(self.connection_id, message)
+        except MinibrokerError as exc:  # ActiveMQ logs the failure and answers the publish all the same
+            log.warning("Failed to send MQTT Publish: %s: %s", publish.topic, exc)
+        self._answer_publish(publish)
+
+    def _answer_publish(self, publish: Publish) -> None:
+        if publish.qos == 1 and publish.packet_id is not None:
+            self._write(encode_puback(publish.packet_id))
+        elif publish.qos == 2 and publish.packet_id is not None:
+            self._received_qos2.add(publish.packet_id)
+            self._write(encode_pubrec(publish.packet_id))
+
+    def _on_subscribe(self, subscribe: Subscribe) -> None:
+        granted = []
+        for topic_filter, qos in subscribe.topics:
+            validate_filter(topic_filter)
+            granted.append(self._subscribe(topic_filter, qos))
+        self._write(encode_suback(subscribe.packet_id, granted))
+
+    def _subscribe(self, topic_filter: str, qos: int) -> int:
+        assert self.connection_id is not None and self.connect is not None
+        existing = self._subs.get(topic_filter)
+        if existing is not None:
+            if existing.qos == qos:
+                return qos
+            self._unsubscribe(topic_filter)
+        durable_name = None
+        if not self.connect.clean_session and self.connect.client_id and qos >= 1:
+            durable_name = f"{QOS_NAMES[qos]}:{topic_filter}"
+        info = ConsumerInfo(
+            Destination.topic(to_activemq(topic_filter)),
+            prefetch=DURABLE_PREFETCH if durable_name else TOPIC_PREFETCH,
+            subscription_name=durable_name,
+            retroactive=True,
+        )
+        sub = _Subscription(topic_filter, qos, 0, durable_name)
+        try:
+            sub.consumer_id = self.broker.add_consumer(self.connection_id, info, lambda d: self._on_dispatch(sub, d))
+        except MinibrokerError as exc:
+            log.warning("Error subscribing to %s: %s", topic_filter, exc)
+            return SUBSCRIBE_FAILURE if self.connect.protocol_level == 4 else qos
+        self._subs[topic_filter] = sub
+        self._by_consumer[sub.consumer_id] = sub
+        return qos
+
+    def _on_unsubscribe(self, unsubscribe: Unsubscribe) -> None:
+        for topic_filter in unsubscribe.topics:
+            validate_filter(topic_filter)
+            self._unsubscribe(topic_filter)
+        self._write(encode_unsuback(unsubscribe.packet_id))
+
+    def _unsubscribe(self, topic_filter: str) -> None:
+        sub = self._subs.pop(topic_filter, None)
+        if sub is None or self.connection_id is None:
+            return
+        self._by_consumer.pop(sub.consumer_id, None)
+        self.broker.remove_consumer(self.connection_id, sub.consumer_id)
+        if sub.durable_name is not None:
+            try:
+                self.broker.unsubscribe(self.connection_id, sub.durable_name)
+            except MinibrokerError:  # ActiveMQ ignores a failed removal
+                pass
+
+    # -- deliveries -------------------------------------------------------------------------------------------------
+
+    def _on_dispatch(self, sub: _Subscription, dispatch: Dispatch) -> None:
+        message = dispatch.message
+        if message is None or self.closed or self.connection_id is None:
+            return
+        props = message.properties
+        qos_value = props.get(QOS_PROPERTY)
+        qos = int(qos_value) if isinstance(qos_value, int) and 0 <= qos_value <= 2 else (0 if message.persistent else 1)
+        qos = min(qos, sub.qos)
+        retained = props.get(RETAINED_PROPERTY) is True
+        body = message.body
+        if isinstance(body, str):
+            payload = body.encode()
+        elif isinstance(body, bytes):
+            payload = body
+        else:  # a MapMessage: Java's Map.toString(), as ActiveMQ's converter sends it
+            payload = (
+                "{"
+                + ", ".join(
+                    f"{k}={v.decode('utf-8', 'replace') if isinstance(v, bytes) else v}" for k, v in body.items()
+                )
+                + "}"
+            ).encode()
+        topic = from_activemq(message.destination.name)
+        if qos == 0:  # acked once written; not from inside the broker's dispatch (run_pending)
+            self._write(encode_publish(topic, payload, 0, retained))
+            self._acks.append((dispatch.consumer_id, message.message_id))
+            return
+        packet_id = self._new_packet_id()
+        self._inflight[packet_id] = (dispatch.consumer_id, message.message_id)
+        self._write(encode_publish(topic, payload, qos, retained, dispatch.redelivery_counter > 0, packet_id))
+
+    def run_pending(self) -> None:
+        """Ack the QoS 0 deliveries written since the last call (the listener calls it when it writes)."""
+        acks, self._acks = self._acks, []
+        if self.connection_id is None:
+            return
+        for consumer_id, message_id in acks:
+            if consumer_id in self._by_consumer:
+                self.broker.ack(
+                    self.connection_id, MessageAck(consumer_id, AckType.INDIVIDUAL, message_id, message_id, 1)
+                )
+
+    def _new_packet_id(self) -> int:
+        for _ in range(65535):
+            self._next_packet_id = self._next_packet_id % 65535 + 1
+            if self._next_packet_id not in self._inflight:
+                return self._next_packet_id
+        raise RemoteProtocolError("65535 deliveries await acknowledgement")
+
+    def _acked(self, packet_id: int) -> None:
+        held = self._inflight.pop(packet_id, None)
+        if held is None or self.connection_id is None:
+            return
+        consumer_id, message_id = held
+        if consumer_id not in self._by_consumer:
+            return
+        try:
+            self.broker.ack(self.connection_id, MessageAck(consumer_id, AckType.INDIVIDUAL, message_id, message_id, 1))
+        except MinibrokerError as exc:
+            log.debug("MQTT ack of %s not applied: %s", message_id, exc)
+
+    # -- the end ----------------------------------------------------------------------------------------------------
+
+    def disconnect(self, *, clean: bool) -> None:
+        """The connection ends: a clean DISCONNECT, or a lost/refused one (the will is published then)."""
+        if self.closed:
+            return
+        self.closed = True
+        connection_id, self.connection_id = self.connection_id, None
+        if connection_id is not None:
+            connect = self.connect
+            if not clean and connect is not None and connect.will_topic is not None:
+                will = Publish(connect.will_topic, connect.will_message or b"", connect.will_qos, connect.will_retain)
+                try:
+                    self.connection_id = connection_id
+                    if not has_wildcard(will.topic):
+                        self.broker.send(connection_id, self._message(will))
+                except MinibrokerError as exc:
+                    log.warning("Failed to publish Will Message to %s: %s", will.topic, exc)
+                finally:
+                    self.connection_id = None
+            self.broker.close_connection(connection_id, -1 if clean else None)
+        self._close()
+
+    def pending_work(self) -> list[str]:
+        """What this session still owes (for ``Broker.settled``): deliveries awaiting the client's ack do not count."""
+        return [] if self.held is None else [f"mqtt {self.client_id}: a PUBLISH waits for the broker to admit it"]
