@@ -782,54 +782,59 @@ FEATURES: tuple[Feature, ...] = (
         "mqtt-topic-mapping",
         Kind.MQTT,
         "MQTT topic `a/b/c`, filters `+` and `#`",
-        Status.IMPLEMENTED,
+        Status.VERIFIED,
         "ActiveMQ topic `a.b.c` (`/` and `.` trade places), wildcards `*` and `>`: MQTT, STOMP and JMS-style clients "
         "share topics",
         tests=(f"{_MQTT}test_paho.py::test_jms_and_mqtt_share_topics_as_activemq_maps_them",),
+        recordings=(f"{_MQTT}recordings/jms_interop.json",),
     ),
     Feature(
         "mqtt-qos",
         Kind.MQTT,
         "PUBLISH QoS 0, 1, 2 and their acknowledgements",
-        Status.IMPLEMENTED,
+        Status.VERIFIED,
         "persistent unless QoS 0, `ActiveMQ.MQTT.QoS` kept; delivered at the lower of the message's and the "
         "subscription's QoS (a JMS message: 0 if persistent, 1 if not, as ActiveMQ's converter)",
         tests=(f"{_MQTT}test_paho.py::test_qos_0_1_2_and_the_delivered_qos_is_the_lower_of_the_two",),
+        recordings=(f"{_MQTT}recordings/qos_flows.json",),
     ),
     Feature(
         "mqtt-retain",
         Kind.MQTT,
         "PUBLISH with the retain flag",
-        Status.IMPLEMENTED,
+        Status.VERIFIED,
         "ActiveMQ's retained message policy: the last one per topic goes first to each new subscription; an empty "
         "one clears it",
         tests=(f"{_MQTT}test_paho.py::test_a_retained_message_reaches_later_subscribers_until_cleared",),
+        recordings=(f"{_MQTT}recordings/retained.json",),
     ),
     Feature(
         "mqtt-persistent-session",
         Kind.MQTT,
         "CONNECT with clean session false",
-        Status.IMPLEMENTED,
+        Status.VERIFIED,
         "a QoS 1/2 subscription is a durable subscription `<QoS>:<filter>` of the client id (in `stat`, kept with "
         "--data-dir); a clean session removes them",
         tests=(
             f"{_MQTT}test_paho.py::test_a_persistent_session_keeps_qos_1_messages_as_a_durable_subscription",
             f"{_MQTT}test_serve_mqtt.py",
         ),
+        recordings=(f"{_MQTT}recordings/persistent_session.json",),
     ),
     Feature(
         "mqtt-will",
         Kind.MQTT,
         "CONNECT with a will",
-        Status.IMPLEMENTED,
+        Status.VERIFIED,
         "published when the connection is lost or dropped for silence, not after DISCONNECT",
         tests=(f"{_MQTT}test_paho.py::test_the_will_is_published_when_the_connection_is_lost",),
+        recordings=(f"{_MQTT}recordings/will.json",),
     ),
     Feature(
         "mqtt-client-id",
         Kind.MQTT,
         "CONNECT client id and credentials",
-        Status.IMPLEMENTED,
+        Status.VERIFIED,
         "a client id in use is taken over (ActiveMQ's MQTT link stealing); an empty one needs a clean session "
         "(else CONNACK 2); credentials checked by the broker's users (refused: CONNACK 5); keep-alive: dropped after "
         "1.5 periods of silence",
@@ -838,6 +843,7 @@ FEATURES: tuple[Feature, ...] = (
             f"{_MQTT}test_paho.py::test_credentials_go_to_the_broker_s_users",
             f"{_MQTT}test_aiomqtt.py::test_a_silent_client_is_dropped_after_one_and_a_half_keep_alives",
         ),
+        recordings=(f"{_MQTT}recordings/client_ids.json",),
     ),
     # -- broker configuration ---------------------------------------------------------------------------------------
     Feature(

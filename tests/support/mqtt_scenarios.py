@@ -1,0 +1,195 @@
+"""MQTT scenarios, written once and run in two worlds: against ActiveMQ 5.17.2's MQTT connector
+(``tests/plugins/mqtt/record.py`` records them) and against minibroker's (``tests/plugins/mqtt/test_recordings.py``
+replays them and compares the events).
+
+A scenario drives paho-mqtt clients and a JMS-style side (consumers and sends on topics) through a ``World`` and
+records what a client could observe: CONNACK and SUBACK codes, the messages each MQTT client gets (topic, payload,
+QoS, retain, dup), what the JMS side gets (class, persistence, properties), the broker's durable subscriptions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol
+
+from support.mqtt_helpers import Paho
+
+Event = dict[str, Any]
+#: how long "nothing more comes" is waited for (real time: the MQTT clients are real)
+QUIET = 0.5
+
+
+class World(Protocol):
+    port: int
+    events: list[Event]
+
+    async def jms_consumer(self, label: str, topic: str) -> None: ...
+
+    async def jms_receive(self, label: str, timeout: float = 5.0) -> dict[str, Any] | None: ...
+
+    async def jms_send(self, topic: str, body: str, persistent: bool = True) -> None: ...
+
+    async def durable_subs(self) -> list[dict[str, Any]]: ...
+
+
+async def mqtt(world: World, client_id: str, **kw: Any) -> Paho:
+    client = await Paho.connect(world.port, client_id, **kw)
+    world.events.append({"event": "connack", "client": client_id, "code": client.reason})
+    return client
+
+
+async def received(world: World, client: Paho, name: str, count: int = 1) -> None:
+    for _ in range(count):
+        m = await client.next()
+        world.events.append(
+            {
+                "event": "mqtt_received",
+                "client": name,
+                "topic": m.topic,
+                "payload": m.payload.decode(),
+                "qos": m.qos,
+                "retain": m.retain,
+                "dup": m.dup,
+            }
+        )
+
+
+async def nothing_more(world: World, client: Paho, name: str) -> None:
+    try:
+        m = await client.next(timeout=QUIET)
+    except TimeoutError:
+        world.events.append({"event": "mqtt_none", "client": name})
+        return
+    world.events.append({"event": "mqtt_unexpected", "client": name, "topic": m.topic, "payload": m.payload.decode()})
+
+
+async def subscribe(world: World, client: Paho, name: str, topic: str, qos: int) -> None:
+    world.events.append(
+        {"event": "suback", "client": name, "topic": topic, "granted": await client.subscribe(topic, qos)}
+    )
+
+
+async def jms_received(world: World, label: str) -> None:
+    world.events.append({"event": "jms_received", "consumer": label, "message": await world.jms_receive(label)})
+
+
+async def qos_flows(world: World) -> None:
+    """Publishes at QoS 0, 1, 2 to subscriptions at QoS 0, 1, 2: each is delivered at the lower QoS."""
+    subs = {}
+    for qos in (0, 1, 2):
+        subs[qos] = await mqtt(world, f"sub{qos}")
+        await subscribe(world, subs[qos], f"sub{qos}", "q/t", qos)
+    pub = await mqtt(world, "pub")
+    for qos in (0, 1, 2):
+        await pub.publish("q/t", f"p{qos}".encode(), qos)
+    for qos in (0, 1, 2):
+        await received(world, subs[qos], f"sub{qos}", 3)
+    for client in (*subs.values(), pub):
+        await client.disconnect()
+
+
+async def jms_interop(world: World) -> None:
+    """MQTT and JMS share topics: names map (/ and . trade places), QoS becomes persistence and a property, a JMS
+    message's QoS is 0 when persistent and 1 when not."""
+    await world.jms_consumer("k", "s.>")
+    sub = await mqtt(world, "sub")
+    await subscribe(world, sub, "sub", "s/#", 2)
+    pub = await mqtt(world, "pub")
+    await pub.publish("s/a/b", b"q0", 0)
+    await pub.publish("s/a/b", b"q2", 2)
+    await pub.publish("s/v1.0", b"dotted", 1)
+    for _ in range(3):
+        await jms_received(world, "k")
+    await received(world, sub, "sub", 3)
+    await world.jms_send("s.j", "persistent", True)
+    await world.jms_send("s.j", "non-persistent", False)
+    await received(world, sub, "sub", 2)
+    await sub.disconnect()
+    await pub.disconnect()
+
+
+async def retained(world: World) -> None:
+    """A retained message goes first to each new subscription, flagged; an empty one clears it."""
+    await world.jms_consumer("k", "r.t")
+    pub = await mqtt(world, "pub")
+    await pub.publish("r/t", b"kept", 1, retain=True)
+    await jms_received(world, "k")
+    late = await mqtt(world, "late")
+    await subscribe(world, late, "late", "r/#", 1)
+    await received(world, late, "late")
+    await pub.publish("r/t", b"live", 1)
+    await received(world, late, "late")
+    await pub.publish("r/t", b"", 1, retain=True)
+    await received(world, late, "late")
+    later = await mqtt(world, "later")
+    await subscribe(world, later, "later", "r/t", 1)
+    await nothing_more(world, later, "later")
+    for client in (pub, late, later):
+        await client.disconnect()
+
+
+async def persistent_session(world: World) -> None:
+    """A persistent session's QoS 1 subscriptions are durable subscriptions named ``<QoS>:<filter>`` (a wildcard one
+    too); a QoS 0 one is not; a clean session removes them."""
+    dev = await mqtt(world, "dev", clean_session=False)
+    await subscribe(world, dev, "dev", "c/t", 1)
+    await subscribe(world, dev, "dev", "w/#", 1)
+    await subscribe(world, dev, "dev", "z/t", 0)
+    await dev.disconnect()
+    pub = await mqtt(world, "pub")
+    for i in range(2):
+        await pub.publish("c/t", f"c{i}".encode(), 1)
+    await pub.publish("w/x/y", b"wild", 1)
+    await pub.publish("z/t", b"qos0-sub", 1)
+    world.events.append({"event": "durable_subs", "subs": await world.durable_subs()})
+    dev = await mqtt(world, "dev", clean_session=False)
+    await received(world, dev, "dev", 3)
+    await nothing_more(world, dev, "dev")
+    await dev.disconnect()
+    dev = await mqtt(world, "dev", clean_session=True)
+    await dev.disconnect()
+    world.events.append({"event": "durable_subs", "subs": await world.durable_subs()})
+    await pub.disconnect()
+
+
+async def will(world: World) -> None:
+    """The will goes out when the connection is lost, not after DISCONNECT."""
+    watcher = await mqtt(world, "watcher")
+    await subscribe(world, watcher, "watcher", "status/#", 1)
+    polite = await mqtt(world, "polite", will=("status/polite", b"gone", 1, False))
+    await polite.disconnect()
+    rude = await mqtt(world, "rude", will=("status/rude", b"lost", 1, False))
+    rude.drop()
+    await received(world, watcher, "watcher")
+    await nothing_more(world, watcher, "watcher")
+    await watcher.disconnect()
+
+
+async def client_ids(world: World) -> None:
+    """An empty client id needs a clean session; a client id in use is taken over."""
+    anonymous = await mqtt(world, "")
+    await anonymous.disconnect()
+    try:
+        refused = await Paho.connect(world.port, "", clean_session=False)
+        world.events.append({"event": "connack", "client": "", "clean": False, "code": refused.reason})
+        refused.client.loop_stop()
+    except ValueError as exc:  # paho itself refuses it
+        world.events.append({"event": "client_error", "error": str(exc)})
+    first = await mqtt(world, "same")
+    second = await mqtt(world, "same")
+    import asyncio
+
+    await asyncio.wait_for(first.disconnected.wait(), 5)
+    world.events.append({"event": "disconnected", "client": "same (first)"})
+    first.client.loop_stop()
+    await second.disconnect()
+
+
+SCENARIOS: dict[str, Callable[[World], Awaitable[None]]] = {
+    "qos_flows": qos_flows,
+    "jms_interop": jms_interop,
+    "retained": retained,
+    "persistent_session": persistent_session,
+    "will": will,
+    "client_ids": client_ids,
+}
