@@ -19,6 +19,7 @@ offending key as a dotted path (``destinations."orders.>".memory_limit``). Every
     stomp_ssl_port = 61612             # absent: no stomp+ssl:// listener (needs [tls])
     mqtt_port = 1883                   # absent: no MQTT listener
     mqtt_ssl_port = 8883               # absent: no mqtt+ssl:// listener (needs [tls])
+    mqtt_subscription_strategy = "default"   # or "virtual-topic" (ActiveMQ's subscriptionStrategy)
 
     [tls]                              # PEM files, relative to this file
     cert = "server.crt"
@@ -112,6 +113,8 @@ class ServerConfig:
     stomp_ssl_port: int | None = None
     mqtt_port: int | None = None
     mqtt_ssl_port: int | None = None
+    #: ActiveMQ's MQTT ``subscriptionStrategy``: "default" or "virtual-topic"
+    mqtt_subscription_strategy: str = "default"
     tls: TlsSettings | None = None
     max_connections: int = DEFAULT_MAX_CONNECTIONS
     max_frame_size: int = DEFAULT_MAX_FRAME_SIZE
@@ -349,7 +352,18 @@ def parse_config(doc: Mapping[str, Any], *, path: str | os.PathLike[str] | None 
 
     server = reader.table(doc, "server")
     reader.unknown(
-        server, {"host", "port", "stomp_port", "ssl_port", "stomp_ssl_port", "mqtt_port", "mqtt_ssl_port"}, "server"
+        server,
+        {
+            "host",
+            "port",
+            "stomp_port",
+            "ssl_port",
+            "stomp_ssl_port",
+            "mqtt_port",
+            "mqtt_ssl_port",
+            "mqtt_subscription_strategy",
+        },
+        "server",
     )
     limits = reader.table(doc, "limits")
     reader.unknown(
@@ -383,6 +397,7 @@ def parse_config(doc: Mapping[str, Any], *, path: str | os.PathLike[str] | None 
         stomp_ssl_port=reader.value(server, "stomp_ssl_port", "int", None, "server"),
         mqtt_port=reader.value(server, "mqtt_port", "int", None, "server"),
         mqtt_ssl_port=reader.value(server, "mqtt_ssl_port", "int", None, "server"),
+        mqtt_subscription_strategy=reader.value(server, "mqtt_subscription_strategy", "str", "default", "server"),
         tls=_tls(reader, doc, base),
         max_connections=reader.value(limits, "max_connections", "int", DEFAULT_MAX_CONNECTIONS, "limits"),
         max_frame_size=reader.value(limits, "max_frame_size", "size", DEFAULT_MAX_FRAME_SIZE, "limits"),
@@ -403,6 +418,11 @@ def parse_config(doc: Mapping[str, Any], *, path: str | os.PathLike[str] | None 
         if value is not None and not low <= value <= (65535 if "port" in key else 2**31):
             raise reader.fail(key, f"{value} is out of range")
 
+    if server_config.mqtt_subscription_strategy not in ("default", "virtual-topic"):
+        raise reader.fail(
+            "server.mqtt_subscription_strategy",
+            f"expected default or virtual-topic, not {server_config.mqtt_subscription_strategy!r}",
+        )
     for key in ("ssl_port", "stomp_ssl_port", "mqtt_ssl_port"):
         if getattr(server_config, key) is not None and server_config.tls is None:
             raise reader.fail(f"server.{key}", "a TLS listener needs a [tls] table with cert and key")

@@ -845,6 +845,16 @@ FEATURES: tuple[Feature, ...] = (
         ),
         recordings=(f"{_MQTT}recordings/client_ids.json",),
     ),
+    Feature(
+        "mqtt-subscription-strategy",
+        Kind.MQTT,
+        "the MQTT transport's `subscriptionStrategy` (`mqtt-virtual-topic-subscriptions`)",
+        Status.IMPLEMENTED,
+        '`[server] mqtt_subscription_strategy = "virtual-topic"` / start_mqtt_server(subscription_strategy=): '
+        "publishes to `VirtualTopic.<topic>`, persistent QoS 1/2 subscriptions as queues `Consumer.<client id>:<QoS>."
+        "VirtualTopic.<topic>` (to one topic: a wildcard filter is refused in SUBACK)",
+        tests=(f"{_MQTT}test_paho.py::test_the_virtual_topic_strategy_keeps_a_persistent_session_in_a_queue",),
+    ),
     # -- broker configuration ---------------------------------------------------------------------------------------
     Feature(
         "config-policies",

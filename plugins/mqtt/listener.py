@@ -25,10 +25,10 @@ from types import TracebackType
 from minibroker import Admission, Broker
 from minibroker._defaults import DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_WRITE_BUFFER, PRE_LOGIN_MAX_FRAME_SIZE
 from minibroker.clock import TimerHandle
-from minibroker.errors import MinibrokerError, RemoteProtocolError
+from minibroker.errors import InvalidConfiguration, MinibrokerError, RemoteProtocolError
 
 from .codec import MqttDecoder
-from .session import MqttSession
+from .session import STRATEGIES, MqttSession
 
 __all__ = ["CONNECT_TIMEOUT", "DEFAULT_MAX_PACKET_SIZE", "MqttServer", "start_mqtt_server"]
 
@@ -77,7 +77,12 @@ class _MqttProtocol(asyncio.Protocol):
         peer = transport.get_extra_info("peername")
         address = f"tcp://{peer[0]}:{peer[1]}" if isinstance(peer, tuple) and len(peer) >= 2 else str(peer)
         self.session = MqttSession(
-            self.broker, self._write, self._close, remote_address=address, steal_link=self.server._steal
+            self.broker,
+            self._write,
+            self._close,
+            remote_address=address,
+            steal_link=self.server._steal,
+            subscription_strategy=self.server.subscription_strategy,
         )
         self.server._opened(self)
         clock = self.broker.clock
@@ -241,7 +246,21 @@ class _MqttProtocol(asyncio.Protocol):
 class MqttServer:
     """A running MQTT listener. ``url`` is ``mqtt://HOST:PORT``; ``await close()`` stops it and drops its clients."""
 
-    def __init__(self, broker: Broker, *, max_packet_size: int, connect_timeout: float, max_connections: int) -> None:
+    def __init__(
+        self,
+        broker: Broker,
+        *,
+        max_packet_size: int,
+        connect_timeout: float,
+        max_connections: int,
+        subscription_strategy: str = "default",
+    ) -> None:
+        if subscription_strategy not in STRATEGIES:
+            raise InvalidConfiguration(
+                f"MQTT subscription strategy {subscription_strategy!r}: one of {', '.join(STRATEGIES)}",
+                key="subscription_strategy",
+            )
+        self.subscription_strategy = subscription_strategy
         self.broker = broker
         self.max_packet_size = max_packet_size
         self.connect_timeout = connect_timeout
@@ -342,16 +361,22 @@ async def start_mqtt_server(
     max_connections: int = DEFAULT_MAX_CONNECTIONS,
     sock: socket.socket | Sequence[socket.socket] | None = None,
     ssl: SSLContext | None = None,
+    subscription_strategy: str = "default",
 ) -> MqttServer:
     """Listen for MQTT 3.1 / 3.1.1 clients on ``host:port`` (0: a free port, see ``.port``) for ``broker``, with
     ActiveMQ's mapping onto topics and durable subscriptions (see :mod:`minibroker.plugins.mqtt.session`).
 
     ``max_packet_size`` bounds a packet; ``max_connections`` bounds the client sockets of all the broker's listeners
     together; ``sock`` serves on already bound sockets; ``ssl`` makes it an ``mqtt+ssl://`` listener. Credentials in
-    CONNECT go to the broker's security plugin, if it has one.
+    CONNECT go to the broker's security plugin, if it has one. ``subscription_strategy``: ``"default"`` or
+    ``"virtual-topic"`` (ActiveMQ's ``mqtt-virtual-topic-subscriptions``, see the session module).
     """
     server = MqttServer(
-        broker, max_packet_size=max_packet_size, connect_timeout=connect_timeout, max_connections=max_connections
+        broker,
+        max_packet_size=max_packet_size,
+        connect_timeout=connect_timeout,
+        max_connections=max_connections,
+        subscription_strategy=subscription_strategy,
     )
     loop = asyncio.get_running_loop()
     socks = [sock] if isinstance(sock, socket.socket) else list(sock or ())

@@ -16,6 +16,11 @@ ActiveMQ's mapping, as this session does it:
   ActiveMQ's converter has it) capped by the subscription's; QoS 0 is acked to the broker when written, QoS 1 on
   PUBACK, QoS 2 on PUBCOMP. A redelivered message has the DUP flag.
 * A will is published when the connection is lost without DISCONNECT; every protocol error closes the connection.
+
+With ActiveMQ's ``mqtt-virtual-topic-subscriptions`` strategy (``subscription_strategy="virtual-topic"``) publishes go
+to ``VirtualTopic.<topic>``, subscriptions read that topic, and a persistent session's QoS 1/2 subscription is a
+consumer on the queue ``Consumer.<client id>:<QoS>.VirtualTopic.<topic>`` (fed by the broker's virtual topics)
+instead of a durable subscription; a clean session purges those queues.
 """
 
 from __future__ import annotations
@@ -31,7 +36,7 @@ from minibroker._core.commands import AckType, ConsumerInfo, MessageAck
 from minibroker._core.effects import Dispatch
 from minibroker._ids import PROCESS_ID_PREFIX
 from minibroker.errors import AccessDenied, InvalidClientIdError, MinibrokerError, RemoteProtocolError
-from minibroker.message import Destination, Message
+from minibroker.message import Destination, DestinationKind, Message
 
 from .codec import (
     Connect,
@@ -70,12 +75,18 @@ QOS_NAMES = ("AT_MOST_ONCE", "AT_LEAST_ONCE", "EXACTLY_ONCE")
 #: ActiveMQ's default prefetch of a topic subscription, and of a durable one
 TOPIC_PREFETCH = 32766
 DURABLE_PREFETCH = 100
+QUEUE_PREFETCH = 1000
 #: SUBACK's failure code (MQTT 3.1.1)
 SUBSCRIBE_FAILURE = 0x80
 #: CONNACK return codes
 ACCEPTED, BAD_VERSION, ID_REJECTED, NOT_AUTHORIZED = 0, 1, 2, 5
+#: ActiveMQ's subscription strategies (the transport's ``subscriptionStrategy``)
+STRATEGIES = ("default", "virtual-topic")
+VIRTUAL_TOPIC = "VirtualTopic."
+CONSUMER_PREFIX = "Consumer."
 
 _ids = itertools.count(1)
+QUEUE = DestinationKind.QUEUE
 
 
 @attrs.define(slots=True, eq=False)
@@ -98,8 +109,10 @@ class MqttSession:
         *,
         remote_address: str = "",
         steal_link: Callable[[str, MqttSession], bool] | None = None,
+        subscription_strategy: str = "default",
     ) -> None:
         self.broker = broker
+        self.virtual = subscription_strategy == "virtual-topic"
         self._write = write
         self._close = close
         self.remote_address = remote_address
@@ -202,6 +215,8 @@ class MqttSession:
         if not self.connect or not self.connect.client_id:
             return
         assert self.connection_id is not None
+        if self.virtual:
+            self._take_up_queues(clean)
         for durable in self.broker.durable_subscriptions():
             if durable.client_id != self.client_id or durable.active:
                 continue
@@ -212,6 +227,32 @@ class MqttSession:
                 self.broker.unsubscribe(self.connection_id, durable.name)
             else:
                 self._subscribe(topic_filter, QOS_NAMES.index(prefix))
+
+    def _queue_prefix(self) -> str:
+        return f"{CONSUMER_PREFIX}{to_activemq(self.client_id)}:"
+
+    def _take_up_queues(self, clean: bool) -> None:
+        """The virtual-topic strategy's persistent subscriptions are queues ``Consumer.<id>:<QoS>.VirtualTopic.<t>``:
+        a clean session empties them, a persistent one consumes them again."""
+        prefix = self._queue_prefix()
+        for name in self.broker.queue_names():
+            if not name.startswith(prefix):
+                continue
+            qos_name, _, rest = name[len(prefix) :].partition(".")
+            if qos_name not in QOS_NAMES or not rest.startswith(VIRTUAL_TOPIC):
+                continue
+            if clean:
+                self.broker.purge(name)
+            else:
+                self._subscribe(from_activemq(rest[len(VIRTUAL_TOPIC) :]), QOS_NAMES.index(qos_name))
+
+    def _topic_of(self, topic: str) -> str:
+        """The ActiveMQ topic an MQTT topic name or filter reads or writes (``VirtualTopic.`` in front with the
+        virtual-topic strategy)."""
+        converted = to_activemq(topic)
+        if self.virtual and not converted.startswith(VIRTUAL_TOPIC):
+            return VIRTUAL_TOPIC + converted
+        return converted
 
     def _on_publish(self, publish: Publish) -> None:
         if has_wildcard(publish.topic):
@@ -242,7 +283,7 @@ class MqttSession:
             properties[RETAIN_PROPERTY] = True
         return Message(
             f"{self._id_prefix}{self.connection_id}:{self._published}",
-            Destination.topic(to_activemq(publish.topic)),
+            Destination.topic(self._topic_of(publish.topic)),
             publish.payload,
             properties,
             4,
@@ -281,14 +322,21 @@ class MqttSession:
                 return qos
             self._unsubscribe(topic_filter)
         durable_name = None
+        destination = Destination.topic(self._topic_of(topic_filter))
+        prefetch = TOPIC_PREFETCH
         if not self.connect.clean_session and self.connect.client_id and qos >= 1:
-            durable_name = f"{QOS_NAMES[qos]}:{topic_filter}"
-        info = ConsumerInfo(
-            Destination.topic(to_activemq(topic_filter)),
-            prefetch=DURABLE_PREFETCH if durable_name else TOPIC_PREFETCH,
-            subscription_name=durable_name,
-            retroactive=True,
-        )
+            if self.virtual and not to_activemq(topic_filter).startswith(VIRTUAL_TOPIC):
+                if has_wildcard(topic_filter):  # a queue per filter cannot be fed by a wildcard
+                    log.warning(
+                        "Error subscribing to %s: a persistent virtual-topic subscription is to one topic", topic_filter
+                    )
+                    return SUBSCRIBE_FAILURE if self.connect.protocol_level == 4 else qos
+                destination = Destination(QUEUE, f"{self._queue_prefix()}{QOS_NAMES[qos]}.{destination.name}")
+                prefetch = QUEUE_PREFETCH
+            else:
+                durable_name = f"{QOS_NAMES[qos]}:{topic_filter}"
+                prefetch = DURABLE_PREFETCH
+        info = ConsumerInfo(destination, prefetch=prefetch, subscription_name=durable_name, retroactive=True)
         sub = _Subscription(topic_filter, qos, 0, durable_name)
         try:
             sub.consumer_id = self.broker.add_consumer(self.connection_id, info, lambda d: self._on_dispatch(sub, d))
@@ -341,7 +389,10 @@ class MqttSession:
                 )
                 + "}"
             ).encode()
-        topic = from_activemq(message.destination.name)
+        name = message.destination.name
+        if self.virtual and VIRTUAL_TOPIC in name:  # ActiveMQ's strategy: the name after ``VirtualTopic.``
+            name = name[name.index(VIRTUAL_TOPIC) + len(VIRTUAL_TOPIC) :]
+        topic = from_activemq(name)
         if qos == 0:  # acked once written; not from inside the broker's dispatch (run_pending)
             self._write(encode_publish(topic, payload, 0, retained))
             self._acks.append((dispatch.consumer_id, message.message_id))

@@ -563,6 +563,9 @@ async def _serve(
                         max_connections=listeners.max_connections,
                         connect_timeout=handshake_timeout,
                         ssl=listeners.tls_context if scheme == "mqtt+ssl" else None,
+                        subscription_strategy=(
+                            config.server.mqtt_subscription_strategy if config is not None else "default"
+                        ),
                     )
                 )
         signals = (signal.SIGTERM, signal.SIGINT)

@@ -149,3 +149,34 @@ async def test_credentials_go_to_the_broker_s_users() -> None:
         good = await Paho.connect(server.port, "y", username="app", password="secret")
         assert good.return_code == 0
         await good.disconnect()
+
+
+async def test_the_virtual_topic_strategy_keeps_a_persistent_session_in_a_queue() -> None:
+    """ActiveMQ's mqtt-virtual-topic-subscriptions: publishes go to VirtualTopic.<topic>, and a persistent QoS 1
+    subscription is a consumer on the queue Consumer.<client id>:AT_LEAST_ONCE.VirtualTopic.<topic>."""
+    from minibroker.plugins.mqtt import start_mqtt_server
+
+    async with (
+        Broker() as broker,
+        await start_mqtt_server(broker, subscription_strategy="virtual-topic") as server,
+        await connect(broker) as conn,
+    ):
+        jms = await (await conn.create_session()).create_consumer("topic://VirtualTopic.c.t")
+        dev = await Paho.connect(server.port, "dev", clean_session=False)
+        assert await dev.subscribe("c/t", 1) == [1]
+        await dev.disconnect()
+        queue = "Consumer.dev:AT_LEAST_ONCE.VirtualTopic.c.t"
+        pub = await Paho.connect(server.port, "pub")
+        await pub.publish("c/t", b"kept", 1)
+        got = await jms.receive(timeout=5)
+        assert got is not None and got.body == b"kept"
+        assert broker.queue(queue).size == 1 and broker.durable_subscriptions() == []
+        dev = await Paho.connect(server.port, "dev", clean_session=False)
+        message = await dev.next()
+        assert (message.topic, message.payload, message.qos) == ("c/t", b"kept", 1)
+        await dev.disconnect()
+        await pub.publish("c/t", b"dropped by a clean session", 1)
+        clean = await Paho.connect(server.port, "dev", clean_session=True)
+        assert broker.queue(queue).size == 0
+        await clean.disconnect()
+        await pub.disconnect()
