@@ -396,7 +396,7 @@ FEATURES: tuple[Feature, ...] = (
         "MapMessage (a mapping body)",
         Status.VERIFIED,
         "names to str, int, float, bool, bytes, None or minibroker.typed values; read-only once sent; a STOMP "
-        "subscriber gets no body (ActiveMQ's default translation; `transformation` is refused)",
+        "subscriber gets no body (ActiveMQ's default translation) unless it asks a `transformation`",
         "{'k': 1}",
         recordings=(f"{_FEATURES}map_message_*.json",),
     ),
@@ -625,11 +625,21 @@ FEATURES: tuple[Feature, ...] = (
         "activemq.dispatchAsync",
     ),
     Feature(
+        "stomp-map-transformation",
+        Kind.STOMP_HEADER,
+        "`transformation: jms-map-json` / `jms-map-xml` (SUBSCRIBE also `jms-json`, `jms-xml`, `jms-object-json`, "
+        "`jms-object-xml`)",
+        Status.VERIFIED,
+        "a MapMessage written byte for byte as ActiveMQ's XStream/Jettison do (Java HashMap entry order, Java number "
+        "texts); a SEND's map body makes a MapMessage, a body that is no map a TextMessage",
+        recordings=("tests/plugins/stomp/recordings/transformations.json",),
+    ),
+    Feature(
         "stomp-transformation",
         Kind.STOMP_HEADER,
-        "SEND/SUBSCRIBE `transformation`",
+        "other `transformation`s (`jms-byte`, object forms on SEND)",
         Status.REFUSED,
-        "jms-xml/json message transformations are a later issue",
+        "only the map transformations are built",
         "transformation",
     ),
     Feature(

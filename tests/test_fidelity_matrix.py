@@ -35,6 +35,9 @@ REPLAYERS: dict[str, Callable[[ModuleType], set[Path]]] = {
     "tests/conformance/test_conformance.py": lambda m: {Path(p).resolve() for p in m.RECORDINGS},
     "tests/plugins/stomp/test_recordings.py": lambda m: {(m.RECORDINGS / f"{s}.json").resolve() for s in m.SCENARIOS},
     "tests/plugins/mqtt/test_recordings.py": lambda m: {p.resolve() for p in m.RECORDINGS.glob("*.json")},
+    "tests/plugins/stomp/test_transformations.py": lambda m: {
+        (REPO / "tests/plugins/stomp/recordings/transformations.json").resolve()
+    },
     # the corpus and the feature recordings minibroker reproduces (known differences are strict xfails, not proof)
     "tests/differential/test_differential.py": lambda m: {
         Path(p).resolve() for p in m.CORPUS + m.FEATURES if m.known_difference(Path(p).stem) is None

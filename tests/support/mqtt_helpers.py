@@ -48,6 +48,7 @@ class Paho:
         username: str | None = None,
         password: str | None = None,
         will: tuple[str, bytes, int, bool] | None = None,
+        tls_ca: str | None = None,
     ) -> Paho:
         """Connect and wait for CONNACK; ``.return_code`` is its code (0: accepted)."""
         self = cls(client_id, clean_session, asyncio.get_running_loop())
@@ -55,7 +56,10 @@ class Paho:
             self.client.username_pw_set(username, password)
         if will is not None:
             self.client.will_set(*will)
-        self.client.connect("127.0.0.1", port, keepalive=keepalive)
+        if tls_ca is not None:
+            self.client.tls_set(ca_certs=tls_ca)
+        # in a thread: a TLS handshake would block the event loop the broker answers on
+        await asyncio.to_thread(self.client.connect, "127.0.0.1", port, keepalive)
         self.client.loop_start()
         self.return_code = await asyncio.wait_for(self._connected, TIMEOUT)
         return self

@@ -47,9 +47,9 @@ SUBSCRIBE_CASES = [
     ({"destination": "/queue/orders.>", "browser": "true"}, "wildcard-browser", "queue://orders.>"),
     ({"destination": "/topic/t", "activemq.retroactive": "true"}, "stomp-retroactive", "activemq.retroactive:true"),
     (
-        {"destination": "/queue/q", "transformation": "jms-map-json"},
+        {"destination": "/queue/q", "transformation": "jms-byte"},
         "stomp-transformation",
-        "transformation:jms-map-json",
+        "transformation:jms-byte",
     ),
 ]
 
