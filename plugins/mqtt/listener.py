@@ -20,10 +20,10 @@ import logging
 import socket
 from collections.abc import Sequence
 from ssl import SSLContext
-from types import TracebackType
 
 from minibroker import Admission, Broker
 from minibroker._defaults import DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_WRITE_BUFFER, PRE_LOGIN_MAX_FRAME_SIZE
+from minibroker._listening import Listener
 from minibroker.clock import TimerHandle
 from minibroker.errors import InvalidConfiguration, MinibrokerError, RemoteProtocolError
 
@@ -243,7 +243,7 @@ class _MqttProtocol(asyncio.Protocol):
         self._timers.append(clock.call_at(clock.now() + period / 2, check))
 
 
-class MqttServer:
+class MqttServer(Listener["_MqttProtocol"]):
     """A running MQTT listener. ``url`` is ``mqtt://HOST:PORT``; ``await close()`` stops it and drops its clients."""
 
     def __init__(
@@ -260,6 +260,7 @@ class MqttServer:
                 f"MQTT subscription strategy {subscription_strategy!r}: one of {', '.join(STRATEGIES)}",
                 key="subscription_strategy",
             )
+        super().__init__()
         self.subscription_strategy = subscription_strategy
         self.broker = broker
         self.max_packet_size = max_packet_size
@@ -269,9 +270,6 @@ class MqttServer:
         self.host = ""
         self.port = 0
         self.tls = False
-        self._servers: list[asyncio.Server] = []
-        self._connections: set[_MqttProtocol] = set()
-        self._changed = asyncio.Event()
 
     def __repr__(self) -> str:
         return f"<MqttServer {self.url} connections={len(self._connections)}>"
@@ -280,10 +278,6 @@ class MqttServer:
     def url(self) -> str:
         host = f"[{self.host}]" if ":" in self.host else self.host
         return f"{'mqtt+ssl' if self.tls else 'mqtt'}://{host}:{self.port}"
-
-    @property
-    def connection_count(self) -> int:
-        return len(self._connections)
 
     @property
     def handshakes_pending(self) -> int:
@@ -307,48 +301,6 @@ class MqttServer:
                 protocol._fail()
                 return True
         return False
-
-    def _opened(self, protocol: _MqttProtocol) -> None:
-        self._connections.add(protocol)
-        self._notify()
-
-    def _closed(self, protocol: _MqttProtocol) -> None:
-        self._connections.discard(protocol)
-        self._notify()
-
-    def _notify(self) -> None:
-        changed, self._changed = self._changed, asyncio.Event()
-        changed.set()
-
-    async def wait_connection_count(self, count: int, timeout: float = 5.0) -> None:
-        """Return once exactly ``count`` clients are connected (``TimeoutError`` after ``timeout`` seconds)."""
-        async with asyncio.timeout(timeout):
-            while len(self._connections) != count:
-                await self._changed.wait()
-
-    def _drop_all(self) -> None:
-        for protocol in list(self._connections):
-            protocol.abort()
-
-    async def close(self) -> None:
-        """Stop accepting, drop every client (a lost connection: wills are published), wait for them to be gone."""
-        servers, self._servers = self._servers, []
-        if not servers:
-            return
-        for listener in servers:
-            listener.close()
-        self._drop_all()
-        await self.wait_connection_count(0)
-        for listener in servers:
-            await listener.wait_closed()
-
-    async def __aenter__(self) -> MqttServer:
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.close()
 
 
 async def start_mqtt_server(
@@ -389,11 +341,5 @@ async def start_mqtt_server(
     sockname = server._servers[0].sockets[0].getsockname()
     server.host, server.port = sockname[0], sockname[1]
 
-    def broker_stopped() -> None:
-        servers, server._servers = server._servers, []
-        for listener in servers:
-            listener.close()
-        server._drop_all()
-
-    broker.on_close(broker_stopped)
+    broker.on_close(server.broker_stopped)
     return server

@@ -22,10 +22,10 @@ import logging
 import socket
 from collections.abc import Callable, Sequence
 from ssl import SSLContext
-from types import TracebackType
 
 from minibroker import Admission, Broker
 from minibroker._defaults import DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_WRITE_BUFFER, PRE_LOGIN_MAX_FRAME_SIZE
+from minibroker._listening import Listener
 from minibroker.clock import TimerHandle
 from minibroker.errors import MinibrokerError, RemoteProtocolError
 
@@ -316,7 +316,7 @@ class _StompProtocol(asyncio.Protocol):
         return True
 
 
-class StompServer:
+class StompServer(Listener["_StompProtocol"]):
     """A running STOMP listener. ``url`` is ``stomp://HOST:PORT``; ``await close()`` stops it and drops its clients."""
 
     def __init__(
@@ -328,6 +328,7 @@ class StompServer:
         connect_timeout: float,
         max_connections: int = DEFAULT_MAX_CONNECTIONS,
     ) -> None:
+        super().__init__()
         self.broker = broker
         #: refuse a socket once this many are open on all the broker's listeners together
         self.max_connections = max_connections
@@ -340,12 +341,6 @@ class StompServer:
         #: the listener speaks TLS (``stomp+ssl://``)
         self.tls = False
         self.port = 0
-        #: one per listening socket (a host name can resolve to several addresses); empty once closed
-        self._servers: list[asyncio.Server] = []
-        self._connections: set[_StompProtocol] = set()
-        self._changed = asyncio.Event()
-        #: connections accepted since the start
-        self.accepted = 0
 
     def __repr__(self) -> str:
         return f"<StompServer {self.url} connections={len(self._connections)}>"
@@ -356,58 +351,10 @@ class StompServer:
         return f"{'stomp+ssl' if self.tls else 'stomp'}://{host}:{self.port}"
 
     @property
-    def connection_count(self) -> int:
-        """Client connections open now."""
-        return len(self._connections)
-
-    @property
     def handshakes_pending(self) -> int:
         """Connections open but not yet CONNECTed: a virtual clock must not jump to their CONNECT deadline while a
         real peer is a few milliseconds into its handshake (the pytest fixture holds autojump on this)."""
         return sum(1 for p in self._connections if p.converter is None or not p.converter.connected)
-
-    def _opened(self, protocol: _StompProtocol) -> None:
-        self._connections.add(protocol)
-        self.accepted += 1
-        self._notify()
-
-    def _closed(self, protocol: _StompProtocol) -> None:
-        self._connections.discard(protocol)
-        self._notify()
-
-    def _notify(self) -> None:
-        changed, self._changed = self._changed, asyncio.Event()
-        changed.set()
-
-    async def wait_connection_count(self, count: int, timeout: float = 5.0) -> None:
-        """Return once exactly ``count`` clients are connected (``TimeoutError`` after ``timeout`` seconds)."""
-        async with asyncio.timeout(timeout):
-            while len(self._connections) != count:
-                await self._changed.wait()
-
-    def _drop_all(self) -> None:
-        for protocol in list(self._connections):
-            protocol.abort()
-
-    async def close(self) -> None:
-        """Stop accepting, drop every client (a transport failure for the broker), wait for them to be gone."""
-        servers, self._servers = self._servers, []
-        if not servers:
-            return
-        for listener in servers:
-            listener.close()
-        self._drop_all()
-        await self.wait_connection_count(0)
-        for listener in servers:
-            await listener.wait_closed()
-
-    async def __aenter__(self) -> StompServer:
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.close()
 
 
 async def start_stomp_server(
@@ -449,11 +396,5 @@ async def start_stomp_server(
     sockname = server._servers[0].sockets[0].getsockname()
     server.host, server.port = sockname[0], sockname[1]
 
-    def broker_stopped() -> None:
-        servers, server._servers = server._servers, []
-        for listener in servers:
-            listener.close()
-        server._drop_all()
-
-    broker.on_close(broker_stopped)
+    broker.on_close(server.broker_stopped)
     return server

@@ -198,3 +198,25 @@ async def test_reconnect_as_applications_do(server: StompServer, broker: Broker)
     assert broker.queue("py-re").size == 0
     client.conn.remove_listener("reconnect")  # the application's own disconnect must not reconnect
     await client.disconnect()
+
+
+async def test_a_native_map_reaches_stomp_py_as_json_and_back(stomp_py: Callable[[], Any], broker: Broker) -> None:
+    """issue 19: a MapMessage sent natively arrives at a stomp.py subscriber with ``transformation: jms-map-json``
+    as ActiveMQ writes it, and a stomp.py SEND with the same header makes a MapMessage again."""
+    from minibroker.client import connect
+    from minibroker.typed import Long
+
+    client: StompPy = await stomp_py()
+    await client.call(client.conn.subscribe, "/queue/maps", id="m", headers={"transformation": "jms-map-json"})
+    await client.sync()
+    async with await connect(broker) as conn:
+        session = await conn.create_session()
+        await (await session.create_producer("maps")).send({"order": Long(42), "item": "book"})
+        (frame,) = await client.collector.take(1)
+        assert frame.headers["transformation"] == "jms-map-json"
+        assert frame.body == '{"map":{"entry":[{"string":["item","book"]},{"string":"order","long":42}]}}'
+        consumer = await session.create_consumer("back")
+        await client.call(client.conn.send, "/queue/back", frame.body, headers={"transformation": "jms-map-json"})
+        msg = await consumer.receive(timeout=5)
+        assert msg is not None and msg.body == {"item": "book", "order": 42}
+        assert type(msg.body["order"]) is Long  # type: ignore[index]
