@@ -233,7 +233,20 @@ class Connection:
         the queue's next sequence number. ``epoch``: fail with :class:`~minibroker.errors.StaleEpoch` unless the
         broker is still in that epoch (it was not restarted)."""
         self._check_open()
-        return await self._link.read_range(queue, from_seq, to_seq, limit, epoch)
+        read = await self._link.read_range(queue, from_seq, to_seq, limit, epoch)
+        entries = list(read.entries)
+        # over the network the broker answers at most 10,000 messages or 16 MiB at a time: ask on for the rest
+        while entries and (limit is None or len(entries) < limit):
+            start = entries[-1].seq + 1
+            if start >= read.next_seq or (to_seq is not None and start >= to_seq):
+                break
+            more = await self._link.read_range(
+                queue, start, to_seq, None if limit is None else limit - len(entries), read.epoch
+            )
+            if not more.entries:
+                break
+            entries.extend(more.entries)
+        return attrs.evolve(read, entries=tuple(entries)) if len(entries) != len(read.entries) else read
 
     async def ack_below(self, queue: str, cursor: str, seq: int, *, epoch: str | None = None) -> CursorAck:
         """Consume every message of ``queue`` with a sequence number below ``seq``, on behalf of the named ``cursor``:

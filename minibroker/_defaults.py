@@ -30,3 +30,9 @@ def check_limits(max_frame_size: int, max_connections: int) -> None:
         raise ValueError(f"max_frame_size must be at least {MIN_FRAME_SIZE} bytes, not {max_frame_size}")
     if max_connections < 1:
         raise ValueError(f"max_connections must be at least 1, not {max_connections}")
+
+
+#: the most messages, and about the most bytes (messages' size estimates), one range read over the network answers:
+#: a request for more gets that much and asks again (a reader stops only at an empty answer or the range's end)
+MAX_RANGE_MESSAGES = 10_000
+MAX_RANGE_BYTES = 16 * 2**20

@@ -18,9 +18,10 @@ import contextlib
 import json
 import logging
 import socket
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from ssl import SSLContext
 from types import TracebackType
+from typing import TypeVar
 
 import attrs
 
@@ -29,6 +30,8 @@ from minibroker._defaults import (
     DEFAULT_HANDSHAKE_TIMEOUT,
     DEFAULT_MAX_CONNECTIONS,
     DEFAULT_MAX_WRITE_BUFFER,
+    MAX_RANGE_BYTES,
+    MAX_RANGE_MESSAGES,
     PRE_LOGIN_MAX_FRAME_SIZE,
     check_limits,
 )
@@ -454,11 +457,14 @@ class _ClientConnection:
             self.finish(frame.last_delivered_seq)
         elif isinstance(frame, ReadRange):
             broker.authorize(connection_id, "read", broker.readable_as(frame.queue))
+            # bounded: one request cannot make the broker hold a whole queue's copy (issue 15, item 8)
+            limit = MAX_RANGE_MESSAGES if frame.limit is None else min(frame.limit, MAX_RANGE_MESSAGES)
             if frame.columnar:
                 # the queue's own entries straight into column buffers: no object per message on the way
-                epoch, next_seq, selected = broker.select_range(
-                    frame.queue, frame.from_seq, frame.to_seq, frame.limit, frame.epoch
+                epoch, next_seq, all_selected = broker.select_range(
+                    frame.queue, frame.from_seq, frame.to_seq, limit, frame.epoch
                 )
+                selected = _within_bytes(all_selected, lambda e: e.size)
                 frames = encode_range_columns_results(
                     frame.request_id,
                     epoch,
@@ -469,9 +475,10 @@ class _ClientConnection:
                     self.server.max_frame_size,
                 )
             else:
-                read = broker.read_range(frame.queue, frame.from_seq, frame.to_seq, frame.limit, frame.epoch)
+                read = broker.read_range(frame.queue, frame.from_seq, frame.to_seq, limit, frame.epoch)
+                entries = _within_bytes(read.entries, lambda e: e.message.size_estimate())
                 frames = encode_range_results(
-                    frame.request_id, read.epoch, read.next_seq, read.entries, self.server.max_frame_size
+                    frame.request_id, read.epoch, read.next_seq, entries, self.server.max_frame_size
                 )
             for data in frames:
                 self.emit(data)
@@ -645,3 +652,16 @@ async def start_server(
     server.ssl = ssl
     await server._start(host, port, [sock] if isinstance(sock, socket.socket) else list(sock or ()))
     return server
+
+
+T = TypeVar("T")
+
+
+def _within_bytes(entries: Sequence[T], size: Callable[[T], int]) -> Sequence[T]:
+    """The first entries whose sizes add up to at most MAX_RANGE_BYTES (always the first one)."""
+    total = 0
+    for i, entry in enumerate(entries):
+        total += size(entry)
+        if total > MAX_RANGE_BYTES and i > 0:
+            return entries[:i]
+    return entries

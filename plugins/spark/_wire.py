@@ -162,9 +162,10 @@ class BlockingClient:
             if not read.entries:
                 return
             yield read
-            if len(read.entries) < page:
-                return
+            # a short page is no end: the broker bounds each answer (count and bytes); the range's end is
             start = read.entries[-1].seq + 1
+            if start >= read.next_seq:
+                return
 
     def read_range_columns(
         self,
@@ -192,15 +193,19 @@ class BlockingClient:
         start = from_seq
         while start < to_seq:
             parts = self.read_range_columns(queue, start, to_seq, page, epoch)
-            count = 0
+            count = next_seq = 0
             for part in parts:
+                next_seq = part.next_seq
                 if part.count:
                     count += part.count
                     last_seq = int.from_bytes(part.seq[-8:], "little", signed=True)
                     yield part
-            if count < page:
+            if not count:
                 return
+            # a short page is no end: the broker bounds each answer (count and bytes); the range's end is
             start = last_seq + 1
+            if start >= next_seq:
+                return
 
     def ack_below(self, queue: str, cursor: str, seq: int, epoch: str | None = None) -> CursorAck:
         request_id = next(self._requests)
