@@ -21,7 +21,18 @@ from typing import Any
 
 from .errors import MessageFormatError
 
-__all__ = ["JAVA_TYPES", "Byte", "Double", "Float", "Int", "Long", "Short", "convert", "java_type"]
+__all__ = [
+    "JAVA_TYPES",
+    "Byte",
+    "Double",
+    "Float",
+    "Int",
+    "Long",
+    "Short",
+    "convert",
+    "java_map_order",
+    "java_type",
+]
 
 
 class _Integral(int):
@@ -195,3 +206,38 @@ def convert(value: object, to: str) -> object:
         return bool(value)
     assert isinstance(value, (int, float))
     return _MAKERS[to](value)
+
+
+# -- the order a Java HashMap iterates its keys in (ActiveMQ writes maps in it: STOMP transformations, MQTT) ------
+
+
+def _java_hash(text: str) -> int:
+    h = 0
+    for unit in struct.unpack(f"<{len(text.encode('utf-16-le')) // 2}H", text.encode("utf-16-le")):
+        h = (31 * h + unit) & 0xFFFFFFFF
+    return h ^ (h >> 16)
+
+
+def _table_size(capacity: int) -> int:
+    size = 1
+    while size < capacity:
+        size *= 2
+    return max(size, 1)
+
+
+def _hash_map_order(keys: list[str], capacity: int) -> list[str]:
+    """Iteration order of a HashMap of initial ``capacity`` after putting ``keys`` in this order (resizes kept)."""
+    table = _table_size(capacity)
+    while len(keys) > table * 0.75:
+        table *= 2
+    buckets: dict[int, list[str]] = {}
+    for key in keys:
+        buckets.setdefault(_java_hash(key) & (table - 1), []).append(key)
+    return [key for index in sorted(buckets) for key in buckets[index]]
+
+
+def java_map_order(keys: list[str]) -> list[str]:
+    """The order ActiveMQ's consumer side iterates a map whose producer put ``keys`` in this order: the producer's
+    default HashMap, marshalled in its order, read back into ``new HashMap(size)``."""
+    produced = _hash_map_order(keys, 16)
+    return _hash_map_order(produced, max(len(keys), 1))

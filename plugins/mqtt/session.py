@@ -37,6 +37,7 @@ from minibroker._core.effects import Dispatch
 from minibroker._ids import PROCESS_ID_PREFIX
 from minibroker.errors import AccessDenied, InvalidClientIdError, MinibrokerError, RemoteProtocolError
 from minibroker.message import Destination, DestinationKind, Message
+from minibroker.typed import java_map_order
 
 from .codec import (
     Connect,
@@ -381,7 +382,8 @@ class MqttSession:
             payload = body.encode()
         elif isinstance(body, bytes):
             payload = body
-        else:  # a MapMessage: Java's Map.toString(), as ActiveMQ's converter sends it
+        else:  # a MapMessage: Java's Map.toString() (HashMap order), as ActiveMQ's converter sends it
+            body = {key: body[key] for key in java_map_order(list(body))}
             payload = (
                 "{"
                 + ", ".join(

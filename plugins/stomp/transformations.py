@@ -31,7 +31,7 @@ from typing import Any
 import attrs
 
 from minibroker.message import Message, PropertyValue, map_body
-from minibroker.typed import Byte, Double, Float, Int, Long, Short, java_type
+from minibroker.typed import Byte, Double, Float, Int, Long, Short, java_map_order, java_type
 
 __all__ = [
     "MAP_TRANSFORMATIONS",
@@ -58,41 +58,6 @@ MAP_TRANSFORMATIONS = {
 
 def canonical_transformation(name: str) -> str:
     return MAP_TRANSFORMATIONS[name]
-
-
-# -- Java's HashMap order ---------------------------------------------------------------------------------------------
-
-
-def _java_hash(text: str) -> int:
-    h = 0
-    for unit in struct.unpack(f"<{len(text.encode('utf-16-le')) // 2}H", text.encode("utf-16-le")):
-        h = (31 * h + unit) & 0xFFFFFFFF
-    return h ^ (h >> 16)
-
-
-def _table_size(capacity: int) -> int:
-    size = 1
-    while size < capacity:
-        size *= 2
-    return max(size, 1)
-
-
-def _hash_map_order(keys: list[str], capacity: int) -> list[str]:
-    """Iteration order of a HashMap of initial ``capacity`` after putting ``keys`` in this order (resizes kept)."""
-    table = _table_size(capacity)
-    while len(keys) > table * 0.75:
-        table *= 2
-    buckets: dict[int, list[str]] = {}
-    for key in keys:
-        buckets.setdefault(_java_hash(key) & (table - 1), []).append(key)
-    return [key for index in sorted(buckets) for key in buckets[index]]
-
-
-def java_map_order(keys: list[str]) -> list[str]:
-    """The order ActiveMQ's consumer side iterates a map whose producer put ``keys`` in this order: the producer's
-    default HashMap, marshalled in its order, read back into ``new HashMap(size)``."""
-    produced = _hash_map_order(keys, 16)
-    return _hash_map_order(produced, max(len(keys), 1))
 
 
 # -- Java's number texts ----------------------------------------------------------------------------------------------

@@ -16,8 +16,7 @@ from support.typed_values import typed
 from minibroker import Broker, ManualClock
 from minibroker.client import connect
 from minibroker.plugins.stomp import start_stomp_server
-from minibroker.plugins.stomp.transformations import java_map_order
-from minibroker.typed import java_type
+from minibroker.typed import java_map_order, java_type
 
 RECORDING = json.loads((Path(__file__).parent / "recordings" / "transformations.json").read_text())
 
