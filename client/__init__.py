@@ -13,6 +13,7 @@ from ._consumer import Consumer, MessageListener
 from ._message import ReceivedMessage
 from ._producer import Producer
 from ._session import QueueBrowser, Session
+from ._stream import StreamReader
 from ._temporary import TemporaryDestination, TemporaryQueue, TemporaryTopic
 
 __all__ = [
@@ -30,6 +31,7 @@ __all__ = [
     "RedeliveryPolicyMap",
     "RetryPolicy",
     "Session",
+    "StreamReader",
     "TemporaryDestination",
     "TemporaryQueue",
     "TemporaryTopic",

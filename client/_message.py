@@ -7,8 +7,10 @@ from typing import TYPE_CHECKING
 
 from minibroker import Dispatch
 from minibroker.errors import MessageFormatError
-from minibroker.message import Body, Destination, Message, PropertyValue, body_as_bytes
+from minibroker.message import Body, Destination, Message, ObjectBody, PropertyValue, body_as_bytes, jms_class
 from minibroker.typed import convert
+
+from ._stream import StreamReader
 
 if TYPE_CHECKING:
     from ._consumer import Consumer
@@ -60,8 +62,37 @@ class ReceivedMessage:
 
     @property
     def body(self) -> Body:
-        """Text (a TextMessage), bytes (a BytesMessage) or a read-only mapping (a MapMessage)."""
+        """Text (a TextMessage), bytes (a BytesMessage), a read-only mapping (a MapMessage), a tuple (a
+        StreamMessage) or an :class:`~minibroker.message.ObjectBody` (an ObjectMessage)."""
         return self.message.body
+
+    @property
+    def jms_type(self) -> str:
+        """The JMS message class ActiveMQ would deliver: ``TextMessage``, ``BytesMessage``, ``MapMessage``,
+        ``StreamMessage`` or ``ObjectMessage``."""
+        return jms_class(self.message.body).removeprefix("ActiveMQ")
+
+    def stream_reader(self) -> StreamReader:
+        """A StreamMessage's values, read from the first as JMS's ``readXxx`` reads them
+        (:class:`~minibroker.client.StreamReader`); MessageFormatError for another message type."""
+        body = self.message.body
+        if not isinstance(body, tuple):
+            raise MessageFormatError(
+                f"message {self.message.message_id} is a {self.jms_type}, not a StreamMessage", value=self.jms_type
+            )
+        return StreamReader(body)
+
+    @property
+    def object_value(self) -> object:
+        """An ObjectMessage's object (``getObject()``) for the classes Python reads (String, boxed primitives,
+        byte[]; None without one); MessageFormatError for another message type or class: its bytes stay in
+        ``body.data``."""
+        body = self.message.body
+        if not isinstance(body, ObjectBody):
+            raise MessageFormatError(
+                f"message {self.message.message_id} is a {self.jms_type}, not an ObjectMessage", value=self.jms_type
+            )
+        return body.value()
 
     @property
     def text(self) -> str:
@@ -71,7 +102,9 @@ class ReceivedMessage:
             return body
         if isinstance(body, bytes):
             return body.decode("utf-8")
-        raise MessageFormatError(f"message {self.message.message_id} is a MapMessage: it has no text", value="map")
+        raise MessageFormatError(
+            f"message {self.message.message_id} is a {self.jms_type}: it has no text", value=self.jms_type
+        )
 
     def property_as(self, name: str, as_type: str) -> object:
         """Property ``name`` read as Java type ``as_type`` (``"long"``, ``"string"``, ...), by JMS's conversion

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from minibroker.errors import InvalidDestination
 from minibroker.features import body_refusal
-from minibroker.message import Destination, HasDestination, Message, PropertyValue, map_body
+from minibroker.message import Body, Destination, HasDestination, Message, PropertyValue, checked_body
 
 if TYPE_CHECKING:
     from ._session import Session
@@ -39,7 +39,7 @@ class Producer:
 
     async def send(
         self,
-        body: str | bytes | Mapping[str, PropertyValue],
+        body: Body | list[PropertyValue],
         *,
         properties: Mapping[str, PropertyValue] | None = None,
         priority: int = 4,
@@ -54,6 +54,9 @@ class Producer:
     ) -> str:
         """Send one message and return its message id. ``ttl`` is in seconds (None or 0: never expires).
 
+        The body says the JMS message type: ``str`` a TextMessage, ``bytes`` a BytesMessage, a mapping a MapMessage,
+        a list or tuple a StreamMessage, an :class:`~minibroker.message.ObjectBody` an ObjectMessage.
+
         In a transacted session the message stays invisible until ``commit()``.
         """
         session = self.session
@@ -66,9 +69,9 @@ class Producer:
         if dest is None:
             raise InvalidDestination("this producer has no destination: pass destination=...")
         if not isinstance(body, (str, bytes)):
-            if not isinstance(body, Mapping):
-                raise body_refusal(body)  # Stream/ObjectMessage bodies: UnsupportedFeature
-            body = map_body(body)  # a MapMessage
+            if body is None:
+                raise body_refusal(body)  # a Message without a body: UnsupportedFeature
+            body = checked_body(body)  # a Map-, Stream- or ObjectMessage
         if not 0 <= priority <= 9:
             raise ValueError(f"priority must be 0..9, not {priority!r}")
         seq = self._seq = self._seq + 1

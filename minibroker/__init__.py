@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from ._driver import Admission, Broker, BrokerStatistics, QueueView
     from ._link import MemoryLink
     from .clock import Clock, ManualClock, RealClock
-    from .message import Destination, DestinationKind, Message, PropertyValue
+    from .message import Destination, DestinationKind, Message, ObjectBody, PropertyValue
 
 __version__ = "0.1.0"
 
@@ -51,6 +51,7 @@ _LAZY = {
     "Destination": ".message",
     "DestinationKind": ".message",
     "Message": ".message",
+    "ObjectBody": ".message",
     "PropertyValue": ".message",
 }
 
@@ -91,6 +92,7 @@ __all__ = [
     "MemoryLink",
     "Message",
     "MessageAck",
+    "ObjectBody",
     "PropertyValue",
     "PublishResult",
     "QueuePosition",

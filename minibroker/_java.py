@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import re
+import struct
 from decimal import Decimal
 
 __all__ = [
@@ -17,6 +18,7 @@ __all__ = [
     "is_number",
     "java_bool",
     "java_double",
+    "java_float",
     "java_long",
     "java_string",
     "parse_double",
@@ -49,6 +51,25 @@ def java_double(value: float) -> str:
 
     Examples: ``1.0``, ``0.001``, ``1.0E7``, ``1.0E-4``, ``-0.0``, ``NaN``, ``Infinity``.
     """
+    return _java_decimal(value, repr(abs(value)) if math.isfinite(value) else "")
+
+
+def java_float(value: float) -> str:
+    """``Float.toString`` of a value held in single precision: the shortest digits that read back as the same
+    float32 (``0.1``, not ``0.10000000149011612``), written as :func:`java_double` writes them."""
+    if not math.isfinite(value) or value == 0:
+        return java_double(value)
+    magnitude = abs(value)
+    text = repr(magnitude)
+    for precision in range(1, 10):
+        text = f"{magnitude:.{precision - 1}e}"
+        if struct.unpack("<f", struct.pack("<f", float(text)))[0] == magnitude:
+            break
+    return _java_decimal(value, text)
+
+
+def _java_decimal(value: float, shortest: str) -> str:
+    """Java's layout of ``value`` whose magnitude's shortest decimal text is ``shortest``."""
     if math.isnan(value):
         return "NaN"
     if math.isinf(value):
@@ -57,7 +78,7 @@ def java_double(value: float) -> str:
         return "-0.0" if math.copysign(1.0, value) < 0 else "0.0"
     sign = "-" if value < 0 else ""
     magnitude = abs(value)
-    _, digit_tuple, exponent = Decimal(repr(magnitude)).as_tuple()
+    _, digit_tuple, exponent = Decimal(shortest).as_tuple()
     assert isinstance(exponent, int)
     digits = "".join(map(str, digit_tuple)).lstrip("0")
     stripped = digits.rstrip("0")
@@ -80,8 +101,8 @@ def java_string(value: object) -> str | None:
         return java_bool(value)
     if isinstance(value, int):
         return str(value)
-    if isinstance(value, float):
-        return java_double(value)
+    if isinstance(value, float):  # a minibroker.typed.Float is single precision
+        return java_float(value) if getattr(value, "JAVA", None) == "Float" else java_double(value)
     return None
 
 

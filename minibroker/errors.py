@@ -29,8 +29,10 @@ __all__ = [
     "InvalidSelector",
     "LimitExceeded",
     "LocalProtocolError",
+    "MessageEOFError",
     "MessageFormatError",
     "MinibrokerError",
+    "NullValueError",
     "NumberFormatError",
     "ProtocolError",
     "PublishInterrupted",
@@ -199,6 +201,20 @@ class NumberFormatError(MessageFormatError):
     """A String property read as a number is no number (Java's ``NumberFormatException``)."""
 
     code = "number-format"
+
+
+class MessageEOFError(MinibrokerError, EOFError):
+    """A StreamMessage read past its last value (JMS ``MessageEOFException``); ``value`` is the position."""
+
+    code = "message-eof"
+    value: object = None
+
+
+class NullValueError(MinibrokerError, TypeError):
+    """A StreamMessage's null read as a primitive (Java's ``NullPointerException``); ``value`` is the position."""
+
+    code = "null-value"
+    value: object = None
 
 
 class InvalidSelector(MinibrokerError, ValueError):

@@ -20,14 +20,78 @@ __all__ = [
     "DestinationKind",
     "HasDestination",
     "Message",
+    "ObjectBody",
     "PropertyValue",
     "composite_parts",
     "temporary_text",
 ]
 
 PropertyValue = str | int | float | bool | bytes | None
-#: a message's body: text (TextMessage), bytes (BytesMessage) or a read-only map of names to values (MapMessage)
-Body = str | bytes | Mapping[str, PropertyValue]
+
+
+@attrs.frozen(slots=True)
+class ObjectBody:
+    """An ObjectMessage's body: the Java-serialized object, as opaque bytes (Python cannot run Java serialization).
+
+    ``ObjectBody(data)`` carries bytes a Java producer would send (an ``ObjectOutputStream``'s output);
+    ``ObjectBody.of("text")`` serializes a String, a boxed primitive (a number, a :mod:`minibroker.typed` wrapper, a
+    bool) or ``byte[]`` exactly as ActiveMQ's ``setObject`` does; ``ObjectBody(b"")`` is an ObjectMessage without an
+    object. :attr:`class_name` is read from the stream; :meth:`value` reads back what ``of`` writes.
+    """
+
+    data: bytes = attrs.field(converter=bytes)
+
+    @classmethod
+    def of(cls, value: object, class_name: str | None = None) -> ObjectBody:
+        """``value`` serialized as Java would (``class_name="java.lang.Character"`` makes a one-character str a
+        Character); MessageFormatError for a value Python cannot serialize."""
+        from ._java_bodies import serialize
+        from .errors import MessageFormatError
+
+        data = serialize(value, class_name)
+        if data is None:
+            raise MessageFormatError(
+                f"minibroker serializes a String, a boxed primitive or byte[], not a {type(value).__name__}"
+                + (f" as {class_name}" if class_name else ""),
+                value=repr(value),
+            )
+        return cls(data)
+
+    @property
+    def class_name(self) -> str | None:
+        """The serialized object's class (``java.lang.String``, ``com.acme.Order``); None without an object."""
+        from ._java_bodies import serialized_class_name
+
+        return serialized_class_name(self.data)
+
+    def value(self) -> object:
+        """The object, for the classes :meth:`of` writes (None without one); MessageFormatError for any other
+        class (Python cannot deserialize it)."""
+        from ._java_bodies import deserialize
+        from .errors import MessageFormatError
+
+        try:
+            return deserialize(self.data)[1]
+        except ValueError as exc:
+            raise MessageFormatError(str(exc), value=self.class_name) from None
+
+    def __len__(self) -> int:
+        return len(self.data)
+
+
+#: a message's body: text (TextMessage), bytes (BytesMessage), a read-only map of names to values (MapMessage), a
+#: tuple of values (StreamMessage) or an :class:`ObjectBody` (ObjectMessage)
+Body = str | bytes | Mapping[str, PropertyValue] | tuple[PropertyValue, ...] | ObjectBody
+
+
+def _jms_value(value: object) -> bool:
+    """Whether a JMS map or stream may hold ``value`` as it is."""
+    return (
+        isinstance(value, bool)
+        or value is None
+        or isinstance(value, (str, float))
+        or (isinstance(value, int) and -(2**63) <= value < 2**63)
+    )
 
 
 def map_body(values: Mapping[Any, object]) -> Mapping[str, PropertyValue]:
@@ -41,13 +105,8 @@ def map_body(values: Mapping[Any, object]) -> Mapping[str, PropertyValue]:
     for name, value in values.items():
         if not isinstance(name, str) or not name:
             raise MessageFormatError(f"a map entry's name is a non-empty str, not {name!r}", value=repr(name))
-        if (
-            isinstance(value, bool)
-            or value is None
-            or isinstance(value, (str, float))
-            or (isinstance(value, int) and -(2**63) <= value < 2**63)
-        ):
-            checked[name] = value
+        if _jms_value(value):
+            checked[name] = value  # type: ignore[assignment]
         elif isinstance(value, (bytes, bytearray, memoryview)):
             checked[name] = bytes(value)
         else:
@@ -57,18 +116,74 @@ def map_body(values: Mapping[Any, object]) -> Mapping[str, PropertyValue]:
     return MappingProxyType(checked)
 
 
+def stream_body(values: Any) -> tuple[PropertyValue, ...]:
+    """A StreamMessage's body, checked and read-only: the values a JMS stream holds (as a map's), in order; else
+    MessageFormatError."""
+    from .errors import MessageFormatError
+
+    checked: list[PropertyValue] = []
+    for position, value in enumerate(values):
+        if _jms_value(value):
+            checked.append(value)
+        elif isinstance(value, (bytes, bytearray, memoryview)):
+            checked.append(bytes(value))
+        else:
+            raise MessageFormatError(
+                f"stream value {position}: a {type(value).__name__} is no JMS stream value", value=repr(value)
+            )
+    return tuple(checked)
+
+
+def checked_body(body: object) -> Body:
+    """A body a producer hands over, as the message carries it: str and bytes as they are, a mapping as a
+    MapMessage's, a list or tuple as a StreamMessage's, an ObjectBody as it is; MessageFormatError for the rest."""
+    if isinstance(body, (str, bytes, ObjectBody)):
+        return body
+    if isinstance(body, Mapping):
+        return map_body(body)
+    if isinstance(body, (list, tuple)):
+        return stream_body(body)
+    if isinstance(body, (bytearray, memoryview)):
+        return bytes(body)
+    from .errors import MessageFormatError
+
+    raise MessageFormatError(
+        f"a body is str, bytes, a mapping, a list or tuple, or an ObjectBody, not {type(body).__name__}",
+        value=type(body).__name__,
+    )
+
+
+def jms_class(body: Body) -> str:
+    """The ActiveMQ message class a body makes: ``ActiveMQTextMessage``, ``ActiveMQMapMessage``, ..."""
+    if isinstance(body, str):
+        return "ActiveMQTextMessage"
+    if isinstance(body, bytes):
+        return "ActiveMQBytesMessage"
+    if isinstance(body, tuple):
+        return "ActiveMQStreamMessage"
+    if isinstance(body, ObjectBody):
+        return "ActiveMQObjectMessage"
+    return "ActiveMQMapMessage"
+
+
+def _json_safe(value: object) -> object:
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else value
+
+
 def body_as_bytes(body: Body) -> bytes:
-    """A body where bytes are wanted (a Spark column, a preview): text as UTF-8, a map as its JSON (bytes values as
-    UTF-8 text, Java types as their numbers)."""
+    """A body where bytes are wanted (a Spark column, a preview): text as UTF-8, a map or a stream as its JSON (bytes
+    values as UTF-8 text, Java types as their numbers), an object as its serialized bytes."""
     if isinstance(body, str):
         return body.encode()
     if isinstance(body, bytes):
         return body
+    if isinstance(body, ObjectBody):
+        return body.data
     import json
 
-    return json.dumps(
-        {k: v.decode("utf-8", "replace") if isinstance(v, bytes) else v for k, v in body.items()}, sort_keys=True
-    ).encode()
+    if isinstance(body, tuple):
+        return json.dumps([_json_safe(v) for v in body]).encode()
+    return json.dumps({k: _json_safe(v) for k, v in body.items()}, sort_keys=True).encode()
 
 
 class DestinationKind(enum.Enum):

@@ -19,6 +19,7 @@ import struct
 from collections.abc import Callable
 from typing import Any
 
+from ._java import java_string
 from .errors import MessageFormatError
 
 __all__ = [
@@ -161,18 +162,10 @@ _MAKERS: dict[str, Callable[[Any], object]] = {
 }
 
 
-def _java_text(value: object) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float) and not isinstance(value, Float):
-        return repr(float(value)) if math.isfinite(value) else ("NaN" if math.isnan(value) else _infinity(value))
-    if isinstance(value, Float):
-        return repr(float(value))
-    return str(int(value)) if isinstance(value, int) else str(value)
-
-
-def _infinity(value: float) -> str:
-    return "Infinity" if value > 0 else "-Infinity"
+def _java_text(value: str | int | float) -> str:
+    text = java_string(value)
+    assert text is not None
+    return text
 
 
 def convert(value: object, to: str) -> object:
@@ -185,7 +178,9 @@ def convert(value: object, to: str) -> object:
     if to not in JAVA_TYPES:
         raise MessageFormatError(f"no JMS getter reads a {to!r}: one of {', '.join(JAVA_TYPES)}", value=to)
     if to == "string":
-        return None if value is None else _java_text(value)
+        if isinstance(value, (bytes, bytearray)):
+            raise MessageFormatError("a byte[] cannot be read as a string", value=repr(value))
+        return None if value is None else _java_text(value)  # type: ignore[arg-type]
     if value is None:
         if to == "boolean":
             return False

@@ -31,7 +31,7 @@ import json
 import uuid
 from collections.abc import Iterator, Mapping
 
-from ..message import Destination, DestinationKind, Message, PropertyValue
+from ..message import Destination, DestinationKind, Message, PropertyValue, jms_class
 
 __all__ = [
     "ADVISORY_PREFIX",
@@ -119,7 +119,7 @@ def message_info(message: Message) -> dict[str, object]:
     """A copy of an expired or dead-lettered message as the advisory carries it: headers, no body (ActiveMQ clears
     it unless ``includeBodyForAdvisory``)."""
     return {
-        "dataStructure": "ActiveMQTextMessage" if isinstance(message.body, str) else "ActiveMQBytesMessage",
+        "dataStructure": jms_class(message.body),
         "messageId": message.message_id,
         "destination": str(message.destination),
         "persistent": message.persistent,

@@ -15,7 +15,7 @@ from .._core.effects import Dispatch
 from .._core.queue import QueueStatistics
 from .._core.replay import BrokerInfo, CursorAck, PublishResult, RangeEntry
 from ..errors import LocalProtocolError
-from ..message import Destination, Message
+from ..message import Destination, Message, ObjectBody
 from . import layouts as _layouts
 from .encoded import EncodedMessages
 from .errors import ENCODE_FAILURES, cannot_encode
@@ -32,8 +32,10 @@ from .layouts import (
     DISPATCH_GROUP_FIRST,
     DISPATCH_MESSAGE,
     MSG_MAP,
+    MSG_OBJECT,
     MSG_PERSISTENT,
     MSG_PROPERTIES,
+    MSG_STREAM,
     MSG_TEXT,
     NONE_BYTES,
     OPT_CORRELATION,
@@ -145,8 +147,19 @@ def write_message(m: Message, parts: list[bytes]) -> int:
             write_properties(body, map_parts)
             body = b"".join(map_parts)
             flags |= MSG_MAP
+        elif isinstance(body, tuple):
+            stream_parts: list[bytes] = []
+            write_properties({str(i): v for i, v in enumerate(body)}, stream_parts)
+            body = b"".join(stream_parts)
+            flags |= MSG_STREAM
+        elif isinstance(body, ObjectBody):
+            body = body.data
+            flags |= MSG_OBJECT
         else:
-            cannot_encode(f"message {m.message_id}: a body is str, bytes or a map, not {type(body).__name__}")
+            cannot_encode(
+                f"message {m.message_id}: a body is str, bytes, a map, a tuple or an ObjectBody, "
+                f"not {type(body).__name__}"
+            )
     props = m.properties
     if props:
         flags |= MSG_PROPERTIES

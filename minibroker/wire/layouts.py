@@ -46,7 +46,11 @@ MSG_TEXT = 2
 MSG_PROPERTIES = 4
 #: the body is a MapMessage's map, encoded as properties are (values.py)
 MSG_MAP = 8
-MSG_FLAGS = 15
+#: the body is a StreamMessage's values, encoded as a map of their positions ("0", "1", ...)
+MSG_STREAM = 16
+#: the body is an ObjectMessage's serialized object (its bytes)
+MSG_OBJECT = 32
+MSG_FLAGS = 63
 OPT_CORRELATION = 1
 OPT_REPLY_TO = 2
 OPT_TYPE = 4

@@ -8,7 +8,7 @@ which :class:`~minibroker.wire.decode.FrameDecoder` reports as a RemoteProtocolE
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from types import MappingProxyType
 
 from .._core.commands import ConsumerInfo, MessageAck
@@ -16,7 +16,7 @@ from .._core.effects import Dispatch
 from .._core.queue import QueueStatistics
 from .._core.replay import BrokerInfo, CursorAck, PublishResult, QueuePosition, RangeEntry
 from ..errors import MinibrokerError
-from ..message import Destination, Message, PropertyValue
+from ..message import Body, Destination, Message, ObjectBody, PropertyValue
 from . import layouts as _layouts
 from .encoded import EncodedMessages
 from .errors import Malformed
@@ -59,8 +59,10 @@ from .layouts import (
     MSG,
     MSG_FLAGS,
     MSG_MAP,
+    MSG_OBJECT,
     MSG_PERSISTENT,
     MSG_PROPERTIES,
+    MSG_STREAM,
     MSG_TEXT,
     NONE,
     OPT_ALL,
@@ -109,6 +111,20 @@ Parse = Callable[["FrameParser", bytes], Frame]
 
 U32_UNPACK = U32.unpack_from
 _MSG_UNPACK = MSG.unpack_from
+
+
+def _typed_body(flags: int, raw: bytes) -> Body:
+    """A Map-, Stream- or ObjectMessage's body from its bytes."""
+    if flags & MSG_OBJECT:
+        return ObjectBody(raw)
+    values, used = read_properties(raw, 0)
+    if used != len(raw):
+        raise Malformed(f"a map or stream body of {len(raw)} bytes holds {used}")
+    if flags & MSG_MAP:
+        return MappingProxyType(values)
+    if list(values) != [str(i) for i in range(len(values))]:
+        raise Malformed("a stream body's positions are out of order")
+    return tuple(values.values())
 
 
 def read_str(frame: bytes, pos: int, what: str) -> tuple[str, int]:
@@ -248,12 +264,9 @@ class FrameParser:
             producer_id = raw.decode()
             self._last_producer = (raw, producer_id)
         raw = frame[c:end]
-        body: str | bytes | Mapping[str, PropertyValue]
-        if flags & MSG_MAP:
-            values, used = read_properties(raw, 0)
-            if used != len(raw):
-                raise Malformed(f"a map body of {len(raw)} bytes holds {used}")
-            body = MappingProxyType(values)
+        body: Body
+        if flags & (MSG_MAP | MSG_STREAM | MSG_OBJECT):
+            body = _typed_body(flags, raw)
         else:
             body = raw.decode() if flags & MSG_TEXT else raw
         pos = end

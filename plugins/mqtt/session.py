@@ -35,8 +35,9 @@ from minibroker import Admission, Broker
 from minibroker._core.commands import AckType, ConsumerInfo, MessageAck
 from minibroker._core.effects import Dispatch
 from minibroker._ids import PROCESS_ID_PREFIX
+from minibroker._java_bodies import marshal_stream
 from minibroker.errors import AccessDenied, InvalidClientIdError, MinibrokerError, RemoteProtocolError
-from minibroker.message import Destination, DestinationKind, Message
+from minibroker.message import Body, Destination, DestinationKind, Message, ObjectBody
 from minibroker.typed import java_map_order
 
 from .codec import (
@@ -378,19 +379,7 @@ class MqttSession:
         qos = min(qos, sub.qos)
         retained = props.get(RETAINED_PROPERTY) is True
         body = message.body
-        if isinstance(body, str):
-            payload = body.encode()
-        elif isinstance(body, bytes):
-            payload = body
-        else:  # a MapMessage: Java's Map.toString() (HashMap order), as ActiveMQ's converter sends it
-            body = {key: body[key] for key in java_map_order(list(body))}
-            payload = (
-                "{"
-                + ", ".join(
-                    f"{k}={v.decode('utf-8', 'replace') if isinstance(v, bytes) else v}" for k, v in body.items()
-                )
-                + "}"
-            ).encode()
+        payload = body.encode() if isinstance(body, str) else body if isinstance(body, bytes) else _payload(body)
         name = message.destination.name
         if self.virtual and VIRTUAL_TOPIC in name:  # ActiveMQ's strategy: the name after ``VirtualTopic.``
             name = name[name.index(VIRTUAL_TOPIC) + len(VIRTUAL_TOPIC) :]
@@ -459,3 +448,19 @@ class MqttSession:
     def pending_work(self) -> list[str]:
         """What this session still owes (for ``Broker.settled``): deliveries awaiting the client's ack do not count."""
         return [] if self.held is None else [f"mqtt {self.client_id}: a PUBLISH waits for the broker to admit it"]
+
+
+def _payload(body: Body) -> bytes:
+    """What ActiveMQ's MQTT converter publishes for a Map-, Stream- or ObjectMessage: a map's ``Map.toString()``
+    (HashMap order), a stream's or an object's body bytes as ActiveMQ holds them."""
+    if isinstance(body, ObjectBody):
+        return body.data
+    if isinstance(body, tuple):
+        return marshal_stream(body)
+    assert not isinstance(body, (str, bytes))
+    ordered = {key: body[key] for key in java_map_order(list(body))}
+    return (
+        "{"
+        + ", ".join(f"{k}={v.decode('utf-8', 'replace') if isinstance(v, bytes) else v}" for k, v in ordered.items())
+        + "}"
+    ).encode()

@@ -75,12 +75,7 @@ from .subscriptions import (
     send_ack,
     send_auto_acks,
 )
-from .transformations import (
-    MAP_TRANSFORMATIONS,
-    SEND_TRANSFORMATIONS,
-    message_from_transformed_send,
-    transformed,
-)
+from .transformations import message_from_transformed_send, transformed
 from .values import (
     PROTOCOL_EXCEPTION,
     DropConnection,
@@ -422,12 +417,10 @@ class StompConverter:
         names = self._names
         destinations = names.parsed.get(name) or names.parse(name, fallback=True)
         transformation = headers.get("transformation")
-        if transformation is not None and transformation not in SEND_TRANSFORMATIONS:
-            raise refuse("stomp-transformation", transformation)  # the object and byte forms: not built
         seq = self._message_seq + 1
         message = message_from_send(frame, destinations[0], names, self._now(), self._producer_id, seq)
         if transformation is not None:
-            message = message_from_transformed_send(message, transformation)
+            message = message_from_transformed_send(message, transformation, "content-length" in headers)
         self._message_seq = seq
         tx_name = headers.get("transaction")
         txn = None if tx_name is None else self._core_transaction(tx_name)
@@ -486,10 +479,8 @@ class StompConverter:
         if len(destinations) > 1:  # one consumer over every part, as a native composite consumer
             first = Destination(first.kind, ",".join(str(d) for d in destinations))
         destination, options = split_consumer_options(first)  # ?consumer.* options, as ActiveMQ reads them
-        transformation = headers.get("transformation")
-        if transformation in MAP_TRANSFORMATIONS:  # how MapMessages are written to it (transformations.py)
-            headers = {k: v for k, v in headers.items() if k != "transformation"}
-        check_stomp_subscribe_headers(headers)  # activemq.retroactive, other transformations: UnsupportedFeature
+        transformation = headers.get("transformation")  # how messages are written to it (transformations.py)
+        check_stomp_subscribe_headers(headers)  # activemq.retroactive, ...: UnsupportedFeature
         prefetch = QUEUE_PREFETCH if destination.is_queue else TOPIC_PREFETCH
         browser = headers.get("browser") == "true"
         # also for browsers, which never reach the core's consumers
@@ -520,8 +511,7 @@ class StompConverter:
         ack = headers.get("ack")
         mode = ack if ack in (StompAckMode.CLIENT, StompAckMode.INDIVIDUAL) else StompAckMode.AUTO
         sub = Subscription(sub_id, destination, self.stomp_name(destination), mode, browser)
-        if transformation in MAP_TRANSFORMATIONS:
-            sub.transformation = transformation
+        sub.transformation = transformation
         if sub_id is not None:
             escaped_id = escape_value(sub_id, self.version)
             sub.id_line = None if escaped_id is None else "\nsubscription:" + escaped_id

@@ -275,7 +275,7 @@ def message_bytes(
         data = body
         parts += ("\ncontent-length:", str(len(data)))
     else:
-        data = b""  # a MapMessage: ActiveMQ's default translation sends no body and no content-length
+        data = b""  # a Map-, Stream- or ObjectMessage: ActiveMQ's default translation sends no body
     parts.append("\n\n")
     return b"".join(("".join(parts).encode("utf-8"), data, b"\0\n"))
 
@@ -332,7 +332,7 @@ def message_frame(
         data = body
         headers["content-length"] = str(len(data))
     else:
-        data = b""  # a MapMessage: ActiveMQ's default translation sends no body and no content-length
+        data = b""  # a Map-, Stream- or ObjectMessage: ActiveMQ's default translation sends no body
         headers.pop("content-length", None)
     return StompFrame("MESSAGE", headers, data)
 

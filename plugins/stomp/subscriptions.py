@@ -61,7 +61,7 @@ class Subscription:
     closed: bool = False
     #: the ``subscription`` header line of its MESSAGEs, escaped ("" without an id; None: MESSAGEs take the frame path)
     id_line: str | None = ""
-    #: the SUBSCRIBE's ``transformation`` (``jms-map-json``, ...): how a MapMessage is written (transformations.py)
+    #: the SUBSCRIBE's ``transformation`` (``jms-map-json``, ...): how messages are written (transformations.py)
     transformation: str | None = None
 
 

@@ -20,88 +20,37 @@ from __future__ import annotations
 
 import base64
 import json
-import math
 import re
-import struct
 import xml.etree.ElementTree as ElementTree
 from collections.abc import Callable, Mapping
-from decimal import Decimal
 from typing import Any
 
 import attrs
 
-from minibroker.message import Message, PropertyValue, map_body
+from minibroker._java import java_double, java_float
+from minibroker._java_bodies import deserialize, serialize
+from minibroker.errors import MessageFormatError
+from minibroker.message import Message, ObjectBody, PropertyValue, map_body
 from minibroker.typed import Byte, Double, Float, Int, Long, Short, java_map_order, java_type
 
 __all__ = [
-    "MAP_TRANSFORMATIONS",
-    "SEND_TRANSFORMATIONS",
-    "canonical_transformation",
+    "JMS_TRANSLATOR_NAMES",
     "java_map_order",
     "map_to_json",
     "map_to_xml",
     "message_from_transformed_send",
+    "object_to_json",
+    "object_to_xml",
     "parse_map",
     "transformed",
 ]
-
-#: what a SUBSCRIBE may ask for a MapMessage, and the name ActiveMQ puts in the MESSAGE's ``transformation`` header
-MAP_TRANSFORMATIONS = {
-    "jms-map-json": "jms-map-json",
-    "jms-json": "jms-map-json",
-    "jms-object-json": "jms-object-json",
-    "jms-map-xml": "jms-map-xml",
-    "jms-xml": "jms-map-xml",
-    "jms-object-xml": "jms-object-xml",
-}
-
-
-def canonical_transformation(name: str) -> str:
-    return MAP_TRANSFORMATIONS[name]
-
-
-# -- Java's number texts ----------------------------------------------------------------------------------------------
-
-
-def _java_decimal(value: float, digits: str, exponent: int) -> str:
-    """Java's Double/Float.toString from the shortest ``digits`` (no dot) with decimal ``exponent`` (d.ddd x 10^e)."""
-    sign = "-" if value < 0 else ""
-    if 1e-3 <= abs(value) < 1e7:
-        point = exponent + 1
-        if point <= 0:
-            return f"{sign}0.{'0' * -point}{digits}"
-        whole, frac = digits[:point].ljust(point, "0"), digits[point:]
-        return f"{sign}{whole}.{frac or '0'}"
-    return f"{sign}{digits[0]}.{digits[1:] or '0'}E{exponent}"
-
-
-def _shortest(value: float, single: bool) -> tuple[str, int]:
-    """The shortest digits that read back as ``value`` (as a float32 when ``single``), and the decimal exponent."""
-    text = float.__repr__(float(value))
-    if single:
-        for precision in range(1, 10):
-            text = f"{value:.{precision - 1}e}"
-            if struct.unpack("<f", struct.pack("<f", float(text)))[0] == value:
-                break
-    _, digit_tuple, exp = Decimal(text).as_tuple()
-    digits = "".join(map(str, digit_tuple))
-    assert isinstance(exp, int)
-    exponent = len(digits) + exp - 1
-    return digits.rstrip("0") or "0", exponent
 
 
 def java_number_text(value: float | int, single: bool = False) -> str:
     """``Double.toString`` (``Float.toString`` when ``single``) for a float; the digits for an int."""
     if isinstance(value, bool) or not isinstance(value, float):
         return str(int(value))
-    if math.isnan(value):
-        return "NaN"
-    if math.isinf(value):
-        return "Infinity" if value > 0 else "-Infinity"
-    if value == 0:
-        return "-0.0" if math.copysign(1, value) < 0 else "0.0"
-    digits, exponent = _shortest(value, single)
-    return _java_decimal(value, digits, exponent)
+    return java_float(value) if single else java_double(value)
 
 
 # -- rendering --------------------------------------------------------------------------------------------------------
@@ -294,26 +243,214 @@ def parse_map(body: bytes, transformation: str) -> dict[str, PropertyValue] | No
         return None
 
 
-#: what a SEND may ask (recorded: the two map forms)
-SEND_TRANSFORMATIONS = ("jms-map-json", "jms-map-xml")
+#: the names ActiveMQ's JmsFrameTranslator answers to (its META-INF/services frametranslator entries); any other
+#: ``transformation`` leaves a message to the default translation (recorded: an unknown name on SEND)
+JMS_TRANSLATOR_NAMES = frozenset(
+    {
+        "jms-advisory-json",
+        "jms-advisory-xml",
+        "jms-byte",
+        "jms-json",
+        "jms-map-json",
+        "jms-map-xml",
+        "jms-object-json",
+        "jms-object-xml",
+        "jms-xml",
+    }
+)
+
+# -- objects ----------------------------------------------------------------------------------------------------------
+
+#: XStream's element name for each class an ObjectBody can hold (minibroker._java_bodies)
+_OBJECT_ELEMENTS = {
+    "java.lang.String": "string",
+    "java.lang.Integer": "int",
+    "java.lang.Long": "long",
+    "java.lang.Short": "short",
+    "java.lang.Byte": "byte",
+    "java.lang.Double": "double",
+    "java.lang.Float": "float",
+    "java.lang.Boolean": "boolean",
+    "java.lang.Character": "char",
+    "[B": "byte-array",
+}
+_ELEMENT_CLASSES = {element: name for name, element in _OBJECT_ELEMENTS.items()}
+#: XStream's aliases for classes minibroker cannot serialize: a SEND naming one is refused, not turned into text
+_XSTREAM_ALIASES = frozenset(
+    {
+        "map",
+        "list",
+        "set",
+        "sorted-set",
+        "linked-list",
+        "linked-hash-map",
+        "linked-hash-set",
+        "tree-map",
+        "tree-set",
+        "hashtable",
+        "properties",
+        "date",
+        "big-int",
+        "big-decimal",
+        "sql-timestamp",
+        "sql-date",
+        "sql-time",
+        "url",
+        "uri",
+        "file",
+        "locale",
+        "uuid",
+        "string-buffer",
+        "string-builder",
+        "object-array",
+        "int-array",
+        "char-array",
+        "singleton-list",
+        "singleton-map",
+        "empty-list",
+        "empty-map",
+        "empty-set",
+    }
+)
+
+
+def _object_entry(body: ObjectBody) -> tuple[str, str | None]:
+    """(XStream element name, its text; None for ``<null/>``) of an object ActiveMQ would marshal."""
+    class_name, value = deserialize(body.data)  # ValueError: a class Python cannot read
+    if value is None:
+        return "null", None
+    element = _OBJECT_ELEMENTS[class_name]
+    if isinstance(value, bytes):
+        return element, base64.b64encode(value).decode()
+    if isinstance(value, bool):
+        return element, "true" if value else "false"
+    if isinstance(value, float):
+        return element, java_number_text(value, single=class_name == "java.lang.Float")
+    return element, str(value) if isinstance(value, str) else java_number_text(int(value))  # type: ignore[call-overload]
+
+
+def object_to_json(body: ObjectBody) -> str:
+    """The object as ActiveMQ's ``jms-object-json`` writes it (``{"int":5}``, ``{"null":""}``)."""
+    element, text = _object_entry(body)
+    return f'{{"{element}":{_json_value(_jettison(text)) if text is not None else chr(34) * 2}}}'
+
+
+def object_to_xml(body: ObjectBody) -> str:
+    """The object as ActiveMQ's ``jms-object-xml`` writes it (``<int>5</int>``, ``<null/>``)."""
+    element, text = _object_entry(body)
+    return f"<{element}/>" if text is None else f"<{element}>{_xml_text(text)}</{element}>"
+
+
+class _NotTransformed(ValueError):
+    """The body does not make the message the transformation names; the text is ActiveMQ's transformation-error."""
+
+
+def _object_from(element: str, raw: object) -> ObjectBody:
+    if element == "null":
+        return ObjectBody(b"")
+    name = _ELEMENT_CLASSES.get(element)
+    if name is None:
+        if element in _XSTREAM_ALIASES or "." in element:
+            from minibroker.features import refuse
+
+            raise refuse("stomp-object-transformation-class", element)
+        raise _NotTransformed(element)  # XStream's CannotResolveClassException names the element
+    text = raw if isinstance(raw, str) else _json_value(raw).strip('"')
+    try:
+        value: object = text if element in ("string", "char") else _MAKERS[element](text)
+    except (ValueError, MessageFormatError):
+        raise _NotTransformed(f"For input string: {_json_string(text)}") from None
+    body = serialize(value, name)
+    if body is None:  # a char of more than one character
+        raise _NotTransformed(text)
+    return ObjectBody(body)
+
+
+def _object_from_xml(text: str) -> ObjectBody:
+    try:
+        root = ElementTree.fromstring(text)
+    except ElementTree.ParseError:
+        raise _NotTransformed("") from None
+    return _object_from(root.tag, root.text or "")
+
+
+def _object_from_json(text: str) -> ObjectBody:
+    try:
+        document = json.loads(text)
+    except ValueError:
+        raise _NotTransformed("") from None
+    if not isinstance(document, dict) or len(document) != 1:
+        raise _NotTransformed("")
+    ((element, raw),) = document.items()
+    return _object_from(element, raw)
+
+
+# -- the two directions -----------------------------------------------------------------------------------------------
 
 
 def transformed(message: Message, transformation: str) -> Message:
-    """The message a subscription with ``transformation`` writes: a MapMessage's map as JSON or XML text, with the
-    ``transformation`` header ActiveMQ sets; any other message as it is."""
+    """The message a subscription with ``transformation`` writes, as ActiveMQ's StompSubscription and
+    JmsFrameTranslator do: every message but a BytesMessage carries the ``transformation`` header; a MapMessage's map
+    and an ObjectMessage's object become JSON or XML text (``jms-xml``/``jms-json`` named for the type); text and
+    stream messages keep their (default) translation."""
     body = message.body
-    if isinstance(body, (str, bytes)):
+    if isinstance(body, bytes):
         return message
-    name = MAP_TRANSFORMATIONS[transformation]
-    text = map_to_xml(body) if name.endswith("xml") else map_to_json(body)
-    return attrs.evolve(message, body=text, properties={**message.properties, "transformation": name})
+    properties = {**message.properties, "transformation": transformation}
+    if transformation not in JMS_TRANSLATOR_NAMES or isinstance(body, (str, tuple)):
+        return attrs.evolve(message, properties=properties)
+    kind = "object" if isinstance(body, ObjectBody) else "map"
+    header = {"jms-xml": f"jms-{kind}-xml", "jms-json": f"jms-{kind}-json"}.get(transformation, transformation)
+    properties["transformation"] = header
+    as_json = header.lower().endswith("json")
+    if isinstance(body, ObjectBody):
+        try:
+            text = object_to_json(body) if as_json else object_to_xml(body)
+        except ValueError:  # a class Python cannot deserialize: said in the frame, never a failed dispatch
+            properties["transformation-error"] = (
+                f"minibroker cannot render an ObjectMessage of {body.class_name} (UnsupportedFeature "
+                "stomp-object-transformation-class)"
+            )
+            text = ""
+    else:
+        text = map_to_json(body) if as_json else map_to_xml(body)
+    return attrs.evolve(message, body=text, properties=properties)
 
 
-def message_from_transformed_send(message: Message, transformation: str) -> Message:
-    """A SEND's message with a map ``transformation``: a MapMessage of its body, or, when the body is no map, a
-    TextMessage of it (ActiveMQ answers neither with an error)."""
+def message_from_transformed_send(message: Message, transformation: str, has_length: bool) -> Message:
+    """A SEND's message with a ``transformation``, as ActiveMQ's JmsFrameTranslator makes it: a MapMessage or an
+    ObjectMessage of the body for the map and object forms; with ``content-length`` or ``jms-byte``, or a name no
+    JmsFrameTranslator answers to, the default translation; otherwise (a body that does not parse, ``jms-json``,
+    ``jms-xml``) a TextMessage carrying ActiveMQ's ``transformation-error``."""
+    if has_length or transformation == "jms-byte" or transformation not in JMS_TRANSLATOR_NAMES:
+        return message
     raw = message.body if isinstance(message.body, bytes) else str(message.body).encode()
-    values = parse_map(raw, transformation)
-    if values is None:
-        return attrs.evolve(message, body=raw.decode("utf-8", "replace"))
-    return attrs.evolve(message, body=map_body(values))
+    try:
+        text = raw.decode("utf-8")
+        if transformation in ("jms-map-json", "jms-map-xml"):
+            values = parse_map(raw, transformation)
+            if values is None:
+                raise _NotTransformed(_root_element(text, transformation))
+            return attrs.evolve(message, body=map_body(values))
+        if transformation == "jms-object-xml":
+            return attrs.evolve(message, body=_object_from_xml(text))
+        if transformation == "jms-object-json":
+            return attrs.evolve(message, body=_object_from_json(text))
+        raise _NotTransformed(f"Unknown transformation: {transformation}")
+    except (_NotTransformed, UnicodeDecodeError) as exc:
+        error = str(exc) if isinstance(exc, _NotTransformed) else ""
+        properties = {**message.properties, "transformation-error": error}
+        return attrs.evolve(message, body=raw.decode("utf-8", "replace"), properties=properties)
+
+
+def _root_element(text: str, transformation: str) -> str:
+    """What XStream's error names when a map body is no map: the root element it could not resolve, else nothing."""
+    try:
+        if transformation.endswith("xml"):
+            tag = ElementTree.fromstring(text).tag
+        else:
+            document = json.loads(text)
+            tag = next(iter(document)) if isinstance(document, dict) and len(document) == 1 else ""
+    except (ValueError, ElementTree.ParseError):
+        return ""
+    return "" if tag == "map" else str(tag)

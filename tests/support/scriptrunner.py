@@ -38,9 +38,18 @@ from minibroker.errors import (
     MinibrokerError,
     TransactionRolledBack,
 )
-from minibroker.message import Body
+from minibroker.message import Body, ObjectBody
 from minibroker.plugins.redelivery import RedeliveryPlugin
-from support.typed_values import getter, java_types, plain, typed
+from support.typed_values import (
+    classed,
+    classed_object,
+    getter,
+    java_types,
+    object_body,
+    plain,
+    stream_reads,
+    typed,
+)
 
 from .transports import connect_to
 
@@ -149,7 +158,7 @@ def object_property(msg: ReceivedMessage, name: str) -> Any:
 
 
 def body_text(body: Body) -> str | None:
-    if isinstance(body, Mapping):
+    if not isinstance(body, (str, bytes)):
         return None
     return body if isinstance(body, str) else body.decode("utf-8", "replace")
 
@@ -259,6 +268,12 @@ class ScriptRunner:
         if isinstance(msg.body, Mapping):  # a MapMessage: the oracle prints no body, and the map
             e["body"] = None
             e["map"] = plain(msg.body)
+        elif isinstance(msg.body, tuple):  # a StreamMessage: its class, and the values
+            e["body"] = "ActiveMQStreamMessage"
+            e["stream"] = [classed(v) for v in msg.body]
+        elif isinstance(msg.body, ObjectBody):
+            e["body"] = "ActiveMQObjectMessage"
+            e["object"] = classed_object(msg.body)
         for name in record or ():
             if name == "propertyTypes":
                 e["propertyTypes"] = java_types(msg.message.properties)
@@ -266,6 +281,8 @@ class ScriptRunner:
                 e["mapTypes"] = java_types(msg.body) if isinstance(msg.body, Mapping) else None
             elif name.startswith("get:"):
                 e[name] = getter(msg.message.properties, name)
+            elif name.startswith("reads:") and isinstance(msg.body, tuple):
+                e[name] = stream_reads(msg.stream_reader(), name)
             elif name == "dataStructure":
                 e["dataStructure"] = None if structure is None else structure["dataStructure"]
             elif name == "priority":
@@ -394,7 +411,7 @@ class ScriptRunner:
             assert session is not None
         else:
             session = self.lookup(self.sessions, "session", label)
-        body = op.get("body") if "map" in op else self.req(op, "body")
+        body = op.get("body") if "map" in op or "stream" in op or "object" in op else self.req(op, "body")
         persistent = bool(op.get("persistent", True))
         priority = int(op.get("priority", 4))
         ttl = int(op.get("ttl_ms", 0))
@@ -408,6 +425,9 @@ class ScriptRunner:
                 e["body"] = body
         if "map" in op:
             e["map"] = dict(sorted(op["map"].items()))
+        for key in ("stream", "object"):
+            if key in op:
+                e[key] = op[key]
         if not persistent:
             e["persistent"] = False
         if priority != 4:
@@ -436,8 +456,16 @@ class ScriptRunner:
         if reply_to in self.temps:
             reply_to = self.temps[reply_to].destination
         try:
+            if "map" in op:
+                content: Any = {k: typed(v) for k, v in op["map"].items()}
+            elif "stream" in op:
+                content = [typed(v) for v in op["stream"]]
+            elif "object" in op:
+                content = object_body(op["object"])
+            else:
+                content = body
             await producer.send(
-                {k: typed(v) for k, v in op["map"].items()} if "map" in op else body,
+                content,
                 properties=properties,
                 priority=priority,
                 ttl=ttl / 1000.0 if ttl else None,

@@ -6,7 +6,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from minibroker.errors import MessageFormatError, NumberFormatError
+from minibroker._java import java_string
+from minibroker.errors import MessageEOFError, MessageFormatError, NullValueError, NumberFormatError
+from minibroker.message import ObjectBody
 from minibroker.typed import Byte, Double, Float, Int, Long, Short, convert, java_type
 
 _MAKERS: dict[str, Any] = {
@@ -29,6 +31,53 @@ def typed(value: Any) -> Any:
         if kind in _MAKERS:
             return _MAKERS[kind](raw)
     return value
+
+
+def object_body(value: Any) -> ObjectBody:
+    """The oracle's ``"object"`` of a send: a typed value (``{"char": "x"}`` a Character), or null for none."""
+    if value is None:
+        return ObjectBody(b"")
+    if isinstance(value, Mapping) and set(value) == {"char"}:
+        return ObjectBody.of(value["char"], "java.lang.Character")
+    return ObjectBody.of(typed(value))
+
+
+def classed(value: Any) -> Any:
+    """A stream value as the oracle prints it: ``Integer:1``, ``byte[]:hi``, ``Float:0.1``; None as None."""
+    if value is None:
+        return None
+    if isinstance(value, bytes):
+        return f"byte[]:{value.decode()}"
+    return f"{java_type(value)}:{java_string(value)}"
+
+
+def classed_object(body: ObjectBody) -> Any:
+    """An ObjectMessage's object as the oracle prints it: ``java.lang.Integer:5``, ``byte[]:hi``."""
+    value = body.value()
+    if value is None:
+        return None
+    if isinstance(value, bytes):
+        return f"byte[]:{value.decode()}"
+    return f"{body.class_name}:{java_string(value)}"
+
+
+_EXCEPTIONS = (
+    (NumberFormatError, "NumberFormatException"),
+    (MessageEOFError, "MessageEOFException"),
+    (NullValueError, "NullPointerException"),
+    (MessageFormatError, "MessageFormatException"),
+)
+
+
+def stream_reads(reader: Any, spec: str) -> list[Any]:
+    """``reads:int,string,...``: each read's value (classed) or its exception, as the oracle records them."""
+    results: list[Any] = []
+    for kind in spec.split(":", 1)[1].split(","):
+        try:
+            results.append(classed(reader.read(kind)))
+        except Exception as exc:
+            results.append(next((name for cls, name in _EXCEPTIONS if isinstance(exc, cls)), repr(exc)))
+    return results
 
 
 def java_types(values: Mapping[str, Any]) -> dict[str, str]:

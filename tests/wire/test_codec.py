@@ -515,7 +515,7 @@ class TestEncodeRefusals:
             encode(Dispatch(2**63, None))
 
     def test_bad_body(self) -> None:
-        with pytest.raises(LocalProtocolError, match="a body is str, bytes or a map"):
+        with pytest.raises(LocalProtocolError, match="a body is str, bytes, a map, a tuple or an ObjectBody"):
             encode(Send(1, message(body=12)))
 
     def test_not_a_frame(self) -> None:

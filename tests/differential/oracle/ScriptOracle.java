@@ -265,7 +265,41 @@ public class ScriptOracle {
             return new String(b, StandardCharsets.UTF_8);
         }
         if (msg instanceof javax.jms.MapMessage) return null;   // content in the "map" field
-        return msg.getClass().getSimpleName();
+        return msg.getClass().getSimpleName();   // StreamMessage, ObjectMessage: content in "stream" / "object"
+    }
+
+    /** minibroker extension: a stream or object value as "Class:value" (byte[] as UTF-8 text, Float as its text). */
+    static Object classed(Object v) {
+        if (v == null) return null;
+        String text = v instanceof byte[] ? new String((byte[]) v, StandardCharsets.UTF_8) : String.valueOf(v);
+        return (v instanceof byte[] ? "byte[]" : v.getClass().getSimpleName()) + ":" + text;
+    }
+
+    /** minibroker extension: "reads:int,string,..." reads a StreamMessage from its start with readInt, readString,
+     *  ... and records each value (classed) or the exception's class; a failed read does not advance. */
+    static List<Object> streamReads(javax.jms.StreamMessage sm, String spec) throws JMSException {
+        sm.reset();
+        List<Object> r = new ArrayList<>();
+        for (String t : spec.split(",")) {
+            try {
+                switch (t) {
+                    case "boolean": r.add(classed(sm.readBoolean())); break;
+                    case "byte": r.add(classed(sm.readByte())); break;
+                    case "short": r.add(classed(sm.readShort())); break;
+                    case "int": r.add(classed(sm.readInt())); break;
+                    case "long": r.add(classed(sm.readLong())); break;
+                    case "float": r.add(classed(sm.readFloat())); break;
+                    case "double": r.add(classed(sm.readDouble())); break;
+                    case "string": r.add(classed(sm.readString())); break;
+                    case "object": r.add(classed(sm.readObject())); break;
+                    case "bytes": { byte[] b = new byte[64]; int n = sm.readBytes(b); r.add(n < 0 ? null : "byte[]:" + new String(b, 0, n, StandardCharsets.UTF_8)); break; }
+                    default: r.add("unknown read " + t);
+                }
+            } catch (Exception ex) {
+                r.add(ex.getClass().getSimpleName());
+            }
+        }
+        return r;
     }
 
     /** minibroker extension: a typed value {"short": 5}, {"byte": 1}, {"int": 3}, {"long": 4}, {"float": 1.5},
@@ -286,6 +320,7 @@ public class ScriptOracle {
             case "double": return ((Number) x).doubleValue();
             case "boolean": return (Boolean) x;
             case "string": return String.valueOf(x);
+            case "char": return String.valueOf(x).charAt(0);
             case "bytes": return String.valueOf(x).getBytes(StandardCharsets.UTF_8);
             default: return null;
         }
@@ -355,6 +390,17 @@ public class ScriptOracle {
         Map<String, Object> e = m("event", "received", "consumer", consumer);
         e.put("body", body(msg));
         if (msg instanceof javax.jms.MapMessage) e.put("map", mapBody((javax.jms.MapMessage) msg));
+        if (msg instanceof javax.jms.StreamMessage) {
+            javax.jms.StreamMessage sm = (javax.jms.StreamMessage) msg;
+            List<Object> vs = new ArrayList<>();
+            try { while (true) vs.add(classed(sm.readObject())); } catch (javax.jms.MessageEOFException eof) { }
+            sm.reset();
+            e.put("stream", vs);
+        }
+        if (msg instanceof javax.jms.ObjectMessage) {
+            Object o = ((javax.jms.ObjectMessage) msg).getObject();
+            e.put("object", o == null ? null : (o instanceof byte[] ? "byte[]" : o.getClass().getName()) + ":" + (o instanceof byte[] ? new String((byte[]) o, StandardCharsets.UTF_8) : o));
+        }
         e.put("redelivered", msg.getJMSRedelivered());
         e.put("deliveryCount", msg.getIntProperty("JMSXDeliveryCount"));
         e.put("redeliveryCounter", ((ActiveMQMessage) msg).getRedeliveryCounter());
@@ -388,6 +434,7 @@ public class ScriptOracle {
                 String[] parts = p.split(":", 3);
                 e.put(p, getter(msg, parts[1], parts[2]));
             }
+            else if (p.startsWith("reads:") && msg instanceof javax.jms.StreamMessage) e.put(p, streamReads((javax.jms.StreamMessage) msg, p.substring(6)));
             else if (p.equals("dataStructure")) {
                 Object ds = ((ActiveMQMessage) msg).getDataStructure();
                 e.put("dataStructure", ds == null ? null : ds.getClass().getSimpleName());
@@ -464,7 +511,7 @@ public class ScriptOracle {
                     }
                     s = producerSession;
                 } else { s = lookup(sessions, "session", sl); tx = sessionTx.get(sl); }
-                String body = op.containsKey("map") ? str(op, "body", null) : req(op, "body");
+                String body = op.containsKey("map") || op.containsKey("stream") || op.containsKey("object") ? str(op, "body", null) : req(op, "body");
                 boolean persistent = bool(op, "persistent", true);
                 int priority = (int) lng(op, "priority", 4);
                 long ttl = lng(op, "ttl_ms", 0);
@@ -474,6 +521,8 @@ public class ScriptOracle {
                         : m("event", "sent", topic ? "topic" : "queue", req(op, "dest"));
                 if (body != null) e.put("body", body);
                 if (op.containsKey("map")) e.put("map", new TreeMap<>(obj(op, "map")));
+                if (op.containsKey("stream")) e.put("stream", op.get("stream"));
+                if (op.containsKey("object")) e.put("object", op.get("object"));
                 if (!persistent) e.put("persistent", false);
                 if (priority != 4) e.put("priority", priority);
                 if (ttl != 0) e.put("ttl_ms", ttl);
@@ -698,6 +747,16 @@ public class ScriptOracle {
                 else mm.setString(me.getKey(), String.valueOf(v));
             }
             tm = mm;
+        } else if (op.containsKey("stream")) {
+            javax.jms.StreamMessage sm = s.createStreamMessage();
+            @SuppressWarnings("unchecked") List<Object> vs = (List<Object>) op.get("stream");
+            for (Object v : vs) { Object t = typed(v); sm.writeObject(t != null || v == null ? t : v instanceof Long && (Long) v >= Integer.MIN_VALUE && (Long) v <= Integer.MAX_VALUE ? (Object) ((Long) v).intValue() : v); }
+            tm = sm;
+        } else if (op.containsKey("object")) {
+            javax.jms.ObjectMessage om = s.createObjectMessage();
+            Object v = op.get("object");
+            if (v != null) om.setObject((java.io.Serializable) typed(v));
+            tm = om;
         } else tm = s.createTextMessage(body);
         if (group != null) tm.setStringProperty("JMSXGroupID", group);
         if (op.containsKey("delay_ms")) tm.setLongProperty("AMQ_SCHEDULED_DELAY", lng(op, "delay_ms", 0));

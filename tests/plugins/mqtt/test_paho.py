@@ -56,6 +56,24 @@ async def test_jms_and_mqtt_share_topics_as_activemq_maps_them(minibroker_mqtt: 
     await sub.disconnect()
 
 
+async def test_stream_and_object_messages_reach_mqtt_as_activemq_s_body_bytes(minibroker_mqtt: MqttEndpoint) -> None:
+    """ActiveMQ's MQTT converter publishes a Stream- or ObjectMessage's body as it holds it: the marshalled stream,
+    the serialized object (the bytes below are ActiveMQ 5.17.2's, from tests/plugins/stomp/recordings)."""
+    from minibroker.message import ObjectBody
+    from minibroker.typed import Short
+
+    sub = await Paho.connect(minibroker_mqtt.port, "sub")
+    await sub.subscribe("jobs", 0)
+    async with await connect(minibroker_mqtt.broker) as conn:
+        producer = await (await conn.create_session()).create_producer("topic://jobs")
+        await producer.send(["x", 1, Short(2), b"hi", None])
+        await producer.send(ObjectBody.of("hello"))
+        got = [await sub.next() for _ in range(2)]
+    assert got[0].payload == bytes.fromhex("0900017805000000010400020a00000002686900")
+    assert got[1].payload == bytes.fromhex("aced000574000568656c6c6f79")
+    await sub.disconnect()
+
+
 async def test_a_retained_message_reaches_later_subscribers_until_cleared(minibroker_mqtt: MqttEndpoint) -> None:
     pub = await Paho.connect(minibroker_mqtt.port, "pub")
     await pub.publish("config/mode", b"eco", 1, retain=True)

@@ -55,6 +55,70 @@ MAPS: dict[str, dict[str, Any]] = {
     "many": {f"k{i}": {"int": i} for i in range(14)},
 }
 SUBSCRIBE_TRANSFORMATIONS = ["jms-map-json", "jms-map-xml", "jms-json", "jms-xml", "jms-object-json"]
+#: objects sent by a JMS producer in an ObjectMessage ("absent": setObject never called)
+OBJECTS: dict[str, Any] = {
+    "string": {"string": "hello"},
+    "numeric_string": {"string": "123"},
+    "escaped_string": {"string": 'a<&>"b'},
+    "empty_string": {"string": ""},
+    "int": {"int": 5},
+    "long": {"long": 12345678901},
+    "short": {"short": -2},
+    "byte": {"byte": 7},
+    "double": {"double": 1.5},
+    "float": {"float": 0.1},
+    "boolean": {"boolean": True},
+    "char": {"char": "x"},
+    "bytes": {"bytes": "hi"},
+    "absent": None,
+}
+OBJECT_TRANSFORMATIONS = [None, "jms-object-json", "jms-object-xml", "jms-json", "jms-xml", "jms-map-json"]
+#: streams sent by a JMS producer in a StreamMessage
+STREAMS: dict[str, list[Any]] = {
+    "every_type": [
+        {"string": "x"},
+        {"int": 1},
+        {"long": 12345678901},
+        {"double": 1.5},
+        {"boolean": True},
+        {"short": 2},
+        {"float": 2.5},
+        {"byte": 3},
+        {"char": "c"},
+        {"bytes": "hi"},
+    ],
+    "empty": [],
+    "long_string": [{"string": "y" * 9000}],
+}
+STREAM_TRANSFORMATIONS = [None, "jms-json", "jms-xml", "jms-object-json"]
+#: more SENDs: the object forms, jms-byte, the plain forms and an unknown name
+MORE_SENDS = [
+    ("jms-object-xml", "<string>hello</string>", False),
+    ("jms-object-xml", "<string>a &amp; b</string>", False),
+    ("jms-object-xml", "<int>5</int>", False),
+    ("jms-object-xml", "<long>7</long>", False),
+    ("jms-object-xml", "<short>3</short>", False),
+    ("jms-object-xml", "<byte>4</byte>", False),
+    ("jms-object-xml", "<double>1.5</double>", False),
+    ("jms-object-xml", "<float>2.5</float>", False),
+    ("jms-object-xml", "<boolean>true</boolean>", False),
+    ("jms-object-xml", "<char>x</char>", False),
+    ("jms-object-xml", "<map>\n  <entry>\n    <string>k</string>\n    <int>1</int>\n  </entry>\n</map>", False),
+    ("jms-object-xml", "<no-such-thing/>", False),
+    ("jms-object-xml", "not xml", False),
+    ("jms-object-json", '{"string":"hello"}', False),
+    ("jms-object-json", '{"int":5}', False),
+    ("jms-object-json", '{"string":123}', False),
+    ("jms-object-json", '{"double":1.5}', False),
+    ("jms-object-json", '{"boolean":true}', False),
+    ("jms-object-json", "not json", False),
+    ("jms-byte", "abc", False),
+    ("jms-byte", "abc", True),
+    ("jms-json", '{"map":{"entry":{"string":["only",7]}}}', False),
+    ("jms-xml", "<string>x</string>", False),
+    ("jms-map-json", "abc", True),
+    ("no-such-transformation", "abc", False),
+]
 SENDS = [
     ("jms-map-json", '{"map":{"entry":[{"string":["name","x"]},{"string":"n","int":5},{"string":"f","float":1.5}]}}'),
     ("jms-map-json", '{"map":{"entry":{"string":["only",7]}}}'),
@@ -135,10 +199,87 @@ def run(classpath: str) -> dict[str, Any]:
                 "jms": ask({"op": "receive", "queue": "IN", "timeout_ms": 2000})["message"],
             }
         )
+    objects = []
+    for name, value in OBJECTS.items():
+        for transformation in OBJECT_TRANSFORMATIONS:
+            queue = f"object.{name}.{transformation}"
+            ask({"op": "send_object", "queue": queue, **({} if value is None else {"object": value})})
+            headers = {"id": queue, "destination": f"/queue/{queue}"}
+            if transformation is not None:
+                headers["transformation"] = transformation
+            sock.sendall(frame("SUBSCRIBE", headers))
+            _, got, body = frames.next()
+            objects.append(_rendering(name, transformation, got, body))
+    streams = []
+    for name, values in STREAMS.items():
+        for transformation in STREAM_TRANSFORMATIONS:
+            queue = f"stream.{name}.{transformation}"
+            ask({"op": "send_stream", "queue": queue, "stream": values})
+            headers = {"id": queue, "destination": f"/queue/{queue}"}
+            if transformation is not None:
+                headers["transformation"] = transformation
+            sock.sendall(frame("SUBSCRIBE", headers))
+            _, got, body = frames.next()
+            streams.append(_rendering(name, transformation, got, body))
+    plain = []
+    for op in ("send_text", "send_bytes"):
+        for transformation in OBJECT_TRANSFORMATIONS:
+            queue = f"{op}.{transformation}"
+            ask({"op": op, "queue": queue, "text": "hello"})
+            headers = {"id": queue, "destination": f"/queue/{queue}"}
+            if transformation is not None:
+                headers["transformation"] = transformation
+            sock.sendall(frame("SUBSCRIBE", headers))
+            _, got, body = frames.next()
+            plain.append(_rendering(op.removeprefix("send_"), transformation, got, body))
+    more = []
+    for index, (transformation, body, with_length) in enumerate(MORE_SENDS):
+        headers = {"destination": f"/queue/MORE{index}", "transformation": transformation, "receipt": "r"}
+        if with_length:
+            headers["content-length"] = str(len(body.encode()))
+        sock.sendall(frame("SEND", headers, body.encode()))
+        command, reply_headers, _ = frames.next()
+        more.append(
+            {
+                "transformation": transformation,
+                "body": body,
+                "content_length": with_length,
+                "reply": command,
+                "reply_message": reply_headers.get("message"),
+                "jms": _message_or_error(ask({"op": "receive", "queue": f"MORE{index}", "timeout_ms": 2000})),
+            }
+        )
     sock.close()
     ask({"op": "quit"}) if False else (proc.stdin.write('{"op":"quit"}\n'), proc.stdin.flush())
     proc.wait()
-    return {"maps": MAPS, "rendered": rendered, "sent": sent}
+    return {
+        "maps": MAPS,
+        "rendered": rendered,
+        "sent": sent,
+        "objects": OBJECTS,
+        "objects_rendered": objects,
+        "streams": STREAMS,
+        "streams_rendered": streams,
+        "more_sent": more,
+        "plain_rendered": plain,
+    }
+
+
+def _message_or_error(answer: dict[str, Any]) -> Any:
+    return answer["message"] if "message" in answer else {"receive_error": answer.get("error")}
+
+
+#: headers that differ from run to run
+_VOLATILE = {"message-id", "timestamp", "expires", "destination", "subscription", "priority", "persistent"}
+
+
+def _rendering(name: str, transformation: str | None, headers: dict[str, str], body: bytes) -> dict[str, Any]:
+    return {
+        "value": name,
+        "transformation": transformation,
+        "headers": {k: v for k, v in sorted(headers.items()) if k not in _VOLATILE},
+        "body": body.decode("utf-8", "backslashreplace"),
+    }
 
 
 def main() -> int:

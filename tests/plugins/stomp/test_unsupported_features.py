@@ -46,11 +46,6 @@ SUBSCRIBE_CASES = [
     ),
     ({"destination": "/queue/orders.>", "browser": "true"}, "wildcard-browser", "queue://orders.>"),
     ({"destination": "/topic/t", "activemq.retroactive": "true"}, "stomp-retroactive", "activemq.retroactive:true"),
-    (
-        {"destination": "/queue/q", "transformation": "jms-byte"},
-        "stomp-transformation",
-        "transformation:jms-byte",
-    ),
 ]
 
 
@@ -68,15 +63,22 @@ async def test_subscribe_is_refused(
 
 
 SEND_CASES = [
-    ({"destination": "/queue/qa,/topic/ActiveMQ.Advisory.x"}, "advisory"),
-    ({"destination": "/queue/q", "transformation": "jms-object-xml"}, "stomp-transformation"),
+    ({"destination": "/queue/qa,/topic/ActiveMQ.Advisory.x"}, "advisory", "m"),
+    ({"destination": "/queue/q", "transformation": "jms-object-xml"}, "stomp-object-transformation-class", "<map/>"),
+    (
+        {"destination": "/queue/q", "transformation": "jms-object-json"},
+        "stomp-object-transformation-class",
+        '{"java.util.ArrayList":""}',
+    ),
 ]
 
 
-@pytest.mark.parametrize(("headers", "feature"), SEND_CASES, ids=[c[1] for c in SEND_CASES])
-async def test_send_is_refused(server: StompServer, broker: Broker, headers: dict[str, str], feature: str) -> None:
+@pytest.mark.parametrize(("headers", "feature", "body"), SEND_CASES, ids=[c[1] + ":" + c[2] for c in SEND_CASES])
+async def test_send_is_refused(
+    server: StompServer, broker: Broker, headers: dict[str, str], feature: str, body: str
+) -> None:
     client = await connected(server)
-    reply = await client.request("SEND", headers, "m")
+    reply = await client.request("SEND", headers, body)
     assert reply.command == "ERROR"
     assert reply.headers["message"].startswith(f"Unsupported feature [{feature}]: ")
     assert broker.queue_names() == []  # nothing half-done: no copy of a composite went out
