@@ -14,6 +14,11 @@ DEFAULT_MAX_FRAME_SIZE = 64 * 1024 * 1024
 #: seconds a native client has from accept to HELLO before its socket is closed (ActiveMQ gives a new connection
 #: 30 s, ``transport.connectAttemptTimeout``; the STOMP listener's CONNECT deadline is the same), on the broker's clock
 DEFAULT_HANDSHAKE_TIMEOUT = 30.0
+#: seconds a native connection may stay silent before the broker closes it (ActiveMQ's ``maxInactivityDuration``,
+#: 30 s); clients send a KEEP_ALIVE every :data:`KEEP_ALIVE_INTERVAL` seconds. Real time, not the broker's clock: it is
+#: about the network, and a test's virtual hour must not close its clients
+DEFAULT_IDLE_TIMEOUT = 30.0
+KEEP_ALIVE_INTERVAL = 10.0
 #: the largest frame a client may send before it has logged in (native HELLO, STOMP CONNECT: credentials, no body),
 #: so an unauthenticated socket cannot make the broker buffer a large partial frame
 PRE_LOGIN_MAX_FRAME_SIZE = 64 * 1024

@@ -77,6 +77,7 @@ from ._core.virtual import DEFAULT_VIRTUAL_TOPICS, VirtualTopics
 from ._defaults import (
     DEFAULT_HANDSHAKE_TIMEOUT,
     DEFAULT_HOST,
+    DEFAULT_IDLE_TIMEOUT,
     DEFAULT_MAX_CONNECTIONS,
     DEFAULT_MAX_FRAME_SIZE,
     DEFAULT_PORT,
@@ -119,6 +120,7 @@ class ServerConfig:
     max_connections: int = DEFAULT_MAX_CONNECTIONS
     max_frame_size: int = DEFAULT_MAX_FRAME_SIZE
     handshake_timeout: float = DEFAULT_HANDSHAKE_TIMEOUT
+    idle_timeout: float = DEFAULT_IDLE_TIMEOUT
 
 
 @attrs.frozen(slots=True)
@@ -372,6 +374,7 @@ def parse_config(doc: Mapping[str, Any], *, path: str | os.PathLike[str] | None 
             "max_connections",
             "max_frame_size",
             "handshake_timeout",
+            "idle_timeout",
             "max_consumers_per_connection",
             "max_transactions_per_connection",
         },
@@ -402,7 +405,10 @@ def parse_config(doc: Mapping[str, Any], *, path: str | os.PathLike[str] | None 
         max_connections=reader.value(limits, "max_connections", "int", DEFAULT_MAX_CONNECTIONS, "limits"),
         max_frame_size=reader.value(limits, "max_frame_size", "size", DEFAULT_MAX_FRAME_SIZE, "limits"),
         handshake_timeout=reader.value(limits, "handshake_timeout", "float", DEFAULT_HANDSHAKE_TIMEOUT, "limits"),
+        idle_timeout=reader.value(limits, "idle_timeout", "float", DEFAULT_IDLE_TIMEOUT, "limits"),
     )
+    if server_config.idle_timeout < 0:
+        raise reader.fail("limits.idle_timeout", f"{server_config.idle_timeout} must be 0 (never) or above")
     if server_config.handshake_timeout <= 0:
         raise reader.fail("limits.handshake_timeout", f"{server_config.handshake_timeout} must be above 0")
     for key, value, low in (

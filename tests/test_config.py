@@ -37,6 +37,7 @@ stomp_port = 61613
 max_connections = 5
 max_frame_size = "1 MiB"
 handshake_timeout = 2.5
+idle_timeout = 0
 
 [destinations.">"]
 dead_letter_strategy = "individual"
@@ -91,7 +92,7 @@ class TestValid:
         assert config.name == "test-broker" and config.data_dir == tmp_path / "data"
         assert config.server.host == "0.0.0.0" and config.server.port == 0 and config.server.stomp_port == 61613
         assert config.server.max_connections == 5 and config.server.max_frame_size == 1024 * 1024
-        assert config.server.handshake_timeout == 2.5
+        assert config.server.handshake_timeout == 2.5 and config.server.idle_timeout == 0
         assert config.policies[">"] == DestinationPolicy(
             dead_letter_strategy="individual", queue_prefix="DLQ.", process_non_persistent=True
         )
@@ -171,6 +172,7 @@ class TestErrors:
             ("[limits]\nmax_frame_size = 'big'", "limits.max_frame_size", "expected a size"),
             ("[limits]\nmax_connections = true", "limits.max_connections", "expected an integer"),
             ("[limits]\nhandshake_timeout = 0", "limits.handshake_timeout", "must be above 0"),
+            ("[limits]\nidle_timeout = -1", "limits.idle_timeout", "must be 0 (never) or above"),
             ('[destinations."orders.>"]\nmemroy_limit = 1', 'destinations."orders.>".memroy_limit', "unknown key"),
             (
                 '[destinations."orders.>"]\nmemory_limit = "lots"',

@@ -26,6 +26,7 @@ from .._core.durable import DurableView
 from .._core.effects import Dispatch
 from .._core.queue import QueueStatistics
 from .._core.replay import BrokerInfo, CursorAck, PublishResult, RangeEntry, RangeRead
+from .._defaults import KEEP_ALIVE_INTERVAL
 from ..clock import Clock, RealClock
 from ..errors import ConnectionClosed, InvalidConfiguration, MinibrokerError, RemoteProtocolError
 from ..message import Destination, DestinationKind, Message, temporary_text
@@ -63,6 +64,7 @@ from ..wire import (
     encode_get_queue_statistics,
     encode_handshake,
     encode_hello,
+    encode_keep_alive,
     encode_list_queues,
     encode_list_topics,
     encode_publish,
@@ -155,6 +157,14 @@ class TcpLink:
         self._async_error_handler: Callable[[MinibrokerError], None] | None = None
         self._write(encode_handshake())
         self._reader_task = self._loop.create_task(self._read_loop(), name=f"minibroker-tcp-reader {url}")
+        #: a KEEP_ALIVE every KEEP_ALIVE_INTERVAL real seconds, so the broker's idle timeout spares a quiet client
+        self._keep_alive = self._loop.call_later(KEEP_ALIVE_INTERVAL, self._send_keep_alive)
+
+    def _send_keep_alive(self) -> None:
+        if self._lost or self._closing:
+            return
+        self._write(encode_keep_alive())
+        self._keep_alive = self._loop.call_later(KEEP_ALIVE_INTERVAL, self._send_keep_alive)
 
     def __repr__(self) -> str:
         state = "open" if self._open else "closed"
@@ -321,6 +331,7 @@ class TcpLink:
         if self._lost:
             return
         self._lost = True
+        self._keep_alive.cancel()
         was_open = self._open
         self._open = False
         if error is not None and self._fatal is None:
@@ -472,13 +483,20 @@ class TcpLink:
     # -- beyond BrokerLink ------------------------------------------------------------------------------------------
 
     async def list_queues(self) -> list[QueueStatistics]:
-        """Every queue of the broker with its statistics, by name (what ``minibroker stat`` prints)."""
+        """Every queue of the broker with its statistics, by name (what ``minibroker stat`` prints), asked a page
+        at a time until an empty page."""
         self._check()
-        request_id, future = self._new_request()
-        self._write(encode_list_queues(request_id))
-        queues = await future
-        assert isinstance(queues, list)
-        return queues
+        queues: list[QueueStatistics] = []
+        after = ""
+        while True:
+            request_id, future = self._new_request()
+            self._write(encode_list_queues(request_id, after))
+            page = await future
+            assert isinstance(page, list)
+            if not page:
+                return queues
+            queues += page
+            after = page[-1].name
 
     async def list_topics(self) -> tuple[list[QueueStatistics], list[DurableView], int]:
         """Every topic with its statistics, every durable subscription, and how many messages wait in the

@@ -467,11 +467,15 @@ def encode_get_queue_statistics(request_id: int, queue: str) -> bytes:
     return _request_with_name(FrameType.GET_QUEUE_STATISTICS, request_id, queue)
 
 
-def encode_list_queues(request_id: int) -> bytes:
+def encode_list_queues(request_id: int, after: str = "") -> bytes:
+    return _request_with_name(FrameType.LIST_QUEUES, request_id, after)
+
+
+def encode_keep_alive() -> bytes:
     try:
-        return REQ.pack(REQ.size - 4, FrameType.LIST_QUEUES, request_id)
-    except ENCODE_FAILURES as exc:
-        cannot_encode("LIST_QUEUES", exc)
+        return REQ.pack(REQ.size - 4, FrameType.KEEP_ALIVE, 0)
+    except ENCODE_FAILURES as exc:  # pragma: no cover - constant
+        cannot_encode("KEEP_ALIVE", exc)
 
 
 def encode_close(request_id: int, last_delivered_seq: int = -1) -> bytes:

@@ -20,7 +20,7 @@ from .._core.replay import BrokerInfo, CursorAck, PublishResult, RangeEntry
 from ..message import Message
 
 MAGIC = b"MBRK"
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2
 
 
 class FrameType(enum.IntEnum):
@@ -64,6 +64,7 @@ class FrameType(enum.IntEnum):
     PUBLISH = 0x43
     ADD_PRODUCER = 0x44
     REMOVE_PRODUCER = 0x45
+    KEEP_ALIVE = 0x46
     # ... and their answers, server -> client
     RANGE_RESULT = 0x50
     CURSOR_ACKED = 0x51
@@ -205,7 +206,19 @@ class QueueStatisticsResult:
 
 @attrs.frozen(slots=True)
 class ListQueues:
+    """Ask for the queues named after ``after`` ("" for the first), a page at a time (QUEUE_LIST; an empty one
+    ends the listing), so that a million queues never make one frame."""
+
     request_id: int
+    after: str = ""
+
+
+@attrs.frozen(slots=True)
+class KeepAlive:
+    """The client is alive, though it has had nothing to say (ActiveMQ's KeepAliveInfo): the broker closes a
+    logged-in connection it has heard nothing from for its idle timeout."""
+
+    request_id: int = 0
 
 
 @attrs.frozen(slots=True)
@@ -453,6 +466,7 @@ Frame: TypeAlias = (
     | GetQueueStatistics
     | QueueStatisticsResult
     | ListQueues
+    | KeepAlive
     | QueueList
     | Close
     | ReadRange

@@ -32,7 +32,7 @@ from .frames import (
     Frame,
     GetBrokerInfo,
     Hello,
-    ListQueues,
+    KeepAlive,
     Ok,
     Publish,
     Published,
@@ -423,10 +423,10 @@ class FrameParser:
         done(frame, 9)
         return Begin(txn)
 
-    def parse_list_queues(self, frame: bytes) -> ListQueues:
+    def parse_keep_alive(self, frame: bytes) -> KeepAlive:
         (request_id,) = U32_UNPACK(frame, 1)
         done(frame, 5)
-        return ListQueues(request_id)
+        return KeepAlive(request_id)
 
     def parse_browse_result(self, frame: bytes) -> BrowseResult:
         request_id, last, count = BROWSE_RESULT_BODY.unpack_from(frame, 1)

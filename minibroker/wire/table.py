@@ -40,6 +40,7 @@ from .frames import (
     GetQueueStatistics,
     Handshake,
     Hello,
+    KeepAlive,
     ListQueues,
     ListTopics,
     Ok,
@@ -139,7 +140,14 @@ ROWS: tuple[Row, ...] = (
         lambda f: e.encode_get_queue_statistics(f.request_id, f.queue),
         request_and_queue(GetQueueStatistics),
     ),
-    _row(_T.LIST_QUEUES, ListQueues, "client", lambda f: e.encode_list_queues(f.request_id), P.parse_list_queues),
+    _row(
+        _T.LIST_QUEUES,
+        ListQueues,
+        "client",
+        lambda f: e.encode_list_queues(f.request_id, f.after),
+        request_and_queue(ListQueues),
+    ),
+    _row(_T.KEEP_ALIVE, KeepAlive, "client", lambda f: e.encode_keep_alive(), P.parse_keep_alive),
     _row(
         _T.CLOSE, Close, "client", lambda f: e.encode_close(f.request_id, f.last_delivered_seq), request_and_int(Close)
     ),

@@ -20,6 +20,7 @@ import sys
 from minibroker._defaults import (
     DEFAULT_HANDSHAKE_TIMEOUT,
     DEFAULT_HOST,
+    DEFAULT_IDLE_TIMEOUT,
     DEFAULT_MAX_CONNECTIONS,
     DEFAULT_MAX_FRAME_SIZE,
     DEFAULT_PORT,
@@ -527,6 +528,7 @@ async def _serve(
     stop = asyncio.Event()
     async with broker:
         handshake_timeout = config.server.handshake_timeout if config is not None else DEFAULT_HANDSHAKE_TIMEOUT
+        idle_timeout = config.server.idle_timeout if config is not None else DEFAULT_IDLE_TIMEOUT
         servers: list[Any] = []
         for socks, context in ((listeners.socks, None), (listeners.extra.get("ssl"), listeners.tls_context)):
             if socks:
@@ -536,6 +538,7 @@ async def _serve(
                     max_frame_size=listeners.max_frame_size,
                     max_connections=listeners.max_connections,
                     handshake_timeout=handshake_timeout,
+                    idle_timeout=idle_timeout,
                     ssl=context,
                 )
                 servers.append(server)

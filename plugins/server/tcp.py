@@ -14,6 +14,7 @@ transport failure (``last_delivered_seq=None``: in-flight messages are redeliver
 from __future__ import annotations
 
 import asyncio
+import bisect
 import contextlib
 import json
 import logging
@@ -28,6 +29,7 @@ import attrs
 from minibroker import Admission, Broker, Dispatch, MessageAck
 from minibroker._defaults import (
     DEFAULT_HANDSHAKE_TIMEOUT,
+    DEFAULT_IDLE_TIMEOUT,
     DEFAULT_MAX_CONNECTIONS,
     DEFAULT_MAX_WRITE_BUFFER,
     MAX_RANGE_BYTES,
@@ -66,6 +68,7 @@ from minibroker.wire import (
     GetQueueStatistics,
     Handshake,
     Hello,
+    KeepAlive,
     ListQueues,
     ListTopics,
     Publish,
@@ -101,6 +104,8 @@ __all__ = ["DEFAULT_MAX_CONNECTIONS", "DEFAULT_MAX_FRAME_SIZE", "Server", "start
 log = logging.getLogger("minibroker.server")
 
 _READ_SIZE = 256 * 1024
+#: queues per QUEUE_LIST answer: a million queues are listed a page at a time
+QUEUE_LIST_PAGE = 10_000
 #: drain a client's socket (wait for it to read) once this many bytes wait to be sent
 _HIGH_WATER = 1024 * 1024
 
@@ -136,6 +141,12 @@ class _ClientConnection:
         #: flow-controlled producer's connection
         self.held: tuple[Send, Admission] | None = None
         self.decoder: FrameDecoder | None = None
+        #: socket reads so far, and at the idle monitor's last look (ActiveMQ's InactivityMonitor read check)
+        self.reads = 0
+        self.reads_seen = -1
+        self.idle_check: asyncio.TimerHandle | None = None
+        #: the queue names of a listing in progress (LIST_QUEUES pages through one snapshot)
+        self.listing: list[str] = []
 
     def __repr__(self) -> str:
         return f"<client {self.peer} connection={self.connection_id}>"
@@ -185,10 +196,33 @@ class _ClientConnection:
         self.writer.write(encode_handshake())
         clock = self.broker.clock
         deadline = clock.call_at(clock.now() + self.server.handshake_timeout, self.handshake_expired)
+        if self.server.idle_timeout > 0:
+            self.idle_check = self.loop.call_later(self.server.idle_timeout, self.check_idle)
         try:
             await self.serve()
         finally:
             deadline.cancel()
+            if self.idle_check is not None:
+                self.idle_check.cancel()
+
+    def check_idle(self) -> None:
+        """Close a connection nothing was read from for a whole idle timeout (issue 15, item 9): a peer that is gone
+        without a word, or that holds a slot and says nothing; live clients send KEEP_ALIVE."""
+        if self.finished:
+            return
+        if self.reads == self.reads_seen:
+            timeout = self.server.idle_timeout
+            log.info("%r: nothing read for %s s, closing", self, timeout)
+            self.abort(
+                LimitExceeded(
+                    f"Channel was inactive for too (>{round(timeout * 1000)}) long: {self.server.url}",
+                    timeout=timeout,
+                )
+            )
+            self.transport.abort()
+            return
+        self.reads_seen = self.reads
+        self.idle_check = self.loop.call_later(self.server.idle_timeout, self.check_idle)
 
     def handshake_expired(self) -> None:
         """No HELLO within the deadline: a silent socket may not hold a connection slot (issue 15, item 9)."""
@@ -215,6 +249,7 @@ class _ClientConnection:
                 if not data:
                     log.debug("%r: the client closed the socket", self)
                     break
+                self.reads += 1
                 decoder.receive_data(data)
                 for frame in decoder:
                     self.handle(frame)
@@ -414,10 +449,17 @@ class _ClientConnection:
             broker.authorize(connection_id, "read", Destination.queue(frame.queue))
             self.emit(encode_queue_statistics(frame.request_id, broker.queue_statistics(frame.queue)))
         elif isinstance(frame, ListQueues):
-            listed = [
-                broker.queue_statistics(name) for name in broker.queue_names() if self.may_read(connection_id, name)
-            ]
+            if not frame.after:  # a new listing: one sorted snapshot, paged through by name
+                self.listing = broker.queue_names()
+            names = self.listing
+            start = bisect.bisect_right(names, frame.after) if frame.after else 0
+            page = names[start : start + QUEUE_LIST_PAGE]
+            listed = [broker.queue_statistics(name) for name in page if self.may_read(connection_id, name)]
+            if not page:
+                self.listing = []
             self.emit(encode_queue_list(frame.request_id, [stats for stats in listed if stats is not None]))
+        elif isinstance(frame, KeepAlive):
+            pass  # its read was enough
         elif isinstance(frame, Purge):
             self.emit(encode_purged(frame.request_id, broker.purge(frame.queue, connection_id)))
         elif isinstance(frame, ListTopics):
@@ -516,8 +558,10 @@ class Server:
         max_frame_size: int,
         max_connections: int,
         handshake_timeout: float = DEFAULT_HANDSHAKE_TIMEOUT,
+        idle_timeout: float = DEFAULT_IDLE_TIMEOUT,
     ) -> None:
         self.broker = broker
+        self.idle_timeout = idle_timeout
         #: a server-side TLS context: the listener speaks TLS (``ssl://``)
         self.ssl: SSLContext | None = None
         self.handshake_timeout = handshake_timeout
@@ -635,6 +679,7 @@ async def start_server(
     max_frame_size: int = DEFAULT_MAX_FRAME_SIZE,
     max_connections: int = DEFAULT_MAX_CONNECTIONS,
     handshake_timeout: float = DEFAULT_HANDSHAKE_TIMEOUT,
+    idle_timeout: float = DEFAULT_IDLE_TIMEOUT,
     sock: socket.socket | Sequence[socket.socket] | None = None,
     ssl: SSLContext | None = None,
 ) -> Server:
@@ -643,11 +688,17 @@ async def start_server(
     ``sock``: serve on this already bound (and possibly listening) socket, or these sockets, instead of binding
     ``host``:``port``; the server owns and closes them. ``minibroker serve`` binds before it imports the broker, so
     that clients can connect (and wait in the backlog) while it starts. ``handshake_timeout``: seconds (broker's
-    clock) a client has to send HELLO before its socket is closed. ``ssl``: a server-side ``ssl.SSLContext`` makes it a
-    TLS listener (ActiveMQ's ``ssl://``; clients ``connect("ssl://HOST:PORT", ssl=...)``)."""
+    clock) a client has to send HELLO before its socket is closed; ``idle_timeout``: real seconds a connection may
+    stay silent (clients send KEEP_ALIVE every 10 s) before it is closed, 0 for never. ``ssl``: a server-side
+    ``ssl.SSLContext`` makes it a TLS listener (ActiveMQ's ``ssl://``; clients ``connect("ssl://HOST:PORT",
+    ssl=...)``)."""
     check_limits(max_frame_size, max_connections)
     server = Server(
-        broker, max_frame_size=max_frame_size, max_connections=max_connections, handshake_timeout=handshake_timeout
+        broker,
+        max_frame_size=max_frame_size,
+        max_connections=max_connections,
+        handshake_timeout=handshake_timeout,
+        idle_timeout=idle_timeout,
     )
     server.ssl = ssl
     await server._start(host, port, [sock] if isinstance(sock, socket.socket) else list(sock or ()))

@@ -233,6 +233,55 @@ class TestPullAndBrowse:
         listed = [q for q in queues if q.name == "listed"]
         assert len(listed) == 1 and listed[0].size == 2 and listed[0].enqueued == 2
 
+    async def test_a_long_queue_list_comes_a_page_at_a_time(
+        self, broker: Broker, server: Server, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """issue 15: a million queues made one answer too large for a frame; the list is paged by name."""
+        from minibroker.plugins.server import tcp
+
+        monkeypatch.setattr(tcp, "QUEUE_LIST_PAGE", 3)
+        async with await connect(server.url) as conn:
+            for i in range(8):
+                await send_all(conn, f"q{i}", ["m"])
+            asked: list[bytes] = []
+            link = link_of(conn)
+            write = link._write
+            monkeypatch.setattr(link, "_write", lambda data: (asked.append(data), write(data)))
+            queues = await link.list_queues()
+        assert [q.name for q in queues] == [f"q{i}" for i in range(8)]
+        assert sum(1 for data in asked if data[4] == wire.FrameType.LIST_QUEUES) == 4  # 3 + 3 + 2, then an empty page
+
+
+class TestIdleTimeout:
+    """issue 15, item 9: a logged-in connection the broker hears nothing from for its idle timeout is closed
+    (ActiveMQ's InactivityMonitor); the client's KEEP_ALIVE keeps a quiet connection open. Real time, short."""
+
+    async def test_a_silent_logged_in_socket_is_closed(self, broker: Broker) -> None:
+        server = await start_server(broker, idle_timeout=0.2)
+        try:
+            reader, writer = await asyncio.open_connection(server.host, server.port)
+            writer.write(wire.encode_handshake() + wire.encode_hello(1, None, None, None))
+            rest = await asyncio.wait_for(reader.read(), 5)  # everything up to EOF: the socket was closed
+            assert b"Channel was inactive for too (>200) long" in rest
+            writer.close()
+        finally:
+            await server.close()
+
+    async def test_a_quiet_client_is_kept_open_by_its_keep_alives(
+        self, broker: Broker, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        from minibroker.transport import tcp_link
+
+        monkeypatch.setattr(tcp_link, "KEEP_ALIVE_INTERVAL", 0.02)
+        server = await start_server(broker, idle_timeout=0.2)
+        try:
+            async with await connect(server.url) as conn:
+                await asyncio.sleep(0.7)  # the network's real time is what is under test: 3 idle timeouts
+                await send_all(conn, "still-open", ["m"])
+                assert broker.queue("still-open").size == 1
+        finally:
+            await server.close()
+
 
 class TestErrors:
     async def test_broker_errors_are_typed_and_keep_the_connection(self, conn: Connection) -> None:

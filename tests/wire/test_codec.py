@@ -16,6 +16,8 @@ from hypothesis import strategies as st
 from minibroker import AckType, ConsumerInfo, Destination, Dispatch, Message, MessageAck, QueueStatistics, wire
 from minibroker._core.replay import BrokerInfo, CursorAck, PublishResult, QueuePosition, RangeEntry
 from minibroker.errors import FrameTooLarge, LocalProtocolError, RemoteProtocolError
+from minibroker.message import ObjectBody
+from minibroker.typed import Float, Short
 from minibroker.wire import (
     AddConsumer,
     Begin,
@@ -120,6 +122,9 @@ EVERY_FRAME: list[wire.Frame] = [
     Send(6, message()),
     Send(7, full_message(), 12, True),
     Send(8, message(body=b"\x00\x01binary\xff"), None, False),
+    Send(9, message(body=("s", 1, None, b"\x00", Short(2), Float(0.5))), None, False),
+    Send(10, message(body=ObjectBody.of("hello")), None, False),
+    Send(11, message(body=ObjectBody(b"")), None, False),
     Ok(6),
     Error(7, "transaction", "unknown transaction 12"),
     Error(0, "remote-protocol", "bad", True),
@@ -170,6 +175,8 @@ EVERY_FRAME: list[wire.Frame] = [
     wire.AddProducer(3, "topic://prices.ü"),
     wire.AddProducer(4, ""),
     wire.RemoveProducer(3, ""),
+    wire.KeepAlive(),
+    wire.ListQueues(4, "orders"),
     wire.ListTopics(28),
     wire.TopicList(28, '{"topics": [["prices", 3, 6, 2]], "durables": []}'),
     AddConsumer(27, ConsumerInfo(T, 100, "a > 1", 0, False, False, True, 3, "durable-1")),

@@ -65,6 +65,7 @@ SAMPLES: dict[type[Any], wire.Frame] = {
         wire.Unsubscribe(20, "sub-1"),
         wire.AddProducer(1, "queue://orders"),
         wire.RemoveProducer(1, ""),
+        wire.KeepAlive(),
         wire.ListTopics(21),
         wire.TopicList(21, '{"topics": [], "durables": []}'),
     )
