@@ -58,3 +58,30 @@ def test_limits_are_configured_and_checked() -> None:
     assert info.value.key == "limits.max_consumers_per_connection"
     with pytest.raises(InvalidConfiguration):
         ConnectionLimits(max_transactions=0)
+
+
+async def test_a_slow_topic_subscriber_keeps_the_1000_newest_by_default() -> None:
+    """issue 15, item 11: ActiveMQ's stock pending-message limit (1000) on topics: a subscriber that does not read
+    cannot make the broker keep every message; the oldest waiting ones are discarded, the newest kept."""
+    from minibroker import Broker, ManualClock
+    from minibroker.client import connect
+
+    async with Broker(clock=ManualClock(autojump=True)) as broker, await connect(broker) as conn:
+        session = await conn.create_session()
+        slow = await session.create_consumer("topic://prices?consumer.prefetchSize=1")
+        producer = await session.create_producer("topic://prices")
+        for i in range(1005):
+            await producer.send(f"p{i}", persistent=False)
+        bodies = [(await slow.receive(timeout=1)).body for _ in range(1001)]  # type: ignore[union-attr]
+        assert bodies == ["p0", *(f"p{i}" for i in range(5, 1005))]
+        assert await slow.receive(timeout=0.1) is None
+        assert [record.body for record in broker.dead_letters()] == ["p1", "p2", "p3", "p4"]  # dropped: non-persistent
+
+
+async def test_the_pending_limit_is_a_topic_policy() -> None:
+    import tomllib
+
+    from minibroker.config import parse_config
+
+    config = parse_config(tomllib.loads('[destinations."topic://>"]\npending_message_limit = -1\n'))
+    assert config.policies["topic://>"].pending_message_limit == -1

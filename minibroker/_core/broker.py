@@ -217,7 +217,8 @@ class BrokerCore(Advising, DurableConsumers, ReplayableReads, Scheduling):
     def topic(self, name: str) -> Topic:
         t = self.topics.get(name)
         if t is None:
-            t = Topic(Destination.topic(name))
+            dest = Destination.topic(name)
+            t = Topic(dest, self._policy_for(dest).pending_message_limit)
             self.topics[name] = t
             for sub in self.subs_on_many:  # a wildcard subscriber also reads topics made after it (ActiveMQ)
                 if sub.destination.kind is not QUEUE and reads(sub.destination, name):
@@ -550,6 +551,8 @@ class BrokerCore(Advising, DurableConsumers, ReplayableReads, Scheduling):
                     return
                 t = self.topic(dest.name)  # a wildcard subscriber reads it: made now, with that subscriber in it
             t.publish(message, connection_id)
+            if t.discarded:
+                self._discarded(t)
             if t.durables:
                 self._feed_durables(t, message, connection_id)
             self._dispatch_destination(dest)
@@ -637,6 +640,19 @@ class BrokerCore(Advising, DurableConsumers, ReplayableReads, Scheduling):
         return True
 
     # -- expiry and dead letters (semantics §5) ---------------------------------------------------------------------
+
+    def _discarded(self, t: Topic) -> None:
+        """Messages a slow subscriber's pending limit discarded: dead-lettered as ActiveMQ's TopicSubscription does
+        (``TopicSubDiscard``; a persistent one reaches the DLQ, a non-persistent one is dropped by default)."""
+        discarded, t.discarded = t.discarded, []
+        policy = self._policy_for(t.destination)
+        now = self.clock.now()
+        for sub, entry in discarded:
+            connection = self.connections.get(sub.connection_id)
+            name = connection.name if connection is not None else str(sub.connection_id)
+            self.history.add(entry.message.message_id, now, "discarded", consumer_id=sub.consumer_id)
+            cause = f"java.lang.Throwable: TopicSubDiscard. {name}:1:{sub.consumer_id}"
+            self._dead_letter(policy, entry.message, cause, expired=False, counter=entry.redelivery_counter)
 
     def _expire_entry(self, q: Queue, entry: QueueEntry, now: float, *, pending: bool) -> None:
         q.expire(entry, pending=pending)

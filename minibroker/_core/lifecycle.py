@@ -86,6 +86,10 @@ TRANSITIONS: dict[tuple[State, str], frozenset[State]] = {
     (DEAD, "dead-letter"): frozenset({DEAD}),
     (DEAD, "drop"): frozenset({DEAD}),
     (DEAD, "schedule redelivery"): frozenset({DEAD}),
+    # a slow topic subscriber's pending limit (its copy only), then the copy's fate
+    (READY, "discard"): frozenset({DISCARDED}),
+    (DISCARDED, "dead-letter"): frozenset({DISCARDED}),
+    (DISCARDED, "drop"): frozenset({DISCARDED}),
     # administration
     (READY, "purge"): frozenset({PURGED}),
     (IN_FLIGHT, "purge"): frozenset({PURGED}),

@@ -39,3 +39,7 @@ class DestinationPolicy:
     #: ActiveMQ ``sendFailIfNoSpaceAfterTimeout`` (here in seconds): how long a send waits for space before it fails
     #: with ``LimitExceeded`` (None: as long as it takes)
     send_fail_if_no_space_after_timeout: float | None = None
+    #: ActiveMQ ``constantPendingMessageLimitStrategy`` (topics): a non-durable subscriber that falls behind keeps at
+    #: most this many messages waiting beyond its prefetch window; older ones are discarded (to the dead-letter queue
+    #: when the strategy takes them), as ActiveMQ's stock ``activemq.xml`` does with 1000. -1: no limit
+    pending_message_limit: int = 1000

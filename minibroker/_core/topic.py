@@ -17,8 +17,12 @@ __all__ = ["Topic"]
 
 
 class Topic:
-    def __init__(self, destination: Destination) -> None:
+    def __init__(self, destination: Destination, pending_limit: int = -1) -> None:
         self.destination = destination
+        #: a subscriber's most waiting messages (DestinationPolicy.pending_message_limit; -1: no limit)
+        self.pending_limit = pending_limit
+        #: (subscription, entry) discarded by the limit since the broker last looked (it dead-letters them)
+        self.discarded: list[tuple[Subscription, QueueEntry]] = []
         self.subscriptions: list[Subscription] = []
         #: durable subscriptions of this topic, active or not (durable.py): each publish feeds their queues
         self.durables: list[DurableSubscription] = []
@@ -61,7 +65,20 @@ class Topic:
                 continue
             if sub.selector is not None and not sub.matches(message, 0):
                 continue
-            self.pending[sub.consumer_id].append(QueueEntry(message, seq))
+            pending = self.pending[sub.consumer_id]
+            pending.append(QueueEntry(message, seq))
+            if 0 <= self.pending_limit < len(pending):
+                self._discard_oldest(sub, pending)
+
+    def _discard_oldest(self, sub: Subscription, pending: deque[QueueEntry]) -> None:
+        """ActiveMQ's TopicSubscription: what waits beyond the window is kept to the limit, the oldest going first
+        (the first ``room`` entries are about to be dispatched, so they are not waiting)."""
+        room = max(sub.room(), 0)
+        while len(pending) - room > self.pending_limit:
+            entry = pending[room]
+            del pending[room]
+            self.dequeued += 1
+            self.discarded.append((sub, entry))
 
     def dispatch(self, now: float, out: list[Dispatch], expired: list[QueueEntry]) -> None:
         for sub in self.subscriptions:

@@ -78,6 +78,7 @@ JAVA_TYPES: list[tuple[type[BaseException], str]] = [
 
 _ID = re.compile(r"ID:[A-Za-z0-9_.\-]+(:[0-9]+)*")
 _EXPIRATION = re.compile(r"Expiration:[0-9]+")
+_DISCARDED_BY = re.compile(r"TopicSubDiscard\. ID:\S+")
 _DUPLICATE_CLIENT = re.compile(r"^Broker: .* - Client: (.*) already connected from .*$")
 
 
@@ -85,6 +86,7 @@ def norm(text: str | None) -> str | None:
     """The oracle's normalisation of volatile ids and times inside strings."""
     if text is None:
         return None
+    text = _DISCARDED_BY.sub("TopicSubDiscard. ID:<consumer>", text)
     return _EXPIRATION.sub("Expiration:<epoch_ms>", _ID.sub("ID:<id>", text))
 
 
@@ -114,6 +116,7 @@ POLICY_KEYS = {
     "dlqPrefix",
     "processExpired",
     "maxBrowsePageSize",
+    "topicPendingMessageLimit",
 }
 
 
@@ -123,7 +126,10 @@ def broker_policies(cfg: dict[str, Any]) -> dict[str, DestinationPolicy] | None:
         return {entry.get("queue", ">"): broker_policy(entry) for entry in cfg["policies"]}
     if not POLICY_KEYS & set(cfg):
         return None
-    return {">": broker_policy(cfg)}
+    policies = {">": broker_policy(cfg)}
+    if "topicPendingMessageLimit" in cfg:  # the oracle's topic entry: the limit, the rest as ActiveMQ's defaults
+        policies["topic://>"] = DestinationPolicy(pending_message_limit=int(cfg["topicPendingMessageLimit"]))
+    return policies
 
 
 def broker_policy(cfg: dict[str, Any]) -> DestinationPolicy:
@@ -135,6 +141,8 @@ def broker_policy(cfg: dict[str, Any]) -> DestinationPolicy:
         "dead_letter_strategy": strategy,
         "process_non_persistent": bool(cfg.get("processNonPersistent", False)),
         "process_expired": bool(cfg.get("processExpired", True)),
+        # the oracle's embedded broker has no pending limit unless the script sets one (activemq.xml's is 1000)
+        "pending_message_limit": int(cfg.get("topicPendingMessageLimit", -1)),
     }
     if strategy == "individual" and "dlqPrefix" in cfg:
         kwargs["queue_prefix"] = cfg["dlqPrefix"]

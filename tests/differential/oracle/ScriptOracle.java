@@ -167,7 +167,8 @@ public class ScriptOracle {
 
     static String norm(String s) {
         if (s == null) return null;
-        return s.replaceAll("ID:[A-Za-z0-9_.\\-]+(:[0-9]+)*", "ID:<id>")
+        return s.replaceAll("TopicSubDiscard\\. ID:\\S+", "TopicSubDiscard. ID:<consumer>")
+                .replaceAll("ID:[A-Za-z0-9_.\\-]+(:[0-9]+)*", "ID:<id>")
                 .replaceAll("Expiration:[0-9]+", "Expiration:<epoch_ms>");
     }
 
@@ -200,6 +201,7 @@ public class ScriptOracle {
         b.setUseJmx(false);
         b.setUseShutdownHook(false);
         b.setSchedulerSupport(bool(cfg, "schedulerSupport", false));
+        List<Object> entries = new ArrayList<>();
         boolean policy = cfg.containsKey("prioritizedMessages") || cfg.containsKey("deadLetterStrategy")
                 || cfg.containsKey("processNonPersistent") || cfg.containsKey("dlqPrefix") || cfg.containsKey("processExpired")
                 || cfg.containsKey("maxBrowsePageSize");  // minibroker extension: maxBrowsePageSize
@@ -220,8 +222,20 @@ public class ScriptOracle {
             if (cfg.containsKey("processNonPersistent")) st.setProcessNonPersistent(bool(cfg, "processNonPersistent", false));
             if (cfg.containsKey("processExpired")) st.setProcessExpired(bool(cfg, "processExpired", true));
             pe.setDeadLetterStrategy(st);
+            entries.add(pe);
+        }
+        if (cfg.containsKey("topicPendingMessageLimit")) {  // minibroker extension: a slow topic subscriber's limit
+            PolicyEntry te = new PolicyEntry();
+            te.setTopic(">");
+            org.apache.activemq.broker.region.policy.ConstantPendingMessageLimitStrategy limit =
+                    new org.apache.activemq.broker.region.policy.ConstantPendingMessageLimitStrategy();
+            limit.setLimit((int) lng(cfg, "topicPendingMessageLimit", -1));
+            te.setPendingMessageLimitStrategy(limit);
+            entries.add(te);
+        }
+        if (!entries.isEmpty()) {
             PolicyMap pm = new PolicyMap();
-            pm.setPolicyEntries(Arrays.asList((Object) pe));
+            pm.setPolicyEntries(entries);
             b.setDestinationPolicy(pm);
         }
         b.start();
