@@ -26,7 +26,7 @@ from ._core.effects import Dispatch
 from ._core.history import DeadLetterRecord, HistoryRecord
 from ._core.journal import Journal
 from ._core.policy import DestinationPolicy
-from ._core.queue import QueueStatistics
+from ._core.queue import DEFAULT_SYSTEM_MEMORY_LIMIT, QueueStatistics
 from ._core.replay import BrokerInfo, CursorAck, EpochSource, PublishResult, RangeRead
 from ._core.subscription import QueueEntry
 from ._core.virtual import DEFAULT_VIRTUAL_TOPICS, VirtualTopics
@@ -82,7 +82,9 @@ class Broker:
     unless given; ActiveMQ uses its JVM's zone). ``connection_limits``: the most consumers and open transactions one
     connection may hold (:class:`~minibroker.limits.ConnectionLimits`; 1000 each by default). ``advisory_support``:
     ActiveMQ's ``advisorySupport``, publishing consumer, producer, connection, expiry and dead-letter advisories
-    (:mod:`minibroker.advisory`); on by default, as in ActiveMQ.
+    (:mod:`minibroker.advisory`); on by default, as in ActiveMQ. ``system_memory_limit``: bytes all queues' unacked
+    messages may hold (ActiveMQ's ``systemUsage`` memory, 1 GiB as an embedded ActiveMQ's; 0 for none): past it,
+    producer flow control holds every queue's sends (or fails them, per the queue's policy) until consumers catch up.
 
     Persistence: with ``data_dir`` (or a ``store``, see :mod:`minibroker.store`), persistent messages sent to queues
     are stored (SQLite in ``data_dir``) before the send is answered, removed when acked, and loaded again when a
@@ -108,6 +110,7 @@ class Broker:
         connection_limits: ConnectionLimits = DEFAULT_CONNECTION_LIMITS,
         scheduler_time_zone: str = "UTC",
         advisory_support: bool = True,
+        system_memory_limit: int = DEFAULT_SYSTEM_MEMORY_LIMIT,
     ) -> None:
         if data_dir is not None and store is not None:
             raise InvalidConfiguration("give a data_dir or a store, not both", data_dir=str(data_dir))
@@ -146,6 +149,7 @@ class Broker:
             scheduler_support=scheduler_support,
             journal=self._journal,
             virtual_topics=virtual_topics,
+            system_memory_limit=system_memory_limit,
         )
         if zone.key != "UTC":
             self.core.scheduler_time_zone = zone
@@ -360,6 +364,7 @@ class Broker:
             scheduler_support=self.scheduler_support,
             journal=self._journal,
             virtual_topics=self.core.virtual_topics,
+            system_memory_limit=self.core.usage.limit,
         )
         if zone is not None:
             self.core.scheduler_time_zone = zone

@@ -73,6 +73,7 @@ from typing import Any
 import attrs
 
 from ._core.policy import DestinationPolicy
+from ._core.queue import DEFAULT_SYSTEM_MEMORY_LIMIT
 from ._core.virtual import DEFAULT_VIRTUAL_TOPICS, VirtualTopics
 from ._defaults import (
     DEFAULT_HANDSHAKE_TIMEOUT,
@@ -134,6 +135,7 @@ class BrokerConfig:
     scheduler_time_zone: str = "UTC"
     history_limit: int = 10_000
     advisory_support: bool = True
+    system_memory_limit: int = DEFAULT_SYSTEM_MEMORY_LIMIT
     policies: Mapping[str, DestinationPolicy] = attrs.field(factory=dict)
     #: consumers and open transactions per connection ([limits])
     connection_limits: ConnectionLimits = DEFAULT_CONNECTION_LIMITS
@@ -155,6 +157,7 @@ class BrokerConfig:
             "scheduler_time_zone": self.scheduler_time_zone,
             "history_limit": self.history_limit,
             "advisory_support": self.advisory_support,
+            "system_memory_limit": self.system_memory_limit,
             "plugins": self.plugins(),
             "virtual_topics": self.virtual_topics,
             "connection_limits": self.connection_limits,
@@ -330,6 +333,7 @@ def parse_config(doc: Mapping[str, Any], *, path: str | os.PathLike[str] | None 
             "scheduler_time_zone",
             "history_limit",
             "advisory_support",
+            "system_memory_limit",
         },
         "broker",
     )
@@ -349,6 +353,7 @@ def parse_config(doc: Mapping[str, Any], *, path: str | os.PathLike[str] | None 
     scheduler_support = reader.value(broker, "scheduler_support", "bool", False, "broker")
     history_limit = reader.value(broker, "history_limit", "int", 10_000, "broker")
     advisory_support = reader.value(broker, "advisory_support", "bool", True, "broker")
+    system_memory_limit = reader.value(broker, "system_memory_limit", "size", DEFAULT_SYSTEM_MEMORY_LIMIT, "broker")
     if history_limit < 0:
         raise reader.fail("broker.history_limit", "cannot be negative")
 
@@ -463,6 +468,7 @@ def parse_config(doc: Mapping[str, Any], *, path: str | os.PathLike[str] | None 
         scheduler_time_zone=time_zone,
         history_limit=history_limit,
         advisory_support=advisory_support,
+        system_memory_limit=system_memory_limit,
         policies=policies,
         redelivery=redelivery_plugin,
         auth=auth_plugin,

@@ -118,6 +118,7 @@ class TestValid:
             "scheduler_time_zone": "UTC",
             "history_limit": 10_000,
             "advisory_support": True,
+            "system_memory_limit": 1 << 30,
             "plugins": [],
             "virtual_topics": VirtualTopics(),
             "connection_limits": ConnectionLimits(),

@@ -3,6 +3,8 @@ broker allows, in-process and over TCP, and the refusal changes nothing else."""
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from support.transports import TRANSPORTS, connect_to
 
@@ -85,3 +87,35 @@ async def test_the_pending_limit_is_a_topic_policy() -> None:
 
     config = parse_config(tomllib.loads('[destinations."topic://>"]\npending_message_limit = -1\n'))
     assert config.policies["topic://>"].pending_message_limit == -1
+
+
+async def test_the_system_memory_limit_holds_every_queue_s_producers() -> None:
+    """issue 15, item 11: a broker-wide memory limit (ActiveMQ's systemUsage, 1 GiB by default): past it, sends to
+    any queue wait (or fail under send_fail_if_no_space) until a consumer frees memory."""
+    from minibroker import Broker, DestinationPolicy, ManualClock
+    from minibroker.client import connect
+
+    policies = {"fast-fail": DestinationPolicy(send_fail_if_no_space=True)}
+    async with (
+        Broker(clock=ManualClock(autojump=True), system_memory_limit=2000, policies=policies) as broker,
+        await connect(broker) as conn,
+    ):
+        session = await conn.create_session()
+        await (await session.create_producer("a")).send("x" * 1000)
+        await (await session.create_producer("b")).send("y" * 1000)
+        assert broker.core.usage.full
+        with pytest.raises(LimitExceeded, match="Usage Manager Memory Limit reached"):
+            await (await session.create_producer("fast-fail")).send("z")
+        waiting = asyncio.ensure_future((await session.create_producer("b")).send("later"))
+        await broker.settled()
+        assert not waiting.done() and broker.waiting_producers == 1
+        assert (await (await session.create_consumer("a")).receive(timeout=1)) is not None  # frees 1 KB
+        await asyncio.wait_for(waiting, 5)
+        assert broker.queue("b").size == 2 and not broker.core.usage.full
+
+
+def test_the_system_memory_limit_is_a_broker_key() -> None:
+    import tomllib
+
+    config = parse_config(tomllib.loads('[broker]\nsystem_memory_limit = "64 MiB"\n'))
+    assert config.broker_kwargs()["system_memory_limit"] == 64 * 1024 * 1024

@@ -66,7 +66,7 @@ from .history import DeadLetterRecord, History
 from .journal import DurableSaved, Journal, Scheduled, Stored
 from .multi import Copies, QueueSet, SubscriptionOnMany, queue_of, reads, reads_many
 from .policy import DestinationPolicy
-from .queue import Queue
+from .queue import DEFAULT_SYSTEM_MEMORY_LIMIT, MemoryUsage, Queue
 from .replay_reads import ReplayableReads
 from .retained import is_retained, retain
 from .scheduling import Scheduling
@@ -127,8 +127,11 @@ class BrokerCore(Advising, DurableConsumers, ReplayableReads, Scheduling):
         scheduler_support: bool = False,
         journal: Journal | None = None,
         virtual_topics: VirtualTopics | None = DEFAULT_VIRTUAL_TOPICS,
+        system_memory_limit: int = DEFAULT_SYSTEM_MEMORY_LIMIT,
     ) -> None:
         self.clock = clock
+        #: every queue's bytes against the system memory limit; past it, flow control holds sends to every queue
+        self.usage = MemoryUsage(system_memory_limit, self._usage_changed)
         #: virtual topics (None: off): a topic publish is copied to the matching consumer queues (virtual.py)
         self.virtual_topics = virtual_topics
         #: virtual topic -> its consumer queues now (cleared whenever a queue comes or goes)
@@ -182,7 +185,7 @@ class BrokerCore(Advising, DurableConsumers, ReplayableReads, Scheduling):
         q = self.queues.get(name)
         if q is None:
             dest = Destination.queue(name)
-            q = Queue(dest, self._policy_for(dest))
+            q = Queue(dest, self._policy_for(dest), self.usage)
             q.journal = self.journal
             if q.policy.memory_limit:
                 self.memory_limited += 1
@@ -492,6 +495,17 @@ class BrokerCore(Advising, DurableConsumers, ReplayableReads, Scheduling):
         if message.properties:
             check_message_properties(message.properties, self.scheduler_support)  # JMSX*, AMQ_SCHEDULED_*
         q = self.queues.get(dest.name) if self.memory_limited and dest.kind is QUEUE else None
+        usage = self.usage
+        if usage.full and usage.used < usage.limit:
+            usage.free()
+        if usage.full and dest.kind is QUEUE and (q is not None or self._policy_for(dest).send_fail_if_no_space):
+            raise LimitExceeded(
+                f"Usage Manager Memory Limit reached: the broker's queues hold {self.usage.used} bytes, system limit "
+                f"{self.usage.limit}. Stopping producer ({message.producer_id}) to prevent flooding "
+                f"{message.destination}.",
+                destination=str(message.destination),
+                limit=self.usage.limit,
+            )
         if q is not None and q.policy.memory_limit and q.memory >= q.policy.memory_limit:
             raise LimitExceeded(
                 f"Usage Manager Memory Limit reached on {message.destination}: {q.memory} bytes held, limit "
@@ -794,19 +808,31 @@ class BrokerCore(Advising, DurableConsumers, ReplayableReads, Scheduling):
             self.purge(destination.name)
             q = self.queues.pop(destination.name, None)
             self._virtual_queues.clear()
-            if q is not None and q.policy.memory_limit:
-                self.memory_limited -= 1
+            if q is not None:
+                q.release_memory()
+                if q.policy.memory_limit:
+                    self.memory_limited -= 1
         else:
             self.topics.pop(destination.name, None)
         self.temporaries.forget(destination)
 
     # -- memory limits and the store (journal.py) -------------------------------------------------------------------
 
+    def _usage_changed(self, full: bool) -> None:
+        """The system memory limit was reached (``full``) or freed: flow control applies to every queue meanwhile."""
+        self.memory_limited += 1 if full else -1
+
     def has_space(self, name: str) -> bool:
-        """False when queue ``name`` holds at least its policy's ``memory_limit`` bytes of unacked messages."""
+        """False when queue ``name`` holds at least its policy's ``memory_limit`` bytes of unacked messages, or the
+        broker's queues hold its system memory limit."""
         q = self.queues.get(name)
         if q is None:
             return True
+        usage = self.usage
+        if usage.full:
+            if usage.used >= usage.limit:
+                return False
+            usage.free()
         limit = q.policy.memory_limit
         return not limit or q.memory < limit
 

@@ -26,7 +26,7 @@ A message leaves the queue only through one of its methods, one per final move o
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 import attrs
 
@@ -36,7 +36,7 @@ from .journal import Journal, Purged, Redelivered, Removed, Stored
 from .policy import DestinationPolicy
 from .subscription import QueueEntry, Subscription
 
-__all__ = ["Queue", "QueueStatistics"]
+__all__ = ["DEFAULT_SYSTEM_MEMORY_LIMIT", "MemoryUsage", "Queue", "QueueStatistics"]
 
 
 @attrs.frozen(slots=True)
@@ -58,6 +58,35 @@ _new_dispatch = tuple.__new__
 
 #: ActiveMQ ``PolicyEntry.maxPageSize``: how many messages are paged in for dispatch at most
 MAX_PAGE_SIZE = 200
+
+
+#: an embedded ActiveMQ's ``systemUsage`` memory limit (``BrokerService``: 1 GB)
+DEFAULT_SYSTEM_MEMORY_LIMIT = 1 << 30
+
+
+class MemoryUsage:
+    """The broker's memory usage (ActiveMQ's ``systemUsage``/``memoryUsage``): the bytes every queue's unacked
+    messages hold, against a system limit (1 GiB by default, an embedded ActiveMQ's; 0: none). Past the limit every
+    queue is full, so producer flow control holds (or fails) sends until consumers free memory."""
+
+    __slots__ = ("full", "limit", "on_change", "used")
+
+    def __init__(self, limit: int, on_change: Callable[[bool], None] | None = None) -> None:
+        #: the limit in bytes; no limit is one no usage reaches
+        self.limit = limit if limit > 0 else 1 << 62
+        self.used = 0
+        self.full = False
+        self.on_change = on_change
+
+    def fill(self) -> None:
+        self.full = True
+        if self.on_change is not None:
+            self.on_change(True)
+
+    def free(self) -> None:
+        self.full = False
+        if self.on_change is not None:
+            self.on_change(False)
 
 
 class _Fifo(deque[QueueEntry]):
@@ -123,7 +152,7 @@ def _filter_fifo(items: deque[QueueEntry], doomed: set[int]) -> int:
 class Queue:
     """A point-to-point destination. All methods are synchronous and take the current time as an argument."""
 
-    def __init__(self, destination: Destination, policy: DestinationPolicy) -> None:
+    def __init__(self, destination: Destination, policy: DestinationPolicy, usage: MemoryUsage | None = None) -> None:
         self.destination = destination
         self.policy = policy
         self.entries: dict[int, QueueEntry] = {}
@@ -147,6 +176,8 @@ class Queue:
         self.paused = False
         #: bytes held by unacked messages (``Message.size_estimate()``), for the memory limit
         self.memory = 0
+        #: the broker's memory usage this queue's bytes count against (its system memory limit)
+        self.usage = usage if usage is not None else MemoryUsage(0)
         #: where persistent messages' changes are recorded for the store (see journal.py); None: no store
         self.journal: Journal | None = None
 
@@ -188,6 +219,10 @@ class Queue:
         self.held_ids.add(message.message_id)
         self.enqueued += 1
         self.memory += size
+        usage = self.usage
+        usage.used += size
+        if usage.used >= usage.limit and not usage.full:
+            usage.fill()
         if message.persistent:
             self.persistent.append(entry)
             if self.journal is not None:
@@ -205,6 +240,10 @@ class Queue:
         if seq >= self.next_seq:
             self.next_seq = seq + 1
         self.memory += size
+        usage = self.usage
+        usage.used += size
+        if usage.used >= usage.limit and not usage.full:
+            usage.fill()
         self.persistent.append(entry)
         return entry
 
@@ -217,6 +256,7 @@ class Queue:
         if self.entries.pop(entry.seq, None) is not None:
             self.held_ids.discard(entry.message.message_id)
             self.memory -= entry.size
+            self.usage.used -= entry.size  # a full usage notices it is free again when asked (has_space)
             if self.journal is not None and entry.message.persistent:
                 self.journal.append(Removed(self.destination.name, entry.seq))
         self.dequeued += 1
@@ -248,7 +288,7 @@ class Queue:
             sub.let_go_of(self)
         self.entries.clear()
         self.held_ids.clear()
-        self.memory = 0
+        self.release_memory()
         if self.journal is not None:
             self.journal.append(Purged(self.destination.name))
         self.redelivery.clear()
@@ -259,11 +299,20 @@ class Queue:
         self.dequeued += count
         return count
 
+    def release_memory(self) -> None:
+        """Give back every byte this queue counts against the broker's usage (purged, or the queue deleted)."""
+        usage = self.usage
+        usage.used -= self.memory
+        self.memory = 0
+        if usage.full and usage.used < usage.limit:
+            usage.free()
+
     def _forget(self, entry: QueueEntry) -> None:
         """Let go of an entry for good, and tell the store (an entry purged before is not there any more)."""
         if self.entries.pop(entry.seq, None) is not None:
             self.held_ids.discard(entry.message.message_id)
             self.memory -= entry.size
+            self.usage.used -= entry.size  # a full usage notices it is free again when asked (has_space)
             if self.journal is not None and entry.message.persistent:
                 self.journal.append(Removed(self.destination.name, entry.seq))
 

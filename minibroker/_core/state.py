@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from .history import History
     from .journal import Journal
     from .policy import DestinationPolicy
-    from .queue import Queue
+    from .queue import MemoryUsage, Queue
     from .subscription import Subscription
     from .temporary import TemporaryDestinations
     from .topic import Topic
@@ -51,6 +51,7 @@ class CoreState:
         _scheduled: list[tuple[float, int, Message, int]]
         _scheduled_seq: int
         memory_limited: int
+        usage: MemoryUsage
         _virtual_queues: dict[str, list[str]]
         _policy_for: Callable[[Destination], DestinationPolicy]
 
