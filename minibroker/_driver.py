@@ -10,6 +10,7 @@ to every edge alike.
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -29,6 +30,7 @@ from ._core.policy import DestinationPolicy
 from ._core.queue import DEFAULT_SYSTEM_MEMORY_LIMIT, QueueStatistics
 from ._core.replay import BrokerInfo, CursorAck, EpochSource, PublishResult, RangeRead
 from ._core.subscription import QueueEntry
+from ._core.undo import roll_back
 from ._core.virtual import DEFAULT_VIRTUAL_TOPICS, VirtualTopics
 from ._flow import SpaceWaiters
 from ._sockets import SocketSlots
@@ -45,6 +47,7 @@ from .errors import (
     LimitExceeded,
     MinibrokerError,
     SettleTimeout,
+    StoreError,
     TransactionError,
     TransactionRolledBack,
 )
@@ -56,6 +59,8 @@ from .message import Body, Destination, DestinationKind, Message, composite_part
 if TYPE_CHECKING:  # the store module (sqlite3, the codec) is imported only by brokers that have a data_dir
     from ._link import MemoryLink
     from .store import MessageStore
+
+log = logging.getLogger("minibroker.broker")
 
 __all__ = ["Admission", "Broker", "BrokerPlugin", "BrokerStatistics", "ListenerFailure", "QueueView"]
 
@@ -140,7 +145,7 @@ class Broker:
         if store is not None:
             # what the store keeps survives a restart, and so does the epoch that says so
             self.epoch_source = store.epoch
-        self._journal: Journal | None = [] if self.store is not None else None
+        self._journal: Journal | None = Journal() if self.store is not None else None
         self._store_open = self.store is not None
         self.core = BrokerCore(
             self.clock,
@@ -565,17 +570,36 @@ class Broker:
             self.core.restore(state.messages, state.scheduled, state.durables)
 
     def _persist(self) -> None:
-        """Apply the journal to the store: one batch (one transaction) per driver call."""
+        """Apply the journal to the store: one batch (one transaction) per driver call. When the store cannot, the
+        call fails as a whole: memory is taken back to what the disk holds (undo.py) and the StoreError raised."""
         journal = self._journal
         if journal:
             batch = journal[:]
             journal.clear()
+            undo, journal.undo = journal.undo, []
             if self.store is not None and self._store_open:
-                self.store.apply(batch)
+                try:
+                    self.store.apply(batch)
+                except StoreError as exc:
+                    taken_back = roll_back(undo, self.core.output, self.core.dead_letter_router)
+                    self.core.sweep_again(1.0)
+                    log.error("%s: the store failed (%s); %d changes taken back in memory", self.name, exc, taken_back)
+                    raise
 
     def _flush(self) -> None:
+        failure: StoreError | None = None
         if self._journal:
-            self._persist()
+            try:
+                self._persist()
+            except StoreError as exc:  # memory is as the disk is; what else the call did still goes out
+                failure = exc
+        try:
+            self._route()
+        finally:
+            if failure is not None:
+                raise failure
+
+    def _route(self) -> None:
         if self._space_waiters.waiting:
             self._space_waiters.wake(self.core.has_space)
         core = self.core
@@ -609,7 +633,10 @@ class Broker:
         if self._closed:
             return
         self.core.tick()
-        self._flush()
+        try:
+            self._flush()
+        except StoreError:  # taken back and logged (_persist); an expiry is tried again in a second (sweep_again)
+            pass
 
     def open_connection(
         self,
@@ -659,7 +686,15 @@ class Broker:
             self._chain.on_disconnect(context, last_delivered_seq)
         for consumer_id in consumers:
             self._routes.pop(consumer_id, None)
-        self._flush()
+        self._flush_leaving()
+
+    def _flush_leaving(self) -> None:
+        """:meth:`_flush` for a consumer or connection that goes: it goes even when the store cannot write (the
+        failure is logged; what it held is back in its queues, only their redelivery counters are not on disk)."""
+        try:
+            self._flush()
+        except StoreError:
+            pass
 
     def add_consumer(self, connection_id: int, info: ConsumerInfo, route: DispatchRoute) -> int:
         self._check_open()
@@ -699,7 +734,7 @@ class Broker:
         self._check_consumer_owner(connection_id, consumer_id)
         self.core.remove_consumer(connection_id, consumer_id, last_delivered_seq)
         self._routes.pop(consumer_id, None)
-        self._flush()
+        self._flush_leaving()
 
     def send(self, connection_id: int, message: Message, transaction_id: int | None = None) -> None:
         if self._closed:

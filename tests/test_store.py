@@ -14,7 +14,7 @@ import pytest
 from minibroker import Broker, Destination, DestinationPolicy, ManualClock, Message
 from minibroker._core.broker import BrokerCore
 from minibroker._core.commands import AckType, ConsumerInfo, MessageAck
-from minibroker._core.journal import Purged, Redelivered, Removed, Scheduled, Stored, Unscheduled
+from minibroker._core.journal import Journal, Purged, Redelivered, Removed, Scheduled, Stored, Unscheduled
 from minibroker.client import AckMode, RedeliveryPolicy, connect
 from minibroker.errors import StoreError
 from minibroker.plugins.redelivery import RedeliveryPlugin
@@ -33,7 +33,7 @@ def msg(n: int, *, persistent: bool = True, dest: Destination = Q, **kw: object)
 
 class TestJournal:
     def core(self) -> BrokerCore:
-        return BrokerCore(ManualClock(), journal=[])
+        return BrokerCore(ManualClock(), journal=Journal())
 
     def test_persistent_sends_are_journaled_non_persistent_ones_never(self) -> None:
         core = self.core()
@@ -88,7 +88,7 @@ class TestJournal:
         assert core.journal[1].queue == "ActiveMQ.DLQ"  # type: ignore[union-attr]
 
     def test_purge_and_schedule(self) -> None:
-        core = BrokerCore(ManualClock(), journal=[], scheduler_support=True)
+        core = BrokerCore(ManualClock(), journal=Journal(), scheduler_support=True)
         c = core.add_connection()
         core.send(c, msg(0))
         core.purge("orders")

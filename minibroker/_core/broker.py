@@ -689,9 +689,21 @@ class BrokerCore(Advising, DurableConsumers, ReplayableReads, Scheduling):
                 self._advise_message(DLQD, message.destination, message)
 
     @property
+    def dead_letter_router(self) -> DeadLetters:
+        """Where dead letters are routed, and what each dead-letter queue already holds (its audit)."""
+        return self._dead_letters
+
+    @property
     def dead_letters(self) -> list[DeadLetterRecord]:
         """Every message the broker gave up on (dead-lettered or dropped), oldest first (at most 10,000)."""
         return self._dead_letters.records
+
+    def sweep_again(self, delay: float) -> None:
+        """Sweep for expired messages again in ``delay`` seconds at the latest (a store failure took an expiry
+        back: it is tried again soon, not in a loop)."""
+        due = self.clock.now() + delay
+        if self._next_sweep is None or due < self._next_sweep:
+            self._next_sweep = due
 
     def sweep_expired(self) -> None:
         """Expire every waiting message whose time has come (ActiveMQ's periodic ``expireMessages``)."""

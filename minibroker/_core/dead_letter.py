@@ -60,6 +60,10 @@ class DeadLetters:
         self._record(now, message, dlq, cause)
         return dead_letter_copy(message, dlq, cause, now, policy)
 
+    def forget(self, dlq: Destination, message_id: str) -> None:
+        """The copy of ``message_id`` never reached ``dlq`` (its store write failed, undo.py): it may go again."""
+        self._audit.get(str(dlq), set()).discard(message_id)
+
     def _record(self, now: float, message: Message, dlq: Destination | None, cause: str | None) -> None:
         if dlq is None:
             self._history.add(message.message_id, now, "dropped", detail=cause)

@@ -26,7 +26,7 @@ are never reused. Loading what a store kept back into a new core is :meth:`Broke
 
 from __future__ import annotations
 
-from typing import NamedTuple, TypeAlias
+from typing import Any, NamedTuple, TypeAlias
 
 from ..message import Message
 
@@ -95,4 +95,19 @@ class DurableDropped(NamedTuple):
 
 
 JournalOp: TypeAlias = Stored | Removed | Redelivered | Purged | Scheduled | Unscheduled | DurableSaved | DurableDropped
-Journal: TypeAlias = list[JournalOp]
+
+#: the kinds of ``Journal.undo`` records (undo.py): a message stored, a message removed
+STORED = 0
+REMOVED = 1
+
+
+class Journal(list[JournalOp]):
+    """The operations of one driver call for the store, and beside them what would take them back in memory
+    (``undo``, see undo.py): when the store cannot write the batch, the driver rolls memory back to the disk."""
+
+    __slots__ = ("undo",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        #: (kind, queue, entry, holder) per Stored and Removed operation, in order (undo.py)
+        self.undo: list[tuple[int, Any, Any, Any]] = []

@@ -97,8 +97,8 @@ class SubscriptionOnMany(Subscription):
         self.dispatched.discard(entry)
         if contract and self.extension and self.prefetch:
             self.extension -= 1
+        self.source.consume(entry)  # still held: the store's undo log (undo.py) records who held it
         entry.holder = None
-        self.source.consume(entry)
 
     def untrack(self, entry: QueueEntry) -> None:
         assert isinstance(self.dispatched, Copies)

@@ -32,7 +32,7 @@ import attrs
 
 from ..message import Destination, Message
 from .effects import Dispatch
-from .journal import Journal, Purged, Redelivered, Removed, Stored
+from .journal import REMOVED, STORED, Journal, Purged, Redelivered, Removed, Stored
 from .policy import DestinationPolicy
 from .subscription import QueueEntry, Subscription
 
@@ -227,6 +227,7 @@ class Queue:
             self.persistent.append(entry)
             if self.journal is not None:
                 self.journal.append(Stored(self.destination.name, seq, message, redelivery_counter))
+                self.journal.undo.append((STORED, self, entry, None))
         else:
             self.non_persistent.append(entry)
         return entry
@@ -259,6 +260,7 @@ class Queue:
             self.usage.used -= entry.size  # a full usage notices it is free again when asked (has_space)
             if self.journal is not None and entry.message.persistent:
                 self.journal.append(Removed(self.destination.name, entry.seq))
+                self.journal.undo.append((REMOVED, self, entry, entry.holder))
         self.dequeued += 1
 
     def expire(self, entry: QueueEntry, *, pending: bool) -> None:
@@ -315,6 +317,7 @@ class Queue:
             self.usage.used -= entry.size  # a full usage notices it is free again when asked (has_space)
             if self.journal is not None and entry.message.persistent:
                 self.journal.append(Removed(self.destination.name, entry.seq))
+                self.journal.undo.append((REMOVED, self, entry, entry.holder))
 
     def _drop_pending(self, doomed: set[int]) -> None:
         """Take the doomed entries (by sequence number) out of the pending lists, in one pass per list."""

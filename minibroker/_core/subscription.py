@@ -89,8 +89,8 @@ class Subscription:
         self.dispatched.pop(entry.message.message_id, None)
         if contract and self.extension and self.prefetch:
             self.extension -= 1  # contract(1), inline: one call less per ack
+        self.source.consume(entry)  # still held: the store's undo log (undo.py) records who held it
         entry.holder = None
-        self.source.consume(entry)
 
     def untrack(self, entry: QueueEntry) -> None:
         """Forget a dispatched message without consuming it (it leaves by another path: expiry)."""

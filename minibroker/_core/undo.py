@@ -1,0 +1,90 @@
+"""Taking back in memory what the store could not write (issue 15, item 6).
+
+The core changes memory first and journals each change for the store (journal.py); the driver writes one call's
+batch after the call. When that write fails (a full disk), the call fails as a whole, as in ActiveMQ, where the
+store is written before the broker's memory changes: a send the client is told failed must not be delivered, and an
+ack the disk never saw must not be forgotten in memory (the next restart would bring the message back). So each
+``Stored`` and ``Removed`` operation is logged with what takes it back (``Journal.undo``), and :func:`roll_back`
+replays the log backwards: a stored message leaves its queue (and the dispatch of it not yet routed), a removed one
+returns to the consumer that held it (or to the head of its queue). The other operations (a redelivery counter, a
+purge, a scheduled job, a durable subscription) are not taken back; their failure is logged and reported only.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .journal import STORED
+
+if TYPE_CHECKING:
+    from .dead_letter import DeadLetters
+    from .effects import Dispatch
+    from .queue import Queue
+    from .subscription import QueueEntry, Subscription
+
+__all__ = ["roll_back"]
+
+
+def roll_back(
+    records: list[tuple[int, Any, Any, Any]], output: list[Dispatch], dead_letters: DeadLetters | None = None
+) -> int:
+    """Take back ``records`` (``Journal.undo``), newest first, and drop the dispatches of the messages whose store
+    was taken back from ``output``; a dead-letter copy taken back may be made again (``dead_letters`` forgets it).
+    The number of operations taken back."""
+    unsent: set[tuple[int, int]] = set()  # (consumer id, id of the message) of dispatches to drop
+    for kind, queue, entry, holder in reversed(records):
+        if kind == STORED:
+            _unstore(queue, entry, unsent)
+            if dead_letters is not None and entry.message.original_destination is not None:
+                dead_letters.forget(queue.destination, entry.message.message_id)
+        else:
+            _unremove(queue, entry, holder)
+    if unsent:
+        output[:] = [d for d in output if (d.consumer_id, id(d.message)) not in unsent]
+    return len(records)
+
+
+def _unstore(queue: Queue, entry: QueueEntry, unsent: set[tuple[int, int]]) -> None:
+    """A message the store never kept leaves its queue, as if it had never been sent."""
+    if queue.entries.get(entry.seq) is not entry:
+        return
+    del queue.entries[entry.seq]
+    queue.held_ids.discard(entry.message.message_id)
+    queue.memory -= entry.size
+    queue.usage.used -= entry.size
+    queue.enqueued -= 1
+    holder = entry.holder
+    if holder is not None:  # dispatched in the same call: the dispatch is dropped before it is routed
+        _let_go(holder, entry)
+        unsent.add((holder.consumer_id, id(entry.message)))
+        entry.holder = None
+    else:
+        queue._discard_pending(entry)
+
+
+def _unremove(queue: Queue, entry: QueueEntry, holder: Subscription | None) -> None:
+    """A message whose removal the store never saw comes back: to the consumer that held it, if that consumer is
+    still there (its ack failed), else to the head of its queue."""
+    if entry.seq in queue.entries:
+        return
+    queue.entries[entry.seq] = entry
+    queue.held_ids.add(entry.message.message_id)
+    queue.memory += entry.size
+    queue.usage.used += entry.size
+    queue.dequeued -= 1
+    entry.acked_in_txn = None
+    if holder is not None and not holder.closed:
+        holder.dispatched[entry.message.message_id] = entry
+        entry.holder = holder
+    else:
+        entry.holder = None
+        queue.redelivery.appendleft(entry)
+
+
+def _let_go(holder: Subscription, entry: QueueEntry) -> None:
+    """Take this very entry out of the holder's dispatched messages (a consumer on many queues keeps copies)."""
+    discard = getattr(holder.dispatched, "discard", None)
+    if discard is not None:
+        discard(entry)
+    else:
+        holder.dispatched.pop(entry.message.message_id, None)
