@@ -26,6 +26,7 @@ from ._core.durable import DURABLE_PREFIX, DurableView
 from ._core.effects import Dispatch
 from ._core.history import DeadLetterRecord, HistoryRecord
 from ._core.journal import Journal
+from ._core.paging import PAGE, pages_wanted
 from ._core.policy import DestinationPolicy
 from ._core.queue import DEFAULT_SYSTEM_MEMORY_LIMIT, QueueStatistics
 from ._core.replay import BrokerInfo, CursorAck, EpochSource, PublishResult, RangeRead
@@ -566,8 +567,25 @@ class Broker:
 
     def _load_store(self) -> None:
         if self.store is not None:
-            state = self.store.load()
-            self.core.restore(state.messages, state.scheduled, state.durables)
+            state = self.store.load(PAGE)
+            self.core.restore(state.messages, state.scheduled, state.durables, state.paged)
+
+    def _page_in(self) -> None:
+        """Read the next page of each paged queue that runs low in memory (paging.py)."""
+        journal, store = self._journal, self.store
+        if journal is None or store is None:
+            return
+        for name, after in list(pages_wanted(journal)):
+            self.core.page_in(name, store.load_page(name, after, PAGE))
+
+    def _load_whole(self, queue: str) -> None:
+        """Page in every message of ``queue`` still only on disk (a read of the whole queue needs them)."""
+        journal, store = self._journal, self.store
+        if journal is None or store is None:
+            return
+        while queue in journal.paged and journal.paged[queue].on_disk > 0:
+            self.core.page_in(queue, store.load_page(queue, journal.paged[queue].disk_after, PAGE))
+        journal.paged.pop(queue, None)
 
     def _persist(self) -> None:
         """Apply the journal to the store: one batch (one transaction) per driver call. When the store cannot, the
@@ -588,11 +606,15 @@ class Broker:
 
     def _flush(self) -> None:
         failure: StoreError | None = None
-        if self._journal:
-            try:
-                self._persist()
-            except StoreError as exc:  # memory is as the disk is; what else the call did still goes out
-                failure = exc
+        journal = self._journal
+        if journal is not None:
+            if journal:
+                try:
+                    self._persist()
+                except StoreError as exc:  # memory is as the disk is; what else the call did still goes out
+                    failure = exc
+            if journal.paged:
+                self._page_in()
         try:
             self._route()
         finally:
@@ -943,6 +965,8 @@ class Broker:
         most ``limit``, without consuming them; ``epoch`` (optional) must be the broker's."""
         core = self.core
         book = core.cursors(self.epoch_source)
+        if self._journal is not None and queue in self._journal.paged:
+            self._load_whole(queue)
         entries = core.read_range(queue, from_seq, to_seq, limit, epoch)
         q = core.queues.get(queue)
         return RangeRead(book.epoch, queue, 0 if q is None else q.next_seq, tuple(entries))
@@ -959,6 +983,8 @@ class Broker:
         columnar writers, which copy them out at once: read, never change, never keep)."""
         core = self.core
         book = core.cursors(self.epoch_source)
+        if self._journal is not None and queue in self._journal.paged:
+            self._load_whole(queue)
         entries = core.select_range(queue, from_seq, to_seq, limit, epoch)
         q = core.queues.get(queue)
         return book.epoch, 0 if q is None else q.next_seq, entries
@@ -967,6 +993,8 @@ class Broker:
         """Consume every message of ``queue`` with a sequence number below ``seq`` on behalf of cursor ``cursor``
         (cumulative, idempotent, tied to no connection; messages held by consumers are left to them)."""
         self.core.cursors(self.epoch_source)
+        if self._journal is not None and queue in self._journal.paged:
+            self._load_whole(queue)
         result = self.core.ack_below(queue, cursor, seq, epoch)
         self._flush()
         return result

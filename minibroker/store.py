@@ -60,12 +60,21 @@ class StoredState:
     messages: tuple[Stored, ...] = ()
     scheduled: tuple[Scheduled, ...] = ()
     durables: tuple[DurableSaved, ...] = ()
+    #: queues loaded only in part (a page): (queue, messages left on disk, last seq loaded, last seq on disk)
+    paged: tuple[tuple[str, int, int, int], ...] = ()
 
 
 class MessageStore(Protocol):
     """What the broker needs of a store."""
 
-    def load(self) -> StoredState: ...
+    def load(self, page: int | None = None) -> StoredState:
+        """What survived; with ``page``, at most that many messages of each queue (the oldest), the rest left on
+        disk for :meth:`load_page` (a store may always load everything)."""
+        ...
+
+    def load_page(self, queue: str, after_seq: int, limit: int) -> list[Stored]:
+        """The next ``limit`` messages of ``queue`` after sequence number ``after_seq``, in order."""
+        ...
 
     def apply(self, ops: Sequence[JournalOp]) -> None:
         """Make a batch of journal operations durable, all or nothing, before returning."""
@@ -239,10 +248,25 @@ class SqliteStore:
 
     # -- MessageStore -----------------------------------------------------------------------------------------------
 
-    def load(self) -> StoredState:
+    def load(self, page: int | None = None) -> StoredState:
         self._check_open()
+        paged: list[tuple[str, int, int, int]] = []
         try:
-            rows = self._db.execute("SELECT queue, seq, counter, message FROM messages ORDER BY queue, seq").fetchall()
+            if page is None:
+                rows = self._db.execute(
+                    "SELECT queue, seq, counter, message FROM messages ORDER BY queue, seq"
+                ).fetchall()
+            else:
+                rows = []
+                counts = self._db.execute("SELECT queue, COUNT(*), MAX(seq) FROM messages GROUP BY queue").fetchall()
+                for queue, count, last in counts:
+                    head = self._db.execute(
+                        "SELECT queue, seq, counter, message FROM messages WHERE queue = ? ORDER BY seq LIMIT ?",
+                        (queue, page),
+                    ).fetchall()
+                    rows += head
+                    if count > len(head):
+                        paged.append((queue, count - len(head), head[-1][1], last))
             jobs = self._db.execute("SELECT job, due, counter, message FROM scheduled ORDER BY job").fetchall()
             durable_rows = self._db.execute(
                 "SELECT client_id, name, topic, selector, no_local FROM durables ORDER BY client_id, name"
@@ -257,7 +281,22 @@ class SqliteStore:
                 f"the message store {self.path} holds an unreadable message: {exc}", path=str(self.path)
             ) from exc
         durables = tuple(DurableSaved(c, n, t, s, bool(nl)) for c, n, t, s, nl in durable_rows)
-        return StoredState(messages, scheduled, durables)
+        return StoredState(messages, scheduled, durables, tuple(paged))
+
+    def load_page(self, queue: str, after_seq: int, limit: int) -> list[Stored]:
+        self._check_open()
+        try:
+            rows = self._db.execute(
+                "SELECT seq, counter, message FROM messages WHERE queue = ? AND seq > ? ORDER BY seq LIMIT ?",
+                (queue, after_seq, limit),
+            ).fetchall()
+            return [Stored(queue, seq, decode_message(blob), counter) for seq, counter, blob in rows]
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot read the message store {self.path}: {exc}", path=str(self.path)) from exc
+        except MinibrokerError as exc:
+            raise StoreError(
+                f"the message store {self.path} holds an unreadable message: {exc}", path=str(self.path)
+            ) from exc
 
     def epoch(self) -> str:
         self._check_open()
@@ -350,13 +389,18 @@ class MemoryStore:
         self.batches = 0
         self._epoch = random_epoch()
 
-    def load(self) -> StoredState:
+    def load(self, page: int | None = None) -> StoredState:
+        """Everything, whatever ``page`` says: a memory store pages nothing in later."""
         ordered = sorted(self.messages.items(), key=lambda item: item[0])
         return StoredState(
             tuple(op for _, op in ordered),
             tuple(self.scheduled[j] for j in sorted(self.scheduled)),
             tuple(self.durables[k] for k in sorted(self.durables)),
         )
+
+    def load_page(self, queue: str, after_seq: int, limit: int) -> list[Stored]:
+        ordered = sorted((seq, op) for (name, seq), op in self.messages.items() if name == queue and seq > after_seq)
+        return [op for _, op in ordered[:limit]]
 
     def apply(self, ops: Sequence[JournalOp]) -> None:
         self.batches += 1

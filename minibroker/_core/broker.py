@@ -18,7 +18,7 @@ dead_letter.py, replayable reads in replay.py.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from datetime import tzinfo
 from typing import TYPE_CHECKING, Protocol
 
@@ -849,7 +849,11 @@ class BrokerCore(Advising, DurableConsumers, ReplayableReads, Scheduling):
         return not limit or q.memory < limit
 
     def restore(
-        self, messages: Iterable[Stored], scheduled: Iterable[Scheduled] = (), durables: Iterable[DurableSaved] = ()
+        self,
+        messages: Iterable[Stored],
+        scheduled: Iterable[Scheduled] = (),
+        durables: Iterable[DurableSaved] = (),
+        paged: Iterable[tuple[str, int, int, int]] = (),
     ) -> None:
         """Load what a store kept into this fresh core, without journaling it again.
 
@@ -869,6 +873,28 @@ class BrokerCore(Advising, DurableConsumers, ReplayableReads, Scheduling):
         for job in scheduled:
             self._scheduled_seq = max(self._scheduled_seq, job.job)
             heapq.heappush(self._scheduled, (job.due, job.job, job.message, job.redelivery_counter))
+        for name, left, after, last in paged:  # big queues: the rest of their messages is paged in later
+            q = self.queues.get(name) if name.startswith(DURABLE_PREFIX) else self.queue(name)
+            if q is None or self.journal is None:
+                continue
+            q.on_disk, q.disk_after = left, after
+            q.next_seq = max(q.next_seq, last + 1)
+            self.journal.paged[name] = q
+
+    def page_in(self, name: str, messages: Sequence[Stored]) -> None:
+        """The next page of a paged queue's messages, read from the store (paging.py), in sequence order."""
+        q = self.queues.get(name)
+        if q is None or not q.on_disk:
+            return
+        for record in messages:
+            q.restore(record.message, record.seq, record.redelivery_counter)
+            if record.message.expiration and self._next_sweep is None:
+                self._next_sweep = self.clock.now() + EXPIRE_PERIOD
+        q.on_disk = max(0, q.on_disk - len(messages)) if messages else 0  # nothing read: nothing more there
+        if messages:
+            q.disk_after = messages[-1].seq
+        if q.consumers and q.dispatchable():
+            self._dispatch_queue(q)
 
     # -- timers -----------------------------------------------------------------------------------------------------
 

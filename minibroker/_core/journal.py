@@ -99,15 +99,19 @@ JournalOp: TypeAlias = Stored | Removed | Redelivered | Purged | Scheduled | Uns
 #: the kinds of ``Journal.undo`` records (undo.py): a message stored, a message removed
 STORED = 0
 REMOVED = 1
+#: a persistent message sent to a queue whose older messages are still on disk: written, not kept in memory
+ON_DISK = 2
 
 
 class Journal(list[JournalOp]):
     """The operations of one driver call for the store, and beside them what would take them back in memory
     (``undo``, see undo.py): when the store cannot write the batch, the driver rolls memory back to the disk."""
 
-    __slots__ = ("undo",)
+    __slots__ = ("paged", "undo")
 
     def __init__(self) -> None:
         super().__init__()
         #: (kind, queue, entry, holder) per Stored and Removed operation, in order (undo.py)
         self.undo: list[tuple[int, Any, Any, Any]] = []
+        #: queues restored a page at a time, by name: part of their messages is still only on disk (paging.py)
+        self.paged: dict[str, Any] = {}

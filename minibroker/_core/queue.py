@@ -32,7 +32,7 @@ import attrs
 
 from ..message import Destination, Message
 from .effects import Dispatch
-from .journal import REMOVED, STORED, Journal, Purged, Redelivered, Removed, Stored
+from .journal import ON_DISK, REMOVED, STORED, Journal, Purged, Redelivered, Removed, Stored
 from .policy import DestinationPolicy
 from .subscription import QueueEntry, Subscription
 
@@ -178,6 +178,10 @@ class Queue:
         self.memory = 0
         #: the broker's memory usage this queue's bytes count against (its system memory limit)
         self.usage = usage if usage is not None else MemoryUsage(0)
+        #: messages only on disk, after ``disk_after`` in sequence order: a restart loads a big queue a page at a
+        #: time (paging.py), and sends wait on disk behind them
+        self.on_disk = 0
+        self.disk_after = -1
         #: where persistent messages' changes are recorded for the store (see journal.py); None: no store
         self.journal: Journal | None = None
 
@@ -185,7 +189,7 @@ class Queue:
 
     @property
     def size(self) -> int:
-        return len(self.entries)
+        return len(self.entries) + self.on_disk
 
     @property
     def inflight(self) -> int:
@@ -209,10 +213,17 @@ class Queue:
 
     # -- adding and removing messages -------------------------------------------------------------------------------
 
-    def add(self, message: Message, redelivery_counter: int = 0) -> QueueEntry:
-        """Append a newly sent message (tail of the store cursor)."""
+    def add(self, message: Message, redelivery_counter: int = 0) -> QueueEntry | None:
+        """Append a newly sent message (tail of the store cursor); None when it waits on disk, behind messages a
+        restart has not paged in yet."""
         seq = self.next_seq
         self.next_seq = seq + 1
+        if self.on_disk and message.persistent and self.journal is not None:
+            self.on_disk += 1
+            self.enqueued += 1
+            self.journal.append(Stored(self.destination.name, seq, message, redelivery_counter))
+            self.journal.undo.append((ON_DISK, self, None, None))
+            return None
         size = message.size_estimate()
         entry = QueueEntry(message, seq, redelivery_counter, None, None, size)
         self.entries[seq] = entry
@@ -288,6 +299,8 @@ class Queue:
         count = len(self.entries)
         for sub in self.consumers:
             sub.let_go_of(self)
+        count += self.on_disk
+        self.on_disk = 0
         self.entries.clear()
         self.held_ids.clear()
         self.release_memory()

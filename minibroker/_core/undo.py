@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .journal import STORED
+from .journal import ON_DISK, STORED
 
 if TYPE_CHECKING:
     from .dead_letter import DeadLetters
@@ -33,7 +33,10 @@ def roll_back(
     The number of operations taken back."""
     unsent: set[tuple[int, int]] = set()  # (consumer id, id of the message) of dispatches to drop
     for kind, queue, entry, holder in reversed(records):
-        if kind == STORED:
+        if kind == ON_DISK:
+            queue.on_disk -= 1
+            queue.enqueued -= 1
+        elif kind == STORED:
             _unstore(queue, entry, unsent)
             if dead_letters is not None and entry.message.original_destination is not None:
                 dead_letters.forget(queue.destination, entry.message.message_id)
