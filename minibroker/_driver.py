@@ -85,8 +85,8 @@ class Broker:
     plugins (``install(broker)``) are installed in order. ``virtual_topics``: ActiveMQ's default virtual topics
     (``VirtualTopic.>`` copied to ``Consumer.*.VirtualTopic.>`` queues), another ``VirtualTopics(name, prefix)``, or
     None to turn them off. ``scheduler_time_zone``: the IANA zone ``AMQ_SCHEDULED_CRON`` entries are read in (UTC
-    unless given; ActiveMQ uses its JVM's zone). ``connection_limits``: the most consumers and open transactions one
-    connection may hold (:class:`~minibroker.limits.ConnectionLimits`; 1000 each by default). ``advisory_support``:
+    unless given; ActiveMQ uses its JVM's zone). ``connection_limits``: the most consumers, producers and open
+    transactions one connection may hold (:class:`~minibroker.limits.ConnectionLimits`; 1000 each by default). ``advisory_support``:
     ActiveMQ's ``advisorySupport``, publishing consumer, producer, connection, expiry and dead-letter advisories
     (:mod:`minibroker.advisory`); on by default, as in ActiveMQ. ``system_memory_limit``: bytes all queues' unacked
     messages may hold (ActiveMQ's ``systemUsage`` memory, 1 GiB as an embedded ActiveMQ's; 0 for none): past it,
@@ -439,6 +439,9 @@ class Broker:
         """A producer of the connection comes (None: an anonymous one): counted, and advised on
         ``ActiveMQ.Advisory.Producer.*`` (ActiveMQ's ProducerInfo)."""
         self._check_open()
+        connection = self.core.connections.get(connection_id)
+        if connection is not None:
+            self.connection_limits.check_producers(connection_id, len(connection.producers))
         self.core.add_producer(connection_id, producer_id, destination)
         self._flush()
 

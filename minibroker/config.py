@@ -382,6 +382,7 @@ def parse_config(doc: Mapping[str, Any], *, path: str | os.PathLike[str] | None 
             "idle_timeout",
             "max_consumers_per_connection",
             "max_transactions_per_connection",
+            "max_producers_per_connection",
         },
         "limits",
     )
@@ -392,6 +393,9 @@ def parse_config(doc: Mapping[str, Any], *, path: str | os.PathLike[str] | None 
             ),
             max_transactions=reader.value(
                 limits, "max_transactions_per_connection", "int", DEFAULT_CONNECTION_LIMITS.max_transactions, "limits"
+            ),
+            max_producers=reader.value(
+                limits, "max_producers_per_connection", "int", DEFAULT_CONNECTION_LIMITS.max_producers, "limits"
             ),
         )
         if _positive(reader, limits)
@@ -479,7 +483,7 @@ def parse_config(doc: Mapping[str, Any], *, path: str | os.PathLike[str] | None 
 def _positive(reader: _Reader, limits: Mapping[str, Any]) -> bool:
     """Checks the per-connection limits are at least 1 (naming the key); True when any is given."""
     given = False
-    for key in ("max_consumers_per_connection", "max_transactions_per_connection"):
+    for key in ("max_consumers_per_connection", "max_transactions_per_connection", "max_producers_per_connection"):
         if key in limits:
             given = True
             value = reader.value(limits, key, "int", 1, "limits")

@@ -1,12 +1,12 @@
-"""Per-connection limits: how many consumers and open transactions one connection may hold, so that one client
-cannot freeze or exhaust the broker for the others (issue 15: 20,000 consumers on one connection stalled every
+"""Per-connection limits: how many consumers, producers and open transactions one connection may hold, so that one
+client cannot freeze or exhaust the broker for the others (issue 15: 20,000 consumers on one connection stalled every
 client for seconds).
 
-ActiveMQ has the same knobs on its transport connector (``maximumConsumersAllowedPerConnection``, unlimited by
-default) and refuses past them with "Can't add consumer on connection ...: at maximum limit: N"; minibroker gives
-them finite defaults, far above what an application uses, and the same refusal as a
-:class:`~minibroker.errors.LimitExceeded` naming the limit. Sessions and producers live only in the client (no broker
-state), so they need no limit here.
+ActiveMQ has the same knobs on its transport connector (``maximumConsumersAllowedPerConnection``,
+``maximumProducersAllowedPerConnection``, unlimited by default) and refuses past them with "Can't add consumer on
+connection ...: at maximum limit: N"; minibroker gives them finite defaults, far above what an application uses, and
+the same refusal as a :class:`~minibroker.errors.LimitExceeded` naming the limit. Sessions live only in the client (no
+broker state), so they need no limit here.
 """
 
 from __future__ import annotations
@@ -20,13 +20,14 @@ __all__ = ["DEFAULT_CONNECTION_LIMITS", "ConnectionLimits"]
 
 @attrs.frozen(slots=True)
 class ConnectionLimits:
-    """The most consumers and open transactions one connection may hold at once."""
+    """The most consumers, producers and open transactions one connection may hold at once."""
 
     max_consumers: int = 1000
     max_transactions: int = 1000
+    max_producers: int = 1000
 
     def __attrs_post_init__(self) -> None:
-        for name in ("max_consumers", "max_transactions"):
+        for name in ("max_consumers", "max_transactions", "max_producers"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise InvalidConfiguration(f"{name} must be a whole number of at least 1, not {value!r}", option=name)
@@ -37,6 +38,14 @@ class ConnectionLimits:
                 f"Can't add consumer on connection {connection_id}: at maximum limit: {self.max_consumers}",
                 limit="max_consumers_per_connection",
                 maximum=self.max_consumers,
+            )
+
+    def check_producers(self, connection_id: int, open_now: int) -> None:
+        if open_now >= self.max_producers:
+            raise LimitExceeded(
+                f"Can't add producer on connection {connection_id}: at maximum limit: {self.max_producers}",
+                limit="max_producers_per_connection",
+                maximum=self.max_producers,
             )
 
     def check_transactions(self, connection_id: int, open_now: int) -> None:

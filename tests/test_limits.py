@@ -52,9 +52,33 @@ async def test_open_transactions_past_the_limit_are_refused(transport: str = "me
         await conn.close()
 
 
+async def test_producers_past_the_limit_are_refused() -> None:
+    """In-process the refusal is create_producer's error. (Over TCP a producer's coming is not waited for: the refusal
+    comes back asynchronously, and the broker tracks no more than the limit either way.)"""
+    limits = ConnectionLimits(max_producers=2)
+    async with Broker(clock=ManualClock(autojump=True), connection_limits=limits) as broker:
+        conn = await connect_to(broker, "memory")
+        session = await conn.create_session()
+        producers = [await session.create_producer(f"q{i}") for i in range(2)]
+        with pytest.raises(LimitExceeded, match=r"Can't add producer on connection .*: at maximum limit: 2"):
+            await session.create_producer("one-too-many")
+        await producers[0].close()
+        await (await session.create_producer("now-fine")).send("m")  # a closed producer frees its place
+        assert broker.queue("now-fine").size == 1
+        await conn.close()
+
+
 def test_limits_are_configured_and_checked() -> None:
-    config = parse_config({"limits": {"max_consumers_per_connection": 5, "max_transactions_per_connection": 7}})
-    assert config.broker_kwargs()["connection_limits"] == ConnectionLimits(5, 7)
+    config = parse_config(
+        {
+            "limits": {
+                "max_consumers_per_connection": 5,
+                "max_transactions_per_connection": 7,
+                "max_producers_per_connection": 9,
+            }
+        }
+    )
+    assert config.broker_kwargs()["connection_limits"] == ConnectionLimits(5, 7, 9)
     with pytest.raises(ConfigError) as info:
         parse_config({"limits": {"max_consumers_per_connection": 0}})
     assert info.value.key == "limits.max_consumers_per_connection"
