@@ -87,8 +87,8 @@ class Broker:
     None to turn them off. ``scheduler_time_zone``: the IANA zone ``AMQ_SCHEDULED_CRON`` entries are read in (UTC
     unless given; ActiveMQ uses its JVM's zone). ``connection_limits``: the most consumers, producers and open
     transactions one connection may hold (:class:`~minibroker.limits.ConnectionLimits`; 1000 each by default).
-    ``advisory_support``: ActiveMQ's ``advisorySupport``, publishing consumer, producer, connection, expiry and dead-letter advisories
-    (:mod:`minibroker.advisory`); on by default, as in ActiveMQ. ``system_memory_limit``: bytes all queues' unacked
+    ``advisory_support``: ActiveMQ's ``advisorySupport``, publishing consumer, producer, connection, expiry and
+    dead-letter advisories (:mod:`minibroker.advisory`); on by default, as in ActiveMQ. ``system_memory_limit``: bytes all queues' unacked
     messages may hold (ActiveMQ's ``systemUsage`` memory, 1 GiB as an embedded ActiveMQ's; 0 for none): past it,
     producer flow control holds every queue's sends (or fails them, per the queue's policy) until consumers catch up.
 
