@@ -88,9 +88,10 @@ class Broker:
     unless given; ActiveMQ uses its JVM's zone). ``connection_limits``: the most consumers, producers and open
     transactions one connection may hold (:class:`~minibroker.limits.ConnectionLimits`; 1000 each by default).
     ``advisory_support``: ActiveMQ's ``advisorySupport``, publishing consumer, producer, connection, expiry and
-    dead-letter advisories (:mod:`minibroker.advisory`); on by default, as in ActiveMQ. ``system_memory_limit``: bytes all queues' unacked
-    messages may hold (ActiveMQ's ``systemUsage`` memory, 1 GiB as an embedded ActiveMQ's; 0 for none): past it,
-    producer flow control holds every queue's sends (or fails them, per the queue's policy) until consumers catch up.
+    dead-letter advisories (:mod:`minibroker.advisory`); on by default, as in ActiveMQ. ``system_memory_limit``:
+    bytes all queues' unacked messages may hold (ActiveMQ's ``systemUsage`` memory, 1 GiB as an embedded ActiveMQ's;
+    0 for none): past it, producer flow control holds every queue's sends (or fails them, per the queue's policy)
+    until consumers catch up.
 
     Persistence: with ``data_dir`` (or a ``store``, see :mod:`minibroker.store`), persistent messages sent to queues
     are stored (SQLite in ``data_dir``) before the send is answered, removed when acked, and loaded again when a
