@@ -2,7 +2,9 @@
 
 The attackers detach the victim's consumer by id, send STOMP messages with out-of-range priorities to the victim's
 queue, flood both ports with silent sockets up to the shared limit, start oversize frames before logging in, reuse
-the victim's client id and a live STOMP subscription id. The victim must receive each of its messages exactly once.
+the victim's client id and a live STOMP subscription id, compete for the victim's queue with a backtracking LIKE
+selector, read the victim's queue by range, and flood a topic whose subscriber never reads (its pending limit keeps
+the broker's memory bounded). The victim must receive each of its messages exactly once.
 Bounded loops, loopback only; real clock (the sockets are real), each wait has a timeout.
 """
 
@@ -78,6 +80,24 @@ async def silent_and_partial_sockets(host: str, native_port: int, stomp_port: in
             writer.close()
 
 
+async def expensive_readers(url: str) -> None:
+    attacker = await connect(url)
+    try:
+        session = await attacker.create_session()
+        # a LIKE that backtracks exponentially in a naive matcher, on the victim's own queue (it matches nothing)
+        await session.create_consumer("victim", selector="b LIKE '%a%a%a%a%a%a%a%a%a%a%a%a%b'")
+        link = attacker._link
+        assert isinstance(link, TcpLink)
+        await link.read_range("victim", 0, None)  # the whole queue, in bounded answers, consuming nothing
+        sleeper = await session.create_consumer("topic://flood?consumer.prefetchSize=1")  # never reads
+        producer = await session.create_producer("topic://flood")
+        for i in range(1_200):
+            await producer.send("a" * 30 + "b", properties={"b": "a" * 5_000}, persistent=False)
+        assert sleeper is not None
+    finally:
+        await attacker.close()
+
+
 async def duplicate_client_id(url: str) -> None:
     with contextlib.suppress(MinibrokerError):
         intruder = await connect(url, client_id="victim")
@@ -113,6 +133,7 @@ async def test_the_victim_loses_nothing_and_sees_no_duplicate(edges: tuple[Broke
                     hostile_stomp(stomp.port),
                     silent_and_partial_sockets(native.host, native.port, stomp.port, LIMIT // 2),
                     duplicate_client_id(native.url),
+                    expensive_readers(native.url),
                 )
 
         receiver = asyncio.create_task(receive_all())
