@@ -91,7 +91,7 @@ async def expensive_readers(url: str) -> None:
         await link.read_range("victim", 0, None)  # the whole queue, in bounded answers, consuming nothing
         sleeper = await session.create_consumer("topic://flood?consumer.prefetchSize=1")  # never reads
         producer = await session.create_producer("topic://flood")
-        for i in range(1_200):
+        for _ in range(1_200):
             await producer.send("a" * 30 + "b", properties={"b": "a" * 5_000}, persistent=False)
         assert sleeper is not None
     finally:
