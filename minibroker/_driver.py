@@ -618,7 +618,11 @@ class Broker:
                 except StoreError as exc:  # memory is as the disk is; what else the call did still goes out
                     failure = exc
             if journal.paged:
-                self._page_in()
+                try:
+                    self._page_in()
+                except StoreError as exc:  # a page that cannot be read is tried again at the next call
+                    log.error("%s: cannot page messages in: %s", self.name, exc)
+                    failure = failure or exc
         try:
             self._route()
         finally:
