@@ -143,3 +143,26 @@ def test_the_system_memory_limit_is_a_broker_key() -> None:
 
     config = parse_config(tomllib.loads('[broker]\nsystem_memory_limit = "64 MiB"\n'))
     assert config.broker_kwargs()["system_memory_limit"] == 64 * 1024 * 1024
+
+
+async def test_transacted_sends_count_against_the_memory_limit_from_the_send() -> None:
+    """issue 15 (medium): a transaction could put ten times a queue's memory limit into it, its sends counting only
+    at the commit; as in ActiveMQ they count from the send, and a rollback gives the room back."""
+    from minibroker import DestinationPolicy
+
+    policies = {"tx": DestinationPolicy(memory_limit=2_000, send_fail_if_no_space=True)}
+    async with Broker(clock=ManualClock(autojump=True), policies=policies) as broker:
+        conn = await connect_to(broker, "memory")
+        session = await conn.create_session(AckMode.SESSION_TRANSACTED)
+        producer = await session.create_producer("tx")
+        sent = 0
+        with pytest.raises(LimitExceeded, match="Usage Manager Memory Limit reached on queue://tx"):
+            for _ in range(20):
+                await producer.send("x" * 600)
+                sent += 1
+        assert sent == 4 and broker.queue("tx").size == 0  # the 4th of ~664 bytes passes 2,000; nothing committed yet
+        await session.rollback()
+        await producer.send("x" * 600)  # the room is back
+        await session.commit()
+        assert broker.queue("tx").size == 1
+        await conn.close()

@@ -506,7 +506,7 @@ class BrokerCore(Advising, DurableConsumers, ReplayableReads, Scheduling):
                 destination=str(message.destination),
                 limit=self.usage.limit,
             )
-        if q is not None and q.policy.memory_limit and q.memory >= q.policy.memory_limit:
+        if q is not None and q.policy.memory_limit and q.memory + q.txn_memory >= q.policy.memory_limit:
             raise LimitExceeded(
                 f"Usage Manager Memory Limit reached on {message.destination}: {q.memory} bytes held, limit "
                 f"{q.policy.memory_limit}. Stopping producer ({message.producer_id}) to prevent flooding "
@@ -517,6 +517,8 @@ class BrokerCore(Advising, DurableConsumers, ReplayableReads, Scheduling):
         if transaction_id is not None:
             txn = self._transaction(connection_id, transaction_id)
             txn.sends.append(message)
+            if dest.kind is QUEUE:
+                self._hold_for_transaction(message, 1)
             self.history.add(message.message_id, self.clock.now(), "sent", transaction_id=transaction_id)
             return
         if self.history.enabled:
@@ -744,6 +746,8 @@ class BrokerCore(Advising, DurableConsumers, ReplayableReads, Scheduling):
         self._end(txn)
         touched = txn.commit_acks(self.clock.now(), self.history)
         for message in txn.sends:
+            if message.destination.kind is QUEUE:
+                self._hold_for_transaction(message, -1)
             if not (self.scheduler_support and self._schedule_delayed(message)):
                 self._enqueue(message, connection_id)
         for dest in touched:
@@ -752,8 +756,26 @@ class BrokerCore(Advising, DurableConsumers, ReplayableReads, Scheduling):
     def rollback(self, connection_id: int, transaction_id: int) -> None:
         txn = self._transaction(connection_id, transaction_id)
         self._end(txn)
+        for message in txn.sends:
+            if message.destination.kind is QUEUE:
+                self._hold_for_transaction(message, -1)
         for dest in txn.roll_back(self.clock.now(), self.history):
             self._dispatch_destination(dest)
+
+    def _hold_for_transaction(self, message: Message, sign: int) -> None:
+        """Count (``sign`` 1) or release (-1) a transacted send's bytes against its queue's memory limit and the
+        system's, from the send to the commit or rollback (a queue with a limit is made at the send to count it)."""
+        size = sign * message.size_estimate()
+        usage = self.usage
+        usage.used += size
+        if sign > 0 and usage.used >= usage.limit and not usage.full:
+            usage.fill()
+        name = message.destination.name
+        q = self.queues.get(name)
+        if q is None and sign > 0 and self._policy_for(message.destination).memory_limit:
+            q = self.queue(name)
+        if q is not None:
+            q.txn_memory = max(0, q.txn_memory + size)
 
     def _end(self, txn: Transaction) -> None:
         del self.transactions[txn.transaction_id]
@@ -846,7 +868,7 @@ class BrokerCore(Advising, DurableConsumers, ReplayableReads, Scheduling):
                 return False
             usage.free()
         limit = q.policy.memory_limit
-        return not limit or q.memory < limit
+        return not limit or q.memory + q.txn_memory < limit
 
     def restore(
         self,

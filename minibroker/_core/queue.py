@@ -182,6 +182,9 @@ class Queue:
         #: time (paging.py), and sends wait on disk behind them
         self.on_disk = 0
         self.disk_after = -1
+        #: bytes of messages sent to this queue in transactions not yet committed: they count against the memory
+        #: limit from the send on, as in ActiveMQ, so a transaction cannot put many times the limit into a queue
+        self.txn_memory = 0
         #: where persistent messages' changes are recorded for the store (see journal.py); None: no store
         self.journal: Journal | None = None
 
