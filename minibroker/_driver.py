@@ -665,8 +665,8 @@ class Broker:
         self.core.tick()
         try:
             self._flush()
-        except StoreError:  # taken back and logged (_persist); an expiry is tried again in a second (sweep_again)
-            pass
+        except StoreError:  # taken back and logged (_persist); the timer's work (an expiry, a due job) is tried
+            self._arm(self.clock.now() + 1.0)  # again in a second, not in a loop
 
     def open_connection(
         self,

@@ -134,3 +134,54 @@ async def test_an_expiry_the_disk_refused_is_tried_again(store: FullDisk) -> Non
         store.full = False
         await clock.advance(1.0)
         assert broker.queue("orders").size == 0 and broker.queue("ActiveMQ.DLQ").size == 1
+
+
+async def test_a_purge_the_disk_refused_leaves_the_queue_as_it_was(store: FullDisk) -> None:
+    async with Broker(clock=ManualClock(autojump=True), store=store) as broker:
+        async with await connect_to(broker, "memory") as conn:
+            producer = await (await conn.create_session()).create_producer("orders")
+            for i in range(3):
+                await producer.send(f"m{i}")
+        store.full = True
+        with pytest.raises(StoreError):
+            broker.queue("orders").purge()
+        assert [m.body for m in broker.queue("orders").browse()] == ["m0", "m1", "m2"]
+        store.full = False
+        await broker.restart()
+        assert broker.queue("orders").size == 3
+
+
+async def test_a_scheduled_send_the_disk_refused_is_not_scheduled(store: FullDisk) -> None:
+    clock = ManualClock()
+    async with (
+        Broker(clock=clock, store=store, scheduler_support=True) as broker,
+        await connect_to(broker, "memory") as conn,
+    ):
+        producer = await (await conn.create_session()).create_producer("later")
+        store.full = True
+        with pytest.raises(StoreError):
+            await producer.send("m", properties={"AMQ_SCHEDULED_DELAY": 5000})
+        assert broker.scheduled_count == 0
+        store.full = False
+        await producer.send("kept", properties={"AMQ_SCHEDULED_DELAY": 5000})
+        store.full = True
+        await clock.advance(6)  # due, but its delivery cannot be written: the job stays, tried again
+        assert broker.scheduled_count == 1 and broker.queue("later").size == 0
+        store.full = False
+        await clock.advance(1.5)
+        assert broker.scheduled_count == 0 and broker.queue("later").size == 1
+
+
+async def test_a_closed_consumer_s_counters_the_disk_refused_are_lowered_again(store: FullDisk) -> None:
+    async with (
+        Broker(clock=ManualClock(autojump=True), store=store) as broker,
+        await connect_to(broker, "memory") as conn,
+    ):
+        session = await conn.create_session(AckMode.CLIENT_ACKNOWLEDGE)
+        consumer = await session.create_consumer("orders")
+        await (await session.create_producer("orders")).send("m")
+        assert await consumer.receive(timeout=1) is not None
+        store.full = True
+        await consumer.close()  # it goes anyway; its message's raised counter is not on disk, so not in memory
+        (entry,) = broker.core.queues["orders"].entries.values()
+        assert entry.redelivery_counter == 0

@@ -101,6 +101,12 @@ STORED = 0
 REMOVED = 1
 #: a persistent message sent to a queue whose older messages are still on disk: written, not kept in memory
 ON_DISK = 2
+#: a redelivery counter raised (the record keeps the old value), a queue purged (its entries), a job scheduled or
+#: taken from the scheduler (the scheduler's item; the record's queue slot holds the core)
+COUNTER = 3
+PURGED = 4
+SCHEDULED = 5
+UNSCHEDULED = 6
 
 
 class Journal(list[JournalOp]):

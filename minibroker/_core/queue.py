@@ -32,7 +32,7 @@ import attrs
 
 from ..message import Destination, Message
 from .effects import Dispatch
-from .journal import ON_DISK, REMOVED, STORED, Journal, Purged, Redelivered, Removed, Stored
+from .journal import COUNTER, ON_DISK, PURGED, REMOVED, STORED, Journal, Purged, Redelivered, Removed, Stored
 from .policy import DestinationPolicy
 from .subscription import QueueEntry, Subscription
 
@@ -300,6 +300,8 @@ class Queue:
         """Every message leaves, in-flight ones included (their consumers forget them: a later ack of one fails as
         "Unmatched acknowledge", as ActiveMQ's does); nothing is dead-lettered. Returns how many went."""
         count = len(self.entries)
+        if self.journal is not None:
+            self.journal.undo.append((PURGED, self, list(self.entries.values()), self.on_disk))
         for sub in self.consumers:
             sub.let_go_of(self)
         count += self.on_disk
@@ -367,6 +369,8 @@ class Queue:
         every one when that is None (the transport failed: nobody knows)."""
         if last_delivered_seq is None or any(e.seq == last_delivered_seq for e in entries):
             for entry in entries:
+                if self.journal is not None and entry.message.persistent:
+                    self.journal.undo.append((COUNTER, self, entry, entry.redelivery_counter))
                 entry.redelivery_counter += 1
                 if entry.seq == last_delivered_seq:
                     break

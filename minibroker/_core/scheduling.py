@@ -9,7 +9,7 @@ import heapq
 import attrs
 
 from ..message import Message
-from .journal import Scheduled, Unscheduled
+from .journal import SCHEDULED, UNSCHEDULED, Scheduled, Unscheduled
 from .scheduler import browse_copy, first_due, next_cron, pending_job, read_job
 from .state import CoreState
 
@@ -31,9 +31,11 @@ class Scheduling(CoreState):
     def schedule(self, when: float, message: Message, redelivery_counter: int = 0) -> None:
         """Deliver ``message`` to its destination's tail at ``when`` (delayed delivery, broker redelivery)."""
         self._scheduled_seq += 1
-        heapq.heappush(self._scheduled, (when, self._scheduled_seq, message, redelivery_counter))
+        item = (when, self._scheduled_seq, message, redelivery_counter)
+        heapq.heappush(self._scheduled, item)
         if self.journal is not None and message.persistent:
             self.journal.append(Scheduled(self._scheduled_seq, when, message, redelivery_counter))
+            self.journal.undo.append((SCHEDULED, self, item, None))
 
     def schedule_redelivery(self, when: float, message: Message, redelivery_counter: int, cause: str | None) -> None:
         """The broker redelivery plugin's path: the message comes back to its queue's tail at ``when``."""
@@ -81,6 +83,7 @@ class Scheduling(CoreState):
                 if doomed(entry):
                     if self.journal is not None and entry[2].persistent:
                         self.journal.append(Unscheduled(entry[1]))
+                        self.journal.undo.append((UNSCHEDULED, self, entry, None))
                 else:
                     kept.append(entry)
             heapq.heapify(kept)
@@ -100,9 +103,11 @@ class Scheduling(CoreState):
     def _fire_due_jobs(self, now: float) -> None:
         """Deliver every job due by ``now``; a repeating or cron job is scheduled again."""
         while self._scheduled and self._scheduled[0][0] <= now:
-            due, job_number, message, counter = heapq.heappop(self._scheduled)
+            item = heapq.heappop(self._scheduled)
+            due, job_number, message, counter = item
             if self.journal is not None and message.persistent:
                 self.journal.append(Unscheduled(job_number))
+                self.journal.undo.append((UNSCHEDULED, self, item, None))
             job = pending_job(message)
             if job is None:
                 self._enqueue(message, 0, counter)

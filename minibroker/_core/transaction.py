@@ -19,6 +19,7 @@ import attrs
 
 from ..message import Destination, Message
 from .history import History
+from .journal import COUNTER
 from .multi import queue_of
 from .subscription import QueueEntry, Subscription
 
@@ -77,6 +78,8 @@ class Transaction:
             history.add(entry.message.message_id, now, "rolled-back", sub.consumer_id, transaction_id=txn_id)
             q = queue_of(sub, entry)
             if sub.closed and q is not None:
+                if q.journal is not None and entry.message.persistent:
+                    q.journal.undo.append((COUNTER, q, entry, entry.redelivery_counter))
                 entry.redelivery_counter += 1
                 q.give_back([entry])
             else:

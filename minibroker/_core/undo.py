@@ -4,17 +4,19 @@ The core changes memory first and journals each change for the store (journal.py
 batch after the call. When that write fails (a full disk), the call fails as a whole, as in ActiveMQ, where the
 store is written before the broker's memory changes: a send the client is told failed must not be delivered, and an
 ack the disk never saw must not be forgotten in memory (the next restart would bring the message back). So each
-``Stored`` and ``Removed`` operation is logged with what takes it back (``Journal.undo``), and :func:`roll_back`
-replays the log backwards: a stored message leaves its queue (and the dispatch of it not yet routed), a removed one
-returns to the consumer that held it (or to the head of its queue). The other operations (a redelivery counter, a
-purge, a scheduled job, a durable subscription) are not taken back; their failure is logged and reported only.
+journaled change is logged with what takes it back (``Journal.undo``), and :func:`roll_back` replays the log
+backwards: a stored message leaves its queue (and the dispatch of it not yet routed), a removed one returns to the
+consumer that held it (or to the head of its queue), a raised redelivery counter is lowered again, a purged queue
+gets its messages back, a scheduled job leaves the scheduler and a job taken from it returns. Durable subscriptions
+made or dropped are not taken back; their failure is logged and reported only.
 """
 
 from __future__ import annotations
 
+import heapq
 from typing import TYPE_CHECKING, Any
 
-from .journal import ON_DISK, STORED
+from .journal import COUNTER, ON_DISK, PURGED, SCHEDULED, STORED, UNSCHEDULED
 
 if TYPE_CHECKING:
     from .dead_letter import DeadLetters
@@ -36,6 +38,16 @@ def roll_back(
         if kind == ON_DISK:
             queue.on_disk -= 1
             queue.enqueued -= 1
+        elif kind == COUNTER:
+            entry.redelivery_counter = holder  # the record keeps the counter as it was
+        elif kind == PURGED:
+            _unpurge(queue, entry, holder)
+        elif kind == SCHEDULED:
+            jobs = queue._scheduled  # the record's queue slot holds the core
+            jobs[:] = [job for job in jobs if job is not entry]
+            heapq.heapify(jobs)
+        elif kind == UNSCHEDULED:
+            heapq.heappush(queue._scheduled, entry)
         elif kind == STORED:
             _unstore(queue, entry, unsent)
             if dead_letters is not None and entry.message.original_destination is not None:
@@ -82,6 +94,21 @@ def _unremove(queue: Queue, entry: QueueEntry, holder: Subscription | None) -> N
     else:
         entry.holder = None
         queue.redelivery.appendleft(entry)
+
+
+def _unpurge(queue: Queue, entries: list[QueueEntry], on_disk: int) -> None:
+    """A purge the store never saw: every message comes back, waiting (those that were in flight too: their consumers
+    let go of them), in sequence order."""
+    for entry in sorted(entries, key=lambda e: e.seq):
+        entry.holder = None
+        entry.acked_in_txn = None
+        queue.entries[entry.seq] = entry
+        queue.held_ids.add(entry.message.message_id)
+        queue.memory += entry.size
+        queue.usage.used += entry.size
+        (queue.persistent if entry.message.persistent else queue.non_persistent).append(entry)
+    queue.dequeued -= len(entries) + on_disk
+    queue.on_disk = on_disk
 
 
 def _let_go(holder: Subscription, entry: QueueEntry) -> None:
