@@ -185,3 +185,28 @@ async def test_a_closed_consumer_s_counters_the_disk_refused_are_lowered_again(s
         await consumer.close()  # it goes anyway; its message's raised counter is not on disk, so not in memory
         (entry,) = broker.core.queues["orders"].entries.values()
         assert entry.redelivery_counter == 0
+
+
+async def test_durable_subscriptions_the_disk_refused_are_not_made_or_dropped(store: FullDisk) -> None:
+    async with (
+        Broker(clock=ManualClock(autojump=True), store=store) as broker,
+        await connect_to(broker, "memory", client_id="app") as conn,
+    ):
+        session = await conn.create_session()
+        store.full = True
+        with pytest.raises(StoreError):
+            await session.create_durable_subscriber("topic://prices", "refused")
+        assert broker.durable_subscriptions() == []
+        store.full = False
+        subscriber = await session.create_durable_subscriber("topic://prices", "kept")
+        await (await session.create_producer("topic://prices")).send("p1")
+        await subscriber.close()
+        store.full = True
+        with pytest.raises(StoreError):
+            await session.unsubscribe("kept")
+        (view,) = broker.durable_subscriptions()
+        assert view.name == "kept" and view.pending == 1  # still there, with what it keeps
+        store.full = False
+        again = await session.create_durable_subscriber("topic://prices", "kept")
+        received = await again.receive(timeout=1)
+        assert received is not None and received.body == "p1"

@@ -11,7 +11,7 @@ from ..message import Destination, DestinationKind
 from .commands import ConsumerInfo
 from .connection import ConnectionState
 from .durable import DurableSubscription, DurableView, durable_queue_name
-from .journal import DurableDropped, DurableSaved
+from .journal import DURABLE_DROPPED, DURABLE_SAVED, DurableDropped, DurableSaved
 from .queue import Queue
 from .state import CoreState
 from .virtual import is_wildcard, topic_matches
@@ -94,18 +94,52 @@ class DurableConsumers(CoreState):
             self.topic(topic).durables.append(durable)
         if self.journal is not None and journaled:
             self.journal.append(DurableSaved(client_id, name, topic, selector_text, no_local))
+            self.journal.undo.append((DURABLE_SAVED, self, durable, None))
         return durable
 
     def _drop_durable(self, durable: DurableSubscription) -> None:
         self.purge(durable.queue.destination.name)
-        self.queues.pop(durable.queue.destination.name, None)
-        self._virtual_queues.clear()
-        del self.durables[(durable.client_id, durable.name)]
+        self._forget_durable(durable)
         if self.journal is not None:
             self.journal.append(DurableDropped(durable.client_id, durable.name))
+            self.journal.undo.append((DURABLE_DROPPED, self, durable, None))
+
+    def _forget_durable(self, durable: DurableSubscription) -> None:
+        """Take a durable subscription out of the core (its queue, its topics), without telling the store."""
+        self.queues.pop(durable.queue.destination.name, None)
+        self._virtual_queues.clear()
+        self.durables.pop((durable.client_id, durable.name), None)
+        if durable.queue.policy.memory_limit:
+            self.memory_limited -= 1
         for topic in self.topics.values() if is_wildcard(durable.topic) else [self.topics.get(durable.topic)]:
             if topic is not None and durable in topic.durables:
                 topic.durables.remove(durable)
+
+    def _unmake_durable(self, durable: DurableSubscription) -> None:
+        """Take back a durable subscription the store never saw made (undo.py): it, and its subscriber, go."""
+        if durable.consumer_id is not None:
+            sub = self.subscriptions.pop(durable.consumer_id, None)
+            if sub is not None:
+                sub.closed = True
+                self.connections[sub.connection_id].consumers.discard(sub.consumer_id)
+                durable.queue.remove_consumer(sub)
+            durable.consumer_id = None
+        self._forget_durable(durable)
+
+    def _remake_durable(self, durable: DurableSubscription) -> None:
+        """Take back the drop of a durable subscription the store never saw (undo.py): it comes back as it was."""
+        queue = durable.queue
+        self.queues[queue.destination.name] = queue
+        self._virtual_queues.clear()
+        self.durables[(durable.client_id, durable.name)] = durable
+        if queue.policy.memory_limit:
+            self.memory_limited += 1
+        if is_wildcard(durable.topic):
+            for t in self.topics.values():
+                if topic_matches(durable.topic, t.destination.name) and durable not in t.durables:
+                    t.durables.append(durable)
+        else:
+            self.topic(durable.topic).durables.append(durable)
 
     def unsubscribe(self, connection_id: int, name: str) -> None:
         """Remove the connection's client id's durable subscription ``name`` and what it kept (JMS ``unsubscribe``)."""

@@ -107,6 +107,9 @@ COUNTER = 3
 PURGED = 4
 SCHEDULED = 5
 UNSCHEDULED = 6
+#: a durable subscription made or dropped (the record's queue slot holds the core, its entry the subscription)
+DURABLE_SAVED = 7
+DURABLE_DROPPED = 8
 
 
 class Journal(list[JournalOp]):

@@ -7,8 +7,8 @@ ack the disk never saw must not be forgotten in memory (the next restart would b
 journaled change is logged with what takes it back (``Journal.undo``), and :func:`roll_back` replays the log
 backwards: a stored message leaves its queue (and the dispatch of it not yet routed), a removed one returns to the
 consumer that held it (or to the head of its queue), a raised redelivery counter is lowered again, a purged queue
-gets its messages back, a scheduled job leaves the scheduler and a job taken from it returns. Durable subscriptions
-made or dropped are not taken back; their failure is logged and reported only.
+gets its messages back, a scheduled job leaves the scheduler and a job taken from it returns, a durable
+subscription made goes (with its subscriber) and one dropped comes back.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from __future__ import annotations
 import heapq
 from typing import TYPE_CHECKING, Any
 
-from .journal import COUNTER, ON_DISK, PURGED, SCHEDULED, STORED, UNSCHEDULED
+from .journal import COUNTER, DURABLE_DROPPED, DURABLE_SAVED, ON_DISK, PURGED, SCHEDULED, STORED, UNSCHEDULED
 
 if TYPE_CHECKING:
     from .dead_letter import DeadLetters
@@ -48,6 +48,10 @@ def roll_back(
             heapq.heapify(jobs)
         elif kind == UNSCHEDULED:
             heapq.heappush(queue._scheduled, entry)
+        elif kind == DURABLE_SAVED:
+            queue._unmake_durable(entry)
+        elif kind == DURABLE_DROPPED:
+            queue._remake_durable(entry)
         elif kind == STORED:
             _unstore(queue, entry, unsent)
             if dead_letters is not None and entry.message.original_destination is not None:
