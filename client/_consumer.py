@@ -11,7 +11,7 @@ import asyncio
 import inspect
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import attrs
 
@@ -222,7 +222,15 @@ class Consumer:
                     if link.coalesce_acks:
                         self._ack_auto_later(item)
                     else:
-                        self._ack_one(link, item)
+                        try:
+                            acked = link.ack_one(item.sub_id, item.message_id)
+                        except MinibrokerError as exc:  # the store could not write it: reported as every ack
+                            session.connection._report_async_error(exc)  # error is, the message stays held
+                            acked = True
+                        if not acked:
+                            self._send_ack(
+                                MessageAck(item.sub_id, AckType.STANDARD, item.message_id, item.message_id, 1)
+                            )
                 else:
                     self._delivered.append(item)
                     self._ack_later(item, AckType.DELIVERED)
@@ -413,17 +421,6 @@ class Consumer:
         pending, self._auto_ack = self._auto_ack, None
         if pending is not None:
             self._send_ack(pending)
-
-    def _ack_one(self, link: Any, item: ReceivedMessage) -> None:
-        """The in-process AUTO ack of one message; asynchronous as every ack: a refusal (the store could not write
-        it) goes to the exception listener, and the message stays with this consumer, as on disk."""
-        try:
-            acked = link.ack_one(item.sub_id, item.message_id)
-        except MinibrokerError as exc:
-            self.session.connection._report_async_error(exc)
-            return
-        if not acked:
-            self._send_ack(MessageAck(item.sub_id, AckType.STANDARD, item.message_id, item.message_id, 1))
 
     def _send_ack(self, ack: MessageAck) -> None:
         """Acks are asynchronous, as ActiveMQ sends them by default: a refusal goes to the exception listener."""

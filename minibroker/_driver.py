@@ -609,27 +609,10 @@ class Broker:
                     raise
 
     def _flush(self) -> None:
-        failure: StoreError | None = None
+        """After each driver call: the store's step (a store write, a page in), then the call's dispatches out and
+        the timer re-armed; a store failure is raised last, once what else the call did has gone out."""
         journal = self._journal
-        if journal is not None:
-            if journal:
-                try:
-                    self._persist()
-                except StoreError as exc:  # memory is as the disk is; what else the call did still goes out
-                    failure = exc
-            if journal.paged:
-                try:
-                    self._page_in()
-                except StoreError as exc:  # a page that cannot be read is tried again at the next call
-                    log.error("%s: cannot page messages in: %s", self.name, exc)
-                    failure = failure or exc
-        try:
-            self._route()
-        finally:
-            if failure is not None:
-                raise failure
-
-    def _route(self) -> None:
+        failure = None if journal is None else self._store_step(journal)
         if self._space_waiters.waiting:
             self._space_waiters.wake(self.core.has_space)
         core = self.core
@@ -648,6 +631,25 @@ class Broker:
         deadline = core.next_deadline()
         if deadline != self._timer_at:
             self._arm(deadline)
+        if failure is not None:
+            raise failure
+
+    def _store_step(self, journal: Journal) -> StoreError | None:
+        """Write the call's journal (memory is taken back to the disk when that fails) and page in what paged
+        queues need; the failure, for :meth:`_flush` to raise."""
+        failure: StoreError | None = None
+        if journal:
+            try:
+                self._persist()
+            except StoreError as exc:  # memory is as the disk is; what else the call did still goes out
+                failure = exc
+        if journal.paged:
+            try:
+                self._page_in()
+            except StoreError as exc:  # a page that cannot be read is tried again at the next call
+                log.error("%s: cannot page messages in: %s", self.name, exc)
+                failure = failure or exc
+        return failure
 
     def _arm(self, deadline: float | None) -> None:
         if self._timer is not None:

@@ -494,26 +494,8 @@ class BrokerCore(Advising, DurableConsumers, ReplayableReads, Scheduling):
         self.temporaries.check_send(dest)
         if message.properties:
             check_message_properties(message.properties, self.scheduler_support)  # JMSX*, AMQ_SCHEDULED_*
-        q = self.queues.get(dest.name) if self.memory_limited and dest.kind is QUEUE else None
-        usage = self.usage
-        if usage.full and usage.used < usage.limit:
-            usage.free()
-        if usage.full and dest.kind is QUEUE and (q is not None or self._policy_for(dest).send_fail_if_no_space):
-            raise LimitExceeded(
-                f"Usage Manager Memory Limit reached: the broker's queues hold {self.usage.used} bytes, system limit "
-                f"{self.usage.limit}. Stopping producer ({message.producer_id}) to prevent flooding "
-                f"{message.destination}.",
-                destination=str(message.destination),
-                limit=self.usage.limit,
-            )
-        if q is not None and q.policy.memory_limit and q.memory + q.txn_memory >= q.policy.memory_limit:
-            raise LimitExceeded(
-                f"Usage Manager Memory Limit reached on {message.destination}: {q.memory} bytes held, limit "
-                f"{q.policy.memory_limit}. Stopping producer ({message.producer_id}) to prevent flooding "
-                f"{message.destination}.",
-                destination=str(message.destination),
-                limit=q.policy.memory_limit,
-            )
+        if self.memory_limited and dest.kind is QUEUE:  # a queue with a limit, or the system's reached
+            self._check_space(dest, message)
         if transaction_id is not None:
             txn = self._transaction(connection_id, transaction_id)
             txn.sends.append(message)
@@ -761,6 +743,30 @@ class BrokerCore(Advising, DurableConsumers, ReplayableReads, Scheduling):
                 self._hold_for_transaction(message, -1)
         for dest in txn.roll_back(self.clock.now(), self.history):
             self._dispatch_destination(dest)
+
+    def _check_space(self, dest: Destination, message: Message) -> None:
+        """LimitExceeded for a send the driver let through to a full queue (``send_fail_if_no_space``), or to any
+        queue while the system memory limit is reached."""
+        q = self.queues.get(dest.name)
+        usage = self.usage
+        if usage.full and usage.used < usage.limit:
+            usage.free()
+        if usage.full and (q is not None or self._policy_for(dest).send_fail_if_no_space):
+            raise LimitExceeded(
+                f"Usage Manager Memory Limit reached: the broker's queues hold {usage.used} bytes, system limit "
+                f"{usage.limit}. Stopping producer ({message.producer_id}) to prevent flooding "
+                f"{message.destination}.",
+                destination=str(message.destination),
+                limit=usage.limit,
+            )
+        if q is not None and q.policy.memory_limit and q.memory + q.txn_memory >= q.policy.memory_limit:
+            raise LimitExceeded(
+                f"Usage Manager Memory Limit reached on {message.destination}: {q.memory} bytes held, limit "
+                f"{q.policy.memory_limit}. Stopping producer ({message.producer_id}) to prevent flooding "
+                f"{message.destination}.",
+                destination=str(message.destination),
+                limit=q.policy.memory_limit,
+            )
 
     def _hold_for_transaction(self, message: Message, sign: int) -> None:
         """Count (``sign`` 1) or release (-1) a transacted send's bytes against its queue's memory limit and the
