@@ -612,6 +612,32 @@ def main(argv: list[str] | None = None) -> int:
                 rate >= 100_000,
             )
         )
+    if wanted("restart"):
+        from restart_bench import measure as measure_restart
+
+        restarted = measure_restart(100_000 if args.quick else 1_000_000)
+        rows.append(
+            Row(
+                f"serve --data-dir, {restarted.messages:,} stored: restart -> first answer",
+                restarted.first_answer_s,
+                "s",
+                "-",
+                None,
+                "<= 2 s",
+                restarted.first_answer_s <= 2,
+            )
+        )
+        rows.append(
+            Row(
+                f"serve --data-dir, {restarted.messages:,} stored: peak RSS to first answer",
+                restarted.peak_rss_mb,
+                "MiB",
+                "-",
+                None,
+                "<= 300 MB",
+                restarted.peak_rss_mb <= 300,
+            )
+        )
     if wanted("stomp"):
         rows.extend(stomp_rows(5_000 if args.quick else 20_000, runs))
     if wanted("spark"):

@@ -98,13 +98,16 @@ async def test_a_native_message_reaches_a_transforming_subscriber_as_activemq_wr
         await stomp.close()
 
 
+#: what ActiveMQ made of each SEND; one made an ObjectMessage of a HashMap, a class minibroker cannot serialize: that
+#: SEND is refused instead (tests/plugins/stomp/test_unsupported_features.py)
+MORE_SENT = [case for case in RECORDING["more_sent"] if "receive_error" not in case["jms"]]
+
+
 @pytest.mark.parametrize(
-    "case", RECORDING["more_sent"], ids=lambda c: f"{c['transformation']}-{c['body'][:14]}-{c['content_length']}"
+    "case", MORE_SENT, ids=lambda c: f"{c['transformation']}-{c['body'][:14]}-{c['content_length']}"
 )
 async def test_a_send_with_any_transformation_makes_the_message_activemq_makes(case: dict[str, Any]) -> None:
     jms = case["jms"]
-    if "receive_error" in jms:  # ActiveMQ made an ObjectMessage of a class minibroker cannot serialize
-        pytest.skip("refused instead: tests/plugins/stomp/test_unsupported_features.py")
     async with (
         Broker(clock=ManualClock(autojump=True)) as broker,
         await start_stomp_server(broker, port=0) as server,
