@@ -28,7 +28,6 @@ from ..errors import (
     IllegalStateError,
     InvalidAcknowledge,
     InvalidDestination,
-    LimitExceeded,
     TransactionError,
 )
 from ..features import (
@@ -64,6 +63,7 @@ from .durable_consumers import DurableConsumers
 from .effects import Dispatch
 from .history import DeadLetterRecord, History
 from .journal import DurableSaved, Journal, Scheduled, Stored
+from .memory import MemoryLimits
 from .multi import Copies, QueueSet, SubscriptionOnMany, queue_of, reads, reads_many
 from .policy import DestinationPolicy
 from .queue import DEFAULT_SYSTEM_MEMORY_LIMIT, MemoryUsage, Queue
@@ -100,7 +100,7 @@ PolicyLookup = Callable[[Destination], DestinationPolicy]
 EXPIRE_PERIOD = 30.0
 
 
-class BrokerCore(Advising, DurableConsumers, ReplayableReads, Scheduling):
+class BrokerCore(Advising, DurableConsumers, MemoryLimits, ReplayableReads, Scheduling):
     """All destinations, subscriptions and transactions of one broker."""
 
     # Rarely set attributes live here as class defaults, not in __init__: CPython (3.11+) keeps an instance's
@@ -744,45 +744,6 @@ class BrokerCore(Advising, DurableConsumers, ReplayableReads, Scheduling):
         for dest in txn.roll_back(self.clock.now(), self.history):
             self._dispatch_destination(dest)
 
-    def _check_space(self, dest: Destination, message: Message) -> None:
-        """LimitExceeded for a send the driver let through to a full queue (``send_fail_if_no_space``), or to any
-        queue while the system memory limit is reached."""
-        q = self.queues.get(dest.name)
-        usage = self.usage
-        if usage.full and usage.used < usage.limit:
-            usage.free()
-        if usage.full and (q is not None or self._policy_for(dest).send_fail_if_no_space):
-            raise LimitExceeded(
-                f"Usage Manager Memory Limit reached: the broker's queues hold {usage.used} bytes, system limit "
-                f"{usage.limit}. Stopping producer ({message.producer_id}) to prevent flooding "
-                f"{message.destination}.",
-                destination=str(message.destination),
-                limit=usage.limit,
-            )
-        if q is not None and q.policy.memory_limit and q.memory + q.txn_memory >= q.policy.memory_limit:
-            raise LimitExceeded(
-                f"Usage Manager Memory Limit reached on {message.destination}: {q.memory} bytes held, limit "
-                f"{q.policy.memory_limit}. Stopping producer ({message.producer_id}) to prevent flooding "
-                f"{message.destination}.",
-                destination=str(message.destination),
-                limit=q.policy.memory_limit,
-            )
-
-    def _hold_for_transaction(self, message: Message, sign: int) -> None:
-        """Count (``sign`` 1) or release (-1) a transacted send's bytes against its queue's memory limit and the
-        system's, from the send to the commit or rollback (a queue with a limit is made at the send to count it)."""
-        size = sign * message.size_estimate()
-        usage = self.usage
-        usage.used += size
-        if sign > 0 and usage.used >= usage.limit and not usage.full:
-            usage.fill()
-        name = message.destination.name
-        q = self.queues.get(name)
-        if q is None and sign > 0 and self._policy_for(message.destination).memory_limit:
-            q = self.queue(name)
-        if q is not None:
-            q.txn_memory = max(0, q.txn_memory + size)
-
     def _end(self, txn: Transaction) -> None:
         del self.transactions[txn.transaction_id]
         self.connections[txn.connection_id].transactions.discard(txn.transaction_id)
@@ -856,25 +817,7 @@ class BrokerCore(Advising, DurableConsumers, ReplayableReads, Scheduling):
             self.topics.pop(destination.name, None)
         self.temporaries.forget(destination)
 
-    # -- memory limits and the store (journal.py) -------------------------------------------------------------------
-
-    def _usage_changed(self, full: bool) -> None:
-        """The system memory limit was reached (``full``) or freed: flow control applies to every queue meanwhile."""
-        self.memory_limited += 1 if full else -1
-
-    def has_space(self, name: str) -> bool:
-        """False when queue ``name`` holds at least its policy's ``memory_limit`` bytes of unacked messages, or the
-        broker's queues hold its system memory limit."""
-        q = self.queues.get(name)
-        if q is None:
-            return True
-        usage = self.usage
-        if usage.full:
-            if usage.used >= usage.limit:
-                return False
-            usage.free()
-        limit = q.policy.memory_limit
-        return not limit or q.memory + q.txn_memory < limit
+    # -- the store (journal.py) ------------------------------------------------------------------------------------
 
     def restore(
         self,
