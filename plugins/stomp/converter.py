@@ -169,6 +169,12 @@ class StompConverter:
         self._ack_seq = 0
         #: what to write, oldest first, each with the version it is written in: a frame, or a MESSAGE already encoded
         self._out: list[tuple[StompFrame | bytes, str]] = []
+        #: message bytes dispatched since the output was last taken, and the most allowed (the listener's write
+        #: buffer limit): a client that never reads cannot make one dispatch round render a whole prefetch window
+        #: of large messages; past it ``overflowed`` is set and the listener disconnects it
+        self._pending_bytes = 0
+        self.max_pending_bytes = 1 << 62
+        self.overflowed = False
         self._auto_acks: deque[tuple[int, str]] = deque()
         self._subs: dict[str, Subscription] = {}
         self._by_consumer: dict[int, Subscription] = {}
@@ -314,6 +320,7 @@ class StompConverter:
     def data_to_send(self) -> bytes:
         """The output encoded for the wire (each frame in the version it was produced under)."""
         out, self._out = self._out, []
+        self._pending_bytes = 0
         if not out:
             return b""
         chunks = []
@@ -562,6 +569,12 @@ class StompConverter:
     def _on_dispatch(self, sub: Subscription, dispatch: Dispatch) -> None:
         message = dispatch.message
         if message is None or sub.closed:
+            return
+        self._pending_bytes += len(message.body)
+        if self._pending_bytes > self.max_pending_bytes:  # the peer is too far behind: it goes, the message is
+            self.overflowed = True  # released with its other unacked ones and redelivered to another consumer
+            if self.on_output is not None:
+                self.on_output()
             return
         if sub.consumer_id is None:
             sub.consumer_id = dispatch.consumer_id

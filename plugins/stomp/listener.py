@@ -107,6 +107,7 @@ class _StompProtocol(asyncio.Protocol):
             on_output=self._schedule_flush,
             remote_address=address,
         )
+        self.converter.max_pending_bytes = self.server.max_write_buffer
         self.server._opened(self)
         clock = self.broker.clock
         #: cancelled once CONNECT succeeds: a pending deadline would give virtual time an early, pointless target
@@ -221,6 +222,14 @@ class _StompProtocol(asyncio.Protocol):
             return
         if not self._paused and converter.run_pending(_ACK_BATCH):
             self._schedule_flush()
+        if converter.overflowed:
+            log.info(
+                "STOMP client %s reads too slowly: more than %d bytes of messages pending, disconnecting",
+                converter.remote_address,
+                converter.max_pending_bytes,
+            )
+            self.abort()
+            return
         data = converter.data_to_send()
         if data:
             transport.write(data)

@@ -120,3 +120,27 @@ async def test_a_stranger_cannot_make_the_stomp_port_buffer_a_large_partial_fram
     peer.send_raw(b"CONNECT\ncontent-length:94371840\n\n" + b"y" * (100 * 1024))
     await peer.wait_closed()
     await peer.close()
+
+
+async def test_a_subscriber_that_never_reads_is_disconnected_before_a_window_of_large_messages_piles_up() -> None:
+    """issue 15, item 7: one dispatch round could render a whole prefetch window (1,000 messages of any size) for a
+    client that never reads; past the write-buffer limit of messages pending it is disconnected, and what it held
+    goes back to the queue for the others."""
+    async with Broker(clock=ManualClock(autojump=True)) as broker:
+        from minibroker.plugins.stomp import start_stomp_server
+
+        async with await start_stomp_server(broker, port=0) as server:
+            server.max_write_buffer = 1_000_000
+            async with await connect(broker) as conn:
+                producer = await (await conn.create_session()).create_producer("big")
+                for _ in range(40):
+                    await producer.send(b"y" * 100_000)
+                _reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+                writer.write(
+                    b"CONNECT\naccept-version:1.2\nhost:x\n\n\0SUBSCRIBE\nid:1\nack:client\ndestination:/queue/big\n\n\0"
+                )
+                await asyncio.wait_for(server.wait_connection_count(0), TIMEOUT)  # it never read: it went
+                writer.close()
+                consumer = await (await conn.create_session()).create_consumer("big")
+                got = [await consumer.receive(timeout=TIMEOUT) for _ in range(40)]
+                assert all(m is not None for m in got) and broker.queue("big").size == 0
