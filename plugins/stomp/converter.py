@@ -169,12 +169,12 @@ class StompConverter:
         self._ack_seq = 0
         #: what to write, oldest first, each with the version it is written in: a frame, or a MESSAGE already encoded
         self._out: list[tuple[StompFrame | bytes, str]] = []
-        #: message bytes dispatched since the output was last taken, and the most allowed (the listener's write
-        #: buffer limit): a client that never reads cannot make one dispatch round render a whole prefetch window
-        #: of large messages; past it ``overflowed`` is set and the listener disconnects it
+        #: message bytes rendered since the output was last taken, and how many may be (the listener sets 1 MiB):
+        #: past it a dispatch waits in ``_backlog`` (a reference, not a rendered copy) until the peer has read what
+        #: went before, so a window of large messages is never rendered at once for a client that does not read
         self._pending_bytes = 0
-        self.max_pending_bytes = 1 << 62
-        self.overflowed = False
+        self.render_budget = 1 << 62
+        self._backlog: deque[tuple[Subscription, Dispatch]] = deque()
         self._auto_acks: deque[tuple[int, str]] = deque()
         self._subs: dict[str, Subscription] = {}
         self._by_consumer: dict[int, Subscription] = {}
@@ -298,14 +298,30 @@ class StompConverter:
             pending.append(f"stomp {self.session_id}: {len(self._auto_acks)} auto ack(s) to send")
         if self._out:
             pending.append(f"stomp {self.session_id}: {len(self._out)} frame(s) to write")
+        if self._backlog:
+            pending.append(f"stomp {self.session_id}: {len(self._backlog)} message(s) waiting for the peer to read")
         return pending
 
     @property
     def has_output(self) -> bool:
-        return bool(self._out)
+        return bool(self._out) or bool(self._backlog)
+
+    def render_backlog(self, budget: int | None = None) -> bool:
+        """Render waiting dispatches, up to ``budget`` bytes of messages (the render budget); whether some wait
+        still."""
+        limit = self.render_budget if budget is None else budget
+        self._pending_bytes = 0
+        backlog = self._backlog
+        while backlog and self._pending_bytes <= limit:
+            sub, dispatch = backlog.popleft()
+            if not sub.closed and dispatch.message is not None:
+                self._pending_bytes += len(dispatch.message.body)
+                self._render_dispatch(sub, dispatch)
+        return bool(backlog)
 
     def take_frames(self) -> list[StompFrame]:
         """The frames to send, oldest first (they leave the output); MESSAGEs encoded early are decoded back."""
+        self.render_backlog(1 << 62)
         out, self._out = self._out, []
         frames: list[StompFrame] = []
         for item, version in out:
@@ -570,12 +586,18 @@ class StompConverter:
         message = dispatch.message
         if message is None or sub.closed:
             return
-        self._pending_bytes += len(message.body)
-        if self._pending_bytes > self.max_pending_bytes:  # the peer is too far behind: it goes, the message is
-            self.overflowed = True  # released with its other unacked ones and redelivered to another consumer
-            if self.on_output is not None:
+        if self._backlog or self._pending_bytes > self.render_budget:  # the peer has not read what went before
+            self._backlog.append((sub, dispatch))
+            if not self._in_frame and self.on_output is not None:
                 self.on_output()
             return
+        self._pending_bytes += len(message.body)
+        self._render_dispatch(sub, dispatch)
+
+    def _render_dispatch(self, sub: Subscription, dispatch: Dispatch) -> None:
+        """A dispatch as the MESSAGE frame it is written as (and, for an auto subscription, the ack it owes)."""
+        message = dispatch.message
+        assert message is not None
         if sub.consumer_id is None:
             sub.consumer_id = dispatch.consumer_id
         if sub.transformation is not None:

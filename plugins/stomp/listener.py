@@ -49,6 +49,9 @@ DEFAULT_MAX_FRAME_SIZE: int | None = None
 CONNECT_TIMEOUT = 30.0
 #: auto acks sent per write turn before yielding to other connections
 _ACK_BATCH = 1000
+#: message bytes rendered per flush at most: the rest of a dispatch round waits, unrendered, until the transport has
+#: taken these (a window of large messages is never rendered at once for a client that does not read)
+_RENDER_BUDGET = 1024 * 1024
 
 
 class _StompProtocol(asyncio.Protocol):
@@ -107,7 +110,7 @@ class _StompProtocol(asyncio.Protocol):
             on_output=self._schedule_flush,
             remote_address=address,
         )
-        self.converter.max_pending_bytes = self.server.max_write_buffer
+        self.converter.render_budget = _RENDER_BUDGET
         self.server._opened(self)
         clock = self.broker.clock
         #: cancelled once CONNECT succeeds: a pending deadline would give virtual time an early, pointless target
@@ -222,14 +225,8 @@ class _StompProtocol(asyncio.Protocol):
             return
         if not self._paused and converter.run_pending(_ACK_BATCH):
             self._schedule_flush()
-        if converter.overflowed:
-            log.info(
-                "STOMP client %s reads too slowly: more than %d bytes of messages pending, disconnecting",
-                converter.remote_address,
-                converter.max_pending_bytes,
-            )
-            self.abort()
-            return
+        if not self._paused and converter.render_backlog():  # more waits: once the transport has taken this
+            self._schedule_flush()
         data = converter.data_to_send()
         if data:
             transport.write(data)
