@@ -15,7 +15,8 @@ import struct
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from .typed import Byte, Double, Float, Int, Long, Short
+from .errors import MessageFormatError
+from .typed import Byte, Double, Float, Int, Long, Short, java_type
 
 __all__ = [
     "deserialize",
@@ -104,20 +105,13 @@ def _class_desc(name: str, uid: int, fields: tuple[tuple[str, str], ...], parent
 
 
 def java_class(value: object) -> str | None:
-    """The Java class :func:`serialize` writes ``value`` as; None when it writes no such value."""
-    if isinstance(value, str):
-        return "java.lang.String"
-    if isinstance(value, bool):
-        return "java.lang.Boolean"
-    if isinstance(value, (bytes, bytearray)):
-        return "[B"
-    if isinstance(value, (Byte, Short, Long, Float)):
-        return f"java.lang.{value.JAVA}"
-    if isinstance(value, int):
-        return "java.lang.Integer" if -(2**31) <= value < 2**31 else "java.lang.Long"
-    if isinstance(value, float):
-        return "java.lang.Double"
-    return None
+    """The Java class :func:`serialize` writes ``value`` as (the class :func:`~minibroker.typed.java_type` names);
+    None when it writes no such value."""
+    try:
+        kind = java_type(value)
+    except MessageFormatError:
+        return None
+    return "[B" if kind == "byte[]" else f"java.lang.{kind}"
 
 
 def serialize(value: object, class_name: str | None = None) -> bytes | None:
