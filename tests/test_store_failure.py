@@ -12,7 +12,7 @@ from support.transports import TRANSPORTS, connect_to
 
 from minibroker import Broker, ManualClock
 from minibroker._core.journal import JournalOp
-from minibroker.client import AckMode
+from minibroker.client import AckMode, Connection, Consumer, Session
 from minibroker.errors import StoreError
 from minibroker.store import SqliteStore
 
@@ -58,18 +58,24 @@ async def test_a_send_the_disk_refused_is_never_delivered(store: FullDisk, trans
         assert "refused" not in [m.body for m in broker.queue("orders").browse()]
 
 
+async def ack_refused(conn: Connection, store: FullDisk) -> tuple[Session, Consumer]:
+    """A CLIENT session and consumer of ``orders`` whose ack of its one message the full disk refused."""
+    session = await conn.create_session(AckMode.CLIENT_ACKNOWLEDGE)
+    consumer = await session.create_consumer("orders")
+    await (await session.create_producer("orders")).send("m")
+    msg = await consumer.receive(timeout=1)
+    assert msg is not None
+    store.full = True
+    await msg.acknowledge()
+    return session, consumer
+
+
 async def test_an_ack_the_disk_refused_leaves_the_message_with_its_consumer(store: FullDisk) -> None:
     """Acks are asynchronous (the refusal reaches the exception listener); the message stays in flight, as on disk,
     and goes back to the queue when its consumer closes, to be delivered again."""
     async with Broker(clock=ManualClock(autojump=True), store=store) as broker:
         async with await connect_to(broker, "memory") as conn:
-            session = await conn.create_session(AckMode.CLIENT_ACKNOWLEDGE)
-            consumer = await session.create_consumer("orders")
-            await (await session.create_producer("orders")).send("m")
-            msg = await consumer.receive(timeout=1)
-            assert msg is not None
-            store.full = True
-            await msg.acknowledge()
+            session, consumer = await ack_refused(conn, store)
             assert [type(e) for e in conn.async_errors] == [StoreError]
             stats = broker.queue("orders").statistics()
             assert (stats.size, stats.inflight, stats.dequeued) == (1, 1, 0)  # as on disk: not consumed
@@ -88,13 +94,7 @@ async def test_an_ack_the_disk_refused_leaves_the_message_with_its_consumer(stor
 async def test_a_restart_after_a_refused_ack_brings_the_message_back_as_memory_had_it(store: FullDisk) -> None:
     async with Broker(clock=ManualClock(autojump=True), store=store) as broker:
         async with await connect_to(broker, "memory") as conn:
-            session = await conn.create_session(AckMode.CLIENT_ACKNOWLEDGE)
-            consumer = await session.create_consumer("orders")
-            await (await session.create_producer("orders")).send("m")
-            msg = await consumer.receive(timeout=1)
-            assert msg is not None
-            store.full = True
-            await msg.acknowledge()
+            await ack_refused(conn, store)
             assert conn.async_errors and broker.queue("orders").size == 1
             store.full = False
         await broker.restart()
