@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -20,7 +21,7 @@ from pyspark.sql.types import (
 )
 
 from minibroker import BrokerInfo, CursorAck
-from minibroker.errors import InvalidAcknowledge, InvalidConfiguration, StaleEpoch
+from minibroker.errors import ConnectionClosed, InvalidAcknowledge, InvalidConfiguration, LimitExceeded, StaleEpoch
 
 from ._columns import arrow_schema, check_schema, columns_to_record_batch
 from ._options import (
@@ -37,6 +38,9 @@ from ._wire import BlockingClient
 __all__ = ["MinibrokerPartition", "MinibrokerReader", "MinibrokerStreamReader", "ack_final", "ack_offsets"]
 
 log = logging.getLogger("minibroker.spark")
+
+#: seconds a stream reader keeps using its connection between micro-batches (below the broker's idle timeout)
+REUSE_FOR = 20.0
 
 
 class MinibrokerPartition(InputPartition):
@@ -170,20 +174,36 @@ class MinibrokerStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow
         self.options = options
         self.schema = schema
         self._client: BlockingClient | None = None
+        self._used = 0.0
         self._target: tuple[str, dict[str, int]] | None = None
 
-    # the runner process is killed without stop(): the connection is lazy and replaced whenever it fails
+    # the runner process is killed without stop(): the connection is lazy and replaced whenever it fails, and after a
+    # quiet spell: this client sends no keep-alives between micro-batches, and the broker closes a native connection
+    # it hears nothing from for its idle timeout (30 s by default)
     def _broker(self) -> BlockingClient:
         client = self._client
-        if client is None or client.closed:
+        now = time.monotonic()
+        if client is not None and (client.closed or now - self._used > REUSE_FOR):
+            client.close()
+            client = None
+        if client is None:
             client = self._client = BlockingClient(self.options.url, timeout=self.options.timeout)
+        self._used = now
         return client
+
+    def _forget_client(self) -> None:
+        client, self._client = self._client, None
+        if client is not None:
+            client.close()
 
     def _info(self) -> BrokerInfo:
         try:
             return _positions(self._broker(), self.options)
+        except (ConnectionClosed, LimitExceeded):  # the broker closed it meanwhile (its idle timeout): once more, anew
+            self._forget_client()
+            return _positions(self._broker(), self.options)
         except Exception:
-            self._client = None
+            self._forget_client()
             raise
 
     def initialOffset(self) -> dict[str, object]:

@@ -222,7 +222,8 @@ class BlockingClient:
         return answer.result
 
     def close(self) -> None:
-        if self._closed:
+        if self._closed:  # the broker ended it (an error frame): the socket may still be open
+            self._sock.close()
             return
         try:
             request_id = next(self._requests)

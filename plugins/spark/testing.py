@@ -74,6 +74,7 @@ class ThreadedBroker:
         name: str = "minibroker",
         history_limit: int = 10_000,
         timeout: float = 30.0,
+        idle_timeout: float | None = None,
     ) -> None:
         self.host = host
         self.port = port
@@ -81,6 +82,8 @@ class ThreadedBroker:
         self.name = name
         self.history_limit = history_limit
         self.timeout = timeout
+        #: the listener's idle timeout (None: its default), for tests of clients that go quiet
+        self.idle_timeout = idle_timeout
         self.url = ""
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
@@ -119,7 +122,10 @@ class ThreadedBroker:
         broker.epoch_source = self.epoch_source
         await broker.start()
         self._broker = broker
-        self._server = await start_server(broker, self.host, self.port)
+        if self.idle_timeout is None:
+            self._server = await start_server(broker, self.host, self.port)
+        else:
+            self._server = await start_server(broker, self.host, self.port, idle_timeout=self.idle_timeout)
         self.url = self._server.url
 
     async def _close(self) -> None:

@@ -289,3 +289,26 @@ def test_columnar_and_message_by_message_rows_agree() -> None:
         slow = to_record_batch("q", entries, schema)
         assert fast.schema.equals(schema) and slow.schema.equals(schema)
         assert fast.equals(slow), (fast.to_pylist(), slow.to_pylist())
+
+
+def test_a_stream_reader_outlives_the_broker_s_idle_timeout() -> None:
+    """The stream reader keeps one connection between micro-batches and sends nothing meanwhile; the broker closes
+    a native connection it hears nothing from for its idle timeout. The reader asks again on a new connection (and
+    does not keep one past 20 s). Real time: network liveness is what is under test."""
+    pytest.importorskip("pyspark")
+    pytest.importorskip("pyarrow")
+    import time
+
+    from pyspark.sql.types import StringType, StructField, StructType
+
+    from minibroker.plugins.spark._reader import MinibrokerStreamReader
+
+    with ThreadedBroker(idle_timeout=0.2) as tb:
+        tb.send("q", ["m"])
+        options = SourceOptions.parse({"url": tb.url, "destinations": "q"})
+        reader = MinibrokerStreamReader(options, StructType([StructField("body", StringType())]))
+        assert reader._info().queues[0].next_seq == 1
+        time.sleep(0.6)  # the broker closes the quiet connection
+        tb.send("q", ["n"])
+        assert reader._info().queues[0].next_seq == 2
+        reader.stop()
