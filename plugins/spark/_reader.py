@@ -276,12 +276,10 @@ class MinibrokerStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow
             return
         acks = ack_offsets(self._broker(), end, self.options.cursor)
         if acks is None:
-            self._client = None
+            self._forget_client()
 
     def stop(self) -> None:  # not called by Spark 4.3 (it kills the runner); here for completeness
-        client, self._client = self._client, None
-        if client is not None:
-            client.close()
+        self._forget_client()
 
 
 def ack_offsets(client: BlockingClient, end: Mapping[str, Any] | str, cursor: str) -> list[CursorAck] | None:
