@@ -199,39 +199,34 @@ def run(classpath: str) -> dict[str, Any]:
                 "jms": ask({"op": "receive", "queue": "IN", "timeout_ms": 2000})["message"],
             }
         )
+
+    def subscriber_gets(queue: str, name: str, transformation: str | None) -> dict[str, Any]:
+        """What a STOMP subscriber of ``queue`` asking ``transformation`` (or none) gets of its one message."""
+        headers = {"id": queue, "destination": f"/queue/{queue}"}
+        if transformation is not None:
+            headers["transformation"] = transformation
+        sock.sendall(frame("SUBSCRIBE", headers))
+        _, got, body = frames.next()
+        return _rendering(name, transformation, got, body)
+
     objects = []
     for name, value in OBJECTS.items():
         for transformation in OBJECT_TRANSFORMATIONS:
             queue = f"object.{name}.{transformation}"
             ask({"op": "send_object", "queue": queue, **({} if value is None else {"object": value})})
-            headers = {"id": queue, "destination": f"/queue/{queue}"}
-            if transformation is not None:
-                headers["transformation"] = transformation
-            sock.sendall(frame("SUBSCRIBE", headers))
-            _, got, body = frames.next()
-            objects.append(_rendering(name, transformation, got, body))
+            objects.append(subscriber_gets(queue, name, transformation))
     streams = []
     for name, values in STREAMS.items():
         for transformation in STREAM_TRANSFORMATIONS:
             queue = f"stream.{name}.{transformation}"
             ask({"op": "send_stream", "queue": queue, "stream": values})
-            headers = {"id": queue, "destination": f"/queue/{queue}"}
-            if transformation is not None:
-                headers["transformation"] = transformation
-            sock.sendall(frame("SUBSCRIBE", headers))
-            _, got, body = frames.next()
-            streams.append(_rendering(name, transformation, got, body))
+            streams.append(subscriber_gets(queue, name, transformation))
     plain = []
     for op in ("send_text", "send_bytes"):
         for transformation in OBJECT_TRANSFORMATIONS:
             queue = f"{op}.{transformation}"
             ask({"op": op, "queue": queue, "text": "hello"})
-            headers = {"id": queue, "destination": f"/queue/{queue}"}
-            if transformation is not None:
-                headers["transformation"] = transformation
-            sock.sendall(frame("SUBSCRIBE", headers))
-            _, got, body = frames.next()
-            plain.append(_rendering(op.removeprefix("send_"), transformation, got, body))
+            plain.append(subscriber_gets(queue, op.removeprefix("send_"), transformation))
     more = []
     for index, (transformation, body, with_length) in enumerate(MORE_SENDS):
         headers = {"destination": f"/queue/MORE{index}", "transformation": transformation, "receipt": "r"}
