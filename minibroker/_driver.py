@@ -917,10 +917,12 @@ class Broker:
             self.core.ack(connection_id, ack)
         self._flush()
 
-    def ack_one(self, connection_id: int, consumer_id: int, message_id: str) -> bool:
+    def ack_one(self, connection_id: int, consumer_id: int, message_id: str, *, refill_at_half: bool = False) -> bool:
         """The AUTO ack of one message (see :meth:`BrokerCore.ack_one`); False: send a full ack instead (always,
         when a filter watches acks)."""
-        if not self._hook_ack and self.core.ack_one(connection_id, consumer_id, message_id):
+        if not self._hook_ack and self.core.ack_one(
+            connection_id, consumer_id, message_id, refill_at_half=refill_at_half
+        ):
             self._flush()
             return True
         return False

@@ -101,7 +101,8 @@ class MemoryLink:
         self.broker.ack(self.connection_id, ack)
 
     def ack_one(self, consumer_id: int, message_id: str) -> bool:
-        return self._open and self.broker.ack_one(self.connection_id, consumer_id, message_id)
+        # only AUTO acks come here: every message the consumer holds is acked as it is received
+        return self._open and self.broker.ack_one(self.connection_id, consumer_id, message_id, refill_at_half=True)
 
     def pull(self, consumer_id: int, timeout: float) -> None:
         self._check()

@@ -771,7 +771,8 @@ FEATURES: tuple[Feature, ...] = (
         Kind.CONNECTION_URI,
         "`jms.prefetchPolicy.*` (connect(prefetch=…), prefetch=)",
         Status.VERIFIED,
-        "queue 1000, topic 32767, 0 is pull",
+        "queue 1000, topic 32767, 0 is pull; an in-process AUTO consumer's window is refilled once half of it is free"
+        " (when ActiveMQ refills after acks is its dispatch thread's choice)",
         recordings=("tests/conformance/recordings/prefetch_*.json",),
     ),
     Feature(

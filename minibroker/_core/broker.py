@@ -619,10 +619,15 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, ReplayableReads, Sche
             raise InvalidAcknowledge(f"ack type {kind.name} is not accepted by this broker", ack=ack)
         self._dispatch_destination(sub.destination)
 
-    def ack_one(self, connection_id: int, consumer_id: int, message_id: str) -> bool:
+    def ack_one(self, connection_id: int, consumer_id: int, message_id: str, *, refill_at_half: bool = False) -> bool:
         """A STANDARD ack of exactly one dispatched message, outside a transaction: what AUTO sends on every
         ``receive()``, without building a :class:`MessageAck`. False when the message is not one this connection's
-        consumer holds: the caller then sends the full ack, which :meth:`ack` refuses with the right error."""
+        consumer holds: the caller then sends the full ack, which :meth:`ack` refuses with the right error.
+
+        ``refill_at_half``: the consumer acks every message it holds without waiting for more (AUTO), so its window
+        is refilled once half of it is free, in one batch, instead of one message per ack. ActiveMQ refills on the
+        queue's own thread after acks, so how many acks one refill follows is its scheduler's choice too; a consumer
+        that may wait for more before acking (client acks) must not use it."""
         sub = self.subscriptions.get(consumer_id)
         if sub is None or sub.connection_id != connection_id:
             return False
@@ -634,7 +639,8 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, ReplayableReads, Sche
                 message_id, (self.clock.now(), "ack", consumer_id, "STANDARD", None, entry.redelivery_counter)
             )
         sub.consume(entry)
-        self._dispatch_destination(sub.destination)
+        if not refill_at_half or sub.half_free():
+            self._dispatch_destination(sub.destination)
         return True
 
     # -- expiry and dead letters (semantics §5) ---------------------------------------------------------------------

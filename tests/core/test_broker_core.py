@@ -277,6 +277,40 @@ class TestAckTypes:
         assert [r.event for r in fast.core.history.of("m1")] == [r.event for r in full.core.history.of("m1")]
         assert fast.core.history.of("m1")[-1].ack_type == "STANDARD"
 
+    def test_ack_one_refill_at_half_refills_the_window_in_one_batch(self, env: Env) -> None:
+        """An AUTO consumer's acks (refill_at_half) refill its window once half of it is free, in one batch: the
+        same messages in the same order as a refill after every ack, fewer dispatch passes."""
+        env.send(12)
+        c = env.consumer(prefetch=4)
+        assert env.drained_ids() == ["m0", "m1", "m2", "m3"]
+        assert env.core.ack_one(env.conn, c, "m0", refill_at_half=True)
+        assert env.drained_ids() == []  # three of four still held: no refill yet
+        assert env.core.ack_one(env.conn, c, "m1", refill_at_half=True)
+        assert env.drained_ids() == ["m4", "m5"]  # half free: both slots at once
+        for i in range(2, 6):
+            assert env.core.ack_one(env.conn, c, f"m{i}", refill_at_half=True)
+        assert env.drained_ids() == ["m6", "m7", "m8", "m9"]
+        assert env.held(c) == ["m6", "m7", "m8", "m9"]
+
+    @pytest.mark.parametrize("prefetch", [0, 1, 2])
+    def test_ack_one_refill_at_half_is_per_ack_for_small_windows(self, prefetch: int) -> None:
+        """With a window of one or two (or a pull consumer's), half free is any free slot: the same dispatches as
+        without refill_at_half, ack for ack."""
+        batched, each = Env(), Env()
+        for e in (batched, each):
+            e.send(5)
+            e.consumer(prefetch=prefetch)
+            if prefetch == 0:
+                e.core.pull(e.conn, 1, 0)
+        for _ in range(3):
+            for e, flag in ((batched, True), (each, False)):
+                held = e.drained_ids()
+                for message_id in held:
+                    assert e.core.ack_one(e.conn, 1, message_id, refill_at_half=flag)
+                if prefetch == 0:
+                    e.core.pull(e.conn, 1, 0)
+            assert batched.snapshot() == each.snapshot()
+
     def test_ack_one_declines_what_it_cannot_apply(self, env: Env) -> None:
         """Unknown consumer, another connection's consumer, a message not held: False and nothing changes, so the
         client sends the full ack, which the broker refuses with the right error."""
