@@ -648,7 +648,9 @@ class Consumer:
 
         async def resend_then_ack() -> None:
             for copy in copies:
-                await conn._link.send(copy, None, True)
+                waiting = conn._link.send(copy, None, True)
+                if waiting is not None:
+                    await waiting
             for ack in acks:
                 self._send_ack(ack)
 

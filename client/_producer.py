@@ -97,7 +97,9 @@ class Producer:
         txn = session._transaction_for() if self._transacted else None
         # ActiveMQ: persistent sends outside a transaction wait for the broker's receipt, others do not,
         # unless the connection asks for alwaysSyncSend
-        await conn._link.send(message, txn, conn.always_sync_send or (persistent and txn is None))
+        waiting = conn._link.send(message, txn, conn.always_sync_send or (persistent and txn is None))
+        if waiting is not None:  # a receipt, flow control, a full socket buffer: most sends are done already
+            await waiting
         return message.message_id
 
     async def close(self) -> None:

@@ -6,7 +6,7 @@ It lives beside the driver, not in :mod:`minibroker.transport`, because it calls
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING
 
 from ._core.commands import ConsumerInfo, MessageAck
@@ -88,13 +88,14 @@ class MemoryLink:
         if self._open:
             self.broker.remove_consumer(self.connection_id, consumer_id, last_delivered_seq)
 
-    async def send(self, message: Message, transaction_id: int | None, sync: bool) -> None:
+    def send(self, message: Message, transaction_id: int | None, sync: bool) -> Awaitable[object] | None:
         if not self._open:
             self._check()
         broker = self.broker
         # the hot path: no flow control in the way, no coroutine; else the queue is over its memory limit
-        if not broker.send_if_admitted(self.connection_id, message, transaction_id):
-            await broker.send_when_admitted(self.connection_id, message, transaction_id)
+        if broker.send_if_admitted(self.connection_id, message, transaction_id):
+            return None
+        return broker.send_when_admitted(self.connection_id, message, transaction_id)
 
     def ack(self, ack: MessageAck) -> None:
         self._check()

@@ -11,7 +11,7 @@ This protocol is the public transport interface; the data it carries (``Message`
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Protocol
 
 from .._core.commands import ConsumerInfo, MessageAck
@@ -49,7 +49,11 @@ class BrokerLink(Protocol):
 
     async def remove_consumer(self, consumer_id: int, last_delivered_seq: int) -> None: ...
 
-    async def send(self, message: Message, transaction_id: int | None, sync: bool) -> None: ...
+    def send(self, message: Message, transaction_id: int | None, sync: bool) -> Awaitable[object] | None:
+        """Send ``message``: None when that is done (the usual case, a producer's hot path: no coroutine to build
+        and await), else an awaitable to await: the broker's receipt of a ``sync`` send, a full write buffer, a
+        producer held back by flow control. Errors found at once are raised from the call."""
+        ...
 
     def ack(self, ack: MessageAck) -> None: ...
 

@@ -17,7 +17,7 @@ import asyncio
 import contextlib
 import json
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from ssl import SSLContext, create_default_context
 from urllib.parse import urlsplit
 
@@ -415,20 +415,24 @@ class TcpLink:
         finally:
             self._handlers.pop(consumer_id, None)
 
-    async def send(self, message: Message, transaction_id: int | None, sync: bool) -> None:
+    def send(self, message: Message, transaction_id: int | None, sync: bool) -> Awaitable[object] | None:
         if not self._open:
             self._check()
         if sync:
             request_id, future = self._new_request()
             self._write(encode_send(request_id, message, transaction_id, True))
-            await future
-            return
+            return future  # the broker's receipt
         self._write(encode_send(self._next_request_id(), message, transaction_id, False))
         if self._transport.get_write_buffer_size() > _HIGH_WATER:
-            try:
-                await self._writer.drain()
-            except (ConnectionError, OSError) as exc:
-                raise self._lost_error() from exc
+            return self._drain()
+        return None
+
+    async def _drain(self) -> None:
+        """Wait until the socket's write buffer is below its high-water mark (a fast producer, a slow network)."""
+        try:
+            await self._writer.drain()
+        except (ConnectionError, OSError) as exc:
+            raise self._lost_error() from exc
 
     def ack(self, ack: MessageAck) -> None:
         if not self._open:
