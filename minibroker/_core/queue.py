@@ -606,7 +606,10 @@ class Queue:
         check before reading the clock, as most sends to a busy queue find every window full)."""
         if self.paused or not (self.redelivery or self.paged or self.persistent or self.non_persistent):
             return False
-        return self._has_room()
+        for sub in self.consumers:  # _has_room, inline: once per send to a queue with consumers
+            if (sub.extension if sub.prefetch == 0 else sub.prefetch + sub.extension - len(sub.dispatched)) > 0:
+                return True
+        return False
 
     def _dispatch_some(self, now: float, out: list[Dispatch], expired: list[QueueEntry], limit: int) -> None:
         """The slow, general path: at most ``limit`` dispatches, in the same order as :meth:`dispatch`."""
