@@ -109,6 +109,65 @@ class BrokerProcess:
             self.proc.wait()
 
 
+#: the jars of Debian's activemq and libactivemq-java the ActiveMQ benchmark broker runs with
+ACTIVEMQ_JARS = (
+    "activemq-broker.jar",
+    "activemq-client.jar",
+    "activemq-stomp.jar",
+    "geronimo-jms_1.1_spec.jar",
+    "geronimo-j2ee-management-1.1-spec.jar",
+    "hawtbuf.jar",
+    "slf4j-api.jar",
+    "slf4j-nop.jar",
+)
+ACTIVEMQ_SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "activemq", "StompBroker.java")
+
+
+def activemq_classpath() -> str | None:
+    """The class path of ``activemq/StompBroker.java`` (ActiveMQ 5.17 with a STOMP connector), compiled on first
+    use into the user's cache; None when ActiveMQ's jars or ``javac`` are not installed (the issue's reference
+    figures then stand in)."""
+    import shutil
+
+    jars = [os.path.join("/usr/share/java", jar) for jar in ACTIVEMQ_JARS]
+    if shutil.which("javac") is None or not all(os.path.exists(jar) for jar in jars):
+        return None
+    cache = os.path.join(os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "minibroker-bench-activemq")
+    compiled = os.path.join(cache, "StompBroker.class")
+    if not os.path.exists(compiled) or os.path.getmtime(compiled) < os.path.getmtime(ACTIVEMQ_SOURCE):
+        os.makedirs(cache, exist_ok=True)
+        subprocess.run(["javac", "-nowarn", "-d", cache, "-cp", ":".join(jars), ACTIVEMQ_SOURCE], check=True)
+    return ":".join([cache, *jars])
+
+
+class ActiveMQProcess(BrokerProcess):
+    """ActiveMQ 5.17 as the broker child (``--broker activemq``): the same interface, CPU read from /proc."""
+
+    def __init__(self, profile: str | None = None) -> None:  # no profiler for the JVM: ``profile`` is ignored
+        classpath = activemq_classpath()
+        if classpath is None:
+            raise RuntimeError("ActiveMQ 5.17 (Debian's activemq, libactivemq-java) and javac are needed")
+        self.proc = subprocess.Popen(
+            ["java", "-cp", classpath, "StompBroker"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            bufsize=1,
+        )
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        if not line.startswith("port "):
+            raise RuntimeError(f"ActiveMQ did not start: {line!r}")
+        self.port = int(line.split()[1])
+
+    def cpu(self) -> float:
+        return self.cpu_from_proc()
+
+
+#: the brokers a run can measure: minibroker's STOMP connector, or ActiveMQ 5.17's
+BROKERS = {"minibroker": BrokerProcess, "activemq": ActiveMQProcess}
+
+
 class Counter(stomp.ConnectionListener):  # type: ignore[misc]
     """Counts MESSAGEs on stomp.py's receiver thread, acking each one in client-individual mode."""
 
@@ -237,13 +296,15 @@ def measure(
     runs: int = 1,
     cases: tuple[tuple[str, int], ...] = CASES,
     profile: str | None = None,
+    broker_kind: str = "minibroker",
 ) -> list[Result]:
-    """Each case of ``cases`` against one broker child; with ``runs`` > 1 the run with the least broker CPU is kept.
+    """Each case of ``cases`` against one broker child (``broker_kind``: a key of :data:`BROKERS`); with ``runs``
+    > 1 the run with the least broker CPU is kept.
 
     ``profile``: a file the broker child's cProfile stats are dumped to when it stops.
     """
     best: dict[tuple[str, int], Result] = {}
-    broker = BrokerProcess(profile)
+    broker = BROKERS[broker_kind](profile)
     try:
         for _ in range(runs):
             for ack, prefetch in cases:
@@ -268,14 +329,19 @@ def main(argv: list[str] | None = None) -> int:
         help="only this case (repeatable), e.g. auto:1000 or client-individual:1",
     )
     parser.add_argument("--profile", metavar="FILE", help="run the broker child under cProfile, stats to FILE")
+    parser.add_argument(
+        "--broker", choices=sorted(BROKERS), default="minibroker", help="the broker measured (activemq: ActiveMQ 5.17)"
+    )
     args = parser.parse_args(argv)
     cases = CASES
     if args.case:
         cases = tuple((ack, int(prefetch)) for ack, prefetch in (c.rsplit(":", 1) for c in args.case))
-    results = measure(args.messages, size=args.size, runs=args.runs, cases=cases, profile=args.profile)
+    results = measure(
+        args.messages, size=args.size, runs=args.runs, cases=cases, profile=args.profile, broker_kind=args.broker
+    )
     print(
-        f"STOMP connector, stomp.py {stomp.__version__} client, {args.messages} messages of {args.size} bytes, "
-        f"broker in a child process" + (f", best of {args.runs} runs" if args.runs > 1 else "")
+        f"{args.broker} STOMP connector, stomp.py {stomp.__version__} client, {args.messages} messages of "
+        f"{args.size} bytes, broker in a child process" + (f", best of {args.runs} runs" if args.runs > 1 else "")
     )
     header = (
         f"{'ack':<18} {'prefetch':>8} {'send msg/s':>11} {'receive msg/s':>14} {'broker CPU/msg':>15} "
