@@ -223,7 +223,7 @@ class Consumer:
                         self._ack_auto_later(item)
                     else:
                         try:
-                            acked = link.ack_one(item.sub_id, item.message_id)
+                            acked = link.ack_one(item.sub_id, item.message.message_id)
                         except MinibrokerError as exc:  # the store could not write it: reported as every ack
                             session.connection._report_async_error(exc)  # error is, the message stays held
                             acked = True

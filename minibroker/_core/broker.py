@@ -639,7 +639,8 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, ReplayableReads, Sche
                 message_id, (self.clock.now(), "ack", consumer_id, "STANDARD", None, entry.redelivery_counter)
             )
         sub.consume(entry)
-        if not refill_at_half or sub.half_free():
+        # at least half the window free (always, for a pull consumer): worth a refill in one batch
+        if not refill_at_half or 2 * (sub.prefetch + sub.extension - len(sub.dispatched)) >= sub.prefetch:
             self._dispatch_destination(sub.destination)
         return True
 

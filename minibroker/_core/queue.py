@@ -568,10 +568,9 @@ class Queue:
         """The common case, one consumer without a selector, nothing paged in and one kind of persistence waiting:
         take messages straight from the store cursor (paging them in first would give the same order)."""
         room = sub.room()
-        while room > 0:
-            source = self._next_cursor()
-            if source is None:
-                return
+        # one kind of persistence waits (the caller checked): the store cursor stays on that list to the end
+        source = self._next_cursor()
+        while room > 0 and source:
             entry = source.popleft()
             message = entry.message
             if message.expiration and now >= message.expiration:

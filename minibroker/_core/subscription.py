@@ -75,10 +75,6 @@ class Subscription:
             return self.extension
         return self.prefetch + self.extension - len(self.dispatched)
 
-    def half_free(self) -> bool:
-        """At least half the window is free (always, for a pull consumer): worth a refill in one batch."""
-        return 2 * (self.prefetch + self.extension - len(self.dispatched)) >= self.prefetch
-
     def expand(self, amount: int) -> None:
         if self.prefetch != 0:
             self.extension += amount
