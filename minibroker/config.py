@@ -133,7 +133,9 @@ class BrokerConfig:
     store_synchronous: str = "NORMAL"
     scheduler_support: bool = False
     scheduler_time_zone: str = "UTC"
-    history_limit: int = 10_000
+    #: none by default: ``minibroker.testing`` reads the history of an in-process Broker, and nothing outside the
+    #: process can read a served broker's (recording it cost a served broker a tenth of its CPU per message)
+    history_limit: int = 0
     advisory_support: bool = True
     system_memory_limit: int = DEFAULT_SYSTEM_MEMORY_LIMIT
     policies: Mapping[str, DestinationPolicy] = attrs.field(factory=dict)
@@ -351,7 +353,7 @@ def parse_config(doc: Mapping[str, Any], *, path: str | os.PathLike[str] | None 
     if synchronous not in ("OFF", "NORMAL", "FULL", "EXTRA"):
         raise reader.fail("broker.store_synchronous", f"expected NORMAL or FULL (or OFF, EXTRA), not {synchronous!r}")
     scheduler_support = reader.value(broker, "scheduler_support", "bool", False, "broker")
-    history_limit = reader.value(broker, "history_limit", "int", 10_000, "broker")
+    history_limit = reader.value(broker, "history_limit", "int", 0, "broker")
     advisory_support = reader.value(broker, "advisory_support", "bool", True, "broker")
     system_memory_limit = reader.value(broker, "system_memory_limit", "size", DEFAULT_SYSTEM_MEMORY_LIMIT, "broker")
     if history_limit < 0:

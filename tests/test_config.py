@@ -116,7 +116,7 @@ class TestValid:
             "policies": None,
             "scheduler_support": False,
             "scheduler_time_zone": "UTC",
-            "history_limit": 10_000,
+            "history_limit": 0,
             "advisory_support": True,
             "system_memory_limit": 1 << 30,
             "plugins": [],

@@ -42,6 +42,10 @@ if TYPE_CHECKING:
 
 __all__ = ["build_parser", "main"]
 
+#: where a served broker differs from ``Broker()`` (``BrokerConfig()`` says the same): no delivery history, which
+#: ``minibroker.testing`` reads from an in-process broker and nothing outside the process can read
+SERVED_HISTORY_LIMIT = 0
+
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="minibroker", description="An ActiveMQ-faithful broker for tests.")
@@ -511,8 +515,8 @@ async def _serve(
     from .tcp import start_server
 
     try:
-        if config is None:  # Broker's defaults are BrokerConfig()'s: no need to import minibroker.config
-            broker = Broker(clock=RealClock(), data_dir=args.data_dir)
+        if config is None:  # BrokerConfig()'s settings: no need to import minibroker.config
+            broker = Broker(clock=RealClock(), data_dir=args.data_dir, history_limit=SERVED_HISTORY_LIMIT)
         else:
             from pathlib import Path
 

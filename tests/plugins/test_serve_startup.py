@@ -159,13 +159,16 @@ def test_the_public_names_are_all_there() -> None:
 
 
 def test_serve_without_a_config_builds_the_broker_the_config_would() -> None:
-    """Without --config, ``serve`` builds ``Broker(clock=..., data_dir=...)`` and does not import minibroker.config:
-    that is the broker ``BrokerConfig()`` describes only while Broker's defaults are BrokerConfig's."""
+    """Without --config, ``serve`` builds ``Broker(clock=..., data_dir=..., history_limit=SERVED_HISTORY_LIMIT)`` and
+    does not import minibroker.config: that is the broker ``BrokerConfig()`` describes only while Broker's defaults,
+    with that change, are BrokerConfig's."""
     from minibroker._defaults import DEFAULT_MAX_FRAME_SIZE
     from minibroker.config import BrokerConfig
+    from minibroker.plugins.server.cli import SERVED_HISTORY_LIMIT
     from minibroker.wire import DEFAULT_MAX_FRAME_SIZE as CODEC_MAX_FRAME_SIZE
 
     defaults = {name: p.default for name, p in inspect.signature(Broker).parameters.items()}
+    defaults["history_limit"] = SERVED_HISTORY_LIMIT
     for name, value in BrokerConfig().broker_kwargs().items():
         assert value == defaults[name] or (not value and not defaults[name]), name
     assert DEFAULT_MAX_FRAME_SIZE == CODEC_MAX_FRAME_SIZE
