@@ -628,9 +628,17 @@ class Broker:
                     route = routes.get(dispatch.consumer_id)
                     if route is not None:
                         route(dispatch)
-        deadline = core.next_deadline()
-        if deadline != self._timer_at:
-            self._arm(deadline)
+        # core.next_deadline() is None while none of its timers is pending: checked here first (the usual case)
+        if (
+            core._pull_timers
+            or core._scheduled
+            or core._next_sweep is not None
+            or core._throttle_due
+            or self._timer_at is not None
+        ):
+            deadline = core.next_deadline()
+            if deadline != self._timer_at:
+                self._arm(deadline)
         if failure is not None:
             raise failure
 

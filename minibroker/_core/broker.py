@@ -877,6 +877,7 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, ReplayableReads, Sche
     # -- timers -----------------------------------------------------------------------------------------------------
 
     def next_deadline(self) -> float | None:
+        """The earliest timer due (None: none); the driver checks the same four timer sets before each call."""
         if not (self._pull_timers or self._scheduled or self._next_sweep is not None or self._throttle_due):
             return None
         candidates = list(self._throttle_due.values())
