@@ -925,11 +925,19 @@ class Broker:
             self.core.ack(connection_id, ack)
         self._flush()
 
-    def ack_one(self, connection_id: int, consumer_id: int, message_id: str, *, refill_at_half: bool = False) -> bool:
-        """The AUTO ack of one message (see :meth:`BrokerCore.ack_one`); False: send a full ack instead (always,
-        when a filter watches acks)."""
+    def ack_one(
+        self,
+        connection_id: int,
+        consumer_id: int,
+        message_id: str,
+        *,
+        refill_at_half: bool = False,
+        individual: bool = False,
+    ) -> bool:
+        """The AUTO (or, ``individual``, the INDIVIDUAL) ack of one message outside a transaction (see
+        :meth:`BrokerCore.ack_one`); False: send a full ack instead (always, when a filter watches acks)."""
         if not self._hook_ack and self.core.ack_one(
-            connection_id, consumer_id, message_id, refill_at_half=refill_at_half
+            connection_id, consumer_id, message_id, refill_at_half=refill_at_half, individual=individual
         ):
             self._flush()
             return True

@@ -619,10 +619,20 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, ReplayableReads, Sche
             raise InvalidAcknowledge(f"ack type {kind.name} is not accepted by this broker", ack=ack)
         self._dispatch_destination(sub.destination)
 
-    def ack_one(self, connection_id: int, consumer_id: int, message_id: str, *, refill_at_half: bool = False) -> bool:
+    def ack_one(
+        self,
+        connection_id: int,
+        consumer_id: int,
+        message_id: str,
+        *,
+        refill_at_half: bool = False,
+        individual: bool = False,
+    ) -> bool:
         """A STANDARD ack of exactly one dispatched message, outside a transaction: what AUTO sends on every
         ``receive()``, without building a :class:`MessageAck`. False when the message is not one this connection's
         consumer holds: the caller then sends the full ack, which :meth:`ack` refuses with the right error.
+        ``individual``: an INDIVIDUAL ack of that message (a STOMP client-individual ACK), the same change outside a
+        transaction; the history says which.
 
         ``refill_at_half``: the consumer acks every message it holds without waiting for more (AUTO), so its window
         is refilled once half of it is free, in one batch, instead of one message per ack. ActiveMQ refills on the
@@ -636,7 +646,15 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, ReplayableReads, Sche
             return False
         if self.history.enabled:
             self.history.note(
-                message_id, (self.clock.now(), "ack", consumer_id, "STANDARD", None, entry.redelivery_counter)
+                message_id,
+                (
+                    self.clock.now(),
+                    "ack",
+                    consumer_id,
+                    "INDIVIDUAL" if individual else "STANDARD",
+                    None,
+                    entry.redelivery_counter,
+                ),
             )
         sub.consume(entry)
         # at least half the window free (always, for a pull consumer): worth a refill in one batch

@@ -725,9 +725,12 @@ class StompConverter:
                 sub, delivery = known
                 message_id = delivery.message_id
                 assert self.connection_id is not None and sub.consumer_id is not None and ack_id is not None
-                self.broker.ack(
-                    self.connection_id, MessageAck(sub.consumer_id, AckType.INDIVIDUAL, message_id, message_id, 1, None)
-                )
+                broker = self.broker
+                if not broker.ack_one(self.connection_id, sub.consumer_id, message_id, individual=True):
+                    broker.ack(  # not held any more (or a filter watches acks): the full ack, refused as it should
+                        self.connection_id,
+                        MessageAck(sub.consumer_id, AckType.INDIVIDUAL, message_id, message_id, 1, None),
+                    )
                 sub.unacked.pop(message_id, None)
                 self._acks.pop(ack_id, None)
                 return

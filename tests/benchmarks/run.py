@@ -471,6 +471,19 @@ def stomp_rows(messages: int, runs: int, activemq: dict[tuple[str, int], Any] | 
                 ratio <= STOMP_INDIVIDUAL_RATIO,
             )
         )
+        # the same round trips against no broker at all (stomp_floor.py): what asyncio alone costs per message
+        (floor,) = stomp_bench.measure(messages, runs=runs, cases=(("client-individual", 1),), broker_kind="floor")
+        rows.append(
+            Row(
+                "  the same against a bare asyncio server (no broker)",
+                floor.broker_us_per_message,
+                "us",
+                f"auto p1: {auto_p1:.1f} us",
+                floor.broker_us_per_message / auto_p1,
+                "-",
+                None,
+            )
+        )
     return rows
 
 

@@ -164,8 +164,23 @@ class ActiveMQProcess(BrokerProcess):
         return self.cpu_from_proc()
 
 
-#: the brokers a run can measure: minibroker's STOMP connector, or ActiveMQ 5.17's
-BROKERS = {"minibroker": BrokerProcess, "activemq": ActiveMQProcess}
+class FloorProcess(BrokerProcess):
+    """``--broker floor``: no broker, the least an asyncio STOMP server does per frame (stomp_floor.py)."""
+
+    def __init__(self, profile: str | None = None) -> None:  # no profiler: ``profile`` is ignored
+        floor = os.path.join(os.path.dirname(os.path.abspath(__file__)), "stomp_floor.py")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-P", floor], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1
+        )
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        if not line.startswith("port "):
+            raise RuntimeError(f"the floor server did not start: {line!r}")
+        self.port = int(line.split()[1])
+
+
+#: the brokers a run can measure: minibroker's STOMP connector, ActiveMQ 5.17's, or the asyncio floor
+BROKERS = {"minibroker": BrokerProcess, "activemq": ActiveMQProcess, "floor": FloorProcess}
 
 
 class Counter(stomp.ConnectionListener):  # type: ignore[misc]

@@ -277,6 +277,21 @@ class TestAckTypes:
         assert [r.event for r in fast.core.history.of("m1")] == [r.event for r in full.core.history.of("m1")]
         assert fast.core.history.of("m1")[-1].ack_type == "STANDARD"
 
+    def test_ack_one_individual_is_an_individual_ack_of_that_message(self) -> None:
+        """ack_one(individual=True) (a STOMP client-individual ACK) does what an INDIVIDUAL ack does, the history
+        included, for a message that is not the oldest held."""
+        fast, full = Env(), Env()
+        for e in (fast, full):
+            e.send(4)
+            e.consumer(prefetch=3)
+            e.drain()
+        assert fast.core.ack_one(fast.conn, 1, "m1", individual=True)
+        full.ack(1, AckType.INDIVIDUAL, "m1", "m1", 1)
+        assert fast.snapshot() == full.snapshot()
+        assert fast.drained_ids() == full.drained_ids() == ["m3"]
+        assert fast.core.history.of("m1") == full.core.history.of("m1")
+        assert fast.core.history.of("m1")[-1].ack_type == "INDIVIDUAL"
+
     def test_ack_one_refill_at_half_refills_the_window_in_one_batch(self, env: Env) -> None:
         """An AUTO consumer's acks (refill_at_half) refill its window once half of it is free, in one batch: the
         same messages in the same order as a refill after every ack, fewer dispatch passes."""
