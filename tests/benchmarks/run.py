@@ -21,8 +21,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from minibroker import Broker
+from minibroker import Broker, Dispatch
 from minibroker.client import AckMode, Consumer, connect
+from minibroker.message import Destination, Message, PropertyValue
 
 
 @dataclass
@@ -120,6 +121,68 @@ async def inprocess_pair(
         elapsed = time.perf_counter() - start
         assert broker.queue("bench").size == 0
         return elapsed
+
+
+# -- the in-process scenario's layers, for --instructions: each adds one layer to the one before ---------------------
+
+
+def _messages(n: int) -> list[Message]:
+    """``n`` messages built as Producer.send builds them (positional fields, an id per message)."""
+    destination = Destination.queue("bench")
+    props: dict[str, PropertyValue] = {}
+    return [
+        Message(f"ID:bench:1:1:1:{i}", destination, BODY, props, 4, True, 0.0, 0.0, None, None, None, None, 0, "", i)
+        for i in range(n)
+    ]
+
+
+async def layer_messages(n: int) -> float:
+    """Only the messages the other layers send (their cost is in every row below)."""
+    _messages(n)
+    return 0.0
+
+
+async def layer_core(n: int) -> float:
+    """BrokerCore alone, as the in-process scenario drives it: ``n`` sends (the first 1000 dispatched as they come),
+    then an AUTO ack of each dispatched message (its window refilled at half), the dispatches taken from the output."""
+    from minibroker._core.broker import BrokerCore
+    from minibroker._core.commands import ConsumerInfo
+    from minibroker.clock import RealClock
+
+    core = BrokerCore(RealClock(), history_limit=0)
+    conn = core.add_connection()
+    consumer = core.add_consumer(conn, ConsumerInfo(Destination.queue("bench")))
+    for message in _messages(n):
+        core.send(conn, message)
+    received = 0
+    while received < n:
+        out, core.output = core.output, []
+        for dispatch in out:
+            assert dispatch.message is not None
+            core.ack_one(conn, consumer, dispatch.message.message_id, refill_at_half=True)
+        received += len(out)
+    return 0.0
+
+
+async def layer_driver(n: int) -> float:
+    """The driver (the one door: store step, routing, timers) around the core, the same calls as layer_core."""
+    broker = Broker(history_limit=0)
+    async with broker:
+        conn = broker.open_connection()
+        routed: list[Dispatch] = []
+        from minibroker._core.commands import ConsumerInfo
+
+        consumer = broker.add_consumer(conn, ConsumerInfo(Destination.queue("bench")), routed.append)
+        for message in _messages(n):
+            broker.send_if_admitted(conn, message)
+        received = 0
+        while received < n:
+            out, routed[:] = list(routed), []
+            for dispatch in out:
+                assert dispatch.message is not None
+                broker.ack_one(conn, consumer, dispatch.message.message_id, refill_at_half=True)
+            received += len(out)
+    return 0.0
 
 
 async def start_stop(n: int) -> float:
@@ -536,6 +599,9 @@ def profile_inprocess(n: int, top: int = 25) -> None:
 #: the in-process scenarios counted by --instructions, the baseline first: (name, call of this module, with ``n``)
 INSTRUCTION_SCENARIOS = (
     ("asyncio.Queue pair (the baseline)", "asyncio_queue_pair(n)"),
+    ("  layers: the messages alone (Message objects)", "layer_messages(n)"),
+    ("  layers: + BrokerCore (send, dispatch, AUTO ack)", "layer_core(n)"),
+    ("  layers: + the driver (Broker, routes to a list)", "layer_driver(n)"),
     ("in-process AUTO p1000", "inprocess_pair(n)"),
     ("in-process AUTO p1000, default broker (history on)", "inprocess_pair(n, history=True)"),
     ("in-process CLIENT p1000 (ack every 100)", "inprocess_pair(n, AckMode.CLIENT_ACKNOWLEDGE)"),
