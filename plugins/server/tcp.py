@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import bisect
+import collections
 import contextlib
 import json
 import logging
@@ -104,9 +105,12 @@ __all__ = ["DEFAULT_MAX_CONNECTIONS", "DEFAULT_MAX_FRAME_SIZE", "Server", "start
 log = logging.getLogger("minibroker.server")
 
 _READ_SIZE = 256 * 1024
+#: seconds a closing server waits for its clients to read their last frames before it cuts their sockets
+_CLOSE_GRACE = 1.0
 #: queues per QUEUE_LIST answer: a million queues are listed a page at a time
 QUEUE_LIST_PAGE = 10_000
-#: drain a client's socket (wait for it to read) once this many bytes wait to be sent
+#: drain a client's socket (wait for it to read) once this many bytes wait to be sent; past it, dispatches to the
+#: client wait unencoded (a backlog, encoded this many bytes at a time as the client reads)
 _HIGH_WATER = 1024 * 1024
 
 
@@ -130,6 +134,8 @@ class _ClientConnection:
         self.loop = asyncio.get_running_loop()
         self.peer = writer.get_extra_info("peername")
         self.out: list[bytes] = []
+        #: bytes of dispatches in ``out``
+        self.out_bytes = 0
         self.flush_scheduled = False
         self.connection_id: int | None = None
         #: the client's transaction ids (its choice, per connection) -> the broker's
@@ -147,6 +153,11 @@ class _ClientConnection:
         self.idle_check: asyncio.TimerHandle | None = None
         #: the queue names of a listing in progress (LIST_QUEUES pages through one snapshot)
         self.listing: list[str] = []
+        #: dispatches not encoded yet: a client reading slower than its prefetch windows fill has _HIGH_WATER bytes
+        #: unsent at most, the rest waits here as the broker's own objects (a window of large messages, or a client
+        #: that does not read, costs no copy), and is encoded as the client reads (write_backlog)
+        self.backlog: collections.deque[Dispatch] = collections.deque()
+        self.backlog_writer: asyncio.Task[None] | None = None
 
     def __repr__(self) -> str:
         return f"<client {self.peer} connection={self.connection_id}>"
@@ -161,27 +172,62 @@ class _ClientConnection:
 
     def route(self, dispatch: Dispatch) -> None:
         """The broker's route for this connection's consumers."""
+        if self.backlog_writer is not None:  # the client has not read what went before
+            self.backlog.append(dispatch)
+            return
+        data = self.encode(dispatch)
+        if data is None:
+            return
+        self.out.append(data)
+        self.out_bytes += len(data)
+        if self.out_bytes > _HIGH_WATER:  # a window refill larger than a socket write: the rest waits unencoded
+            self.backlog_writer = self.loop.create_task(self.write_backlog())
+        if not self.flush_scheduled:
+            self.flush_scheduled = True
+            self.loop.call_soon(self.flush)
+
+    def encode(self, dispatch: Dispatch) -> bytes | None:
         try:
-            data = encode_dispatch(dispatch, self.encoded)
+            return encode_dispatch(dispatch, self.encoded)
         except LocalProtocolError as exc:
             # a message an in-process producer gave the broker that the wire cannot carry: this client cannot
             # receive it, so it goes (after this dispatch round) and the broker redelivers what it held
             log.error("%r: %s", self, exc)
             self.loop.call_soon(self.abort, exc)
-            return
-        self.out.append(data)
-        if not self.flush_scheduled:
-            self.flush_scheduled = True
-            self.loop.call_soon(self.flush)
+            return None
+
+    async def write_backlog(self) -> None:
+        """Encode the backlog _HIGH_WATER bytes at a time, each time the client has read what was sent before (the
+        socket's buffer below its low-water mark), until nothing waits."""
+        try:
+            while not self.finished:
+                await self.writer.drain()
+                if not self.backlog:
+                    break
+                budget = _HIGH_WATER
+                while self.backlog and budget > 0:
+                    data = self.encode(self.backlog.popleft())
+                    if data is not None:
+                        self.out.append(data)
+                        budget -= len(data)
+                self.flush()
+        except (ConnectionError, OSError):
+            pass  # the connection is lost: finish() follows from the reading side
+        finally:
+            self.backlog_writer = None
 
     def flush(self) -> None:
         self.flush_scheduled = False
         out = self.out
         if out:
             self.out = []
+            self.out_bytes = 0
             if not self.finished:
                 self.writer.write(out[0] if len(out) == 1 else b"".join(out))
-                if self.transport.get_write_buffer_size() > DEFAULT_MAX_WRITE_BUFFER:
+                unsent = self.transport.get_write_buffer_size()
+                if unsent > _HIGH_WATER and self.backlog_writer is None:  # what follows waits unencoded
+                    self.backlog_writer = self.loop.create_task(self.write_backlog())
+                if unsent > DEFAULT_MAX_WRITE_BUFFER:
                     # reading already waits past the high-water mark; this peer does not read at all
                     log.info(
                         "%r: reads too slowly (%d bytes unsent), disconnecting",
@@ -283,6 +329,9 @@ class _ClientConnection:
                 log.exception("%r: closing the broker connection failed", self)
         self.flush()
         self.finished = True
+        self.backlog.clear()
+        if self.backlog_writer is not None:
+            self.backlog_writer.cancel()
         self.transactions.clear()
         self.writer.close()
 
@@ -650,6 +699,12 @@ class Server:
                 listener.close()
             for conn in list(self._connections):
                 conn.abort(BrokerClosed("the broker is shutting down"))
+            # a socket closes once the peer has read what was written to it: one that does not read is cut
+            try:
+                await asyncio.wait_for(asyncio.shield(self.wait_closed()), _CLOSE_GRACE)
+            except TimeoutError:
+                for conn in list(self._connections):
+                    conn.transport.abort()
         await self.wait_closed()
 
     async def wait_closed(self) -> None:

@@ -8,12 +8,13 @@ has been applied.
 from __future__ import annotations
 
 import asyncio
+import socket
 import struct
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 
 import pytest
 
-from minibroker import Broker, RealClock, wire
+from minibroker import Broker, ConsumerInfo, Destination, Dispatch, RealClock, wire
 from minibroker.client import AckMode, Connection, ReceivedMessage, RedeliveryPolicy, connect
 from minibroker.errors import (
     ConnectionClosed,
@@ -53,6 +54,13 @@ async def conn(server: Server) -> AsyncIterator[Connection]:
         yield c
     finally:
         await c.close()
+
+
+async def until(predicate: Callable[[], bool]) -> None:
+    """Let the event loop run (socket reads and writes included) until ``predicate`` holds; callers bound it with a
+    timeout."""
+    while not predicate():
+        await asyncio.sleep(0)
 
 
 def link_of(conn: Connection) -> TcpLink:
@@ -464,3 +472,66 @@ class TestProtocolViolations:
         with pytest.raises(ConnectionClosed):
             await connect(server.url)
         await client.close()
+
+
+class TestSlowReaders:
+    async def test_a_consumer_that_does_not_read_holds_its_window_unencoded(
+        self, server: Server, broker: Broker
+    ) -> None:
+        """A prefetch window of 50 MB to a client that reads nothing: the server encodes about a socket buffer's
+        worth (1 MiB) and keeps the rest as the broker's own messages, so the client is neither dropped nor copied
+        for; once it reads, every message comes, in order."""
+        from minibroker.plugins.server.tcp import _HIGH_WATER
+
+        reader, writer = await raw_client(server)
+        decoder = wire.FrameDecoder(sender="server")
+
+        async def next_frame(kind: type) -> wire.Frame:
+            while True:
+                for frame in decoder.next_frames():
+                    if isinstance(frame, kind):
+                        return frame
+                data = await asyncio.wait_for(reader.read(1 << 20), TIMEOUT)
+                assert data, "the server closed the connection"
+                decoder.receive_data(data)
+
+        writer.write(wire.encode_handshake() + wire.encode_hello(1, None, None, None))
+        await next_frame(wire.Connected)
+        writer.write(wire.encode_add_consumer(2, ConsumerInfo(Destination.queue("big"), prefetch=1000)))
+        await next_frame(wire.ConsumerAdded)
+        body = b"x" * 256 * 1024
+        async with await connect(broker) as producer_conn:
+            await send_all(producer_conn, "big", [body] * 200, persistent=False)
+        assert broker.queue("big").inflight == 200  # all dispatched to the client that does not read
+        (client,) = server._connections
+        encoded = client.transport.get_write_buffer_size() + sum(len(data) for data in client.out)
+        assert encoded <= 3 * _HIGH_WATER and len(client.backlog) >= 180
+        bodies = 0
+        seqs = []
+        while bodies < 200:
+            frame = await next_frame(Dispatch)
+            assert isinstance(frame, Dispatch) and frame.message is not None
+            assert frame.message.body == body
+            seqs.append(frame.seq)
+            bodies += 1
+        assert seqs == sorted(seqs) and server.connections == 1
+        writer.close()
+
+    async def test_a_client_that_does_not_read_does_not_hold_up_the_servers_close(self, broker: Broker) -> None:
+        """Closing the server ends a connection whose peer reads nothing and has bytes waiting to go (a socket
+        closes only once they are read): after a second's grace it is cut."""
+        server = await start_server(broker, port=0)
+        sock = socket.socket()
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        sock.connect(("127.0.0.1", server.port))
+        _, writer = await asyncio.open_connection(sock=sock)
+        writer.write(wire.encode_handshake() + wire.encode_hello(1, None, None, None))
+        writer.write(wire.encode_add_consumer(2, ConsumerInfo(Destination.queue("big"), prefetch=1000)))
+        await asyncio.wait_for(until(lambda: broker.queue("big").consumers == 1), TIMEOUT)
+        async with await connect(broker) as producer_conn:
+            await send_all(producer_conn, "big", [b"x" * 256 * 1024] * 100, persistent=False)
+        (client,) = server._connections
+        await asyncio.wait_for(until(lambda: client.transport.get_write_buffer_size() > 0), TIMEOUT)
+        await asyncio.wait_for(server.close(), TIMEOUT)
+        assert server.connections == 0
+        writer.close()
