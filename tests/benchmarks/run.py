@@ -23,6 +23,7 @@ from typing import Any
 
 from minibroker import Broker, Dispatch
 from minibroker.client import AckMode, Consumer, connect
+from minibroker.limits import ConnectionLimits
 from minibroker.message import Destination, Message, PropertyValue
 
 
@@ -257,9 +258,13 @@ async def scale_queued(n: int) -> float:
         return (time.perf_counter() - start) / n
 
 
+#: the scale scenarios put up to 10,000 consumers on one connection: past the default limit of 1000
+WIDE = ConnectionLimits(max_consumers=20_000)
+
+
 async def scale_consumers(consumers: int, n: int) -> float:
     """Seconds per message moved through a queue read round-robin by ``consumers`` AUTO consumers."""
-    async with Broker(history_limit=0) as broker, await connect(broker) as conn:
+    async with Broker(history_limit=0, connection_limits=WIDE) as broker, await connect(broker) as conn:
         session = await conn.create_session()
         readers = [await session.create_consumer("wide", prefetch=10) for _ in range(consumers)]
         producer = await (await conn.create_session()).create_producer("wide")
@@ -280,7 +285,7 @@ async def scale_consumers(consumers: int, n: int) -> float:
 
 async def scale_destinations(destinations: int, n: int) -> float:
     """Seconds per message sent round-robin over ``destinations`` queues, each with one consumer."""
-    async with Broker(history_limit=0) as broker, await connect(broker) as conn:
+    async with Broker(history_limit=0, connection_limits=WIDE) as broker, await connect(broker) as conn:
         session = await conn.create_session()
         names = [f"d.{i}" for i in range(destinations)]
         readers = [await session.create_consumer(name, prefetch=1000) for name in names]
