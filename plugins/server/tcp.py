@@ -297,7 +297,8 @@ class _ClientConnection:
                     break
                 self.reads += 1
                 decoder.receive_data(data)
-                for frame in decoder:
+                next_frame = decoder.next_frame
+                while (frame := next_frame()) is not None:  # not ``for frame in decoder``: no generator per read
                     self.handle(frame)
                     while self.held is not None:
                         await self.send_held()
@@ -359,14 +360,14 @@ class _ClientConnection:
             # the hot path first: sends, acks and pulls
             if type(frame) is Send:
                 request_id = frame.request_id
-                admission = broker.admit(frame.message.destination)
-                if admission is not None:
-                    self.held = (frame, admission)
-                    return
                 txn = frame.transaction_id
                 if txn is not None:
                     txn = self.broker_transaction(txn)
-                broker.send(connection_id, frame.message, txn)
+                if not broker.send_if_admitted(connection_id, frame.message, txn):
+                    admission = broker.admit(frame.message.destination)
+                    assert admission is not None  # nothing changed since send_if_admitted said no
+                    self.held = (frame, admission)
+                    return
                 if frame.receipt:
                     self.emit(encode_ok(request_id))
             elif type(frame) is MessageAck:
