@@ -63,10 +63,12 @@ class Clock(Protocol):
 class RealClock:
     """Wall-clock time; timers ride on the running asyncio loop."""
 
-    __slots__ = ()
+    __slots__ = ("now",)
 
-    #: ``time.time`` itself, not a method around it: the broker reads the clock a few times per message
-    now: Callable[[], float] = staticmethod(time.time)
+    def __init__(self) -> None:
+        #: ``time.time`` itself, held by the instance: the broker reads the clock a few times per message, and a
+        #: slot is read at once where a class-level staticmethod is looked up through the type every time
+        self.now: Callable[[], float] = time.time
 
     def call_at(self, when: float, callback: Callable[[], None]) -> TimerHandle:
         loop = asyncio.get_running_loop()
