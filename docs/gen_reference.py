@@ -73,22 +73,30 @@ def _own_doc(cls: type) -> str | None:
     return doc
 
 
+def _private_bases(cls: type) -> list[type]:
+    """The private mixins a class is assembled from (bases named ``_...``, as Broker's views and reads): their
+    members are the class's own, documented with it."""
+    return [base for base in cls.__mro__[1:] if base.__name__.startswith("_") and base is not object]
+
+
 def _members(cls: type) -> Iterator[tuple[str, Any]]:
-    """Public methods and properties defined on the class itself (not inherited from object or attrs)."""
-    for name, value in cls.__dict__.items():
-        if name.startswith("_"):
-            continue
-        if isinstance(value, (staticmethod, classmethod)):
-            value = value.__func__
-        if inspect.isfunction(value) or isinstance(value, property):
-            yield name, value
+    """Public methods and properties defined on the class itself or its private mixins (not inherited from object
+    or attrs)."""
+    for klass in (cls, *_private_bases(cls)):
+        for name, value in klass.__dict__.items():
+            if name.startswith("_"):
+                continue
+            if isinstance(value, (staticmethod, classmethod)):
+                value = value.__func__
+            if inspect.isfunction(value) or isinstance(value, property):
+                yield name, value
 
 
 def _class_section(qual: str, cls: type, missing: list[str]) -> list[str]:
     doc = _own_doc(cls)
     if doc is None:
         missing.append(qual)
-    bases = [b.__name__ for b in cls.__bases__ if b is not object]
+    bases = [b.__name__ for b in cls.__bases__ if b is not object and not b.__name__.startswith("_")]
     head = f"### class `{qual}`" + (f" ({', '.join(bases)})" if bases else "")
     lines = [head, ""]
     if doc:

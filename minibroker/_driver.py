@@ -13,7 +13,7 @@ import asyncio
 import logging
 import os
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -22,17 +22,15 @@ import attrs
 
 from ._core.broker import BrokerCore
 from ._core.commands import ConsumerInfo, MessageAck
-from ._core.durable import DURABLE_PREFIX, DurableView
 from ._core.effects import Dispatch
-from ._core.history import DeadLetterRecord, HistoryRecord
 from ._core.journal import Journal
 from ._core.paging import PAGE, pages_wanted
 from ._core.policy import DestinationPolicy
-from ._core.queue import DEFAULT_SYSTEM_MEMORY_LIMIT, QueueStatistics
-from ._core.replay import BrokerInfo, CursorAck, EpochSource, PublishResult, RangeRead
-from ._core.subscription import QueueEntry
+from ._core.queue import DEFAULT_SYSTEM_MEMORY_LIMIT
 from ._core.undo import roll_back
 from ._core.virtual import DEFAULT_VIRTUAL_TOPICS, VirtualTopics
+from ._driver_reads import _ReplayableReads
+from ._driver_views import _BrokerViews
 from ._flow import SpaceWaiters
 from ._sockets import SocketSlots
 from ._views import Admission, BrokerStatistics, ListenerFailure, QueueView
@@ -73,7 +71,7 @@ def _pending_report(pending: list[str], timeout: float) -> str:
     return f"the broker did not settle within {timeout} s; still pending:\n{lines}"
 
 
-class Broker:
+class Broker(_BrokerViews, _ReplayableReads):
     """An in-process broker. ``async with Broker() as broker:`` starts it; connect clients with ``connect(broker)``.
 
     ``clock`` decides how time passes (a :class:`~minibroker.ManualClock` for virtual time); ``policies`` maps a
@@ -410,32 +408,7 @@ class Broker:
         if self._closed:
             raise BrokerClosed("the broker is stopped")
 
-    # -- views ------------------------------------------------------------------------------------------------------
-
-    def queue(self, name: str) -> QueueView:
-        return QueueView(self, name)
-
-    def queue_names(self) -> list[str]:
-        """The queues, without the internal ones of durable subscriptions (see :meth:`durable_subscriptions`)."""
-        return sorted(name for name in self.core.queues if not name.startswith(DURABLE_PREFIX))
-
-    def topic_names(self) -> list[str]:
-        return sorted(self.core.topics)
-
-    def durable_subscriptions(self, topic: str | None = None) -> list[DurableView]:
-        """The durable topic subscriptions (of ``topic``, or all): client id, name, topic, selector, whether a
-        subscriber is active, and how many messages they keep."""
-        return self.core.durable_subscriptions(topic)
-
-    def readable_as(self, queue: str) -> Destination:
-        """What reading ``queue`` by range needs the right to read: the queue, or for a durable subscription's queue
-        (``durable://client/name``, what a Spark topic source reads) the subscription's topic."""
-        if queue.startswith(DURABLE_PREFIX):
-            for durable in self.core.durables.values():
-                if durable.queue.destination.name == queue:
-                    return Destination.topic(durable.topic)
-        return Destination.queue(queue)
-
+    # -- the driver: operations used by transports -------------------------------------------------------------------
     def add_producer(self, connection_id: int, producer_id: int, destination: Destination | None) -> None:
         """A producer of the connection comes (None: an anonymous one): counted, and advised on
         ``ActiveMQ.Advisory.Producer.*`` (ActiveMQ's ProducerInfo)."""
@@ -459,115 +432,6 @@ class Broker:
         self._check_open()
         self.core.unsubscribe(connection_id, name)
         self._flush()
-
-    def topic_statistics(self, topic: str) -> QueueStatistics | None:
-        """A topic's counts, as ActiveMQ's topic view gives them: messages published (enqueued), acknowledged by any
-        subscriber, durable or not (dequeued), and subscribers (consumers; an offline durable subscription counts)."""
-        t = self.core.topics.get(topic)
-        if t is None:
-            return None
-        dequeued = t.dequeued + sum(d.queue.dequeued for d in t.durables)
-        consumers = len(t.subscriptions) + len(t.durables)
-        return QueueStatistics(topic, 0, 0, t.enqueued, dequeued, t.expired, consumers, 0)
-
-    def has_queue(self, name: str) -> bool:
-        """Whether queue ``name`` exists (a send, a consumer or a restore created it); asking creates nothing."""
-        return name in self.core.queues
-
-    def has_destination(self, destination: Destination) -> bool:
-        core = self.core
-        return (
-            destination.name in core.queues
-            if destination.kind is DestinationKind.QUEUE
-            else destination.name in core.topics
-        )
-
-    def queue_statistics(self, name: str) -> QueueStatistics | None:
-        """The counters of queue ``name``; None when it does not exist (and asking does not create it)."""
-        q = self.core.queues.get(name)
-        return None if q is None else q.statistics()
-
-    def browse_page(self, queue: str, selector: str | None = None) -> list[Message]:
-        """What a client's queue browser sees: the messages not yet acked, oldest first, at most the queue's
-        ``max_browse_page_size`` (ActiveMQ's ``maxBrowsePageSize``); nothing when the queue does not exist. With a
-        ``selector`` (:class:`~minibroker.errors.InvalidSelector` if it does not parse), only matching messages, and
-        the page counts those."""
-        compiled = None
-        if selector is not None:
-            from .selector import parse_selector  # only browsers with a selector need the parser (~4 ms to import)
-
-            compiled = parse_selector(selector)
-        q = self.core.queues.get(queue)
-        return [] if q is None else self.core.browse(queue, limit=q.policy.max_browse_page_size, selector=compiled)
-
-    @property
-    def scheduled_count(self) -> int:
-        """Messages waiting in the scheduler: ``AMQ_SCHEDULED_*`` jobs and the redelivery plugin's redeliveries."""
-        return self.core.scheduled
-
-    def next_scheduled_time(self) -> float | None:
-        """The broker-clock time of the scheduler's next delivery (None: nothing is scheduled)."""
-        return self.core.next_scheduled()
-
-    def browse_all(self, queue: str) -> list[Message]:
-        """Every message of ``queue`` not yet acked, oldest first, in flight included (no browse page)."""
-        return self.core.browse(queue)
-
-    def queue_memory(self, queue: str) -> int:
-        """Bytes held by the queue's unacked messages, as its memory limit counts them (0: no such queue)."""
-        q = self.core.queues.get(queue)
-        return 0 if q is None else q.memory
-
-    def client_connected(self, client_id: str) -> bool:
-        """Whether a connection with this client id is open (ActiveMQ allows one)."""
-        return any(c.client_id == client_id for c in self.core.connections.values())
-
-    @property
-    def incarnation(self) -> int:
-        """Grows by one at each :meth:`restart`: an edge that kept a connection id from an older incarnation knows
-        that connection is gone."""
-        return self._incarnation
-
-    def dead_letters(self) -> tuple[DeadLetterRecord, ...]:
-        """Every message the broker gave up on (dead-lettered or dropped), oldest first (at most 10,000)."""
-        return tuple(self.core.dead_letters)
-
-    def unobserved_dead_letters(self) -> tuple[DeadLetterRecord, ...]:
-        """The dead letters no test has looked at: not browsed (``broker.queue(dlq).browse()``), not listed by
-        :func:`minibroker.testing.dead_letters` or :func:`~minibroker.testing.assert_dead_lettered`, and still in
-        their dead-letter queue (one a consumer took or a purge removed was handled). Dropped messages sit nowhere
-        to be looked at: they are always unobserved."""
-        observed = self.observed_messages
-        held: dict[str, set[str]] = {}
-        unobserved = []
-        for record in self.core.dead_letters:
-            if record.message_id in observed:
-                continue
-            dlq = record.dead_letter_queue
-            if dlq is not None:
-                if dlq not in held:
-                    held[dlq] = {m.message_id for m in self.browse_all(dlq)}
-                if record.message_id not in held[dlq]:
-                    continue
-            unobserved.append(record)
-        return tuple(unobserved)
-
-    def history(self, message_id: str) -> tuple[HistoryRecord, ...]:
-        """Everything the broker did with one message: dispatches, acks (with their type), releases, dead letters."""
-        return self.core.history.of(message_id)
-
-    def statistics(self) -> BrokerStatistics:
-        core = self.core
-        return BrokerStatistics(
-            len(core.connections), len(core.subscriptions), len(core.queues), len(core.topics), len(core.transactions)
-        )
-
-    async def run_ready(self) -> None:
-        """Run every task that is ready now (clients, listeners) until none is, without moving the clock; unlike
-        :meth:`settled`, work waiting on a timer stays waiting."""
-        await settle()
-
-    # -- the driver: operations used by transports -------------------------------------------------------------------
 
     def _load_store(self) -> None:
         if self.store is not None:
@@ -963,96 +827,6 @@ class Broker:
         self._check_transaction_owner(connection_id, transaction_id)
         self._chain.on_rollback(self._context(connection_id), transaction_id)
         self._flush()
-
-    # -- replayable reads: sequence ranges, cursor acks, the epoch (minibroker._core.replay) --------------------------
-
-    #: makes the epoch of each broker state: drawn at the first cursor call, and again after :meth:`restart` (which
-    #: starts a new state). Must return a new value on every call; None: random (16 hex digits). Set it before use.
-    epoch_source: EpochSource | None = None
-
-    @property
-    def epoch(self) -> str:
-        """This broker state's epoch: it changes on :meth:`restart` when every message and sequence number is lost
-        (no store); with a store, which keeps them, it stays the same."""
-        return self.core.cursors(self.epoch_source).epoch
-
-    def broker_info(self, queues: Iterable[str] | None = None, cursor: str | None = None) -> BrokerInfo:
-        """The epoch, the name, and the positions of ``queues`` (None: every queue), with ``cursor``'s floors."""
-        self.core.cursors(self.epoch_source)
-        return BrokerInfo(self.epoch, self.name, self.core.queue_positions(queues, cursor))
-
-    def read_range(
-        self,
-        queue: str,
-        from_seq: int = 0,
-        to_seq: int | None = None,
-        limit: int | None = None,
-        epoch: str | None = None,
-    ) -> RangeRead:
-        """The messages of ``queue`` not yet acked with ``from_seq <= seq < to_seq`` (None: all), oldest first, at
-        most ``limit``, without consuming them; ``epoch`` (optional) must be the broker's."""
-        core = self.core
-        book = core.cursors(self.epoch_source)
-        if self._journal is not None and queue in self._journal.paged:
-            self._load_whole(queue)
-        entries = core.read_range(queue, from_seq, to_seq, limit, epoch)
-        q = core.queues.get(queue)
-        return RangeRead(book.epoch, queue, 0 if q is None else q.next_seq, tuple(entries))
-
-    def select_range(
-        self,
-        queue: str,
-        from_seq: int = 0,
-        to_seq: int | None = None,
-        limit: int | None = None,
-        epoch: str | None = None,
-    ) -> tuple[str, int, list[QueueEntry]]:
-        """What :meth:`read_range` reads as ``(epoch, next_seq, entries)``, the entries being the queue's own (for
-        columnar writers, which copy them out at once: read, never change, never keep)."""
-        core = self.core
-        book = core.cursors(self.epoch_source)
-        if self._journal is not None and queue in self._journal.paged:
-            self._load_whole(queue)
-        entries = core.select_range(queue, from_seq, to_seq, limit, epoch)
-        q = core.queues.get(queue)
-        return book.epoch, 0 if q is None else q.next_seq, entries
-
-    def ack_below(self, queue: str, cursor: str, seq: int, epoch: str | None = None) -> CursorAck:
-        """Consume every message of ``queue`` with a sequence number below ``seq`` on behalf of cursor ``cursor``
-        (cumulative, idempotent, tied to no connection; messages held by consumers are left to them)."""
-        self.core.cursors(self.epoch_source)
-        if self._journal is not None and queue in self._journal.paged:
-            self._load_whole(queue)
-        result = self.core.ack_below(queue, cursor, seq, epoch)
-        self._flush()
-        return result
-
-    def publish(self, connection_id: int, messages: Iterable[Message], dedupe: bool = False) -> PublishResult:
-        """Send a batch of messages (outside transactions); ``dedupe`` drops ids the destination saw on this path
-        before (its duplicate check, switched on by the first such publish). ``connection_id`` 0: no connection."""
-        self._check_open()
-        self.core.cursors(self.epoch_source)
-        if self._hook_authorize:
-            messages = list(messages)
-            for destination in dict.fromkeys(m.destination for m in messages):
-                self.authorize(connection_id, "write", destination)
-        try:
-            return self.core.publish(connection_id, messages, dedupe)
-        finally:
-            self._flush()
-
-    def enable_duplicate_check(self, queue: str | Destination, window: int | None = None) -> None:
-        """Drop batch-published messages whose id ``queue`` has seen (its last ``window`` ids, default 500,000)."""
-        self.core.cursors(self.epoch_source)
-        self.core.enable_duplicate_check(Destination.parse(queue), window)
-
-    def fail_next_publish(self, after: int = 0, error: Exception | None = None) -> None:
-        """Fault injection: the next batch publish takes ``after`` messages, then fails with ``error`` (by default
-        :class:`~minibroker.errors.ConnectionClosed`), as a connection lost in the middle of a batch."""
-        self.core.cursors(self.epoch_source).fail_publish = (
-            after,
-            error or ConnectionClosed("the batch publish failed (injected fault)"),
-        )
 
 
 def _time_zone(name: str) -> ZoneInfo:

@@ -1,0 +1,126 @@
+"""The broker's replayable reads, for the Spark source and batch writers: sequence ranges, cursor acks, batch
+publishes and the epoch (the rules are the core's, minibroker._core.replay). A part of :class:`~minibroker.Broker`,
+kept apart from the one door's operations (_driver.py), which it goes through (``_flush``, ``authorize``)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from ._core.replay import BrokerInfo, CursorAck, EpochSource, PublishResult, RangeRead
+from ._core.subscription import QueueEntry
+from .errors import ConnectionClosed
+from .message import Destination, Message
+
+if TYPE_CHECKING:
+    from ._core.broker import BrokerCore
+    from ._core.journal import Journal
+
+__all__: list[str] = []
+
+
+class _ReplayableReads:
+    """Reads by sequence number, cursor acks and batch publishes of :class:`~minibroker.Broker` (documented with
+    it)."""
+
+    if TYPE_CHECKING:
+        core: BrokerCore
+        name: str
+        _journal: Journal | None
+        _hook_authorize: bool
+
+        def _check_open(self) -> None: ...
+
+        def _flush(self) -> None: ...
+
+        def _load_whole(self, queue: str) -> None: ...
+
+        def authorize(self, connection_id: int, action: str, destination: Destination) -> None: ...
+
+    #: makes the epoch of each broker state: drawn at the first cursor call, and again after :meth:`restart` (which
+    #: starts a new state). Must return a new value on every call; None: random (16 hex digits). Set it before use.
+    epoch_source: EpochSource | None = None
+
+    @property
+    def epoch(self) -> str:
+        """This broker state's epoch: it changes on :meth:`restart` when every message and sequence number is lost
+        (no store); with a store, which keeps them, it stays the same."""
+        return self.core.cursors(self.epoch_source).epoch
+
+    def broker_info(self, queues: Iterable[str] | None = None, cursor: str | None = None) -> BrokerInfo:
+        """The epoch, the name, and the positions of ``queues`` (None: every queue), with ``cursor``'s floors."""
+        self.core.cursors(self.epoch_source)
+        return BrokerInfo(self.epoch, self.name, self.core.queue_positions(queues, cursor))
+
+    def read_range(
+        self,
+        queue: str,
+        from_seq: int = 0,
+        to_seq: int | None = None,
+        limit: int | None = None,
+        epoch: str | None = None,
+    ) -> RangeRead:
+        """The messages of ``queue`` not yet acked with ``from_seq <= seq < to_seq`` (None: all), oldest first, at
+        most ``limit``, without consuming them; ``epoch`` (optional) must be the broker's."""
+        core = self.core
+        book = core.cursors(self.epoch_source)
+        if self._journal is not None and queue in self._journal.paged:
+            self._load_whole(queue)
+        entries = core.read_range(queue, from_seq, to_seq, limit, epoch)
+        q = core.queues.get(queue)
+        return RangeRead(book.epoch, queue, 0 if q is None else q.next_seq, tuple(entries))
+
+    def select_range(
+        self,
+        queue: str,
+        from_seq: int = 0,
+        to_seq: int | None = None,
+        limit: int | None = None,
+        epoch: str | None = None,
+    ) -> tuple[str, int, list[QueueEntry]]:
+        """What :meth:`read_range` reads as ``(epoch, next_seq, entries)``, the entries being the queue's own (for
+        columnar writers, which copy them out at once: read, never change, never keep)."""
+        core = self.core
+        book = core.cursors(self.epoch_source)
+        if self._journal is not None and queue in self._journal.paged:
+            self._load_whole(queue)
+        entries = core.select_range(queue, from_seq, to_seq, limit, epoch)
+        q = core.queues.get(queue)
+        return book.epoch, 0 if q is None else q.next_seq, entries
+
+    def ack_below(self, queue: str, cursor: str, seq: int, epoch: str | None = None) -> CursorAck:
+        """Consume every message of ``queue`` with a sequence number below ``seq`` on behalf of cursor ``cursor``
+        (cumulative, idempotent, tied to no connection; messages held by consumers are left to them)."""
+        self.core.cursors(self.epoch_source)
+        if self._journal is not None and queue in self._journal.paged:
+            self._load_whole(queue)
+        result = self.core.ack_below(queue, cursor, seq, epoch)
+        self._flush()
+        return result
+
+    def publish(self, connection_id: int, messages: Iterable[Message], dedupe: bool = False) -> PublishResult:
+        """Send a batch of messages (outside transactions); ``dedupe`` drops ids the destination saw on this path
+        before (its duplicate check, switched on by the first such publish). ``connection_id`` 0: no connection."""
+        self._check_open()
+        self.core.cursors(self.epoch_source)
+        if self._hook_authorize:
+            messages = list(messages)
+            for destination in dict.fromkeys(m.destination for m in messages):
+                self.authorize(connection_id, "write", destination)
+        try:
+            return self.core.publish(connection_id, messages, dedupe)
+        finally:
+            self._flush()
+
+    def enable_duplicate_check(self, queue: str | Destination, window: int | None = None) -> None:
+        """Drop batch-published messages whose id ``queue`` has seen (its last ``window`` ids, default 500,000)."""
+        self.core.cursors(self.epoch_source)
+        self.core.enable_duplicate_check(Destination.parse(queue), window)
+
+    def fail_next_publish(self, after: int = 0, error: Exception | None = None) -> None:
+        """Fault injection: the next batch publish takes ``after`` messages, then fails with ``error`` (by default
+        :class:`~minibroker.errors.ConnectionClosed`), as a connection lost in the middle of a batch."""
+        self.core.cursors(self.epoch_source).fail_publish = (
+            after,
+            error or ConnectionClosed("the batch publish failed (injected fault)"),
+        )
