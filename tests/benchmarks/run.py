@@ -143,6 +143,18 @@ async def layer_messages(n: int) -> float:
     return 0.0
 
 
+def _ack_each(n: int, take: Callable[[], list[Dispatch]], ack: Callable[[str], object]) -> None:
+    """AUTO-ack each dispatched message (``take`` returns the dispatches made since it was last called) until ``n``
+    were; each ack may refill the window, whose dispatches the next ``take`` returns."""
+    received = 0
+    while received < n:
+        out = take()
+        for dispatch in out:
+            assert dispatch.message is not None
+            ack(dispatch.message.message_id)
+        received += len(out)
+
+
 async def layer_core(n: int) -> float:
     """BrokerCore alone, as the in-process scenario drives it: ``n`` sends (the first 1000 dispatched as they come),
     then an AUTO ack of each dispatched message (its window refilled at half), the dispatches taken from the output."""
@@ -155,13 +167,12 @@ async def layer_core(n: int) -> float:
     consumer = core.add_consumer(conn, ConsumerInfo(Destination.queue("bench")))
     for message in _messages(n):
         core.send(conn, message)
-    received = 0
-    while received < n:
+
+    def take() -> list[Dispatch]:
         out, core.output = core.output, []
-        for dispatch in out:
-            assert dispatch.message is not None
-            core.ack_one(conn, consumer, dispatch.message.message_id, refill_at_half=True)
-        received += len(out)
+        return out
+
+    _ack_each(n, take, lambda message_id: core.ack_one(conn, consumer, message_id, refill_at_half=True))
     return 0.0
 
 
@@ -176,13 +187,13 @@ async def layer_driver(n: int) -> float:
         consumer = broker.add_consumer(conn, ConsumerInfo(Destination.queue("bench")), routed.append)
         for message in _messages(n):
             broker.send_if_admitted(conn, message)
-        received = 0
-        while received < n:
-            out, routed[:] = list(routed), []
-            for dispatch in out:
-                assert dispatch.message is not None
-                broker.ack_one(conn, consumer, dispatch.message.message_id, refill_at_half=True)
-            received += len(out)
+
+        def take() -> list[Dispatch]:
+            out = list(routed)
+            routed.clear()
+            return out
+
+        _ack_each(n, take, lambda message_id: broker.ack_one(conn, consumer, message_id, refill_at_half=True))
     return 0.0
 
 
