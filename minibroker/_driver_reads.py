@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from ._core.replay import BrokerInfo, CursorAck, EpochSource, PublishResult, RangeRead
+from ._core.replay import BrokerInfo, CursorAck, CursorBook, EpochSource, PublishResult, RangeRead
 from ._core.subscription import QueueEntry
 from .errors import ConnectionClosed
 from .message import Destination, Message
@@ -41,6 +41,17 @@ class _ReplayableReads:
     #: starts a new state). Must return a new value on every call; None: random (16 hex digits). Set it before use.
     epoch_source: EpochSource | None = None
 
+    def _ranges_of(self, queue: str) -> CursorBook:
+        """The cursor book, with every message of ``queue`` in memory (a range spans what paging left on disk)."""
+        book = self.core.cursors(self.epoch_source)
+        if self._journal is not None and queue in self._journal.paged:
+            self._load_whole(queue)
+        return book
+
+    def _next_seq(self, queue: str) -> int:
+        q = self.core.queues.get(queue)
+        return 0 if q is None else q.next_seq
+
     @property
     def epoch(self) -> str:
         """This broker state's epoch: it changes on :meth:`restart` when every message and sequence number is lost
@@ -62,13 +73,9 @@ class _ReplayableReads:
     ) -> RangeRead:
         """The messages of ``queue`` not yet acked with ``from_seq <= seq < to_seq`` (None: all), oldest first, at
         most ``limit``, without consuming them; ``epoch`` (optional) must be the broker's."""
-        core = self.core
-        book = core.cursors(self.epoch_source)
-        if self._journal is not None and queue in self._journal.paged:
-            self._load_whole(queue)
-        entries = core.read_range(queue, from_seq, to_seq, limit, epoch)
-        q = core.queues.get(queue)
-        return RangeRead(book.epoch, queue, 0 if q is None else q.next_seq, tuple(entries))
+        book = self._ranges_of(queue)
+        entries = self.core.read_range(queue, from_seq, to_seq, limit, epoch)
+        return RangeRead(book.epoch, queue, self._next_seq(queue), tuple(entries))
 
     def select_range(
         self,
@@ -80,20 +87,14 @@ class _ReplayableReads:
     ) -> tuple[str, int, list[QueueEntry]]:
         """What :meth:`read_range` reads as ``(epoch, next_seq, entries)``, the entries being the queue's own (for
         columnar writers, which copy them out at once: read, never change, never keep)."""
-        core = self.core
-        book = core.cursors(self.epoch_source)
-        if self._journal is not None and queue in self._journal.paged:
-            self._load_whole(queue)
-        entries = core.select_range(queue, from_seq, to_seq, limit, epoch)
-        q = core.queues.get(queue)
-        return book.epoch, 0 if q is None else q.next_seq, entries
+        book = self._ranges_of(queue)
+        entries = self.core.select_range(queue, from_seq, to_seq, limit, epoch)
+        return book.epoch, self._next_seq(queue), entries
 
     def ack_below(self, queue: str, cursor: str, seq: int, epoch: str | None = None) -> CursorAck:
         """Consume every message of ``queue`` with a sequence number below ``seq`` on behalf of cursor ``cursor``
         (cumulative, idempotent, tied to no connection; messages held by consumers are left to them)."""
-        self.core.cursors(self.epoch_source)
-        if self._journal is not None and queue in self._journal.paged:
-            self._load_whole(queue)
+        self._ranges_of(queue)
         result = self.core.ack_below(queue, cursor, seq, epoch)
         self._flush()
         return result
