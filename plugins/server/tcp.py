@@ -701,11 +701,13 @@ class Server:
             for conn in list(self._connections):
                 conn.abort(BrokerClosed("the broker is shutting down"))
             # a socket closes once the peer has read what was written to it: one that does not read is cut
-            try:
-                await asyncio.wait_for(asyncio.shield(self.wait_closed()), _CLOSE_GRACE)
-            except TimeoutError:
+            closed = asyncio.ensure_future(self.wait_closed())
+            done, _ = await asyncio.wait({closed}, timeout=_CLOSE_GRACE)
+            if not done:
                 for conn in list(self._connections):
                     conn.transport.abort()
+            await closed
+            return
         await self.wait_closed()
 
     async def wait_closed(self) -> None:
