@@ -713,9 +713,19 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.instructions:
         return print_instructions(5_000 if args.quick else 20_000)
+    rows: list[Row] = []
+    try:
+        measure_table(args, rows)
+    finally:
+        print_table(rows)
+    return 1 if any(row.ok is False for row in rows) else 0
+
+
+def measure_table(args: argparse.Namespace, rows: list[Row]) -> None:
+    """The table's rows, appended to ``rows`` one by one (what was measured is printed even if a later scenario
+    fails)."""
     n = 20_000 if args.quick else 100_000
     runs = 1 if args.quick else 3
-    rows: list[Row] = []
 
     def wanted(name: str) -> bool:
         return not args.only or any(word in name for word in args.only)
@@ -923,13 +933,14 @@ def main(argv: list[str] | None = None) -> int:
         rows.append(
             Row("memory per 100k queued 100-byte messages", per_100k, "MB", "-", None, "<= 60 MB", per_100k <= 60)
         )
+
+
+def print_table(rows: list[Row]) -> None:
     header = f"{'scenario':<54} {'value':>14} {'unit':<8} {'baseline':<34} {'ratio':>7} {'target':<14} result"
     print(header)
     print("-" * len(header))
     for row in rows:
         print(row.render())
-    failed = [r for r in rows if r.ok is False]
-    return 1 if failed else 0
 
 
 if __name__ == "__main__":
