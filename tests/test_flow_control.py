@@ -8,9 +8,10 @@ its limit either fails at once or waits (at the edge) until acks free room, up t
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 
 import pytest
+from support.waiting import until
 
 from minibroker import Broker, DestinationPolicy, ManualClock, Message, RealClock
 from minibroker.client import AckMode, Connection, connect
@@ -25,12 +26,6 @@ LIMIT = 2_000  # four messages fill the queue
 
 def policies(**kw: object) -> dict[str, DestinationPolicy]:
     return {"limited.>": DestinationPolicy(memory_limit=LIMIT, **kw)}  # type: ignore[arg-type]
-
-
-async def until(predicate: Callable[[], bool]) -> None:
-    """Let the event loop run (socket reads included) until ``predicate`` holds; callers bound it with a timeout."""
-    while not predicate():
-        await asyncio.sleep(0)
 
 
 async def fill(conn: Connection, queue: str, count: int) -> None:

@@ -10,9 +10,10 @@ from __future__ import annotations
 import asyncio
 import socket
 import struct
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 
 import pytest
+from support.waiting import until
 
 from minibroker import Broker, ConsumerInfo, Destination, Dispatch, RealClock, wire
 from minibroker.client import AckMode, Connection, ReceivedMessage, RedeliveryPolicy, connect
@@ -54,13 +55,6 @@ async def conn(server: Server) -> AsyncIterator[Connection]:
         yield c
     finally:
         await c.close()
-
-
-async def until(predicate: Callable[[], bool]) -> None:
-    """Let the event loop run (socket reads and writes included) until ``predicate`` holds; callers bound it with a
-    timeout."""
-    while not predicate():
-        await asyncio.sleep(0)
 
 
 def link_of(conn: Connection) -> TcpLink:
@@ -527,11 +521,11 @@ class TestSlowReaders:
         _, writer = await asyncio.open_connection(sock=sock)
         writer.write(wire.encode_handshake() + wire.encode_hello(1, None, None, None))
         writer.write(wire.encode_add_consumer(2, ConsumerInfo(Destination.queue("big"), prefetch=1000)))
-        await asyncio.wait_for(until(lambda: broker.queue("big").consumers == 1), TIMEOUT)
+        await until(lambda: broker.queue("big").consumers == 1)
         async with await connect(broker) as producer_conn:
             await send_all(producer_conn, "big", [b"x" * 256 * 1024] * 100, persistent=False)
         (client,) = server._connections
-        await asyncio.wait_for(until(lambda: client.transport.get_write_buffer_size() > 0), TIMEOUT)
+        await until(lambda: client.transport.get_write_buffer_size() > 0)
         await asyncio.wait_for(server.close(), TIMEOUT)
         assert server.connections == 0
         writer.close()

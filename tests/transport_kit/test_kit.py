@@ -8,19 +8,12 @@ wait as the other edges do (and as ActiveMQ does).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
 
 import pytest
 from support.edges import TIMEOUT, Edge, EdgeFactory, Refused
+from support.waiting import until
 
 from minibroker import Broker, ManualClock
-
-
-async def until(predicate: Callable[[], bool]) -> None:
-    """Let the event loop run (socket reads included) until ``predicate`` holds, for at most TIMEOUT seconds."""
-    async with asyncio.timeout(TIMEOUT):
-        while not predicate():
-            await asyncio.sleep(0)
 
 
 async def receive_bodies(edge: Edge, queue: str, count: int) -> list[str]:

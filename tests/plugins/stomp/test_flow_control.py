@@ -3,22 +3,16 @@ blocks a flow-controlled producer (the scenarios every edge shares are in ``test
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 
 import pytest_asyncio
 from support.stomp_helpers import RawStompClient
+from support.waiting import until
 
 from minibroker import Broker, DestinationPolicy, ManualClock
 from minibroker.plugins.stomp import StompServer, start_stomp_server
 
 TIMEOUT = 5.0
-
-
-async def until(predicate: Callable[[], bool]) -> None:
-    async with asyncio.timeout(TIMEOUT):
-        while not predicate():
-            await asyncio.sleep(0)
 
 
 @pytest_asyncio.fixture
