@@ -8,6 +8,7 @@
 # ``minibroker serve`` binds its socket before it pays for asyncio, attrs and the broker.
 TYPE_CHECKING = False  # not typing's: importing typing costs a few ms of every launch
 if TYPE_CHECKING:
+    from ._connection import BrokerConnection
     from ._core.broker import NOW_UNKNOWN_DELIVERED
     from ._core.commands import AckType, ConsumerInfo, MessageAck
     from ._core.effects import Dispatch
@@ -42,6 +43,7 @@ _LAZY = {
     "VirtualTopics": "._core.virtual",
     "Admission": "._driver",
     "Broker": "._driver",
+    "BrokerConnection": "._connection",
     "BrokerStatistics": "._driver",
     "QueueView": "._driver",
     "MemoryLink": "._link",
@@ -78,6 +80,7 @@ __all__ = [
     "AckType",
     "Admission",
     "Broker",
+    "BrokerConnection",
     "BrokerInfo",
     "BrokerStatistics",
     "Clock",

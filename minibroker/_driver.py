@@ -18,8 +18,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-import attrs
-
+from ._connection import BrokerConnection
 from ._core.broker import BrokerCore
 from ._core.commands import ConsumerInfo, MessageAck
 from ._core.effects import Dispatch
@@ -38,19 +37,13 @@ from .clock import Clock, ManualClock, RealClock, TimerHandle, settle
 from .destination_map import DestinationMap
 from .errors import (
     BrokerClosed,
-    ConnectionClosed,
-    IllegalStateError,
-    InvalidAcknowledge,
     InvalidClientIdError,
     InvalidConfiguration,
     LimitExceeded,
-    MinibrokerError,
     SettleTimeout,
     StoreError,
-    TransactionError,
     TransactionRolledBack,
 )
-from .features import check_send_destination
 from .filters import BrokerFilter, BrokerPlugin, ConnectionContext, DeadLetterRequest, hooks_of
 from .limits import DEFAULT_CONNECTION_LIMITS, ConnectionLimits
 from .message import Body, Destination, DestinationKind, Message, composite_parts
@@ -222,10 +215,6 @@ class Broker(_BrokerViews, _ReplayableReads):
         """Put ``message`` back at its queue's tail ``delay`` seconds from now (broker clock), with that counter:
         a broker redelivery filter calls it from ``on_dead_letter``, inside the broker call that answers it."""
         self.core.schedule_redelivery(self.clock.now() + delay, message, redelivery_counter, cause)
-
-    def _context(self, connection_id: int) -> ConnectionContext:
-        context = self._contexts.get(connection_id)
-        return context if context is not None else ConnectionContext(None, connection_id=connection_id)
 
     # -- lifecycle --------------------------------------------------------------------------------------------------
 
@@ -408,31 +397,6 @@ class Broker(_BrokerViews, _ReplayableReads):
         if self._closed:
             raise BrokerClosed("the broker is stopped")
 
-    # -- the driver: operations used by transports -------------------------------------------------------------------
-    def add_producer(self, connection_id: int, producer_id: int, destination: Destination | None) -> None:
-        """A producer of the connection comes (None: an anonymous one): counted, and advised on
-        ``ActiveMQ.Advisory.Producer.*`` (ActiveMQ's ProducerInfo)."""
-        self._check_open()
-        connection = self.core.connections.get(connection_id)
-        if connection is not None:
-            self.connection_limits.check_producers(connection_id, len(connection.producers))
-        self.core.add_producer(connection_id, producer_id, destination)
-        self._flush()
-
-    def remove_producer(self, connection_id: int, producer_id: int) -> None:
-        """The producer goes (unknown ids are ignored: a producer of a closed connection went with it)."""
-        if self._closed:
-            return
-        self.core.remove_producer(connection_id, producer_id)
-        self._flush()
-
-    def unsubscribe(self, connection_id: int, name: str) -> None:
-        """Remove the connection's durable subscription ``name`` (JMS ``session.unsubscribe``): refused while its
-        subscriber is active, or when there is none."""
-        self._check_open()
-        self.core.unsubscribe(connection_id, name)
-        self._flush()
-
     def _load_store(self) -> None:
         if self.store is not None:
             state = self.store.load(PAGE)
@@ -542,16 +506,17 @@ class Broker(_BrokerViews, _ReplayableReads):
         except StoreError:  # taken back and logged (_persist); the timer's work (an expiry, a due job) is tried
             self._arm(self.clock.now() + 1.0)  # again in a second, not in a loop
 
-    def open_connection(
+    def connect(
         self,
         client_id: str | None = None,
         *,
         user: str | None = None,
         password: str | None = None,
         remote: bool = False,
-    ) -> int:
-        """A new broker connection, through the filters' ``on_connect`` (a security filter authenticates a
-        ``remote`` connection (TCP, STOMP) or one that gives credentials, and raises
+    ) -> BrokerConnection:
+        """A new broker connection: the one door through which an edge does everything for one client
+        (:class:`~minibroker.BrokerConnection`). It passes the filters' ``on_connect`` (a security filter
+        authenticates a ``remote`` connection (TCP, STOMP, MQTT) or one that gives credentials, and raises
         :class:`~minibroker.errors.AccessDenied` when refused; an in-process connection without credentials is
         trusted)."""
         self._check_open()
@@ -566,28 +531,22 @@ class Broker(_BrokerViews, _ReplayableReads):
         context = ConnectionContext(client_id, user, password, remote)
         self._chain.on_connect(context)
         self._contexts[context.connection_id] = context
-        return context.connection_id
-
-    def authorize(self, connection_id: int, action: str, destination: Destination) -> None:
-        """Raise :class:`~minibroker.errors.AccessDenied` unless the filters let the connection do ``action``
-        ("read", "write", "admin") on ``destination``; without a security filter, anything goes."""
-        if self._hook_authorize:
-            self._chain.on_authorize(self._context(connection_id), action, destination)
+        return BrokerConnection(self, context)
 
     def principal(self, connection_id: int) -> object | None:
         """Who a security filter says the connection is (None: unchecked)."""
         context = self._contexts.get(connection_id)
         return None if context is None else context.principal
 
-    def close_connection(self, connection_id: int, last_delivered_seq: int | None = -1) -> None:
+    def _close_connection(self, connection_id: int, context: ConnectionContext, last_delivered_seq: int | None) -> None:
+        """What :meth:`BrokerConnection.close` does: through the filters' ``on_disconnect``, then the routes of its
+        consumers go."""
         self._droppers.pop(connection_id, None)
         self._probes.pop(connection_id, None)
-        context = self._contexts.pop(connection_id, None)
+        if self._contexts.pop(connection_id, None) is None:
+            return  # closed already
         consumers = list(self.core.connections.get(connection_id, _NO_CONN).consumers)
-        if context is None:
-            self.core.remove_connection(connection_id, last_delivered_seq)
-        else:
-            self._chain.on_disconnect(context, last_delivered_seq)
+        self._chain.on_disconnect(context, last_delivered_seq)
         for consumer_id in consumers:
             self._routes.pop(consumer_id, None)
         self._flush_leaving()
@@ -599,78 +558,6 @@ class Broker(_BrokerViews, _ReplayableReads):
             self._flush()
         except StoreError:
             pass
-
-    def add_consumer(self, connection_id: int, info: ConsumerInfo, route: DispatchRoute) -> int:
-        self._check_open()
-        connection = self.core.connections.get(connection_id)
-        if connection is not None:
-            self.connection_limits.check_consumers(connection_id, len(connection.consumers))
-        consumer_id = self._chain.on_subscribe(self._context(connection_id), info)
-        # The backlog dispatched to the new consumer waits in the core's output until this flush.
-        self._routes[consumer_id] = route
-        self._flush()
-        return consumer_id
-
-    def _check_consumer_owner(
-        self, connection_id: int, consumer_id: int, error: type[MinibrokerError] = IllegalStateError
-    ) -> None:
-        """Refuse an id naming another connection's consumer, before any filter or the core sees it: no connection
-        may detach, ack or pull for a consumer it does not own (issue 15, item 2)."""
-        sub = self.core.subscriptions.get(consumer_id)
-        if sub is not None and sub.connection_id != connection_id:
-            raise error(
-                f"consumer {consumer_id} is not a consumer of this connection",
-                consumer_id=consumer_id,
-                connection_id=connection_id,
-            )
-
-    def _check_transaction_owner(self, connection_id: int, transaction_id: int | None) -> None:
-        """Refuse an id naming another connection's transaction (the core raises the same for an unknown one)."""
-        if transaction_id is None:
-            return
-        txn = self.core.transactions.get(transaction_id)
-        if txn is not None and txn.connection_id != connection_id:
-            raise TransactionError(
-                f"unknown transaction {transaction_id}", transaction_id=transaction_id, connection_id=connection_id
-            )
-
-    def remove_consumer(self, connection_id: int, consumer_id: int, last_delivered_seq: int = -1) -> None:
-        self._check_consumer_owner(connection_id, consumer_id)
-        self.core.remove_consumer(connection_id, consumer_id, last_delivered_seq)
-        self._routes.pop(consumer_id, None)
-        self._flush_leaving()
-
-    def send(self, connection_id: int, message: Message, transaction_id: int | None = None) -> None:
-        if self._closed:
-            self._check_open()
-        if transaction_id is not None:
-            self._check_transaction_owner(connection_id, transaction_id)
-        if "," in message.destination.name:
-            self._send_composite(connection_id, message, transaction_id)
-            return
-        if self._hook_send:
-            self._chain.on_send(self._context(connection_id), message, transaction_id)
-        else:
-            self.core.send(connection_id, message, transaction_id)
-        self._flush()
-
-    def send_if_admitted(self, connection_id: int, message: Message, transaction_id: int | None = None) -> bool:
-        """:meth:`send` when :meth:`admit` lets the message through now (True); False: the edge must wait
-        (:meth:`send_when_admitted`). One call instead of two on the in-process hot path."""
-        core = self.core
-        if core.memory_limited and self.admit(message.destination) is not None:
-            return False
-        if self._closed:
-            self._check_open()
-        if "," in message.destination.name:
-            self.send(connection_id, message, transaction_id)
-            return True
-        if self._hook_send:
-            self._chain.on_send(self._context(connection_id), message, transaction_id)
-        else:
-            core.send(connection_id, message, transaction_id)
-        self._flush()
-        return True
 
     def admit(self, destination: Destination) -> Admission | None:
         """Producer flow control, the one admission check of every edge: None when a send to ``destination`` may
@@ -692,46 +579,6 @@ class Broker(_BrokerViews, _ReplayableReads):
         if core.queues[destination.name].policy.send_fail_if_no_space:
             return None
         return Admission(self, destination)
-
-    async def send_when_admitted(self, connection_id: int, message: Message, transaction_id: int | None = None) -> None:
-        """:meth:`send` once :meth:`admit` lets it through (the in-process link's send); a connection closed while
-        it waited gets :class:`~minibroker.errors.ConnectionClosed`."""
-        admission = self.admit(message.destination)
-        while admission is not None:
-            incarnation = self._incarnation
-            await admission
-            if incarnation != self._incarnation or connection_id not in self.core.connections:
-                raise ConnectionClosed(
-                    "the connection closed while its send waited for room", connection_id=connection_id
-                )
-            # a composite goes when every one of its queues has room (one destination: once admitted)
-            admission = self.admit(message.destination) if "," in message.destination.name else None
-        self.send(connection_id, message, transaction_id)
-
-    def _send_composite(self, connection_id: int, message: Message, transaction_id: int | None) -> None:
-        """A send to ``a,topic://b`` is a copy to each part (ActiveMQ's composite destination), all or nothing:
-        every part is checked (refused names, rights, a full queue under ``send_fail_if_no_space``) before any copy
-        is sent."""
-        parts = composite_parts(message.destination)
-        core = self.core
-        for part in parts:
-            check_send_destination(part)
-            if self._hook_authorize:
-                self.authorize(connection_id, "write", part)
-            if core.memory_limited and part.kind is DestinationKind.QUEUE and not core.has_space(part.name):
-                queue = core.queues[part.name]
-                if queue.policy.send_fail_if_no_space:
-                    raise LimitExceeded(
-                        f"Usage Manager Memory Limit reached on {part} (a part of {message.destination})",
-                        destination=str(part),
-                    )
-        for part in parts:
-            copy = attrs.evolve(message, destination=part)
-            if self._hook_send:
-                self._chain.on_send(self._context(connection_id), copy, transaction_id)
-            else:
-                core.send(connection_id, copy, transaction_id)
-        self._flush()
 
     async def _wait_for_space(self, destination: Destination) -> None:
         start = self.clock.now()
@@ -756,77 +603,16 @@ class Broker(_BrokerViews, _ReplayableReads):
         """Sends waiting for room in a queue over its memory limit."""
         return len(self._space_waiters)
 
-    def create_temporary(
-        self, connection_id: int, kind: DestinationKind, connection_name: str | None = None
-    ) -> Destination:
-        """A temporary queue or topic owned by the connection (named ``<connection name>:<n>``), deleted with it."""
-        self._check_open()
-        return self.core.create_temporary(connection_id, kind, connection_name)
-
-    def delete_temporary(self, connection_id: int, destination: Destination) -> None:
-        """Delete the connection's temporary destination; refused while a consumer reads it."""
-        self.core.delete_temporary(connection_id, destination)
-        self._flush()
-
     def temporary_owner(self, destination: Destination) -> int | None:
         """The connection owning this live temporary destination (None: not one, or deleted)."""
         return self.core.temporaries.owners.get(destination)
 
-    def purge(self, queue: str, connection_id: int | None = None) -> int:
-        """Remove every message of ``queue`` (in flight ones included); with a connection, it needs "admin"."""
-        if connection_id is not None and self._hook_authorize:
-            self.authorize(connection_id, "admin", Destination.queue(queue))
+    def purge(self, queue: str) -> int:
+        """Remove every message of ``queue`` (in flight ones included): an operator's purge, unchecked (a
+        connection's goes through :meth:`BrokerConnection.purge`, which needs the right to administer it)."""
         count = self.core.purge(queue)
         self._flush()
         return count
-
-    def ack(self, connection_id: int, ack: MessageAck) -> None:
-        self._check_consumer_owner(connection_id, ack.consumer_id, InvalidAcknowledge)
-        self._check_transaction_owner(connection_id, ack.transaction_id)
-        if self._hook_ack:
-            self._chain.on_ack(self._context(connection_id), ack)
-        else:
-            self.core.ack(connection_id, ack)
-        self._flush()
-
-    def ack_one(
-        self,
-        connection_id: int,
-        consumer_id: int,
-        message_id: str,
-        *,
-        refill_at_half: bool = False,
-        individual: bool = False,
-    ) -> bool:
-        """The AUTO (or, ``individual``, the INDIVIDUAL) ack of one message outside a transaction (see
-        :meth:`BrokerCore.ack_one`); False: send a full ack instead (always, when a filter watches acks)."""
-        if not self._hook_ack and self.core.ack_one(
-            connection_id, consumer_id, message_id, refill_at_half=refill_at_half, individual=individual
-        ):
-            self._flush()
-            return True
-        return False
-
-    def pull(self, connection_id: int, consumer_id: int, timeout: float) -> None:
-        self._check_consumer_owner(connection_id, consumer_id)
-        self.core.pull(connection_id, consumer_id, timeout)
-        self._flush()
-
-    def begin(self, connection_id: int) -> int:
-        connection = self.core.connections.get(connection_id)
-        if connection is not None:
-            self.connection_limits.check_transactions(connection_id, len(connection.transactions))
-        return self.core.begin(connection_id)
-
-    def commit(self, connection_id: int, transaction_id: int) -> None:
-        self._check_transaction_owner(connection_id, transaction_id)
-        self._chain.on_commit(self._context(connection_id), transaction_id)
-        self._flush()
-
-    def rollback(self, connection_id: int, transaction_id: int) -> None:
-        self._check_transaction_owner(connection_id, transaction_id)
-        self._chain.on_rollback(self._context(connection_id), transaction_id)
-        self._flush()
 
 
 def _time_zone(name: str) -> ZoneInfo:

@@ -1,6 +1,6 @@
 """The broker's replayable reads, for the Spark source and batch writers: sequence ranges, cursor acks, batch
-publishes and the epoch (the rules are the core's, minibroker._core.replay). A part of :class:`~minibroker.Broker`,
-kept apart from the one door's operations (_driver.py), which it goes through (``_flush``, ``authorize``)."""
+publishes and the epoch (the rules are the core's, minibroker._core.replay). A part of :class:`~minibroker.Broker`;
+connections reach it through :class:`~minibroker.BrokerConnection`, which authorizes first."""
 
 from __future__ import annotations
 
@@ -27,15 +27,12 @@ class _ReplayableReads:
         core: BrokerCore
         name: str
         _journal: Journal | None
-        _hook_authorize: bool
 
         def _check_open(self) -> None: ...
 
         def _flush(self) -> None: ...
 
         def _load_whole(self, queue: str) -> None: ...
-
-        def authorize(self, connection_id: int, action: str, destination: Destination) -> None: ...
 
     #: makes the epoch of each broker state: drawn at the first cursor call, and again after :meth:`restart` (which
     #: starts a new state). Must return a new value on every call; None: random (16 hex digits). Set it before use.
@@ -99,15 +96,15 @@ class _ReplayableReads:
         self._flush()
         return result
 
-    def publish(self, connection_id: int, messages: Iterable[Message], dedupe: bool = False) -> PublishResult:
-        """Send a batch of messages (outside transactions); ``dedupe`` drops ids the destination saw on this path
-        before (its duplicate check, switched on by the first such publish). ``connection_id`` 0: no connection."""
+    def publish(self, messages: Iterable[Message], dedupe: bool = False) -> PublishResult:
+        """Send a batch of messages (outside transactions) as an operator (unchecked; a connection's goes through
+        :meth:`BrokerConnection.publish`); ``dedupe`` drops ids the destination saw on this path before (its
+        duplicate check, switched on by the first such publish)."""
+        return self._publish(0, messages, dedupe)
+
+    def _publish(self, connection_id: int, messages: Iterable[Message], dedupe: bool) -> PublishResult:
         self._check_open()
         self.core.cursors(self.epoch_source)
-        if self._hook_authorize:
-            messages = list(messages)
-            for destination in dict.fromkeys(m.destination for m in messages):
-                self.authorize(connection_id, "write", destination)
         try:
             return self.core.publish(connection_id, messages, dedupe)
         finally:

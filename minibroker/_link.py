@@ -1,7 +1,10 @@
-"""The in-process link: method calls on the broker driver, no sockets, no copies (ActiveMQ's ``vm://``).
+"""The in-process link: method calls on the client's :class:`~minibroker.BrokerConnection`, no sockets, no copies
+(ActiveMQ's ``vm://``).
 
 It lives beside the driver, not in :mod:`minibroker.transport`, because it calls the driver: the transport package
-(the links a client speaks) never imports a layer above it. Clients get one from :meth:`Broker.link`.
+(the links a client speaks) never imports a layer above it. Clients get one from :meth:`Broker.link`. It keeps no
+logic of its own: every operation is the connection's (which authorizes it), awaited where the client's link
+interface is a coroutine.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from .message import Body, Destination, DestinationKind, Message
 from .transport.base import DispatchHandler
 
 if TYPE_CHECKING:
+    from ._connection import BrokerConnection
     from ._driver import Broker
 
 __all__ = ["MemoryLink"]
@@ -32,13 +36,17 @@ class MemoryLink:
         self.coalesce_acks = False
         self.broker = broker
         self.clock: Clock = broker.clock
-        self.connection_id = 0
+        self.connection: BrokerConnection | None = None
         self._closed_handler: Callable[[BaseException | None], None] | None = None
         self._open = False
 
+    @property
+    def connection_id(self) -> int:
+        return 0 if self.connection is None else self.connection.connection_id
+
     async def open(self, client_id: str | None, user: str | None = None, password: str | None = None) -> None:
         # with credentials, the broker's security plugin checks this connection as it checks remote ones
-        self.connection_id = self.broker.open_connection(client_id, user=user, password=password)
+        self.connection = self.broker.connect(client_id, user=user, password=password)
         self._open = True
         self.broker.register_dropper(self.connection_id, self.drop)
         self.broker.on_close(self._broker_stopped)
@@ -61,18 +69,24 @@ class MemoryLink:
         """Break the link as a failed transport would: the broker sees an unknown last-delivered sequence."""
         if self._open:
             self._open = False
-            self.broker.close_connection(self.connection_id, None)
+            self._conn_unchecked().close(None)
             if self._closed_handler is not None:
                 self._closed_handler(ConnectionClosed("the transport failed"))
 
-    def _check(self) -> None:
-        if not self._open:
+    def _conn(self) -> BrokerConnection:
+        connection = self.connection
+        if not self._open or connection is None:
             raise ConnectionClosed("the connection to the broker is closed")
+        return connection
 
     async def close(self, last_delivered_seq: int) -> None:
         if self._open:
             self._open = False
-            self.broker.close_connection(self.connection_id, last_delivered_seq)
+            self._conn_unchecked().close(last_delivered_seq)
+
+    def _conn_unchecked(self) -> BrokerConnection:
+        assert self.connection is not None
+        return self.connection
 
     def set_closed_handler(self, handler: Callable[[BaseException | None], None]) -> None:
         self._closed_handler = handler
@@ -81,69 +95,61 @@ class MemoryLink:
         """In-process, every command is answered at once: errors are raised to the caller, never later."""
 
     async def add_consumer(self, info: ConsumerInfo, handler: DispatchHandler) -> int:
-        self._check()
-        return self.broker.add_consumer(self.connection_id, info, handler)
+        return self._conn().add_consumer(info, handler)
 
     async def remove_consumer(self, consumer_id: int, last_delivered_seq: int) -> None:
         if self._open:
-            self.broker.remove_consumer(self.connection_id, consumer_id, last_delivered_seq)
+            self._conn().remove_consumer(consumer_id, last_delivered_seq)
 
     def send(self, message: Message, transaction_id: int | None, sync: bool) -> Awaitable[object] | None:
-        if not self._open:
-            self._check()
-        broker = self.broker
+        connection = self.connection
+        if not self._open or connection is None:
+            raise ConnectionClosed("the connection to the broker is closed")
         # the hot path: no flow control in the way, no coroutine; else the queue is over its memory limit
-        if broker.send_if_admitted(self.connection_id, message, transaction_id):
+        if connection.send_if_admitted(message, transaction_id):
             return None
-        return broker.send_when_admitted(self.connection_id, message, transaction_id)
+        return connection.send_when_admitted(message, transaction_id)
 
     def ack(self, ack: MessageAck) -> None:
-        self._check()
-        self.broker.ack(self.connection_id, ack)
+        self._conn().ack(ack)
 
     def ack_one(self, consumer_id: int, message_id: str) -> bool:
         # only AUTO acks come here: every message the consumer holds is acked as it is received
-        return self._open and self.broker.ack_one(self.connection_id, consumer_id, message_id, refill_at_half=True)
+        connection = self.connection
+        return (
+            self._open and connection is not None and connection.ack_one(consumer_id, message_id, refill_at_half=True)
+        )
 
     def pull(self, consumer_id: int, timeout: float) -> None:
-        self._check()
-        self.broker.pull(self.connection_id, consumer_id, timeout)
+        self._conn().pull(consumer_id, timeout)
 
     def begin(self) -> int:
-        self._check()
-        return self.broker.begin(self.connection_id)
+        return self._conn().begin()
 
     async def commit(self, transaction_id: int) -> None:
-        self._check()
-        self.broker.commit(self.connection_id, transaction_id)
+        self._conn().commit(transaction_id)
 
     async def rollback(self, transaction_id: int) -> None:
-        self._check()
-        self.broker.rollback(self.connection_id, transaction_id)
+        self._conn().rollback(transaction_id)
 
     async def browse(self, queue: str, selector: str | None = None) -> list[Message]:
-        self._check()
-        return self.broker.browse_page(queue, selector)
+        return self._conn().browse(queue, selector)
 
     async def create_temporary(self, kind: DestinationKind, connection_name: str) -> Destination:
-        self._check()
-        return self.broker.create_temporary(self.connection_id, kind, connection_name)
+        return self._conn().create_temporary(kind, connection_name)
 
     async def delete_temporary(self, destination: Destination) -> None:
-        self._check()
-        self.broker.delete_temporary(self.connection_id, destination)
+        self._conn().delete_temporary(destination)
 
     def add_producer(self, producer_id: int, destination: Destination | None) -> None:
-        self._check()
-        self.broker.add_producer(self.connection_id, producer_id, destination)
+        self._conn().add_producer(producer_id, destination)
 
     def remove_producer(self, producer_id: int) -> None:
         if self._open:
-            self.broker.remove_producer(self.connection_id, producer_id)
+            self._conn().remove_producer(producer_id)
 
     async def unsubscribe(self, name: str) -> None:
-        self._check()
-        self.broker.unsubscribe(self.connection_id, name)
+        self._conn().unsubscribe(name)
 
     async def read_range(
         self,
@@ -153,20 +159,20 @@ class MemoryLink:
         limit: int | None = None,
         epoch: str | None = None,
     ) -> RangeRead:
-        self._check()
-        return self.broker.read_range(queue, from_seq, to_seq, limit, epoch)
+        return self._conn().read_range(queue, from_seq, to_seq, limit, epoch)
 
     async def ack_below(self, queue: str, cursor: str, seq: int, epoch: str | None = None) -> CursorAck:
-        self._check()
-        return self.broker.ack_below(queue, cursor, seq, epoch)
+        return self._conn().ack_below(queue, cursor, seq, epoch)
 
     async def broker_info(self, queues: Sequence[str] | None = None, cursor: str | None = None) -> BrokerInfo:
-        self._check()
-        return self.broker.broker_info(queues, cursor)
+        return self._conn().broker_info(queues, cursor)
 
     async def publish(self, messages: Sequence[Message], dedupe: bool = False) -> PublishResult:
-        self._check()
-        return self.broker.publish(self.connection_id, messages, dedupe)
+        return self._conn().publish(messages, dedupe)
 
     async def queue_statistics(self, queue: str) -> QueueStatistics | None:
-        return self.broker.queue_statistics(queue)
+        return self._conn().queue_statistics(queue)
+
+    async def purge(self, queue: str) -> int:
+        """Remove every message of ``queue``: needs the right to administer it (as over TCP)."""
+        return self._conn().purge(queue)

@@ -18,7 +18,7 @@ import attrs
 
 from .errors import InvalidConfiguration
 
-__all__ = ["DestinationMap", "split_destination"]
+__all__ = ["DestinationIndex", "DestinationMap", "split_destination"]
 
 T = TypeVar("T")
 
@@ -123,3 +123,99 @@ class DestinationMap(Generic[T]):
 
     def __repr__(self) -> str:
         return f"DestinationMap(default={self.default!r}, entries={self.entries!r})"
+
+
+class _Node:
+    """One segment of a :class:`DestinationIndex`'s tree: what is keyed exactly here, and the segments below."""
+
+    __slots__ = ("children", "values")
+
+    def __init__(self) -> None:
+        self.children: dict[str, _Node] = {}
+        self.values: set[int] = set()
+
+    def descendant_values(self) -> set[int]:
+        found: set[int] = set()
+        stack = list(self.children.values())
+        while stack:
+            node = stack.pop()
+            found |= node.values
+            stack.extend(node.children.values())
+        return found
+
+
+class DestinationIndex:
+    """Every key that applies to a destination, where the destination itself may hold wildcards: ActiveMQ's
+    ``DestinationMap.get`` as its authorization map reads it (``DefaultAuthorizationMap``).
+
+    Keys are stored in a tree of segments; a lookup of ``orders.*`` walks ``*`` as every child, so it finds the keys
+    that could apply to some destination it reads (``orders.>``, ``orders.*``, ``orders.eu``, ``>``), not only those
+    that cover all of it: ActiveMQ grants a wildcard subscription when any of them grants it. A ``>`` in the looked-up
+    name is a literal segment at the top level and "everything below" under a ``*`` key, as in ActiveMQ. A composite
+    name gets the keys that apply to every one of its parts. :meth:`get` returns key positions (0-based, in the
+    order given)."""
+
+    __slots__ = ("_roots",)
+
+    def __init__(self, keys: Iterable[str]) -> None:
+        self._roots: dict[str, _Node] = {}
+        for position, key in enumerate(keys):
+            for domain, segments in (split_destination(part.strip()) for part in key.split(",")):
+                node = self._roots.setdefault(domain, _Node())
+                for segment in segments:
+                    node = node.children.setdefault(segment, _Node())
+                node.values.add(position)
+
+    def get(self, destination: str) -> set[int]:
+        """The positions of the keys that apply to ``destination`` (``queue://``/``topic://`` or a plain queue name;
+        with ``*``/``>`` wildcards, or a comma list)."""
+        if "," in destination:
+            domain = split_destination(destination)[0]
+            answer: set[int] | None = None
+            for part in destination.split(","):
+                # a part without a prefix has the composite's own domain
+                text = part if "://" in part else f"{domain}://{part}"
+                found = self.get(text)
+                answer = found if answer is None else answer & found
+                if not answer:
+                    break
+            return answer or set()
+        domain, path = split_destination(destination)
+        root = self._roots.get(domain)
+        if root is None:
+            return set()
+        answer = set()
+        _append_matching(answer, [root], path, 0, deep=False)
+        return answer
+
+
+def _append_matching(answer: set[int], nodes: list[_Node], path: tuple[str, ...], start: int, *, deep: bool) -> None:
+    """ActiveMQ's ``appendMatchingValues``: walk ``path`` from ``start`` down the tree; ``nodes`` stands for one
+    node, or for "any child" (``*``) of the nodes before."""
+    could_match_any = True
+    for i in range(start, len(path)):
+        if not nodes:
+            return
+        segment = path[i]
+        if deep and segment == ">":
+            for node in nodes:
+                answer |= node.descendant_values()
+            could_match_any = False
+            break
+        for node in nodes:  # keys with wildcards at this level apply whatever the segment is
+            star = node.children.get("*")
+            if star is not None:
+                _append_matching(answer, [star], path, i + 1, deep=True)
+            rest = node.children.get(">")
+            if rest is not None:
+                answer |= rest.values | rest.descendant_values()
+        if segment == "*":
+            nodes = [child for node in nodes for child in node.children.values()]
+        else:
+            nodes = [child for node in nodes if (child := node.children.get(segment)) is not None]
+    for node in nodes:
+        answer |= node.values
+        if could_match_any:  # ``A.B`` is also keyed by ``A.B.>``
+            rest = node.children.get(">")
+            if rest is not None:
+                answer |= rest.values

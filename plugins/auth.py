@@ -10,29 +10,45 @@ Install with ``Broker(plugins=[AuthPlugin(users={...}, entries=[...])])`` (or fr
   unless ``anonymous_access_allowed`` (it then acts as user ``anonymous`` in group ``anonymous``, as in ActiveMQ).
 * **Authorization** (only when ``entries`` is given; without, any authenticated user may do anything, as ActiveMQ
   with only the authentication plugin): each entry names destinations with ActiveMQ wildcards (``"orders.>"``,
-  ``"topic://prices.*"``; plain names are queues) and the groups allowed to ``read`` (consume, browse, statistics),
-  ``write`` (send) and ``admin`` (purge, and creating a destination that does not exist yet: a first send or
-  subscription to a new destination needs ``admin`` too, as in ActiveMQ). The rights of every matching entry add
-  up (ActiveMQ's ``DefaultAuthorizationMap``); a destination no entry matches is refused to everyone. ``"*"`` in a
-  group list means every authenticated user (a minibroker convenience). Refusals are
+  ``"topic://prices.*"``; plain names are queues) and the groups allowed to ``read`` (consume, browse, statistics,
+  range reads), ``write`` (send) and ``admin`` (purge, and creating a destination that does not exist yet: a first
+  send or subscription to a new destination needs ``admin`` on it too, as in ActiveMQ). The rights of every
+  matching entry add up (ActiveMQ's ``DefaultAuthorizationMap``); a destination no entry matches is refused to
+  everyone. ``"*"`` in a group list means every authenticated user (ActiveMQ's wildcard group). Refusals are
   :class:`~minibroker.errors.AccessDenied` with ``user``, ``destination`` and ``action`` attributes and ActiveMQ's
   text ("User bob is not authorized to write to: queue://orders").
 
-Destinations the broker fills itself (dead-letter queues, scheduled redeliveries) are not checked.
+ActiveMQ's rules for the destinations that name several (:class:`~minibroker.destination_map.DestinationIndex`):
+
+* a **composite** (``orders.a,queue://secret.q``) gets the rights of the entries that match *every* part, so it is
+  refused when one part is ("User app is not authorized to read from: orders.a,queue://secret.q");
+* a **wildcard** subscription (``orders.*``, MQTT ``test/+``) gets the rights of every entry that could match a
+  destination it reads (``orders.>``, ``orders.*``, ``orders.eu``, ``>``), so it is allowed when any of them grants
+  it;
+* a **temporary** destination is anyone's to create, read and write (ActiveMQ checks them only when a
+  ``tempDestinationAuthorizationEntry`` is configured, which minibroker does not offer); reading another
+  connection's is refused by the broker itself.
+
+Every edge asks the same question through its connection (:class:`~minibroker.BrokerConnection`), so the rules hold
+for in-process, TCP, TLS, STOMP and MQTT clients alike. Destinations the broker fills itself (dead-letter queues,
+scheduled redeliveries) are not checked.
 """
 
 from __future__ import annotations
 
 import hmac
 from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING
 
 import attrs
 
-from minibroker import ConsumerInfo, Message
-from minibroker.destination_map import DestinationMap
+from minibroker.destination_map import DestinationIndex
 from minibroker.errors import AccessDenied, InvalidConfiguration
 from minibroker.filters import BrokerFilter, ConnectionContext
-from minibroker.message import Destination
+from minibroker.message import Destination, composite_parts
+
+if TYPE_CHECKING:
+    from minibroker import Broker
 
 __all__ = ["ACTIONS", "AuthPlugin", "AuthorizationEntry", "Principal", "User"]
 
@@ -92,12 +108,8 @@ class AuthPlugin(BrokerFilter):
                 raise InvalidConfiguration(f"a user name must be a non-empty string, not {name!r}", key=name)
             self.users[name] = user if isinstance(user, User) else User(user)
         self.entries: tuple[AuthorizationEntry, ...] | None = None if entries is None else tuple(entries)
-        # one single-entry map per entry: a destination gets the rights of every entry that matches it
-        self._matchers = (
-            []
-            if self.entries is None
-            else [(DestinationMap(False, {entry.destination: True}), entry) for entry in self.entries]
-        )
+        #: which entries apply to a destination (a composite or wildcard one included), ActiveMQ's way
+        self._index = DestinationIndex(() if self.entries is None else (e.destination for e in self.entries))
         self.anonymous_access_allowed = anonymous_access_allowed
         self.anonymous = Principal(anonymous_user, frozenset({anonymous_group}))
         self._acls: dict[str, dict[str, frozenset[str]]] = {}
@@ -111,19 +123,8 @@ class AuthPlugin(BrokerFilter):
 
     def on_authorize(self, context: ConnectionContext, action: str, destination: Destination) -> None:
         if context.principal is not None:
-            self.authorize(context.principal, action, destination, self.broker.has_destination(destination))
+            self.authorize(context.principal, action, destination)
         self.next.on_authorize(context, action, destination)
-
-    def on_subscribe(self, context: ConnectionContext, info: ConsumerInfo) -> int:
-        if context.principal is not None:
-            self.authorize(context.principal, "read", info.destination, self.broker.has_destination(info.destination))
-        return self.next.on_subscribe(context, info)
-
-    def on_send(self, context: ConnectionContext, message: Message, transaction_id: int | None) -> None:
-        if context.principal is not None:
-            destination = message.destination
-            self.authorize(context.principal, "write", destination, self.broker.has_destination(destination))
-        self.next.on_send(context, message, transaction_id)
 
     # -- the checks -------------------------------------------------------------------------------------------------
 
@@ -140,14 +141,16 @@ class AuthPlugin(BrokerFilter):
         return Principal(user, known.groups)
 
     def acl(self, destination: Destination) -> dict[str, frozenset[str]]:
-        """The groups allowed each action on ``destination`` (the union of every matching entry)."""
+        """The groups allowed each action on ``destination`` (the union of every entry that applies to it; for a
+        composite, of those that apply to every part)."""
         key = str(destination)
         acl = self._acls.get(key)
         if acl is None:
-            acl = {action: frozenset() for action in ACTIONS}
-            for matcher, entry in self._matchers:
-                if matcher.get(key):
-                    acl = {action: acl[action] | getattr(entry, action) for action in ACTIONS}
+            assert self.entries is not None
+            entries = [self.entries[i] for i in sorted(self._index.get(key))]
+            acl = {action: frozenset().union(*(getattr(e, action) for e in entries)) for action in ACTIONS}
+            if len(self._acls) >= ACL_CACHE_LIMIT:
+                self._acls.clear()  # a client naming ever new destinations must not grow the broker's memory
             self._acls[key] = acl
         return acl
 
@@ -157,22 +160,47 @@ class AuthPlugin(BrokerFilter):
         groups = self.acl(destination)[action]
         return "*" in groups or not groups.isdisjoint(principal.groups)
 
-    def authorize(self, principal: object, action: str, destination: Destination, exists: bool) -> None:
+    def authorize(self, principal: object, action: str, destination: Destination) -> None:
+        """Raise :class:`~minibroker.errors.AccessDenied` unless ``principal`` may ``action`` ``destination``; a
+        read or write of a destination that does not exist yet needs ``admin`` on it too (it would create it)."""
         if not isinstance(principal, Principal):
             raise AccessDenied(f"not a principal of this plugin: {principal!r}", destination=str(destination))
         if action not in _VERBS:
             raise InvalidConfiguration(f"unknown action {action!r}; expected one of {', '.join(ACTIONS)}")
+        broker = self.broker
+        parts = composite_parts(destination)
+        if all(broker.temporary_owner(part) is not None for part in parts):
+            return  # temporary destinations are not checked (no temporary entry)
         if not self.allowed(principal, action, destination):
             raise AccessDenied(
-                f"User {principal.user} is not authorized to {_VERBS[action]}: {destination}",
+                f"User {principal.user} is not authorized to {_VERBS[action]}: {_qualified(destination)}",
                 user=principal.user,
                 destination=str(destination),
                 action=action,
             )
-        if not exists and action != "admin" and not self.allowed(principal, "admin", destination):
-            raise AccessDenied(
-                f"User {principal.user} is not authorized to create: {destination}",
-                user=principal.user,
-                destination=str(destination),
-                action="create",
-            )
+        if action == "admin":
+            return
+        for part in parts:
+            if _creates(broker, part) and not self.allowed(principal, "admin", part):
+                raise AccessDenied(
+                    f"User {principal.user} is not authorized to create: {part}",
+                    user=principal.user,
+                    destination=str(part),
+                    action="create",
+                )
+
+
+#: destinations whose rights the plugin remembers; past this many it starts again (a bound, as the destination map's)
+ACL_CACHE_LIMIT = 10_000
+
+
+def _qualified(destination: Destination) -> str:
+    """How ActiveMQ writes a destination in a refusal: ``queue://x``, and a composite as its name alone."""
+    return destination.name if "," in destination.name else str(destination)
+
+
+def _creates(broker: Broker, destination: Destination) -> bool:
+    """Whether reading or writing ``destination`` would create it: a name without wildcards that does not exist."""
+    if broker.has_destination(destination) or broker.temporary_owner(destination) is not None:
+        return False
+    return not any(segment in ("*", ">") for segment in destination.name.split("."))

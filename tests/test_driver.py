@@ -25,11 +25,11 @@ class TestAdmission:
 
     async def test_a_full_queue_gives_an_admission_to_await(self) -> None:
         async with Broker(clock=ManualClock(), policies={"q": DestinationPolicy(memory_limit=1)}) as broker:
-            connection = broker.open_connection()
-            broker.send(connection, message("q", "first"))
+            connection = broker.connect()
+            connection.send(message("q", "first"))
             admission = broker.admit(Destination.queue("q"))
             assert isinstance(admission, Admission) and broker.waiting_producers == 0  # not awaited: not waiting
-            sending = asyncio.create_task(broker.send_when_admitted(connection, message("q", "second")))
+            sending = asyncio.create_task(connection.send_when_admitted(message("q", "second")))
             await broker.run_ready()
             assert broker.waiting_producers == 1 and not sending.done()
             broker.purge("q")
@@ -39,19 +39,19 @@ class TestAdmission:
     async def test_fail_fast_admits_and_the_send_fails(self) -> None:
         policy = DestinationPolicy(memory_limit=1, send_fail_if_no_space=True)
         async with Broker(clock=ManualClock(), policies={"q": policy}) as broker:
-            connection = broker.open_connection()
-            broker.send(connection, message("q", "first"))
+            connection = broker.connect()
+            connection.send(message("q", "first"))
             assert broker.admit(Destination.queue("q")) is None
             with pytest.raises(LimitExceeded):
-                await broker.send_when_admitted(connection, message("q", "second"))
+                await connection.send_when_admitted(message("q", "second"))
 
     async def test_a_connection_closed_while_waiting_sends_nothing(self) -> None:
         async with Broker(clock=ManualClock(), policies={"q": DestinationPolicy(memory_limit=1)}) as broker:
-            connection = broker.open_connection()
-            broker.send(connection, message("q", "first"))
-            sending = asyncio.create_task(broker.send_when_admitted(connection, message("q", "second")))
+            connection = broker.connect()
+            connection.send(message("q", "first"))
+            sending = asyncio.create_task(connection.send_when_admitted(message("q", "second")))
             await broker.run_ready()
-            broker.close_connection(connection)
+            connection.close()
             broker.purge("q")
             with pytest.raises(ConnectionClosed, match="closed while its send waited"):
                 await asyncio.wait_for(sending, TIMEOUT)
@@ -61,9 +61,9 @@ class TestAdmission:
 class TestReads:
     async def test_what_edges_read(self) -> None:
         async with Broker(clock=ManualClock(), policies={"q": DestinationPolicy(max_browse_page_size=2)}) as broker:
-            connection = broker.open_connection("app-1")
+            connection = broker.connect("app-1")
             for body in ("m1", "m2", "m3"):
-                broker.send(connection, message("q", body))
+                connection.send(message("q", body))
             assert [m.body for m in broker.browse_page("q")] == ["m1", "m2"]
             assert [m.body for m in broker.browse_all("q")] == ["m1", "m2", "m3"]
             assert broker.browse_page("nowhere") == [] and not broker.has_queue("nowhere")
@@ -97,9 +97,9 @@ def test_a_publish_stopped_part_way_says_how_many_it_took() -> None:
                 Message(f"ID:p:{i}", Destination.queue("big" if i < 2 else "small"), "x", producer_id="p")
                 for i in range(4)
             ]
-            broker.publish(0, messages[3:], dedupe=False)  # fills "small"
+            broker.publish(messages[3:], dedupe=False)  # fills "small"
             with pytest.raises(PublishInterrupted, match=r"took 2 message\(s\)") as info:
-                broker.publish(0, messages[:3], dedupe=False)
+                broker.publish(messages[:3], dedupe=False)
             assert (info.value.accepted, info.value.cause) == (2, "limit-exceeded")
             assert broker.queue("big").size == 2 and broker.queue("small").size == 1
 

@@ -8,7 +8,17 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from minibroker import AckType, Broker, ConsumerInfo, Destination, ManualClock, Message, MessageAck, RealClock
+from minibroker import (
+    AckType,
+    Broker,
+    BrokerConnection,
+    ConsumerInfo,
+    Destination,
+    ManualClock,
+    Message,
+    MessageAck,
+    RealClock,
+)
 from minibroker._core.effects import Dispatch
 from minibroker.client import connect
 from minibroker.errors import IllegalStateError, MinibrokerError
@@ -24,51 +34,51 @@ async def broker() -> AsyncIterator[Broker]:
         yield running
 
 
-def subscribe(broker: Broker, connection_id: int, got: list[Dispatch]) -> int:
-    return broker.add_consumer(connection_id, ConsumerInfo(ORDERS, prefetch=10), got.append)
+def subscribe(broker: Broker, connection: BrokerConnection, got: list[Dispatch]) -> int:
+    return connection.add_consumer(ConsumerInfo(ORDERS, prefetch=10), got.append)
 
 
 class TestForeignConsumer:
     async def test_removing_another_connections_consumer_is_refused_and_the_victim_keeps_receiving(
         self, broker: Broker
     ) -> None:
-        victim, attacker = broker.open_connection(), broker.open_connection()
+        victim, attacker = broker.connect(), broker.connect()
         got: list[Dispatch] = []
         consumer = subscribe(broker, victim, got)
         with pytest.raises(MinibrokerError, match=f"consumer {consumer}") as info:
-            broker.remove_consumer(attacker, consumer)
+            attacker.remove_consumer(consumer)
         assert vars(info.value)["consumer_id"] == consumer
-        broker.send(victim, Message("id-after", ORDERS, "after"))
+        victim.send(Message("id-after", ORDERS, "after"))
         assert [d.message.body for d in got if d.message is not None] == ["after"]
 
     async def test_acking_pulling_for_another_connections_consumer_is_refused(self, broker: Broker) -> None:
-        victim, attacker = broker.open_connection(), broker.open_connection()
+        victim, attacker = broker.connect(), broker.connect()
         got: list[Dispatch] = []
         consumer = subscribe(broker, victim, got)
-        broker.send(victim, Message("id-m1", ORDERS, "m1"))
+        victim.send(Message("id-m1", ORDERS, "m1"))
         message_id = got[0].message.message_id if got[0].message else ""
         with pytest.raises(MinibrokerError):
-            broker.ack(attacker, MessageAck(consumer, AckType.STANDARD, message_id))
-        assert broker.ack_one(attacker, consumer, message_id) is False
+            attacker.ack(MessageAck(consumer, AckType.STANDARD, message_id))
+        assert attacker.ack_one(consumer, message_id) is False
         with pytest.raises(MinibrokerError):
-            broker.pull(attacker, consumer, -1)
+            attacker.pull(consumer, -1)
         assert broker.queue_statistics("orders").inflight == 1  # type: ignore[union-attr]
-        broker.ack(victim, MessageAck(consumer, AckType.STANDARD, message_id))
+        victim.ack(MessageAck(consumer, AckType.STANDARD, message_id))
         assert broker.queue_statistics("orders").inflight == 0  # type: ignore[union-attr]
 
 
 class TestForeignTransaction:
     @pytest.mark.parametrize("operation", ["commit", "rollback"])
     async def test_ending_another_connections_transaction_is_refused(self, broker: Broker, operation: str) -> None:
-        victim, attacker = broker.open_connection(), broker.open_connection()
-        txn = broker.begin(victim)
-        broker.send(victim, Message("id-held", ORDERS, "held"), txn)
+        victim, attacker = broker.connect(), broker.connect()
+        txn = victim.begin()
+        victim.send(Message("id-held", ORDERS, "held"), txn)
         with pytest.raises(MinibrokerError, match=f"transaction {txn}"):
-            getattr(broker, operation)(attacker, txn)
+            getattr(attacker, operation)(txn)
         with pytest.raises(MinibrokerError, match=f"transaction {txn}"):
-            broker.send(attacker, Message("id-smuggled", ORDERS, "smuggled"), txn)
+            attacker.send(Message("id-smuggled", ORDERS, "smuggled"), txn)
         assert broker.browse_all("orders") == []
-        broker.commit(victim, txn)
+        victim.commit(txn)
         assert [m.body for m in broker.browse_all("orders")] == ["held"]
 
 

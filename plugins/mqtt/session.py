@@ -31,12 +31,12 @@ from collections.abc import Callable
 
 import attrs
 
-from minibroker import Admission, Broker
+from minibroker import Admission, Broker, BrokerConnection
 from minibroker._core.commands import AckType, ConsumerInfo, MessageAck
 from minibroker._core.effects import Dispatch
 from minibroker._ids import PROCESS_ID_PREFIX
 from minibroker._java_bodies import marshal_stream
-from minibroker.errors import AccessDenied, InvalidClientIdError, MinibrokerError, RemoteProtocolError
+from minibroker.errors import AccessDenied, ConnectionClosed, InvalidClientIdError, MinibrokerError, RemoteProtocolError
 from minibroker.message import Body, Destination, DestinationKind, Message, ObjectBody
 from minibroker.typed import java_map_order
 
@@ -120,6 +120,8 @@ class MqttSession:
         self.remote_address = remote_address
         self._steal_link = steal_link
         self.connect: Connect | None = None
+        #: the broker connection this session logged in as (None before CONNECT and after the end): the one door
+        self.connection: BrokerConnection | None = None
         self.connection_id: int | None = None
         self.client_id = ""
         self.keep_alive = 0
@@ -198,9 +200,10 @@ class MqttSession:
             return
         password = None if connect.password is None else connect.password.decode("utf-8", "replace")
         try:
-            self.connection_id = self.broker.open_connection(
+            self.connection = self.broker.connect(
                 client_id or None, user=connect.username, password=password, remote=True
             )
+            self.connection_id = self.connection.connection_id
         except InvalidClientIdError as exc:
             self._refuse_connect(ID_REJECTED, exc.message)
             return
@@ -226,7 +229,7 @@ class MqttSession:
             if prefix not in QOS_NAMES or not topic_filter:
                 continue
             if clean:
-                self.broker.unsubscribe(self.connection_id, durable.name)
+                self._door().unsubscribe(durable.name)
             else:
                 self._subscribe(topic_filter, QOS_NAMES.index(prefix))
 
@@ -295,9 +298,8 @@ class MqttSession:
         )
 
     def _send(self, message: Message, publish: Publish) -> None:
-        assert self.connection_id is not None
         try:
-            self.broker.send(self.connection_id, message)
+            self._door().send(message)
         except MinibrokerError as exc:  # ActiveMQ logs the failure and answers the publish all the same
             log.warning("Failed to send MQTT Publish: %s: %s", publish.topic, exc)
         self._answer_publish(publish)
@@ -341,7 +343,7 @@ class MqttSession:
         info = ConsumerInfo(destination, prefetch=prefetch, subscription_name=durable_name, retroactive=True)
         sub = _Subscription(topic_filter, qos, 0, durable_name)
         try:
-            sub.consumer_id = self.broker.add_consumer(self.connection_id, info, lambda d: self._on_dispatch(sub, d))
+            sub.consumer_id = self._door().add_consumer(info, lambda d: self._on_dispatch(sub, d))
         except MinibrokerError as exc:
             log.warning("Error subscribing to %s: %s", topic_filter, exc)
             return SUBSCRIBE_FAILURE if self.connect.protocol_level == 4 else qos
@@ -360,10 +362,10 @@ class MqttSession:
         if sub is None or self.connection_id is None:
             return
         self._by_consumer.pop(sub.consumer_id, None)
-        self.broker.remove_consumer(self.connection_id, sub.consumer_id)
+        self._door().remove_consumer(sub.consumer_id)
         if sub.durable_name is not None:
             try:
-                self.broker.unsubscribe(self.connection_id, sub.durable_name)
+                self._door().unsubscribe(sub.durable_name)
             except MinibrokerError:  # ActiveMQ ignores a failed removal
                 pass
 
@@ -399,9 +401,7 @@ class MqttSession:
             return
         for consumer_id, message_id in acks:
             if consumer_id in self._by_consumer:
-                self.broker.ack(
-                    self.connection_id, MessageAck(consumer_id, AckType.INDIVIDUAL, message_id, message_id, 1)
-                )
+                self._door().ack(MessageAck(consumer_id, AckType.INDIVIDUAL, message_id, message_id, 1))
 
     def _new_packet_id(self) -> int:
         for _ in range(65535):
@@ -418,7 +418,7 @@ class MqttSession:
         if consumer_id not in self._by_consumer:
             return
         try:
-            self.broker.ack(self.connection_id, MessageAck(consumer_id, AckType.INDIVIDUAL, message_id, message_id, 1))
+            self._door().ack(MessageAck(consumer_id, AckType.INDIVIDUAL, message_id, message_id, 1))
         except MinibrokerError as exc:
             log.debug("MQTT ack of %s not applied: %s", message_id, exc)
 
@@ -429,21 +429,26 @@ class MqttSession:
         if self.closed:
             return
         self.closed = True
-        connection_id, self.connection_id = self.connection_id, None
-        if connection_id is not None:
+        connection, self.connection = self.connection, None
+        if connection is not None:
             connect = self.connect
             if not clean and connect is not None and connect.will_topic is not None:
                 will = Publish(connect.will_topic, connect.will_message or b"", connect.will_qos, connect.will_retain)
                 try:
-                    self.connection_id = connection_id
                     if not has_wildcard(will.topic):
-                        self.broker.send(connection_id, self._message(will))
+                        connection.send(self._message(will))
                 except MinibrokerError as exc:
                     log.warning("Failed to publish Will Message to %s: %s", will.topic, exc)
-                finally:
-                    self.connection_id = None
-            self.broker.close_connection(connection_id, -1 if clean else None)
+            self.connection_id = None
+            connection.close(-1 if clean else None)
         self._close()
+
+    def _door(self) -> BrokerConnection:
+        """The broker connection this session logged in as: every broker operation goes through it."""
+        connection = self.connection
+        if connection is None:
+            raise ConnectionClosed("the MQTT session is not connected")
+        return connection
 
     def pending_work(self) -> list[str]:
         """What this session still owes (for ``Broker.settled``): deliveries awaiting the client's ack do not count."""

@@ -23,11 +23,9 @@ import socket
 from collections.abc import Callable, Sequence
 from ssl import SSLContext
 from types import TracebackType
-from typing import TypeVar
+from typing import Any, TypeVar
 
-import attrs
-
-from minibroker import Admission, Broker, Dispatch, MessageAck
+from minibroker import Admission, Broker, BrokerConnection, Dispatch, MessageAck
 from minibroker._defaults import (
     DEFAULT_HANDSHAKE_TIMEOUT,
     DEFAULT_IDLE_TIMEOUT,
@@ -137,7 +135,8 @@ class _ClientConnection:
         #: bytes of dispatches in ``out``
         self.out_bytes = 0
         self.flush_scheduled = False
-        self.connection_id: int | None = None
+        #: the broker connection this client logged in as (None before HELLO and after it closed): the one door
+        self.connection: BrokerConnection | None = None
         #: the client's transaction ids (its choice, per connection) -> the broker's
         self.transactions: dict[int, int] = {}
         self.finished = False
@@ -160,7 +159,8 @@ class _ClientConnection:
         self.backlog_writer: asyncio.Task[None] | None = None
 
     def __repr__(self) -> str:
-        return f"<client {self.peer} connection={self.connection_id}>"
+        connection_id = None if self.connection is None else self.connection.connection_id
+        return f"<client {self.peer} connection={connection_id}>"
 
     # -- output -----------------------------------------------------------------------------------------------------
 
@@ -272,7 +272,7 @@ class _ClientConnection:
 
     def handshake_expired(self) -> None:
         """No HELLO within the deadline: a silent socket may not hold a connection slot (issue 15, item 9)."""
-        if self.connection_id is None and not self.finished:
+        if self.connection is None and not self.finished:
             log.info("%r: no HELLO within %s s, closing", self, self.server.handshake_timeout)
             self.abort(
                 LimitExceeded(
@@ -322,10 +322,10 @@ class _ClientConnection:
 
     def finish(self, last_delivered_seq: int | None) -> None:
         """Close the broker connection (None: as a transport failure) and the socket, after what is buffered."""
-        if self.connection_id is not None:
-            connection_id, self.connection_id = self.connection_id, None
+        if self.connection is not None:
+            connection, self.connection = self.connection, None
             try:
-                self.broker.close_connection(connection_id, last_delivered_seq)
+                connection.close(last_delivered_seq)
             except Exception:  # pragma: no cover - the broker never raises here
                 log.exception("%r: closing the broker connection failed", self)
         self.flush()
@@ -346,15 +346,14 @@ class _ClientConnection:
     # -- frames -----------------------------------------------------------------------------------------------------
 
     def handle(self, frame: Frame) -> None:
-        connection_id = self.connection_id
-        if connection_id is None:
+        connection = self.connection
+        if connection is None:
             if isinstance(frame, Hello):
                 self.hello(frame)
                 return
             if isinstance(frame, Handshake):  # the decoder checked it (magic, version) and allows only one
                 return
             raise _Violation(f"a {type(frame).__name__} frame before HELLO", getattr(frame, "request_id", 0))
-        broker = self.broker
         request_id = 0
         try:
             # the hot path first: sends, acks and pulls
@@ -363,8 +362,8 @@ class _ClientConnection:
                 txn = frame.transaction_id
                 if txn is not None:
                     txn = self.broker_transaction(txn)
-                if not broker.send_if_admitted(connection_id, frame.message, txn):
-                    admission = broker.admit(frame.message.destination)
+                if not connection.send_if_admitted(frame.message, txn):
+                    admission = connection.admit(frame.message.destination)
                     assert admission is not None  # nothing changed since send_if_admitted said no
                     self.held = (frame, admission)
                     return
@@ -373,12 +372,15 @@ class _ClientConnection:
             elif type(frame) is MessageAck:
                 if frame.transaction_id is not None:
                     frame = frame._replace(transaction_id=self.broker_transaction(frame.transaction_id))
-                broker.ack(connection_id, frame)
+                connection.ack(frame)
             elif type(frame) is Pull:
-                broker.pull(connection_id, frame.consumer_id, frame.timeout)
+                connection.pull(frame.consumer_id, frame.timeout)
             else:
                 request_id = getattr(frame, "request_id", 0)
-                self.command(connection_id, frame)
+                handler = _COMMANDS.get(type(frame))
+                if handler is None:  # pragma: no cover - the decoder only yields client frames
+                    raise IllegalStateError(f"unexpected {type(frame).__name__} frame")
+                handler(self, connection, frame)
         except MinibrokerError as exc:
             self.emit(encode_error(request_id, exc.code, str(exc)))
         except _Violation:
@@ -399,7 +401,7 @@ class _ClientConnection:
             if not self.finished:
                 self.emit(encode_error(frame.request_id, exc.code, str(exc)))
             return
-        if not self.finished and self.connection_id is not None:
+        if not self.finished and self.connection is not None:
             self.handle(frame)
 
     def hello(self, frame: Hello) -> None:
@@ -414,9 +416,7 @@ class _ClientConnection:
             self.finish(None)
             return
         try:
-            self.connection_id = self.broker.open_connection(
-                frame.client_id, user=frame.user, password=frame.password, remote=True
-            )
+            connection = self.broker.connect(frame.client_id, user=frame.user, password=frame.password, remote=True)
         except AccessDenied as exc:
             log.warning("%r: %s", self, exc)
             self.emit(encode_error(frame.request_id, exc.code, str(exc), fatal=True))
@@ -426,10 +426,11 @@ class _ClientConnection:
             self.emit(encode_error(frame.request_id, exc.code, str(exc), fatal=True))
             self.finish(None)
             return
-        self.broker.register_dropper(self.connection_id, self.drop)
+        self.connection = connection
+        self.broker.register_dropper(connection.connection_id, self.drop)
         if self.decoder is not None:
             self.decoder.max_frame_size = self.server.max_frame_size
-        self.emit(encode_connected(frame.request_id, self.connection_id, self.broker.name))
+        self.emit(encode_connected(frame.request_id, connection.connection_id, self.broker.name))
 
     def drop(self) -> None:
         """Break the socket now, as a network failure would (``broker.drop_connections()``)."""
@@ -437,165 +438,175 @@ class _ClientConnection:
             self.finish(None)
             self.transport.abort()
 
-    def may_read(self, connection_id: int, queue: str) -> bool:
-        """Whether the connection's user may see ``queue`` in a listing (read or admin rights on it)."""
-        return self._may_see(connection_id, Destination.queue(queue))
-
-    def may_read_topic(self, connection_id: int, topic: str) -> bool:
-        """Whether the connection's user may see ``topic`` (and its durable subscriptions) in a listing."""
-        return self._may_see(connection_id, Destination.topic(topic))
-
-    def _may_see(self, connection_id: int, destination: Destination) -> bool:
-        for action in ("read", "admin"):
-            try:
-                self.broker.authorize(connection_id, action, destination)
-                return True
-            except AccessDenied:
-                pass
-        return False
-
     def broker_transaction(self, transaction_id: int) -> int:
         txn = self.transactions.get(transaction_id)
         if txn is None:
             raise TransactionError(f"unknown transaction {transaction_id}", transaction_id=transaction_id)
         return txn
 
-    def command(self, connection_id: int, frame: Frame) -> None:
-        broker = self.broker
-        if isinstance(frame, AddConsumer):
-            # the answer must reach the client before the backlog the broker dispatches to the new consumer
-            mark = len(self.out)
-            consumer_id = broker.add_consumer(connection_id, frame.info, self.route)
-            self.out.insert(mark, encode_consumer_added(frame.request_id, consumer_id))
-            if not self.flush_scheduled:
-                self.flush_scheduled = True
-                self.loop.call_soon(self.flush)
-        elif isinstance(frame, RemoveConsumer):
-            broker.remove_consumer(connection_id, frame.consumer_id, frame.last_delivered_seq)
-            self.emit(encode_ok(frame.request_id))
-        elif isinstance(frame, Begin):
-            if frame.transaction_id in self.transactions:
-                raise TransactionError(
-                    f"transaction {frame.transaction_id} is already open", transaction_id=frame.transaction_id
-                )
-            self.transactions[frame.transaction_id] = broker.begin(connection_id)
-        elif isinstance(frame, Commit):
-            txn = self.broker_transaction(frame.transaction_id)
-            del self.transactions[frame.transaction_id]
-            broker.commit(connection_id, txn)
-            self.emit(encode_ok(frame.request_id))
-        elif isinstance(frame, Rollback):
-            txn = self.broker_transaction(frame.transaction_id)
-            del self.transactions[frame.transaction_id]
-            broker.rollback(connection_id, txn)
-            self.emit(encode_ok(frame.request_id))
-        elif isinstance(frame, Browse | BrowseSelected):
-            broker.authorize(connection_id, "read", Destination.queue(frame.queue))
-            selector = frame.selector if isinstance(frame, BrowseSelected) else None
-            messages = broker.browse_page(frame.queue, selector)
-            for data in encode_browse_results(frame.request_id, messages, self.server.max_frame_size):
-                self.emit(data)
-        elif isinstance(frame, GetQueueStatistics):
-            broker.authorize(connection_id, "read", Destination.queue(frame.queue))
-            self.emit(encode_queue_statistics(frame.request_id, broker.queue_statistics(frame.queue)))
-        elif isinstance(frame, ListQueues):
-            if not frame.after:  # a new listing: one sorted snapshot, paged through by name
-                self.listing = broker.queue_names()
-            names = self.listing
-            start = bisect.bisect_right(names, frame.after) if frame.after else 0
-            page = names[start : start + QUEUE_LIST_PAGE]
-            listed = [broker.queue_statistics(name) for name in page if self.may_read(connection_id, name)]
-            if not page:
-                self.listing = []
-            self.emit(encode_queue_list(frame.request_id, [stats for stats in listed if stats is not None]))
-        elif isinstance(frame, KeepAlive):
-            pass  # its read was enough
-        elif isinstance(frame, Purge):
-            self.emit(encode_purged(frame.request_id, broker.purge(frame.queue, connection_id)))
-        elif isinstance(frame, ListTopics):
-            topics = []
-            for name in sorted(broker.topic_names()):
-                stats = broker.topic_statistics(name)
-                if stats is not None and self.may_read_topic(connection_id, name):
-                    topics.append([name, stats.enqueued, stats.dequeued, stats.consumers])
-            durables = [
-                [d.client_id, d.name, d.topic, d.selector, d.active, d.pending]
-                for d in broker.durable_subscriptions()
-                if self.may_read_topic(connection_id, d.topic)
-            ]
-            answer = {"topics": topics, "durables": durables, "scheduled": broker.scheduled_count}
-            self.emit(encode_topic_list(frame.request_id, json.dumps(answer)))
-        elif isinstance(frame, AddProducer):
-            broker.add_producer(
-                connection_id, frame.producer_id, Destination.parse(frame.destination) if frame.destination else None
+    # -- the commands: one method per frame type, dispatched by _COMMANDS -------------------------------------------
+
+    def add_consumer(self, connection: BrokerConnection, frame: AddConsumer) -> None:
+        # the answer must reach the client before the backlog the broker dispatches to the new consumer
+        mark = len(self.out)
+        consumer_id = connection.add_consumer(frame.info, self.route)
+        self.out.insert(mark, encode_consumer_added(frame.request_id, consumer_id))
+        if not self.flush_scheduled:
+            self.flush_scheduled = True
+            self.loop.call_soon(self.flush)
+
+    def remove_consumer(self, connection: BrokerConnection, frame: RemoveConsumer) -> None:
+        connection.remove_consumer(frame.consumer_id, frame.last_delivered_seq)
+        self.emit(encode_ok(frame.request_id))
+
+    def begin(self, connection: BrokerConnection, frame: Begin) -> None:
+        if frame.transaction_id in self.transactions:
+            raise TransactionError(
+                f"transaction {frame.transaction_id} is already open", transaction_id=frame.transaction_id
             )
-        elif isinstance(frame, RemoveProducer):
-            broker.remove_producer(connection_id, frame.producer_id)
-        elif isinstance(frame, Unsubscribe):
-            broker.unsubscribe(connection_id, frame.name)
-            self.emit(encode_ok(frame.request_id))
-        elif isinstance(frame, CreateTemporary):
-            kind = DestinationKind.TOPIC if frame.spec.startswith("temp-topic://") else DestinationKind.QUEUE
-            prefix = frame.spec.partition("://")[2] or None
-            created = broker.create_temporary(connection_id, kind, prefix)
-            self.emit(encode_temporary_created(frame.request_id, temporary_text(created)))
-        elif isinstance(frame, DeleteTemporary):
-            broker.delete_temporary(connection_id, Destination.parse(frame.destination))
-            self.emit(encode_ok(frame.request_id))
-        elif isinstance(frame, Close):
-            connection_id_, self.connection_id = connection_id, None
-            broker.close_connection(connection_id_, frame.last_delivered_seq)
-            self.emit(encode_ok(frame.request_id))
-            self.finish(frame.last_delivered_seq)
-        elif isinstance(frame, ReadRange):
-            broker.authorize(connection_id, "read", broker.readable_as(frame.queue))
-            # bounded: one request cannot make the broker hold a whole queue's copy (issue 15, item 8)
-            limit = MAX_RANGE_MESSAGES if frame.limit is None else min(frame.limit, MAX_RANGE_MESSAGES)
-            if frame.columnar:
-                # the queue's own entries straight into column buffers: no object per message on the way
-                epoch, next_seq, all_selected = broker.select_range(
-                    frame.queue, frame.from_seq, frame.to_seq, limit, frame.epoch
-                )
-                selected = _within_bytes(all_selected, lambda e: e.size)
-                frames = encode_range_columns_results(
-                    frame.request_id,
-                    epoch,
-                    next_seq,
-                    [e.seq for e in selected],
-                    [e.message for e in selected],
-                    [e.redelivery_counter for e in selected],
-                    self.server.max_frame_size,
-                )
-            else:
-                read = broker.read_range(frame.queue, frame.from_seq, frame.to_seq, limit, frame.epoch)
-                entries = _within_bytes(read.entries, lambda e: e.message.size_estimate())
-                frames = encode_range_results(
-                    frame.request_id, read.epoch, read.next_seq, entries, self.server.max_frame_size
-                )
-            for data in frames:
-                self.emit(data)
-        elif isinstance(frame, AckBelow):
-            broker.authorize(connection_id, "read", broker.readable_as(frame.queue))
-            self.emit(
-                encode_cursor_acked(
-                    frame.request_id, broker.ack_below(frame.queue, frame.cursor, frame.seq, frame.epoch)
-                )
+        self.transactions[frame.transaction_id] = connection.begin()
+
+    def commit(self, connection: BrokerConnection, frame: Commit) -> None:
+        txn = self.broker_transaction(frame.transaction_id)
+        del self.transactions[frame.transaction_id]
+        connection.commit(txn)
+        self.emit(encode_ok(frame.request_id))
+
+    def rollback(self, connection: BrokerConnection, frame: Rollback) -> None:
+        txn = self.broker_transaction(frame.transaction_id)
+        del self.transactions[frame.transaction_id]
+        connection.rollback(txn)
+        self.emit(encode_ok(frame.request_id))
+
+    def browse(self, connection: BrokerConnection, frame: Browse | BrowseSelected) -> None:
+        selector = frame.selector if isinstance(frame, BrowseSelected) else None
+        messages = connection.browse(frame.queue, selector)
+        for data in encode_browse_results(frame.request_id, messages, self.server.max_frame_size):
+            self.emit(data)
+
+    def queue_statistics(self, connection: BrokerConnection, frame: GetQueueStatistics) -> None:
+        self.emit(encode_queue_statistics(frame.request_id, connection.queue_statistics(frame.queue)))
+
+    def list_queues(self, connection: BrokerConnection, frame: ListQueues) -> None:
+        if not frame.after:  # a new listing: one sorted snapshot, paged through by name
+            self.listing = self.broker.queue_names()
+        names = self.listing
+        start = bisect.bisect_right(names, frame.after) if frame.after else 0
+        page = names[start : start + QUEUE_LIST_PAGE]
+        if not page:
+            self.listing = []
+        self.emit(encode_queue_list(frame.request_id, connection.queue_listing(page)))
+
+    def keep_alive(self, connection: BrokerConnection, frame: KeepAlive) -> None:
+        pass  # its read was enough
+
+    def purge(self, connection: BrokerConnection, frame: Purge) -> None:
+        self.emit(encode_purged(frame.request_id, connection.purge(frame.queue)))
+
+    def list_topics(self, connection: BrokerConnection, frame: ListTopics) -> None:
+        topics, durables = connection.topic_listing()
+        answer = {
+            "topics": [[name, s.enqueued, s.dequeued, s.consumers] for name, s in topics],
+            "durables": [[d.client_id, d.name, d.topic, d.selector, d.active, d.pending] for d in durables],
+            "scheduled": self.broker.scheduled_count,
+        }
+        self.emit(encode_topic_list(frame.request_id, json.dumps(answer)))
+
+    def add_producer(self, connection: BrokerConnection, frame: AddProducer) -> None:
+        connection.add_producer(frame.producer_id, Destination.parse(frame.destination) if frame.destination else None)
+
+    def remove_producer(self, connection: BrokerConnection, frame: RemoveProducer) -> None:
+        connection.remove_producer(frame.producer_id)
+
+    def unsubscribe(self, connection: BrokerConnection, frame: Unsubscribe) -> None:
+        connection.unsubscribe(frame.name)
+        self.emit(encode_ok(frame.request_id))
+
+    def create_temporary(self, connection: BrokerConnection, frame: CreateTemporary) -> None:
+        kind = DestinationKind.TOPIC if frame.spec.startswith("temp-topic://") else DestinationKind.QUEUE
+        prefix = frame.spec.partition("://")[2] or None
+        created = connection.create_temporary(kind, prefix)
+        self.emit(encode_temporary_created(frame.request_id, temporary_text(created)))
+
+    def delete_temporary(self, connection: BrokerConnection, frame: DeleteTemporary) -> None:
+        connection.delete_temporary(Destination.parse(frame.destination))
+        self.emit(encode_ok(frame.request_id))
+
+    def close(self, connection: BrokerConnection, frame: Close) -> None:
+        self.connection = None
+        connection.close(frame.last_delivered_seq)
+        self.emit(encode_ok(frame.request_id))
+        self.finish(frame.last_delivered_seq)
+
+    def read_range(self, connection: BrokerConnection, frame: ReadRange) -> None:
+        # bounded: one request cannot make the broker hold a whole queue's copy (issue 15, item 8)
+        limit = MAX_RANGE_MESSAGES if frame.limit is None else min(frame.limit, MAX_RANGE_MESSAGES)
+        if frame.columnar:
+            # the queue's own entries straight into column buffers: no object per message on the way
+            epoch, next_seq, all_selected = connection.select_range(
+                frame.queue, frame.from_seq, frame.to_seq, limit, frame.epoch
             )
-        elif isinstance(frame, GetBrokerInfo):
-            info = broker.broker_info(frame.queues, frame.cursor)
-            if frame.queues is None:  # every queue: only those the user may see, as in a queue listing
-                info = attrs.evolve(info, queues=tuple(p for p in info.queues if self.may_read(connection_id, p.queue)))
-            else:
-                for name in frame.queues:  # a queue that does not exist reads as empty (and is not created)
-                    if broker.has_queue(name):
-                        broker.authorize(connection_id, "read", broker.readable_as(name))
-            self.emit(encode_broker_info(frame.request_id, info))
-        elif isinstance(frame, Publish):
-            self.emit(encode_published(frame.request_id, broker.publish(connection_id, frame.messages, frame.dedupe)))
-        elif isinstance(frame, Hello):
-            raise _Violation("a second HELLO frame", frame.request_id)
-        else:  # pragma: no cover - the decoder only yields client frames
-            raise IllegalStateError(f"unexpected {type(frame).__name__} frame")
+            selected = _within_bytes(all_selected, lambda e: e.size)
+            frames = encode_range_columns_results(
+                frame.request_id,
+                epoch,
+                next_seq,
+                [e.seq for e in selected],
+                [e.message for e in selected],
+                [e.redelivery_counter for e in selected],
+                self.server.max_frame_size,
+            )
+        else:
+            read = connection.read_range(frame.queue, frame.from_seq, frame.to_seq, limit, frame.epoch)
+            entries = _within_bytes(read.entries, lambda e: e.message.size_estimate())
+            frames = encode_range_results(
+                frame.request_id, read.epoch, read.next_seq, entries, self.server.max_frame_size
+            )
+        for data in frames:
+            self.emit(data)
+
+    def ack_below(self, connection: BrokerConnection, frame: AckBelow) -> None:
+        acked = connection.ack_below(frame.queue, frame.cursor, frame.seq, frame.epoch)
+        self.emit(encode_cursor_acked(frame.request_id, acked))
+
+    def broker_info(self, connection: BrokerConnection, frame: GetBrokerInfo) -> None:
+        self.emit(encode_broker_info(frame.request_id, connection.broker_info(frame.queues, frame.cursor)))
+
+    def publish(self, connection: BrokerConnection, frame: Publish) -> None:
+        self.emit(encode_published(frame.request_id, connection.publish(frame.messages, frame.dedupe)))
+
+    def second_hello(self, connection: BrokerConnection, frame: Hello) -> None:
+        raise _Violation("a second HELLO frame", frame.request_id)
+
+
+_Command = Callable[[_ClientConnection, BrokerConnection, Any], None]
+
+#: a client frame's type -> the method that carries it out (sends, acks and pulls, the hot path, are in handle())
+_COMMANDS: dict[type, _Command] = {
+    AddConsumer: _ClientConnection.add_consumer,
+    RemoveConsumer: _ClientConnection.remove_consumer,
+    Begin: _ClientConnection.begin,
+    Commit: _ClientConnection.commit,
+    Rollback: _ClientConnection.rollback,
+    Browse: _ClientConnection.browse,
+    BrowseSelected: _ClientConnection.browse,
+    GetQueueStatistics: _ClientConnection.queue_statistics,
+    ListQueues: _ClientConnection.list_queues,
+    KeepAlive: _ClientConnection.keep_alive,
+    Purge: _ClientConnection.purge,
+    ListTopics: _ClientConnection.list_topics,
+    AddProducer: _ClientConnection.add_producer,
+    RemoveProducer: _ClientConnection.remove_producer,
+    Unsubscribe: _ClientConnection.unsubscribe,
+    CreateTemporary: _ClientConnection.create_temporary,
+    DeleteTemporary: _ClientConnection.delete_temporary,
+    Close: _ClientConnection.close,
+    ReadRange: _ClientConnection.read_range,
+    AckBelow: _ClientConnection.ack_below,
+    GetBrokerInfo: _ClientConnection.broker_info,
+    Publish: _ClientConnection.publish,
+    Hello: _ClientConnection.second_hello,
+}
 
 
 class Server:

@@ -209,7 +209,7 @@ class ThreadedBroker:
                 Message(mid, dest, body, props, priority, persistent, now, producer_id="threaded")
                 for mid, body, props in zip(ids, bodies, per, strict=True)
             ]
-            return self.broker.publish(0, messages)
+            return self.broker.publish(messages)
 
         self.call(publish)
         return ids

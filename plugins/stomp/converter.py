@@ -2,8 +2,8 @@
 
 One :class:`StompConverter` serves one client connection. The listener feeds it decoded frames
 (:meth:`~StompConverter.receive_frame`) and writes what :meth:`~StompConverter.data_to_send` returns; the converter
-calls the :class:`~minibroker.Broker` driver directly (its methods are synchronous) and never touches a socket, a
-timer or the event loop.
+does everything through the client's :class:`~minibroker.BrokerConnection` (its methods are synchronous; it
+authorizes every operation) and never touches a socket, a timer or the event loop.
 
 Beside it, one idea per module: :mod:`.values` (Java's value formats, the refusals), :mod:`.naming` (STOMP
 destination names), :mod:`.messages` (SEND to Message, dispatch to MESSAGE) and :mod:`.subscriptions` (what each
@@ -13,8 +13,8 @@ Theory of operation
 -------------------
 * **Output** is a FIFO of frames, each kept with the protocol version it is written in (CONNECTED and anything
   before it in 1.0, unescaped, as ActiveMQ writes CONNECTED before switching versions). Dispatches from the broker
-  arrive through the route given to ``Broker.add_consumer`` -- possibly while another connection's frame is being
-  handled -- and only append MESSAGE frames; ``on_output`` tells the listener there is something to write.
+  arrive through the route given to ``BrokerConnection.add_consumer`` -- possibly while another connection's frame
+  is being handled -- and only append MESSAGE frames; ``on_output`` tells the listener there is something to write.
 * **Auto acknowledgement** is owed at dispatch (ActiveMQ acks an ``ack:auto`` message as it hands it to the
   transport), but acking from inside the broker's routing would reorder dispatches, so those acks wait in
   ``_auto_acks`` and are sent by :meth:`run_pending` (the listener calls it before writing) and, all of them, before
@@ -46,7 +46,16 @@ from typing import Final, NoReturn
 
 import attrs
 
-from minibroker import NOW_UNKNOWN_DELIVERED, AckType, Admission, Broker, ConsumerInfo, Dispatch, MessageAck
+from minibroker import (
+    NOW_UNKNOWN_DELIVERED,
+    AckType,
+    Admission,
+    Broker,
+    BrokerConnection,
+    ConsumerInfo,
+    Dispatch,
+    MessageAck,
+)
 from minibroker.destination_options import split_consumer_options
 from minibroker.errors import (
     AccessDenied,
@@ -153,7 +162,8 @@ class StompConverter:
         self.version = "1.0"
         self.connected = False
         #: the broker's connection id, once CONNECT succeeded
-        self.connection_id: int | None = None
+        #: the broker connection this client logged in as (None until CONNECT): the one door
+        self.connection: BrokerConnection | None = None
         #: CONNECTED's ``session``: the client id
         self.session_id = ""
         #: (broker writes a heart-beat after this many ms of silence, broker expects input every this many ms); 0 = off
@@ -407,8 +417,8 @@ class StompConverter:
             )
         try:
             self._incarnation = self.broker.incarnation
-            self.connection_id = self.broker.open_connection(client_id, user=login, password=passcode, remote=True)
-            self._names.connection_id = self.connection_id
+            self.connection = self.broker.connect(client_id, user=login, password=passcode, remote=True)
+            self._names.connection = self.connection
         except MinibrokerError as exc:
             raise StompError(exc.message or str(exc), fatal=True, java_class=java_class(exc)) from None
         self.connected = True
@@ -425,6 +435,10 @@ class StompConverter:
         # CONNECTED goes out before the switch to the new version: never escaped
         self._emit(StompFrame("CONNECTED", reply), "1.0")
         self.version = version
+
+    @property
+    def connection_id(self) -> int | None:
+        return None if self.connection is None else self.connection.connection_id
 
     def stomp_name(self, destination: Destination) -> str:
         """How this client sees a broker destination: ``/queue/X``, ``/topic/X``, ``/temp-queue/N``, ..."""
@@ -449,9 +463,8 @@ class StompConverter:
         txn = None if tx_name is None else self._core_transaction(tx_name)
         if len(destinations) == 1:
             if self.broker.admit(message.destination) is None:  # the hot path: no flow control in the way
-                connection_id = self.connection_id
-                assert connection_id is not None
-                self.broker.send(connection_id, message, txn)
+                assert self.connection is not None
+                self.connection.send(message, txn)
                 return
             messages = [message]
         else:
@@ -468,10 +481,10 @@ class StompConverter:
             if admission is not None:
                 self._held = _HeldSend(frame, messages, txn, admission)
                 raise _Held
-        connection_id = self.connection_id
-        assert connection_id is not None
+        connection = self.connection
+        assert connection is not None
         for message in messages:
-            broker.send(connection_id, message, txn)
+            connection.send(message, txn)
 
     def _core_transaction(self, name: str | None) -> int | None:
         if name is None:
@@ -545,7 +558,8 @@ class StompConverter:
             # as ActiveMQ's connector: STOMP headers are all strings, so comparisons read them as numbers or booleans
             selector = CONVERT_STRINGS_PREFIX + selector
         if browser:
-            matching = self.broker.browse_page(destination.name, selector) if destination.is_queue else []
+            assert self.connection is not None
+            matching = self.connection.browse(destination.name, selector) if destination.is_queue else []
             self._register(sub)
             for message in matching:
                 self._deliver(sub, message, 0)
@@ -570,9 +584,9 @@ class StompConverter:
             no_local=bool(no_local),
             subscription_name=durable_name,  # with CONNECT's client-id: a durable subscription (ActiveMQ's headers)
         )
-        assert self.connection_id is not None
+        assert self.connection is not None
         route: Callable[[Dispatch], None] = functools.partial(self._on_dispatch, sub)  # a C call, no Python frame
-        sub.consumer_id = self.broker.add_consumer(self.connection_id, info, route)
+        sub.consumer_id = self.connection.add_consumer(info, route)
         self._register(sub)
 
     def _register(self, sub: Subscription) -> None:
@@ -659,12 +673,12 @@ class StompConverter:
             if sub is not None:
                 self._remove(sub)
                 if durable_name is not None:  # ActiveMQ: close the subscriber, then remove the durable subscription
-                    assert self.connection_id is not None
-                    self.broker.unsubscribe(self.connection_id, durable_name)
+                    assert self.connection is not None
+                    self.connection.unsubscribe(durable_name)
                 return
             if durable_name is not None:  # no active subscriber here: remove the subscription alone
-                assert self.connection_id is not None
-                self.broker.unsubscribe(self.connection_id, durable_name)
+                assert self.connection is not None
+                self.connection.unsubscribe(durable_name)
                 return
         else:
             for sub in self._all_subs:
@@ -686,8 +700,8 @@ class StompConverter:
         sub.unacked.clear()
         if sub.consumer_id is not None:
             self._by_consumer.pop(sub.consumer_id, None)
-            assert self.connection_id is not None
-            self.broker.remove_consumer(self.connection_id, sub.consumer_id, NOW_UNKNOWN_DELIVERED)
+            assert self.connection is not None
+            self.connection.remove_consumer(sub.consumer_id, NOW_UNKNOWN_DELIVERED)
 
     # -- ACK / NACK ---------------------------------------------------------------------------------------------------
 
@@ -704,7 +718,7 @@ class StompConverter:
         )
 
     def _run_auto_acks(self, limit: int | None) -> None:
-        send_auto_acks(self.broker, self.connection_id, self._auto_acks, self._by_consumer, limit)
+        send_auto_acks(self.connection, self._auto_acks, self._by_consumer, limit)
 
     def _unexpected(self, frame: StompFrame, word: str) -> NoReturn:
         raise StompError(f"Unexpected {word} received for message-id [{frame.headers.get('message-id', 'null')}]")
@@ -724,11 +738,10 @@ class StompConverter:
             if known is not None and known[0].mode == StompAckMode.INDIVIDUAL and not known[0].browser:
                 sub, delivery = known
                 message_id = delivery.message_id
-                assert self.connection_id is not None and sub.consumer_id is not None and ack_id is not None
-                broker = self.broker
-                if not broker.ack_one(self.connection_id, sub.consumer_id, message_id, individual=True):
-                    broker.ack(  # not held any more (or a filter watches acks): the full ack, refused as it should
-                        self.connection_id,
+                connection = self.connection
+                assert connection is not None and sub.consumer_id is not None and ack_id is not None
+                if not connection.ack_one(sub.consumer_id, message_id, individual=True):
+                    connection.ack(  # not held any more (or a filter watches acks): the full ack, refused as it should
                         MessageAck(sub.consumer_id, AckType.INDIVIDUAL, message_id, message_id, 1, None),
                     )
                 sub.unacked.pop(message_id, None)
@@ -740,11 +753,11 @@ class StompConverter:
         sub, delivery = found
         tx_name = frame.headers.get("transaction")
         txn = self._transactions[tx_name] if tx_name is not None else None
-        assert self.connection_id is not None
+        assert self.connection is not None
         if sub.browser:
             self._forget(sub, [delivery])
             return
-        self._forget(sub, send_ack(self.broker, self.connection_id, sub, delivery, txn))
+        self._forget(sub, send_ack(self.connection, sub, delivery, txn))
 
     def _on_nack(self, frame: StompFrame) -> None:
         try:
@@ -758,10 +771,9 @@ class StompConverter:
             raise StompError("Cannot Nack a message on a Queue Browser Subscription.")
         tx_name = frame.headers.get("transaction")
         txn = self._transactions[tx_name] if tx_name is not None else None
-        assert self.connection_id is not None and sub.consumer_id is not None
+        assert self.connection is not None and sub.consumer_id is not None
         # one message, straight to the dead-letter path (or the broker redelivery plugin); no cause is given
-        self.broker.ack(
-            self.connection_id,
+        self.connection.ack(
             MessageAck(
                 sub.consumer_id,
                 AckType.POISON,
@@ -781,8 +793,8 @@ class StompConverter:
             raise StompError("Must specify the transaction you are beginning")
         if name in self._transactions:
             raise StompError(f"The transaction was already started: {name}")
-        assert self.connection_id is not None
-        self._transactions[name] = Transaction(self.broker.begin(self.connection_id))
+        assert self.connection is not None
+        self._transactions[name] = Transaction(self.connection.begin())
 
     def _take_transaction(self, frame: StompFrame) -> Transaction:
         name = frame.headers.get("transaction")
@@ -795,13 +807,13 @@ class StompConverter:
 
     def _on_commit(self, frame: StompFrame) -> None:
         txn = self._take_transaction(frame)
-        assert self.connection_id is not None
-        self.broker.commit(self.connection_id, txn.core_id)
+        assert self.connection is not None
+        self.connection.commit(txn.core_id)
 
     def _on_abort(self, frame: StompFrame) -> None:
         txn = self._take_transaction(frame)
-        assert self.connection_id is not None
-        self.broker.rollback(self.connection_id, txn.core_id)
+        assert self.connection is not None
+        self.connection.rollback(txn.core_id)
         # ActiveMQ 5.17: the acked messages stay with their subscription, not redelivered, ackable again
         touched: list[Subscription] = []
         for sub, delivery in txn.acked:
@@ -828,7 +840,7 @@ class StompConverter:
         """Give back what the client held (all counted as delivered), roll back, forget temporaries."""
         self.closed = True
         self._held = None
-        if self.connection_id is None or self.broker.incarnation != self._incarnation:
+        if self.connection is None or self.broker.incarnation != self._incarnation:
             return  # never connected, or the broker restarted: nothing of ours is left in it
         self._run_auto_acks(None)
         subs = list(self._all_subs)
@@ -837,6 +849,6 @@ class StompConverter:
         for sub in subs:
             self._remove(sub)
         self._subs.clear()
-        self.broker.close_connection(self.connection_id, -1 if graceful else None)
+        self.connection.close(-1 if graceful else None)
         self._transactions.clear()
         self._names.forget_temporaries()

@@ -2,8 +2,9 @@
 
 ``/queue/X`` and ``/topic/X`` are the broker's queue and topic X; ``/temp-queue/N`` and ``/temp-topic/N`` name a
 temporary destination private to the connection, made by the broker's one mechanism for temporary destinations
-(``Broker.create_temporary``: named ``<connection name>:<n>``, deleted with the connection, native clients' too),
-which other connections see as ``/remote-temp-queue/<physical>``. A comma list is a composite destination.
+(``BrokerConnection.create_temporary``: named ``<connection name>:<n>``, deleted with the connection, native
+clients' too), which other connections see as ``/remote-temp-queue/<physical>``. A comma list is a composite
+destination.
 Conversions are cached per connection; a temporary destination's name depends on who asks, so it is never cached.
 """
 
@@ -12,7 +13,7 @@ from __future__ import annotations
 import itertools
 from typing import Final
 
-from minibroker import Broker
+from minibroker import Broker, BrokerConnection
 from minibroker._ids import PROCESS_ID_PREFIX
 from minibroker.message import Destination, DestinationKind
 
@@ -43,7 +44,7 @@ class DestinationNames:
         self.broker = broker
         self.connection_name = connection_name
         #: the broker connection (set at CONNECT): the owner of this connection's temporary destinations
-        self.connection_id: int | None = None
+        self.connection: BrokerConnection | None = None
         #: temporary destinations created by this connection: stomp name -> physical name, and back
         self._temp_by_stomp: dict[tuple[DestinationKind, str], str] = {}
         self._temp_names: dict[tuple[DestinationKind, str], str] = {}
@@ -58,9 +59,9 @@ class DestinationNames:
     def _temporary(self, kind: DestinationKind, name: str) -> Destination:
         physical = self._temp_by_stomp.get((kind, name))
         if physical is None:
-            if self.connection_id is None:
+            if self.connection is None:
                 raise StompError(f"Not connected: cannot create temporary destination {name}")
-            physical = self.broker.create_temporary(self.connection_id, kind, self.connection_name).name
+            physical = self.connection.create_temporary(kind, self.connection_name).name
             self._temp_by_stomp[(kind, name)] = physical
             self._temp_names[(kind, physical)] = name
         return Destination(kind, physical)

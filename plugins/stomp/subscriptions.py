@@ -14,7 +14,7 @@ from typing import Final
 
 import attrs
 
-from minibroker import AckType, Broker, Destination, MessageAck
+from minibroker import AckType, BrokerConnection, Destination, MessageAck
 from minibroker.errors import MinibrokerError
 
 from .codec import StompFrame
@@ -132,7 +132,7 @@ def find_delivery(
 
 
 def send_ack(
-    broker: Broker, connection_id: int, sub: Subscription, delivery: Delivery, txn: Transaction | None
+    connection: BrokerConnection, sub: Subscription, delivery: Delivery, txn: Transaction | None
 ) -> list[Delivery]:
     """The broker acks of an ACK of ``delivery`` (``ack:client``: every delivery up to it, one range ack); returns
     the deliveries it settles."""
@@ -145,22 +145,16 @@ def send_ack(
                 break
         first = span[0].message_id
         if txn is None:
-            broker.ack(
-                connection_id, MessageAck(sub.consumer_id, AckType.STANDARD, delivery.message_id, first, len(span))
-            )
+            connection.ack(MessageAck(sub.consumer_id, AckType.STANDARD, delivery.message_id, first, len(span)))
         else:
             # the prefetch slots are free at once; the messages are settled at COMMIT
-            broker.ack(
-                connection_id, MessageAck(sub.consumer_id, AckType.DELIVERED, delivery.message_id, first, len(span))
-            )
-            broker.ack(
-                connection_id,
+            connection.ack(MessageAck(sub.consumer_id, AckType.DELIVERED, delivery.message_id, first, len(span)))
+            connection.ack(
                 MessageAck(sub.consumer_id, AckType.STANDARD, delivery.message_id, first, len(span), txn.core_id),
             )
             txn.acked.extend((sub, item) for item in span)
         return span
-    broker.ack(
-        connection_id,
+    connection.ack(
         MessageAck(
             sub.consumer_id,
             AckType.INDIVIDUAL,
@@ -176,8 +170,7 @@ def send_ack(
 
 
 def send_auto_acks(
-    broker: Broker,
-    connection_id: int | None,
+    connection: BrokerConnection | None,
     pending: deque[tuple[int, str]],
     by_consumer: Mapping[int, Subscription],
     limit: int | None,
@@ -188,21 +181,21 @@ def send_auto_acks(
     checks against what it dispatched: all of a consumer's auto acks are owed in dispatch order, so the range is
     exactly those messages. Should it not be (the broker refuses the count or the ids), each message is acked on
     its own, as before; a refusal then means the message is no longer held (the consumer went away meanwhile).
-    A lone message goes through ``Broker.ack_one`` (the same STANDARD ack, without building a MessageAck).
+    A lone message goes through ``BrokerConnection.ack_one`` (the same STANDARD ack, without building a MessageAck).
     """
-    if not pending or connection_id is None:
+    if not pending or connection is None:
         return
     budget: float = math.inf if limit is None else limit
-    ack = broker.ack
-    ack_one = broker.ack_one
+    ack = connection.ack
+    ack_one = connection.ack_one
     while pending and budget > 0:
         consumer_id, first = pending.popleft()
         budget -= 1
         if not pending or pending[0][0] != consumer_id:  # one message (prefetch 1, or several consumers)
             if consumer_id in by_consumer:
                 try:
-                    if not ack_one(connection_id, consumer_id, first):  # not held any more: the full ack
-                        ack(connection_id, MessageAck(consumer_id, AckType.STANDARD, first, first, 1))
+                    if not ack_one(consumer_id, first):  # not held any more: the full ack
+                        ack(MessageAck(consumer_id, AckType.STANDARD, first, first, 1))
                 except MinibrokerError:
                     pass
             continue
@@ -213,13 +206,13 @@ def send_auto_acks(
         if consumer_id not in by_consumer:
             continue
         try:
-            ack(connection_id, MessageAck(consumer_id, AckType.STANDARD, ids[-1], first, len(ids)))
+            ack(MessageAck(consumer_id, AckType.STANDARD, ids[-1], first, len(ids)))
             continue
         except MinibrokerError:
             if len(ids) == 1:
                 continue
         for message_id in ids:
             try:
-                ack(connection_id, MessageAck(consumer_id, AckType.STANDARD, message_id, message_id, 1))
+                ack(MessageAck(consumer_id, AckType.STANDARD, message_id, message_id, 1))
             except MinibrokerError:
                 pass

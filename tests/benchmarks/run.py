@@ -180,20 +180,20 @@ async def layer_driver(n: int) -> float:
     """The driver (the one door: store step, routing, timers) around the core, the same calls as layer_core."""
     broker = Broker(history_limit=0)
     async with broker:
-        conn = broker.open_connection()
+        conn = broker.connect()
         routed: list[Dispatch] = []
         from minibroker._core.commands import ConsumerInfo
 
-        consumer = broker.add_consumer(conn, ConsumerInfo(Destination.queue("bench")), routed.append)
+        consumer = conn.add_consumer(ConsumerInfo(Destination.queue("bench")), routed.append)
         for message in _messages(n):
-            broker.send_if_admitted(conn, message)
+            conn.send_if_admitted(message)
 
         def take() -> list[Dispatch]:
             out = list(routed)
             routed.clear()
             return out
 
-        _ack_each(n, take, lambda message_id: broker.ack_one(conn, consumer, message_id, refill_at_half=True))
+        _ack_each(n, take, lambda message_id: conn.ack_one(consumer, message_id, refill_at_half=True))
     return 0.0
 
 

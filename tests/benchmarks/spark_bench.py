@@ -43,7 +43,7 @@ def fill(tb: ThreadedBroker, queue: str, n: int, first: int = 0) -> None:
                 Message(f"ID:bench:{i}", dest, body(i), {}, 4, True, T0 + i / 1000)
                 for i in range(start, min(n, start + chunk))
             ]
-            tb.broker.publish(0, messages)
+            tb.broker.publish(messages)
 
         tb.call(publish)
 

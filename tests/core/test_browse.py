@@ -13,9 +13,9 @@ def message(body: str, *, priority: int = 4, expiration: float = 0.0) -> Message
 async def test_a_browse_expires_what_it_passes_over() -> None:
     clock = ManualClock()
     async with Broker(clock=clock) as broker:
-        connection = broker.open_connection()
-        broker.send(connection, message("short", expiration=1.0))
-        broker.send(connection, message("kept"))
+        connection = broker.connect()
+        connection.send(message("short", expiration=1.0))
+        connection.send(message("kept"))
         await clock.advance(2.0)  # past the expiry, well before the periodic sweep (30 s)
         assert [m.body for m in broker.browse_all("q")] == ["kept"]
         stats = broker.queue_statistics("q")
@@ -26,15 +26,15 @@ async def test_a_browse_expires_what_it_passes_over() -> None:
 
 async def test_a_prioritized_queue_is_browsed_by_priority_then_fifo() -> None:
     async with Broker(clock=ManualClock(), policies={"q": DestinationPolicy(prioritized_messages=True)}) as broker:
-        connection = broker.open_connection()
+        connection = broker.connect()
         for body, priority in (("a4", 4), ("b9", 9), ("c0", 0), ("d9", 9), ("e4", 4)):
-            broker.send(connection, message(body, priority=priority))
+            connection.send(message(body, priority=priority))
         assert [m.body for m in broker.browse_all("q")] == ["b9", "d9", "a4", "e4", "c0"]
 
 
 async def test_a_plain_queue_is_browsed_in_send_order() -> None:
     async with Broker(clock=ManualClock()) as broker:
-        connection = broker.open_connection()
+        connection = broker.connect()
         for body, priority in (("a4", 4), ("b9", 9), ("c0", 0)):
-            broker.send(connection, message(body, priority=priority))
+            connection.send(message(body, priority=priority))
         assert [m.body for m in broker.browse_all("q")] == ["a4", "b9", "c0"]

@@ -169,7 +169,7 @@ class TestInProcess:
                 assert isinstance(broker.principal(conn._link.connection_id), Principal)  # type: ignore[attr-defined]
             assert broker.queue("orders.eu").size == 0
             with pytest.raises(AccessDenied, match="administer"):
-                broker.purge("orders.eu", broker.open_connection(user="reader", password="reader-pw"))
+                broker.connect(user="reader", password="reader-pw").purge("orders.eu")
 
     async def test_without_entries_every_user_may_do_anything(self) -> None:
         async with (

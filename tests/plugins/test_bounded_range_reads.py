@@ -16,7 +16,7 @@ from minibroker.plugins.spark.testing import ThreadedBroker
 
 def fill(broker: Broker, queue: str, count: int, size: int) -> None:
     body = b"x" * size
-    broker.publish(0, [Message(f"ID:fill:{i}", Destination.queue(queue), body) for i in range(count)])
+    broker.publish([Message(f"ID:fill:{i}", Destination.queue(queue), body) for i in range(count)])
 
 
 async def test_one_answer_is_bounded_and_the_client_reads_on() -> None:

@@ -102,7 +102,6 @@ def test_batch_read_every_column(minibroker_spark: Any, threaded_minibroker: Thr
         q = Destination.queue("orders.eu")
         broker = tb.broker
         broker.publish(
-            0,
             [
                 Message(
                     "ID:a",
@@ -120,11 +119,11 @@ def test_batch_read_every_column(minibroker_spark: Any, threaded_minibroker: Thr
             ],
         )
         # deliver ID:a and ID:b to a consumer whose transport then fails: both come back redelivered
-        conn = broker.open_connection()
-        broker.add_consumer(conn, ConsumerInfo(q, 2), lambda _d: None)
-        broker.close_connection(conn, None)
-        broker.publish(0, [Message("ID:d", Destination.queue("orders.us"), "us", timestamp=t0 + 3)])
-        broker.publish(0, [Message("ID:e", Destination.queue("other"), "not matched", timestamp=t0)])
+        conn = broker.connect()
+        conn.add_consumer(ConsumerInfo(q, 2), lambda _d: None)
+        conn.close(None)
+        broker.publish([Message("ID:d", Destination.queue("orders.us"), "us", timestamp=t0 + 3)])
+        broker.publish([Message("ID:e", Destination.queue("other"), "not matched", timestamp=t0)])
 
     tb.call(fill)
     df = read(minibroker_spark, tb, "orders.>")

@@ -126,8 +126,9 @@ class _BareBroker:
     def __init__(self) -> None:
         self._temporaries = TemporaryDestinations()
 
-    def create_temporary(self, connection_id: int, kind: DestinationKind, connection_name: str | None) -> Destination:
-        return self._temporaries.create(connection_id, kind, connection_name)
+    def create_temporary(self, kind: DestinationKind, connection_name: str | None) -> Destination:
+        """As the connection's (the tests' connection is number 1)."""
+        return self._temporaries.create(1, kind, connection_name)
 
     def temporary_owner(self, destination: Destination) -> int | None:
         return self._temporaries.owners.get(destination)
@@ -186,10 +187,11 @@ class TestEarlyEncoding:
         numbers: tuple[int, bool, float, float],
         plain: bool,
     ) -> None:
-        conv = StompConverter(_BareBroker())  # type: ignore[arg-type]
+        broker = _BareBroker()
+        conv = StompConverter(broker)  # type: ignore[arg-type]
         conv.version = version
         # ID:minibroker-stomp-N:1 is this connection's temporary queue
-        conv._names.connection_id = 1
+        conv._names.connection = broker  # type: ignore[assignment]  # the bare broker stands for connection 1
         conv._names.parse_one("/temp-queue/mine", fallback=False)
         correlation_id, reply_to, message_type, original = optional
         priority, persistent, expiration, timestamp = numbers

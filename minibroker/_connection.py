@@ -1,0 +1,437 @@
+"""One client connection's door into the broker (ActiveMQ's ``TransportConnection``).
+
+Every edge (the in-process link, the native TCP server, STOMP, MQTT) logs in through :meth:`Broker.connect` and gets
+a :class:`BrokerConnection`; from then on it does everything through that object: consumers, producers, sends, acks,
+transactions, temporary destinations, and the reads an edge offers (browse, statistics, range reads, cursor acks,
+broker info, batch publishes, purges). Authorization happens here, once, for every operation and every edge alike,
+through the filter chain's ``on_authorize`` (a security filter such as :class:`~minibroker.plugins.auth.AuthPlugin`
+applies ActiveMQ's rules for composite and wildcard destinations there). No edge authorizes for itself.
+
+What is not a connection's (a test's or an operator's views: ``broker.queue_statistics``, ``broker.purge``) stays
+on :class:`~minibroker.Broker` and is unchecked, as ActiveMQ's JMX is outside its security plugin.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING
+
+import attrs
+
+from ._core.commands import ConsumerInfo, MessageAck
+from ._core.durable import DurableView
+from ._core.effects import Dispatch
+from ._core.queue import QueueStatistics
+from ._core.replay import BrokerInfo, CursorAck, PublishResult, RangeRead
+from ._core.subscription import QueueEntry
+from ._views import Admission
+from .errors import (
+    AccessDenied,
+    ConnectionClosed,
+    IllegalStateError,
+    InvalidAcknowledge,
+    LimitExceeded,
+    MinibrokerError,
+    TransactionError,
+)
+from .features import check_send_destination
+from .filters import ConnectionContext
+from .message import Destination, DestinationKind, Message, composite_parts
+
+if TYPE_CHECKING:
+    from ._driver import Broker
+
+__all__ = ["ADMIN", "READ", "WRITE", "BrokerConnection"]
+
+#: the three rights a security filter grants (ActiveMQ's authorization entries)
+READ, WRITE, ADMIN = "read", "write", "admin"
+
+DispatchRoute = Callable[[Dispatch], None]
+
+
+class BrokerConnection:
+    """An open client connection: its identity (``connection_id``, ``client_id``, ``principal``) and every operation
+    it may perform, each authorized here (see the module notes). Made by :meth:`Broker.connect`."""
+
+    __slots__ = ("_incarnation", "broker", "connection_id", "context")
+
+    def __init__(self, broker: Broker, context: ConnectionContext) -> None:
+        self.broker = broker
+        self.context = context
+        self.connection_id = context.connection_id
+        self._incarnation = broker.incarnation
+
+    def __repr__(self) -> str:
+        return f"<BrokerConnection {self.connection_id} client_id={self.context.client_id!r}>"
+
+    @property
+    def client_id(self) -> str | None:
+        return self.context.client_id
+
+    @property
+    def principal(self) -> object | None:
+        """Who a security filter says this connection is (None: unchecked, the application itself)."""
+        return self.context.principal
+
+    @property
+    def open(self) -> bool:
+        """Not closed, and the broker has not restarted since it opened (a restart drops every connection)."""
+        broker = self.broker
+        return self._incarnation == broker._incarnation and self.connection_id in broker.core.connections
+
+    # -- authorization: the one place ------------------------------------------------------------------------------
+
+    def authorize(self, action: str, destination: Destination) -> None:
+        """Raise :class:`~minibroker.errors.AccessDenied` unless this connection may ``action`` (:data:`READ`,
+        :data:`WRITE`, :data:`ADMIN`) ``destination`` (a composite or wildcard destination as a whole, as ActiveMQ's
+        authorization map reads it); without a security filter, anything goes."""
+        broker = self.broker
+        if broker._hook_authorize:
+            broker._chain.on_authorize(self.context, action, destination)
+
+    def may(self, action: str, destination: Destination) -> bool:
+        """Whether :meth:`authorize` lets ``action`` on ``destination`` through."""
+        try:
+            self.authorize(action, destination)
+        except AccessDenied:
+            return False
+        return True
+
+    def may_see(self, destination: Destination) -> bool:
+        """Whether a listing shows ``destination`` to this connection: it may read or administer it."""
+        return self.may(READ, destination) or self.may(ADMIN, destination)
+
+    # -- lifecycle --------------------------------------------------------------------------------------------------
+
+    def close(self, last_delivered_seq: int | None = -1) -> None:
+        """Close the connection: its consumers, producers, transactions and temporary destinations go with it.
+        ``last_delivered_seq`` None: the transport failed (what it held comes back redelivered). Closing twice,
+        or after the broker restarted, does nothing."""
+        broker = self.broker
+        if self._incarnation != broker._incarnation:
+            return
+        broker._close_connection(self.connection_id, self.context, last_delivered_seq)
+
+    # -- consumers --------------------------------------------------------------------------------------------------
+
+    def add_consumer(self, info: ConsumerInfo, route: DispatchRoute) -> int:
+        """A consumer (queue, topic, composite, wildcard, durable, browser) reading ``info.destination``: needs the
+        right to read it; its dispatches go to ``route``."""
+        broker = self.broker
+        broker._check_open()
+        connection = broker.core.connections.get(self.connection_id)
+        if connection is not None:
+            broker.connection_limits.check_consumers(self.connection_id, len(connection.consumers))
+        if broker._hook_authorize:
+            self.authorize(READ, info.destination)
+        consumer_id = broker._chain.on_subscribe(self.context, info)
+        # the backlog dispatched to the new consumer waits in the core's output until this flush
+        broker._routes[consumer_id] = route
+        broker._flush()
+        return consumer_id
+
+    def remove_consumer(self, consumer_id: int, last_delivered_seq: int = -1) -> None:
+        broker = self.broker
+        self._check_consumer_owner(consumer_id)
+        broker.core.remove_consumer(self.connection_id, consumer_id, last_delivered_seq)
+        broker._routes.pop(consumer_id, None)
+        broker._flush_leaving()
+
+    def unsubscribe(self, name: str) -> None:
+        """Remove the connection's durable subscription ``name`` (JMS ``session.unsubscribe``): refused while its
+        subscriber is active, or when there is none. (ActiveMQ's security plugin does not check it either.)"""
+        broker = self.broker
+        broker._check_open()
+        broker.core.unsubscribe(self.connection_id, name)
+        broker._flush()
+
+    def pull(self, consumer_id: int, timeout: float) -> None:
+        broker = self.broker
+        self._check_consumer_owner(consumer_id)
+        broker.core.pull(self.connection_id, consumer_id, timeout)
+        broker._flush()
+
+    def _check_consumer_owner(self, consumer_id: int, error: type[MinibrokerError] = IllegalStateError) -> None:
+        """Refuse an id naming another connection's consumer, before any filter or the core sees it: no connection
+        may detach, ack or pull for a consumer it does not own (issue 15, item 2)."""
+        sub = self.broker.core.subscriptions.get(consumer_id)
+        if sub is not None and sub.connection_id != self.connection_id:
+            raise error(
+                f"consumer {consumer_id} is not a consumer of this connection",
+                consumer_id=consumer_id,
+                connection_id=self.connection_id,
+            )
+
+    # -- producers and sends ----------------------------------------------------------------------------------------
+
+    def add_producer(self, producer_id: int, destination: Destination | None) -> None:
+        """A producer of the connection comes (None: an anonymous one): counted, and advised on
+        ``ActiveMQ.Advisory.Producer.*`` (ActiveMQ's ProducerInfo)."""
+        broker = self.broker
+        broker._check_open()
+        connection = broker.core.connections.get(self.connection_id)
+        if connection is not None:
+            broker.connection_limits.check_producers(self.connection_id, len(connection.producers))
+        broker.core.add_producer(self.connection_id, producer_id, destination)
+        broker._flush()
+
+    def remove_producer(self, producer_id: int) -> None:
+        """The producer goes (unknown ids are ignored: a producer of a closed connection went with it)."""
+        broker = self.broker
+        if broker._closed:
+            return
+        broker.core.remove_producer(self.connection_id, producer_id)
+        broker._flush()
+
+    def admit(self, destination: Destination) -> Admission | None:
+        """Producer flow control (:meth:`Broker.admit`): None when a send may go now, else what to await first."""
+        return self.broker.admit(destination)
+
+    def send(self, message: Message, transaction_id: int | None = None) -> None:
+        """Send ``message`` (in transaction ``transaction_id``): needs the right to write its destination; a
+        composite goes to each of its parts, all or nothing."""
+        broker = self.broker
+        if broker._closed:
+            broker._check_open()
+        if transaction_id is not None:
+            self._check_transaction_owner(transaction_id)
+        if "," in message.destination.name:
+            self._send_composite(message, transaction_id)
+            return
+        if broker._hook_authorize:
+            self.authorize(WRITE, message.destination)
+        if broker._hook_send:
+            broker._chain.on_send(self.context, message, transaction_id)
+        else:
+            broker.core.send(self.connection_id, message, transaction_id)
+        broker._flush()
+
+    def send_if_admitted(self, message: Message, transaction_id: int | None = None) -> bool:
+        """:meth:`send` when flow control lets the message through now (True); False: the edge must wait
+        (:meth:`send_when_admitted`). One call instead of two on the in-process hot path."""
+        broker = self.broker
+        core = broker.core
+        if core.memory_limited and broker.admit(message.destination) is not None:
+            return False
+        if broker._closed or transaction_id is not None or broker._hook_authorize or "," in message.destination.name:
+            self.send(message, transaction_id)
+            return True
+        if broker._hook_send:
+            broker._chain.on_send(self.context, message, transaction_id)
+        else:
+            core.send(self.connection_id, message, transaction_id)
+        broker._flush()
+        return True
+
+    async def send_when_admitted(self, message: Message, transaction_id: int | None = None) -> None:
+        """:meth:`send` once flow control lets it through (the in-process link's send); a connection closed while
+        it waited gets :class:`~minibroker.errors.ConnectionClosed`."""
+        broker = self.broker
+        admission = broker.admit(message.destination)
+        while admission is not None:
+            await admission
+            if not self.open:
+                raise ConnectionClosed(
+                    "the connection closed while its send waited for room", connection_id=self.connection_id
+                )
+            # a composite goes when every one of its queues has room (one destination: once admitted)
+            admission = broker.admit(message.destination) if "," in message.destination.name else None
+        self.send(message, transaction_id)
+
+    def _send_composite(self, message: Message, transaction_id: int | None) -> None:
+        """A send to ``a,topic://b`` is a copy to each part (ActiveMQ's composite destination), all or nothing:
+        the composite is authorized as a whole and every part checked (refused names, a full queue under
+        ``send_fail_if_no_space``) before any copy is sent."""
+        broker = self.broker
+        parts = composite_parts(message.destination)
+        core = broker.core
+        for part in parts:
+            check_send_destination(part)
+        if broker._hook_authorize:
+            self.authorize(WRITE, message.destination)
+        for part in parts:
+            if core.memory_limited and part.kind is DestinationKind.QUEUE and not core.has_space(part.name):
+                queue = core.queues[part.name]
+                if queue.policy.send_fail_if_no_space:
+                    raise LimitExceeded(
+                        f"Usage Manager Memory Limit reached on {part} (a part of {message.destination})",
+                        destination=str(part),
+                    )
+        for part in parts:
+            copy = attrs.evolve(message, destination=part)
+            if broker._hook_send:
+                broker._chain.on_send(self.context, copy, transaction_id)
+            else:
+                core.send(self.connection_id, copy, transaction_id)
+        broker._flush()
+
+    def publish(self, messages: Iterable[Message], dedupe: bool = False) -> PublishResult:
+        """A batch send outside transactions (the Spark writer's): needs the right to write every destination."""
+        broker = self.broker
+        if broker._hook_authorize:
+            messages = list(messages)
+            for destination in dict.fromkeys(m.destination for m in messages):
+                self.authorize(WRITE, destination)
+        return broker._publish(self.connection_id, messages, dedupe)
+
+    # -- acks -------------------------------------------------------------------------------------------------------
+
+    def ack(self, ack: MessageAck) -> None:
+        broker = self.broker
+        self._check_consumer_owner(ack.consumer_id, InvalidAcknowledge)
+        self._check_transaction_owner(ack.transaction_id)
+        if broker._hook_ack:
+            broker._chain.on_ack(self.context, ack)
+        else:
+            broker.core.ack(self.connection_id, ack)
+        broker._flush()
+
+    def ack_one(
+        self, consumer_id: int, message_id: str, *, refill_at_half: bool = False, individual: bool = False
+    ) -> bool:
+        """The AUTO (or, ``individual``, the INDIVIDUAL) ack of one message outside a transaction (see
+        :meth:`BrokerCore.ack_one`); False: send a full ack instead (always, when a filter watches acks)."""
+        broker = self.broker
+        if not broker._hook_ack and broker.core.ack_one(
+            self.connection_id, consumer_id, message_id, refill_at_half=refill_at_half, individual=individual
+        ):
+            broker._flush()
+            return True
+        return False
+
+    # -- transactions -----------------------------------------------------------------------------------------------
+
+    def begin(self) -> int:
+        broker = self.broker
+        connection = broker.core.connections.get(self.connection_id)
+        if connection is not None:
+            broker.connection_limits.check_transactions(self.connection_id, len(connection.transactions))
+        return broker.core.begin(self.connection_id)
+
+    def commit(self, transaction_id: int) -> None:
+        broker = self.broker
+        self._check_transaction_owner(transaction_id)
+        broker._chain.on_commit(self.context, transaction_id)
+        broker._flush()
+
+    def rollback(self, transaction_id: int) -> None:
+        broker = self.broker
+        self._check_transaction_owner(transaction_id)
+        broker._chain.on_rollback(self.context, transaction_id)
+        broker._flush()
+
+    def _check_transaction_owner(self, transaction_id: int | None) -> None:
+        """Refuse an id naming another connection's transaction (the core raises the same for an unknown one)."""
+        if transaction_id is None:
+            return
+        txn = self.broker.core.transactions.get(transaction_id)
+        if txn is not None and txn.connection_id != self.connection_id:
+            raise TransactionError(
+                f"unknown transaction {transaction_id}", transaction_id=transaction_id, connection_id=self.connection_id
+            )
+
+    # -- temporary destinations -------------------------------------------------------------------------------------
+
+    def create_temporary(self, kind: DestinationKind, connection_name: str | None = None) -> Destination:
+        """A temporary queue or topic owned by the connection (named ``<connection name>:<n>``), deleted with it.
+        Anyone may make one (ActiveMQ checks temporary destinations only when a temporary entry is configured)."""
+        broker = self.broker
+        broker._check_open()
+        return broker.core.create_temporary(self.connection_id, kind, connection_name)
+
+    def delete_temporary(self, destination: Destination) -> None:
+        """Delete the connection's temporary destination; refused while a consumer reads it."""
+        broker = self.broker
+        broker.core.delete_temporary(self.connection_id, destination)
+        broker._flush()
+
+    # -- reads and operator-style requests --------------------------------------------------------------------------
+
+    def browse(self, queue: str, selector: str | None = None) -> list[Message]:
+        """What a queue browser sees (:meth:`Broker.browse_page`): needs the right to read the queue."""
+        broker = self.broker
+        if broker._hook_authorize:
+            self.authorize(READ, Destination.queue(queue))
+        return broker.browse_page(queue, selector)
+
+    def queue_statistics(self, queue: str) -> QueueStatistics | None:
+        broker = self.broker
+        if broker._hook_authorize:
+            self.authorize(READ, Destination.queue(queue))
+        return broker.queue_statistics(queue)
+
+    def queue_listing(self, names: Sequence[str]) -> list[QueueStatistics]:
+        """The statistics of those of ``names`` this connection may see (read or admin rights)."""
+        broker = self.broker
+        listed = []
+        for name in names:
+            if not broker._hook_authorize or self.may_see(Destination.queue(name)):
+                stats = broker.queue_statistics(name)
+                if stats is not None:
+                    listed.append(stats)
+        return listed
+
+    def topic_listing(self) -> tuple[list[tuple[str, QueueStatistics]], list[DurableView]]:
+        """The topics and durable subscriptions this connection may see, with their statistics."""
+        broker = self.broker
+        hooked = broker._hook_authorize
+        topics = []
+        for name in sorted(broker.topic_names()):
+            stats = broker.topic_statistics(name)
+            if stats is not None and (not hooked or self.may_see(Destination.topic(name))):
+                topics.append((name, stats))
+        durables = [d for d in broker.durable_subscriptions() if not hooked or self.may_see(Destination.topic(d.topic))]
+        return topics, durables
+
+    def purge(self, queue: str) -> int:
+        """Remove every message of ``queue`` (in flight ones included): needs the right to administer it."""
+        broker = self.broker
+        if broker._hook_authorize:
+            self.authorize(ADMIN, Destination.queue(queue))
+        return broker.purge(queue)
+
+    def read_range(
+        self,
+        queue: str,
+        from_seq: int = 0,
+        to_seq: int | None = None,
+        limit: int | None = None,
+        epoch: str | None = None,
+    ) -> RangeRead:
+        """:meth:`Broker.read_range`, for a connection that may read ``queue`` (a durable subscription's queue is
+        read with the right to read its topic)."""
+        self._authorize_read(queue)
+        return self.broker.read_range(queue, from_seq, to_seq, limit, epoch)
+
+    def select_range(
+        self,
+        queue: str,
+        from_seq: int = 0,
+        to_seq: int | None = None,
+        limit: int | None = None,
+        epoch: str | None = None,
+    ) -> tuple[str, int, list[QueueEntry]]:
+        self._authorize_read(queue)
+        return self.broker.select_range(queue, from_seq, to_seq, limit, epoch)
+
+    def ack_below(self, queue: str, cursor: str, seq: int, epoch: str | None = None) -> CursorAck:
+        self._authorize_read(queue)
+        return self.broker.ack_below(queue, cursor, seq, epoch)
+
+    def broker_info(self, queues: Sequence[str] | None = None, cursor: str | None = None) -> BrokerInfo:
+        """The epoch and the positions of ``queues`` (None: every queue this connection may see); naming a queue
+        needs the right to read it (one that does not exist reads as empty, and is not created)."""
+        broker = self.broker
+        if queues is not None and broker._hook_authorize:
+            for name in queues:
+                if broker.has_queue(name):
+                    self._authorize_read(name)
+        info = broker.broker_info(queues, cursor)
+        if queues is None and broker._hook_authorize:
+            info = attrs.evolve(info, queues=tuple(p for p in info.queues if self.may_see(broker.readable_as(p.queue))))
+        return info
+
+    def _authorize_read(self, queue: str) -> None:
+        broker = self.broker
+        if broker._hook_authorize:
+            self.authorize(READ, broker.readable_as(queue))
