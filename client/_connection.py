@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from minibroker import Broker, BrokerInfo, CursorAck, MemoryLink, PublishResult, RangeRead
+from minibroker import Broker, BrokerInfo, CursorAck, MemoryLink, PublishResult, QueueStatistics, RangeRead
 from minibroker._ids import PROCESS_ID_PREFIX
 from minibroker.clock import Clock, RealClock
 from minibroker.errors import ConnectionClosed, InvalidConfiguration, MinibrokerError, UnsupportedOperation
@@ -267,6 +267,19 @@ class Connection:
         idempotent re-send after a failure)."""
         self._check_open()
         return await self._link.publish(messages, dedupe)
+
+    # -- what an administrator may do: the broker checks the connection's rights -------------------------------------
+
+    async def queue_statistics(self, queue: str) -> QueueStatistics | None:
+        """The counters of ``queue`` (None: no such queue); needs the right to read it."""
+        self._check_open()
+        return await self._link.queue_statistics(queue)
+
+    async def purge(self, queue: str) -> int:
+        """Remove every message of ``queue``, in flight ones included, as ActiveMQ's ``QueueView.purge()``; needs
+        the right to administer the queue (``admin`` with :mod:`minibroker.plugins.auth`). Returns how many went."""
+        self._check_open()
+        return await self._link.purge(queue)
 
     def _report_async_error(self, error: BaseException) -> None:
         """An error from an asynchronous operation (an ack): kept, and passed to ``exception_listener``."""

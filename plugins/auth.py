@@ -147,7 +147,9 @@ class AuthPlugin(BrokerFilter):
         acl = self._acls.get(key)
         if acl is None:
             assert self.entries is not None
-            entries = [self.entries[i] for i in sorted(self._index.get(key))]
+            parts = composite_parts(destination)
+            lookup = key if len(parts) == 1 else ",".join(str(part) for part in parts)
+            entries = [self.entries[i] for i in sorted(self._index.get(lookup))]
             acl = {action: frozenset().union(*(getattr(e, action) for e in entries)) for action in ACTIONS}
             if len(self._acls) >= ACL_CACHE_LIMIT:
                 self._acls.clear()  # a client naming ever new destinations must not grow the broker's memory
@@ -195,8 +197,11 @@ ACL_CACHE_LIMIT = 10_000
 
 
 def _qualified(destination: Destination) -> str:
-    """How ActiveMQ writes a destination in a refusal: ``queue://x``, and a composite as its name alone."""
-    return destination.name if "," in destination.name else str(destination)
+    """How ActiveMQ writes a destination in a refusal: ``queue://x``, and a composite as its physical name (the
+    parts as written, the first without its domain's prefix: ``orders.a,queue://secret.q``)."""
+    if "," not in destination.name:
+        return str(destination)
+    return destination.name.removeprefix(f"{destination.kind.value}://")
 
 
 def _creates(broker: Broker, destination: Destination) -> bool:

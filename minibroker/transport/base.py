@@ -92,6 +92,10 @@ class BrokerLink(Protocol):
 
     async def queue_statistics(self, queue: str) -> QueueStatistics | None: ...
 
+    async def purge(self, queue: str) -> int:
+        """Remove every message of ``queue``, in flight ones included (needs the right to administer it)."""
+        ...
+
     # replayable reads (minibroker._core.replay): sequence ranges, cursor acks, the epoch, batch publish
 
     async def read_range(
