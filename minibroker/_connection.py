@@ -53,13 +53,15 @@ class BrokerConnection:
     """An open client connection: its identity (``connection_id``, ``client_id``, ``principal``) and every operation
     it may perform, each authorized here (see the module notes). Made by :meth:`Broker.connect`."""
 
-    __slots__ = ("_incarnation", "broker", "connection_id", "context")
+    __slots__ = ("_incarnation", "_plain_acks", "broker", "connection_id", "context")
 
     def __init__(self, broker: Broker, context: ConnectionContext) -> None:
         self.broker = broker
         self.context = context
         self.connection_id = context.connection_id
         self._incarnation = broker.incarnation
+        #: no filter watches acks (the chain is built once per broker): ack_one goes straight to the core
+        self._plain_acks = not broker._hook_ack
 
     def __repr__(self) -> str:
         return f"<BrokerConnection {self.connection_id} client_id={self.context.client_id!r}>"
@@ -213,14 +215,12 @@ class BrokerConnection:
         core = broker.core
         if core.memory_limited and broker.admit(message.destination) is not None:
             return False
-        if broker._closed or transaction_id is not None or broker._hook_authorize or "," in message.destination.name:
-            self.send(message, transaction_id)
-            return True
-        if broker._hook_send:
-            broker._chain.on_send(self.context, message, transaction_id)
+        if transaction_id is None and broker._plain_sends and "," not in message.destination.name:
+            # the hot path: a running broker no filter watches sends or rights on, one destination
+            core.send(self.connection_id, message, None)
+            broker._flush()
         else:
-            core.send(self.connection_id, message, transaction_id)
-        broker._flush()
+            self.send(message, transaction_id)
         return True
 
     async def send_when_admitted(self, message: Message, transaction_id: int | None = None) -> None:
@@ -291,12 +291,13 @@ class BrokerConnection:
     ) -> bool:
         """The AUTO (or, ``individual``, the INDIVIDUAL) ack of one message outside a transaction (see
         :meth:`BrokerCore.ack_one`); False: send a full ack instead (always, when a filter watches acks)."""
-        broker = self.broker
-        if not broker._hook_ack and broker.core.ack_one(
-            self.connection_id, consumer_id, message_id, refill_at_half=refill_at_half, individual=individual
-        ):
-            broker._flush()
-            return True
+        if self._plain_acks:
+            broker = self.broker
+            if broker.core.ack_one(
+                self.connection_id, consumer_id, message_id, refill_at_half=refill_at_half, individual=individual
+            ):
+                broker._flush()
+                return True
         return False
 
     # -- transactions -----------------------------------------------------------------------------------------------

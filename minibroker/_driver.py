@@ -36,6 +36,7 @@ from ._views import Admission, BrokerStatistics, ListenerFailure, QueueView
 from .clock import Clock, ManualClock, RealClock, TimerHandle, settle
 from .destination_map import DestinationMap
 from .errors import (
+    AccessDenied,
     BrokerClosed,
     InvalidClientIdError,
     InvalidConfiguration,
@@ -92,6 +93,12 @@ class Broker(_BrokerViews, _ReplayableReads):
     #: the most consumers and open transactions one connection may hold (limits.py); set on the instance only
     #: when not the default, to keep the instance's attributes few (see BrokerCore's note)
     connection_limits: ConnectionLimits = DEFAULT_CONNECTION_LIMITS
+    #: which hooks some filter overrides (the others go straight to the core): class defaults, set on the instance
+    #: only when True, for the same reason
+    _hook_send = False
+    _hook_ack = False
+    _hook_dispatch = False
+    _hook_authorize = False
 
     def __init__(
         self,
@@ -160,6 +167,8 @@ class Broker(_BrokerViews, _ReplayableReads):
         self._routes: dict[int, DispatchRoute] = {}
         self._timer: TimerHandle | None = None
         self._timer_at: float | None = None
+        #: the core's timers_set when the driver last asked for its deadline
+        self._timers_seen = -1
         self._started = False
         self._closed = False
         self._close_hooks: list[Callable[[], None]] = []
@@ -193,10 +202,11 @@ class Broker(_BrokerViews, _ReplayableReads):
             chain = plugin
         self._chain = chain
         self._hooked = frozenset(hooked)
-        self._hook_send = "send" in hooked
-        self._hook_ack = "ack" in hooked
-        self._hook_dispatch = "dispatch" in hooked
-        self._hook_authorize = "authorize" in hooked
+        for hook in ("send", "ack", "dispatch", "authorize"):
+            if hook in hooked:
+                setattr(self, f"_hook_{hook}", True)
+        #: a send can go straight to the core (no filter watches sends or rights, the broker runs): the hot path
+        self._plain_sends = not (self._hook_send or self._hook_authorize or self._closed)
 
     def _install_plugins(self) -> None:
         """Plugins that are not filters get the broker; the core asks the chain before dead-lettering."""
@@ -205,6 +215,20 @@ class Broker(_BrokerViews, _ReplayableReads):
                 plugin.install(self)
         if "dead_letter" in self._hooked:
             self.core.dead_letter_hook = self._dead_letter
+        if self._hook_authorize:
+            self.core.read_check = self._may_read
+
+    def _may_read(self, connection_id: int, destination: Destination) -> bool:
+        """The core's question when a wildcard or composite subscription would read one more destination: the
+        filters' answer for that connection (ActiveMQ leaves the refused destinations out of the subscription)."""
+        context = self._contexts.get(connection_id)
+        if context is None:
+            return True
+        try:
+            self._chain.on_authorize(context, "read", destination)
+        except AccessDenied:
+            return False
+        return True
 
     def _dead_letter(
         self, message: Message, cause: str | None, source: Destination, expired: bool, counter: int
@@ -228,6 +252,7 @@ class Broker(_BrokerViews, _ReplayableReads):
         if self._closed:
             return
         self._closed = True
+        self._plain_sends = False
         for hook in list(self._close_hooks):
             hook()
         self._close_hooks.clear()
@@ -272,18 +297,7 @@ class Broker(_BrokerViews, _ReplayableReads):
 
     def pending_work(self) -> list[str]:
         """What the broker and its in-process clients still have to do now or on a timer: a list of descriptions."""
-        core = self.core
-        pending: list[str] = []
-        for when, _, message, counter in sorted(core._scheduled):
-            pending.append(
-                f"broker: {message.message_id} scheduled for {message.destination} at "
-                f"+{when - self.clock.now():.3f}s (redelivery counter {counter})"
-            )
-        for name, q in sorted(core.queues.items()):
-            if q.consumers and q.dispatchable():
-                pending.append(f"broker: queue {name} has {q.pending_count} message(s) ready to dispatch")
-        if core._throttle_due:
-            pending.extend(f"broker: queue {name} throttled" for name in sorted(core._throttle_due))
+        pending = self.core.pending_work()
         for probe in list(self._probes.values()):
             pending.extend(probe())
         return pending
@@ -366,6 +380,7 @@ class Broker(_BrokerViews, _ReplayableReads):
             self.core.advisory_support = False
         self._load_store()
         self._install_plugins()
+        self._timers_seen = -1
         self._arm(self.core.next_deadline())
         await settle()
 
@@ -456,14 +471,10 @@ class Broker(_BrokerViews, _ReplayableReads):
                     route = routes.get(dispatch.consumer_id)
                     if route is not None:
                         route(dispatch)
-        # core.next_deadline() is None while none of its timers is pending: checked here first (the usual case)
-        if (
-            core._pull_timers
-            or core._scheduled
-            or core._next_sweep is not None
-            or core._throttle_due
-            or self._timer_at is not None
-        ):
+        # ask the core for its deadline when one is armed or a timer was set since the last answer (the usual call
+        # sets none: no question then)
+        if self._timer_at is not None or core.timers_set != self._timers_seen:
+            self._timers_seen = core.timers_set
             deadline = core.next_deadline()
             if deadline != self._timer_at:
                 self._arm(deadline)
@@ -498,6 +509,7 @@ class Broker(_BrokerViews, _ReplayableReads):
     def _on_timer(self) -> None:
         self._timer = None
         self._timer_at = None
+        self._timers_seen = -1  # what is left of the timers (another job, the next sweep) is armed again
         if self._closed:
             return
         self.core.tick()

@@ -37,6 +37,8 @@ class MemoryLink:
         self.broker = broker
         self.clock: Clock = broker.clock
         self.connection: BrokerConnection | None = None
+        #: the connection's hot-path method, bound once (set by open())
+        self._send_if_admitted: Callable[[Message, int | None], bool] = _not_open
         self._closed_handler: Callable[[BaseException | None], None] | None = None
         self._open = False
 
@@ -46,7 +48,8 @@ class MemoryLink:
 
     async def open(self, client_id: str | None, user: str | None = None, password: str | None = None) -> None:
         # with credentials, the broker's security plugin checks this connection as it checks remote ones
-        self.connection = self.broker.connect(client_id, user=user, password=password)
+        self.connection = connection = self.broker.connect(client_id, user=user, password=password)
+        self._send_if_admitted = connection.send_if_admitted
         self._open = True
         self.broker.register_dropper(self.connection_id, self.drop)
         self.broker.on_close(self._broker_stopped)
@@ -102,13 +105,12 @@ class MemoryLink:
             self._conn().remove_consumer(consumer_id, last_delivered_seq)
 
     def send(self, message: Message, transaction_id: int | None, sync: bool) -> Awaitable[object] | None:
-        connection = self.connection
-        if not self._open or connection is None:
+        if not self._open:
             raise ConnectionClosed("the connection to the broker is closed")
         # the hot path: no flow control in the way, no coroutine; else the queue is over its memory limit
-        if connection.send_if_admitted(message, transaction_id):
+        if self._send_if_admitted(message, transaction_id):
             return None
-        return connection.send_when_admitted(message, transaction_id)
+        return self._conn().send_when_admitted(message, transaction_id)
 
     def ack(self, ack: MessageAck) -> None:
         self._conn().ack(ack)
@@ -116,9 +118,7 @@ class MemoryLink:
     def ack_one(self, consumer_id: int, message_id: str) -> bool:
         # only AUTO acks come here: every message the consumer holds is acked as it is received
         connection = self.connection
-        return (
-            self._open and connection is not None and connection.ack_one(consumer_id, message_id, refill_at_half=True)
-        )
+        return self._open and connection.ack_one(consumer_id, message_id, refill_at_half=True)  # type: ignore[union-attr]
 
     def pull(self, consumer_id: int, timeout: float) -> None:
         self._conn().pull(consumer_id, timeout)
@@ -176,3 +176,7 @@ class MemoryLink:
     async def purge(self, queue: str) -> int:
         """Remove every message of ``queue``: needs the right to administer it (as over TCP)."""
         return self._conn().purge(queue)
+
+
+def _not_open(*args: object, **kwargs: object) -> bool:
+    raise ConnectionClosed("the connection to the broker is not open")

@@ -393,3 +393,45 @@ def test_the_grid_covers_every_operation_and_edge() -> None:
     }
     assert {edge for edge, _ in CASES} == set(EDGES)
     assert sum(len(cells(op, edge)) for edge, op in CASES) > 300
+
+
+# -- what a wildcard subscription receives ----------------------------------------------------------------------------
+
+
+async def _publish_as_operator(world: World, topics: list[str]) -> None:
+    session = await world.operator.create_session()
+    for topic in topics:
+        await (await session.create_producer(f"topic://{topic}")).send(f"m-{topic}")
+
+
+@pytest.mark.parametrize("edge", ["memory", "tcp", "stomp", "mqtt"])
+async def test_a_wildcard_subscription_leaves_out_what_its_user_may_not_read(world: World, edge: str) -> None:
+    """ActiveMQ allows ``*.t`` to a reader of ``mx.>`` (an entry under it grants read), then checks each topic as
+    the subscription joins it: ``mx.t`` is delivered, ``other.t`` never is (recorded: ``tests/auth_oracle/``,
+    ``/topic/*.x`` gets ``orders.x`` and not ``secret.x``; MQTT ``+/+`` never gets ``secret/t``)."""
+    got: list[str] = []
+    if edge in ("memory", "tcp"):
+        target: Any = world.broker if edge == "memory" else world.tcp
+        conn = await connect(target, user="read", password=PASSWORD)
+        consumer = await (await conn.create_session()).create_consumer("topic://*.t")
+        await _publish_as_operator(world, ["other.t", "mx.t"])
+        while (message := await consumer.receive(timeout=0.5)) is not None:
+            got.append(str(message.body))
+        await conn.close()
+    elif edge == "stomp":
+        client = await RawStompClient.open(world.stomp_port, login="read", passcode=PASSWORD)
+        assert (await client.request("SUBSCRIBE", {"destination": "/topic/*.t", "id": "1"})).command == "RECEIPT"
+        await _publish_as_operator(world, ["other.t", "mx.t"])
+        got.append((await client.message()).body.decode())
+        await client.barrier()
+        got.extend(frame.body.decode() for frame in client.pending_messages())
+        await client.disconnect()
+    else:
+        mqtt = await Paho.connect(world.mqtt_port, "wild", username="read", password=PASSWORD)
+        assert await mqtt.subscribe("+/t", 1) == [1]
+        await _publish_as_operator(world, ["other.t", "mx.t"])
+        got.append((await mqtt.next()).payload.decode())
+        with pytest.raises(TimeoutError):
+            got.append((await mqtt.next(timeout=0.3)).payload.decode())
+        await mqtt.disconnect()
+    assert got == ["m-mx.t"]

@@ -111,6 +111,17 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, ReplayableReads, Sche
     #: called with (message, cause, source destination, expired) before dead-lettering; returning True means the
     #: message was taken care of (the broker redelivery plugin re-schedules it instead)
     dead_letter_hook: Callable[[Message, str | None, Destination, bool, int], bool] | None = None
+    #: asked, when a wildcard or composite subscription would read one more destination, whether the subscription's
+    #: connection may read it: (connection id, destination) -> bool (the driver's security filters; None: anyone).
+    #: ActiveMQ checks each destination as such a subscription joins it, and leaves out the ones refused.
+    read_check: Callable[[int, Destination], bool] | None = None
+    #: grows each time a timer is set (a pull timeout, a scheduled job, the expiry sweep, a throttle): while it stays
+    #: the same and no timer is armed, next_deadline() is still None and the driver need not ask
+    timers_set: int = 0
+    #: when the expiry sweep runs next (None: no message waits with an expiration)
+    _next_sweep: float | None = None
+    #: the last scheduled job's number
+    _scheduled_seq: int = 0
     #: fault injection: the next commit raises this error after rolling the transaction back
     fail_next_commit: Exception | None = None
     #: ActiveMQ's ``schedulerSupport``: AMQ_SCHEDULED_* properties schedule a message (set when True)
@@ -159,9 +170,7 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, ReplayableReads, Sche
         self._next_consumer = 1
         self._next_transaction = 1
         self._pull_timers: list[tuple[float, int, int]] = []
-        self._next_sweep: float | None = None
         self._scheduled: list[tuple[float, int, Message, int]] = []
-        self._scheduled_seq = 0
         self._dead_letters = DeadLetters(self.history)
         #: queues whose dispatch is throttled (fault injection): name -> seconds between two dispatches
         self.throttles: dict[str, float] = {}
@@ -199,12 +208,17 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, ReplayableReads, Sche
         """A retroactive subscriber gets the retained message of each topic it reads (retained.py)."""
         if isinstance(sub, SubscriptionOnMany):
             for t in self.topics.values():
-                if reads(sub.destination, t.destination.name):
+                if reads(sub.destination, t.destination.name) and self._may_read(sub, t.destination):
                     t.recover(sub)
         else:
             topic = self.topics.get(sub.destination.name)
             if topic is not None:
                 topic.recover(sub)
+
+    def _may_read(self, sub: Subscription, destination: Destination) -> bool:
+        """Whether a wildcard or composite subscription may read ``destination`` (see :attr:`read_check`)."""
+        check = self.read_check
+        return check is None or check(sub.connection_id, destination)
 
     def _join_subs_on_many(self, q: Queue) -> None:
         """A new queue joins the wildcard and composite consumers that read it (ActiveMQ ``addDestination``);
@@ -213,7 +227,11 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, ReplayableReads, Sche
             return
         for sub in self.subs_on_many:
             source = sub.source
-            if isinstance(source, QueueSet) and reads(sub.destination, q.destination.name):
+            if (
+                isinstance(source, QueueSet)
+                and reads(sub.destination, q.destination.name)
+                and self._may_read(sub, q.destination)
+            ):
                 source.queues.append(q)
                 q.add_consumer(sub)
 
@@ -224,7 +242,7 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, ReplayableReads, Sche
             t = Topic(dest, self._policy_for(dest).pending_message_limit)
             self.topics[name] = t
             for sub in self.subs_on_many:  # a wildcard subscriber also reads topics made after it (ActiveMQ)
-                if sub.destination.kind is not QUEUE and reads(sub.destination, name):
+                if sub.destination.kind is not QUEUE and reads(sub.destination, name) and self._may_read(sub, dest):
                     t.add_subscription(sub)
             for durable in self.durables.values():  # and so does a durable subscription to a wildcard
                 if is_wildcard(durable.topic) and topic_matches(durable.topic, name):
@@ -284,6 +302,7 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, ReplayableReads, Sche
         q.dispatch(now, self.output, expired, limit=1)
         if len(self.output) > before:
             self._throttle_due[name] = now + self.throttles[name]
+            self.timers_set += 1
 
     def _record_dispatches(self, start: int, now: float) -> None:
         history = self.history
@@ -386,12 +405,13 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, ReplayableReads, Sche
                         reads(info.destination, q.destination.name)
                         and not q.destination.name.startswith(DURABLE_PREFIX)
                         and not self.temporaries.is_temporary(q.destination)
+                        and self._may_read(sub, q.destination)
                     ):
                         source.queues.append(q)
                         q.add_consumer(sub)
             else:
                 for topic in self.topics.values():
-                    if reads(info.destination, topic.destination.name):
+                    if reads(info.destination, topic.destination.name) and self._may_read(sub, topic.destination):
                         topic.add_subscription(sub)
         elif isinstance(source, Topic):
             source.add_subscription(sub)
@@ -474,6 +494,7 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, ReplayableReads, Sche
             self.output.append(Dispatch(consumer_id, None))
         elif timeout > 0:
             heapq.heappush(self._pull_timers, (self.clock.now() + timeout, consumer_id, mark))
+            self.timers_set += 1
 
     def _subscription(self, connection_id: int, consumer_id: int) -> Subscription:
         sub = self.subscriptions.get(consumer_id)
@@ -529,6 +550,7 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, ReplayableReads, Sche
             q.add(message, redelivery_counter)
             if message.expiration and self._next_sweep is None:
                 self._next_sweep = self.clock.now() + EXPIRE_PERIOD
+                self.timers_set += 1
             # most sends to a queue with consumers find every window full: no dispatch then
             if q.consumers and q.dispatchable():
                 self._dispatch_queue(q)
@@ -713,6 +735,7 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, ReplayableReads, Sche
         due = self.clock.now() + delay
         if self._next_sweep is None or due < self._next_sweep:
             self._next_sweep = due
+            self.timers_set += 1
 
     def sweep_expired(self) -> None:
         """Expire every waiting message whose time has come (ActiveMQ's periodic ``expireMessages``)."""
@@ -726,6 +749,7 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, ReplayableReads, Sche
                     else:
                         any_expiring = True
         self._next_sweep = now + EXPIRE_PERIOD if any_expiring else None
+        self.timers_set += 1
 
     # -- transactions (semantics §4) --------------------------------------------------------------------------------
 
@@ -866,9 +890,11 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, ReplayableReads, Sche
             q.restore(record.message, record.seq, record.redelivery_counter)
             if record.message.expiration and self._next_sweep is None:
                 self._next_sweep = self.clock.now() + EXPIRE_PERIOD
+                self.timers_set += 1
         for job in scheduled:
             self._scheduled_seq = max(self._scheduled_seq, job.job)
             heapq.heappush(self._scheduled, (job.due, job.job, job.message, job.redelivery_counter))
+            self.timers_set += 1
         for name, left, after, last in paged:  # big queues: the rest of their messages is paged in later
             q = self.queues.get(name) if name.startswith(DURABLE_PREFIX) else self.queue(name)
             if q is None or self.journal is None:
@@ -886,6 +912,7 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, ReplayableReads, Sche
             q.restore(record.message, record.seq, record.redelivery_counter)
             if record.message.expiration and self._next_sweep is None:
                 self._next_sweep = self.clock.now() + EXPIRE_PERIOD
+                self.timers_set += 1
         q.on_disk = max(0, q.on_disk - len(messages)) if messages else 0  # nothing read: nothing more there
         if messages:
             q.disk_after = messages[-1].seq
@@ -894,8 +921,22 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, ReplayableReads, Sche
 
     # -- timers -----------------------------------------------------------------------------------------------------
 
+    def pending_work(self) -> list[str]:
+        """What the core still has to do now or on a timer (for ``Broker.settled``): descriptions."""
+        now = self.clock.now()
+        pending = [
+            f"broker: {message.message_id} scheduled for {message.destination} at +{when - now:.3f}s "
+            f"(redelivery counter {counter})"
+            for when, _, message, counter in sorted(self._scheduled)
+        ]
+        for name, q in sorted(self.queues.items()):
+            if q.consumers and q.dispatchable():
+                pending.append(f"broker: queue {name} has {q.pending_count} message(s) ready to dispatch")
+        pending.extend(f"broker: queue {name} throttled" for name in sorted(self._throttle_due))
+        return pending
+
     def next_deadline(self) -> float | None:
-        """The earliest timer due (None: none); the driver checks the same four timer sets before each call."""
+        """The earliest timer due (None: none): the driver asks after each call, to arm its one timer."""
         if not (self._pull_timers or self._scheduled or self._next_sweep is not None or self._throttle_due):
             return None
         candidates = list(self._throttle_due.values())

@@ -33,6 +33,7 @@ class Scheduling(CoreState):
         self._scheduled_seq += 1
         item = (when, self._scheduled_seq, message, redelivery_counter)
         heapq.heappush(self._scheduled, item)
+        self.timers_set += 1
         if self.journal is not None and message.persistent:
             self.journal.append(Scheduled(self._scheduled_seq, when, message, redelivery_counter))
             self.journal.undo.append((SCHEDULED, self, item, None))

@@ -49,6 +49,7 @@ class CoreState:
         history: History
         scheduler_time_zone: tzinfo | None
         _scheduled: list[tuple[float, int, Message, int]]
+        timers_set: int
         _scheduled_seq: int
         memory_limited: int
         usage: MemoryUsage

@@ -48,6 +48,7 @@ def roll_back(
             heapq.heapify(jobs)
         elif kind == UNSCHEDULED:
             heapq.heappush(queue._scheduled, entry)
+            queue.timers_set += 1
         elif kind == DURABLE_SAVED:
             queue._unmake_durable(entry)
         elif kind == DURABLE_DROPPED:
