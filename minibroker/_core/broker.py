@@ -115,9 +115,6 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, ReplayableReads, Sche
     #: connection may read it: (connection id, destination) -> bool (the driver's security filters; None: anyone).
     #: ActiveMQ checks each destination as such a subscription joins it, and leaves out the ones refused.
     read_check: Callable[[int, Destination], bool] | None = None
-    #: grows each time a timer is set (a pull timeout, a scheduled job, the expiry sweep, a throttle): while it stays
-    #: the same and no timer is armed, next_deadline() is still None and the driver need not ask
-    timers_set: int = 0
     #: when the expiry sweep runs next (None: no message waits with an expiration)
     _next_sweep: float | None = None
     #: the last scheduled job's number
@@ -171,6 +168,10 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, ReplayableReads, Sche
         self._next_transaction = 1
         self._pull_timers: list[tuple[float, int, int]] = []
         self._scheduled: list[tuple[float, int, Message, int]] = []
+        #: grows each time a timer is set (a pull timeout, a scheduled job, the expiry sweep, a throttle): while it
+        #: stays the same and no timer is armed, next_deadline() is still None and the driver need not ask (an
+        #: instance attribute: the driver reads it after every call)
+        self.timers_set = 0
         self._dead_letters = DeadLetters(self.history)
         #: queues whose dispatch is throttled (fault injection): name -> seconds between two dispatches
         self.throttles: dict[str, float] = {}
