@@ -151,9 +151,9 @@ class DestinationIndex:
     Keys are stored in a tree of segments; a lookup of ``orders.*`` walks ``*`` as every child, so it finds the keys
     that could apply to some destination it reads (``orders.>``, ``orders.*``, ``orders.eu``, ``>``), not only those
     that cover all of it: ActiveMQ grants a wildcard subscription when any of them grants it. A ``>`` in the looked-up
-    name is a literal segment at the top level and "everything below" under a ``*`` key, as in ActiveMQ. A composite
-    name gets the keys that apply to every one of its parts. :meth:`get` returns key positions (0-based, in the
-    order given)."""
+    name is a literal segment at the top level and "everything below" under a ``*`` key, as in ActiveMQ. :meth:`get`
+    returns key positions (0-based, in the order given); a composite name is its caller's to split (the
+    authorization plugin intersects its parts' entries, as ActiveMQ does)."""
 
     __slots__ = ("_roots",)
 
@@ -167,24 +167,13 @@ class DestinationIndex:
                 node.values.add(position)
 
     def get(self, destination: str) -> set[int]:
-        """The positions of the keys that apply to ``destination`` (``queue://``/``topic://`` or a plain queue name;
-        with ``*``/``>`` wildcards, or a comma list)."""
-        if "," in destination:
-            domain = split_destination(destination)[0]
-            answer: set[int] | None = None
-            for part in destination.split(","):
-                # a part without a prefix has the composite's own domain
-                text = part if "://" in part else f"{domain}://{part}"
-                found = self.get(text)
-                answer = found if answer is None else answer & found
-                if not answer:
-                    break
-            return answer or set()
+        """The positions of the keys that apply to ``destination`` (``queue://``/``topic://`` or a plain queue name,
+        with ``*``/``>`` wildcards or without)."""
         domain, path = split_destination(destination)
         root = self._roots.get(domain)
         if root is None:
             return set()
-        answer = set()
+        answer: set[int] = set()
         _append_matching(answer, [root], path, 0, deep=False)
         return answer
 

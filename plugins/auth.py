@@ -20,8 +20,10 @@ Install with ``Broker(plugins=[AuthPlugin(users={...}, entries=[...])])`` (or fr
 
 ActiveMQ's rules for the destinations that name several (:class:`~minibroker.destination_map.DestinationIndex`):
 
-* a **composite** (``orders.a,queue://secret.q``) gets the rights of the entries that match *every* part, so it is
-  refused when one part is ("User app is not authorized to read from: orders.a,queue://secret.q");
+* a **composite** (``orders.a,queue://secret.q``) gets the rights every part has a matching entry for (ActiveMQ
+  intersects the parts' entries, and counts two entries with the same rights as one), so it is refused when one
+  part is ("User app is not authorized to read from: orders.a,queue://secret.q"), and allowed when each part has
+  its own entry granting the same rights (``billing.a,billing.b``; recorded);
 * a **wildcard** subscription (``orders.*``, MQTT ``test/+``) gets the rights of every entry that could match a
   destination it reads (``orders.>``, ``orders.*``, ``orders.eu``, ``>``), so it is allowed when any of them grants
   it;
@@ -147,10 +149,14 @@ class AuthPlugin(BrokerFilter):
         acl = self._acls.get(key)
         if acl is None:
             assert self.entries is not None
-            parts = composite_parts(destination)
-            lookup = key if len(parts) == 1 else ",".join(str(part) for part in parts)
-            entries = [self.entries[i] for i in sorted(self._index.get(lookup))]
-            acl = {action: frozenset().union(*(getattr(e, action) for e in entries)) for action in ACTIONS}
+            entries = self.entries
+            rights: set[tuple[frozenset[str], ...]] | None = None
+            for part in composite_parts(destination):
+                found = {_rights(entries[i]) for i in self._index.get(str(part))}
+                # ActiveMQ intersects the parts' entries, and two entries are equal when their rights are
+                # (AuthorizationEntry.equals): a composite gets the rights every part has an entry for
+                rights = found if rights is None else rights & found
+            acl = {action: frozenset().union(*(r[i] for r in rights or ())) for i, action in enumerate(ACTIONS)}
             if len(self._acls) >= ACL_CACHE_LIMIT:
                 self._acls.clear()  # a client naming ever new destinations must not grow the broker's memory
             self._acls[key] = acl
@@ -194,6 +200,10 @@ class AuthPlugin(BrokerFilter):
 
 #: destinations whose rights the plugin remembers; past this many it starts again (a bound, as the destination map's)
 ACL_CACHE_LIMIT = 10_000
+
+
+def _rights(entry: AuthorizationEntry) -> tuple[frozenset[str], ...]:
+    return (entry.read, entry.write, entry.admin)
 
 
 def _qualified(destination: Destination) -> str:
