@@ -16,9 +16,9 @@ from minibroker import Broker, BrokerInfo, CursorAck, MemoryLink, PublishResult,
 from minibroker._ids import PROCESS_ID_PREFIX
 from minibroker.clock import Clock, RealClock
 from minibroker.errors import ConnectionClosed, InvalidConfiguration, MinibrokerError, UnsupportedOperation
-from minibroker.features import check_connection_url
 from minibroker.message import Destination, Message
 from minibroker.redelivery import RedeliveryPolicy, RedeliveryPolicyMap, RetryPolicy
+from minibroker.refusals import check_connection_url
 from minibroker.transport.base import BrokerLink
 
 from ._ack_mode import AckMode

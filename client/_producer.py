@@ -7,8 +7,8 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from minibroker.errors import InvalidDestination
-from minibroker.features import body_refusal
 from minibroker.message import Body, Destination, HasDestination, Message, PropertyValue, checked_body
+from minibroker.refusals import body_refusal
 
 if TYPE_CHECKING:
     from ._session import Session

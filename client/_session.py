@@ -23,9 +23,9 @@ from minibroker.errors import (
     SessionClosed,
     TransactionRolledBack,
 )
-from minibroker.features import check_browser_destination
 from minibroker.message import Destination, DestinationKind, HasDestination, Message
 from minibroker.redelivery import DelayLevelPolicy, RetryPolicy
+from minibroker.refusals import check_browser_destination
 
 from ._ack_mode import AckMode
 from ._consumer import Consumer

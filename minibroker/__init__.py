@@ -11,11 +11,12 @@ if TYPE_CHECKING:
     from ._connection import BrokerConnection
     from ._core.broker import NOW_UNKNOWN_DELIVERED
     from ._core.commands import AckType, ConsumerInfo, MessageAck
+    from ._core.durable import durable_queue_name
     from ._core.effects import Dispatch
     from ._core.history import HistoryRecord
     from ._core.policy import DestinationPolicy
     from ._core.queue import QueueStatistics
-    from ._core.replay import BrokerInfo, CursorAck, PublishResult, QueuePosition, RangeEntry, RangeRead
+    from ._core.replay import BrokerInfo, CursorAck, EpochSource, PublishResult, QueuePosition, RangeEntry, RangeRead
     from ._core.virtual import VirtualTopics
     from ._driver import Admission, Broker, BrokerStatistics, QueueView
     from ._link import MemoryLink
@@ -30,7 +31,9 @@ _LAZY = {
     "AckType": "._core.commands",
     "ConsumerInfo": "._core.commands",
     "MessageAck": "._core.commands",
+    "durable_queue_name": "._core.durable",
     "BrokerInfo": "._core.replay",
+    "EpochSource": "._core.replay",
     "CursorAck": "._core.replay",
     "PublishResult": "._core.replay",
     "QueuePosition": "._core.replay",
@@ -90,6 +93,7 @@ __all__ = [
     "DestinationKind",
     "DestinationPolicy",
     "Dispatch",
+    "EpochSource",
     "HistoryRecord",
     "ManualClock",
     "MemoryLink",
@@ -106,4 +110,5 @@ __all__ = [
     "RealClock",
     "VirtualTopics",
     "__version__",
+    "durable_queue_name",
 ]

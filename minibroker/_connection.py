@@ -34,9 +34,9 @@ from .errors import (
     MinibrokerError,
     TransactionError,
 )
-from .features import check_send_destination
 from .filters import ConnectionContext
 from .message import Destination, DestinationKind, Message, composite_parts
+from .refusals import check_send_destination
 
 if TYPE_CHECKING:
     from ._driver import Broker

@@ -44,7 +44,7 @@ def split_consumer_options(dest: Destination) -> tuple[Destination, ConsumerOpti
     name, sep, query = dest.name.partition("?")
     if not sep:
         return dest, ConsumerOptions()
-    from .features import refuse  # features imports message, which this module imports too
+    from .refusals import refuse  # refusals imports message, which this module imports too
 
     found: dict[str, int | bool | str] = {}
     unknown: dict[str, str] = {}

@@ -7,6 +7,7 @@ beside it in the broker's queue entry and in the dispatch, never in the message.
 
 from __future__ import annotations
 
+import base64
 import enum
 from collections.abc import Mapping
 from typing import Any, Protocol
@@ -23,6 +24,8 @@ __all__ = [
     "ObjectBody",
     "PropertyValue",
     "composite_parts",
+    "string_properties",
+    "stringify",
     "temporary_text",
 ]
 
@@ -319,3 +322,36 @@ class Message:
     def size_estimate(self) -> int:
         """A cheap estimate of the bytes this message holds, for memory limits."""
         return len(self.body) + 64 * (1 + len(self.properties))
+
+
+# -- properties as text (for columnar readers) ------------------------------------------------------------------------
+
+
+def stringify(value: PropertyValue) -> str | None:
+    """A property value as text, for columnar readers (Spark's MAP<STRING,STRING>): JMS-style booleans, numbers as
+    Python prints them, bytes in base64, None stays None."""
+    if value is None:
+        return None
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, bytes):
+        return base64.b64encode(value).decode("ascii")
+    return str(value)
+
+
+def string_properties(message: Message) -> list[tuple[str, str | None]]:
+    """The message's properties as text, followed by the JMS headers that are set: JMSCorrelationID, JMSType,
+    JMSReplyTo (``queue://name``), JMSXGroupID and JMSXGroupSeq."""
+    props = [(k, stringify(v)) for k, v in message.properties.items()]
+    if message.correlation_id is not None:
+        props.append(("JMSCorrelationID", message.correlation_id))
+    if message.type is not None:
+        props.append(("JMSType", message.type))
+    if message.reply_to is not None:
+        props.append(("JMSReplyTo", str(message.reply_to)))
+    if message.group_id is not None:
+        props.append(("JMSXGroupID", message.group_id))
+        props.append(("JMSXGroupSeq", str(message.group_seq)))
+    return props

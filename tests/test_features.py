@@ -277,3 +277,11 @@ class TestClientOnly:
             with pytest.raises(UnsupportedFeature) as caught:
                 await session.create_browser("orders.>")
             assert caught.value.feature == "wildcard-browser"
+
+
+def test_one_list_of_refused_destination_options() -> None:
+    """The checks (minibroker.refusals) and the table (minibroker.features) name the same refused options."""
+    from minibroker.features import _DESTINATION_OPTIONS
+    from minibroker.refusals import REFUSED_OPTIONS
+
+    assert {name for name, _ in _DESTINATION_OPTIONS} == set(REFUSED_OPTIONS)

@@ -30,13 +30,13 @@ from ..errors import (
     InvalidDestination,
     TransactionError,
 )
-from ..features import (
+from ..message import Destination, DestinationKind, Message
+from ..refusals import (
     ACCEPTED_SEND_NAMES,
     check_consumer_destination,
     check_message_properties,
     check_send_destination,
 )
-from ..message import Destination, DestinationKind, Message
 from .acks import (
     ack_delivered,
     ack_expired,

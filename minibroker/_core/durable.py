@@ -27,6 +27,8 @@ DURABLE_PREFIX = "durable://"
 
 
 def durable_queue_name(client_id: str, name: str) -> str:
+    """The name of the queue that keeps durable subscription ``name`` of ``client_id`` (what a range read of a
+    durable subscription reads, as the Spark source does: ``durable://client/name``)."""
     return f"{DURABLE_PREFIX}{client_id}/{name}"
 
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import attrs
 
 from ..errors import DurableSubscriptionError, InvalidDestination
-from ..features import check_durable_destination
 from ..message import Destination, DestinationKind
+from ..refusals import check_durable_destination
 from .commands import ConsumerInfo
 from .connection import ConnectionState
 from .durable import DurableSubscription, DurableView, durable_queue_name

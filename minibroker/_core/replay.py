@@ -38,7 +38,6 @@ sequence number removes it. ``CursorAck.skipped`` counts the messages left this 
 
 from __future__ import annotations
 
-import base64
 import os
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
@@ -47,7 +46,7 @@ from typing import NamedTuple
 import attrs
 
 from ..errors import InvalidAcknowledge, InvalidConfiguration, MinibrokerError, PublishInterrupted, StaleEpoch
-from ..message import Message, PropertyValue
+from ..message import Message
 from .history import History
 from .queue import Queue
 from .subscription import QueueEntry
@@ -71,8 +70,6 @@ __all__ = [
     "random_epoch",
     "read_range",
     "select_range",
-    "string_properties",
-    "stringify",
 ]
 
 #: makes the epoch of a new broker state (``Broker.epoch_source``); must return a new value on every call
@@ -80,36 +77,6 @@ EpochSource = Callable[[], str]
 
 #: how many message ids a destination's duplicate filter remembers by default
 DEFAULT_DUPLICATE_WINDOW = 500_000
-
-
-def stringify(value: PropertyValue) -> str | None:
-    """A property value as text, for columnar readers (Spark's MAP<STRING,STRING>): JMS-style booleans, numbers as
-    Python prints them, bytes in base64, None stays None."""
-    if value is None:
-        return None
-    if value is True:
-        return "true"
-    if value is False:
-        return "false"
-    if isinstance(value, bytes):
-        return base64.b64encode(value).decode("ascii")
-    return str(value)
-
-
-def string_properties(message: Message) -> list[tuple[str, str | None]]:
-    """The message's properties as text, followed by the JMS headers that are set: JMSCorrelationID, JMSType,
-    JMSReplyTo (``queue://name``), JMSXGroupID and JMSXGroupSeq."""
-    props = [(k, stringify(v)) for k, v in message.properties.items()]
-    if message.correlation_id is not None:
-        props.append(("JMSCorrelationID", message.correlation_id))
-    if message.type is not None:
-        props.append(("JMSType", message.type))
-    if message.reply_to is not None:
-        props.append(("JMSReplyTo", str(message.reply_to)))
-    if message.group_id is not None:
-        props.append(("JMSXGroupID", message.group_id))
-        props.append(("JMSXGroupSeq", str(message.group_seq)))
-    return props
 
 
 def random_epoch() -> str:

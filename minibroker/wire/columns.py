@@ -7,9 +7,9 @@ import itertools
 from array import array
 from collections.abc import Iterable, Sequence
 
-from .._core.replay import RangeEntry, string_properties
+from .._core.replay import RangeEntry
 from ..errors import LocalProtocolError
-from ..message import Message, body_as_bytes
+from ..message import Message, body_as_bytes, string_properties
 from .encoders import write_str
 from .errors import ENCODE_FAILURES, Malformed, cannot_encode
 from .frames import FrameType, RangeColumns

@@ -31,9 +31,7 @@ from collections.abc import Callable
 
 import attrs
 
-from minibroker import Admission, Broker, BrokerConnection
-from minibroker._core.commands import AckType, ConsumerInfo, MessageAck
-from minibroker._core.effects import Dispatch
+from minibroker import AckType, Admission, Broker, BrokerConnection, ConsumerInfo, Dispatch, MessageAck
 from minibroker._ids import PROCESS_ID_PREFIX
 from minibroker._java_bodies import marshal_stream
 from minibroker.errors import AccessDenied, ConnectionClosed, InvalidClientIdError, MinibrokerError, RemoteProtocolError

@@ -24,9 +24,8 @@ from pyspark.sql.types import (
 )
 
 from minibroker import RangeEntry
-from minibroker._core.replay import string_properties
 from minibroker.errors import InvalidConfiguration
-from minibroker.message import body_as_bytes
+from minibroker.message import body_as_bytes, string_properties
 from minibroker.wire import RangeColumns
 
 __all__ = [

@@ -9,10 +9,10 @@ from typing import Literal
 
 import attrs
 
-from minibroker._core.durable import durable_queue_name
-from minibroker._core.replay import stringify
+from minibroker import durable_queue_name
 from minibroker.destination_map import DestinationMap
 from minibroker.errors import InvalidConfiguration
+from minibroker.message import stringify
 
 __all__ = [
     "DEFAULT_CURSOR",

@@ -29,8 +29,7 @@ from typing import Any, TypeVar
 
 import pytest
 
-from minibroker import Broker, BrokerInfo, PublishResult, RangeEntry, RealClock
-from minibroker._core.replay import EpochSource
+from minibroker import Broker, BrokerInfo, EpochSource, PublishResult, RangeEntry, RealClock
 from minibroker.message import Destination, Message, PropertyValue
 
 __all__ = [

@@ -63,13 +63,13 @@ from minibroker.errors import (
     MinibrokerError,
     RemoteProtocolError,
 )
-from minibroker.features import (
+from minibroker.message import Destination, DestinationKind, Message
+from minibroker.refusals import (
     check_browser_destination,
     check_consumer_destination,
     check_stomp_subscribe_headers,
     refuse,
 )
-from minibroker.message import Destination, DestinationKind, Message
 
 from .codec import StompDecoder, StompFrame, encode_frame
 from .messages import message_bytes, message_frame, message_from_send, sanitized

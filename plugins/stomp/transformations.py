@@ -351,7 +351,7 @@ def _object_from(element: str, raw: object) -> ObjectBody:
     name = _ELEMENT_CLASSES.get(element)
     if name is None:
         if element in _XSTREAM_ALIASES or "." in element:
-            from minibroker.features import refuse
+            from minibroker.refusals import refuse
 
             raise refuse("stomp-object-transformation-class", element)
         raise _NotTransformed(element)  # XStream's CannotResolveClassException names the element
