@@ -275,11 +275,17 @@ class Connection:
         self._check_open()
         return await self._link.queue_statistics(queue)
 
-    async def purge(self, queue: str) -> int:
+    async def purge(self, queue: str, *, selector: str | None = None) -> int:
         """Remove every message of ``queue``, in flight ones included, as ActiveMQ's ``QueueView.purge()``; needs
-        the right to administer the queue (``admin`` with :mod:`minibroker.plugins.auth`). Returns how many went."""
+        the right to administer the queue (``admin`` with :mod:`minibroker.plugins.auth`). Returns how many went.
+
+        ``queue`` may be a wildcard (``"orders.>"``; ``">"`` empties every queue: a shared broker cleaned between
+        tests) or a durable subscription (``minibroker.durable_queue_name(client_id, name)``: its backlog). With a
+        ``selector`` only the waiting messages it matches go, as ActiveMQ's ``removeMatchingMessages``
+        (``"JMSMessageID = 'ID:...'"`` removes one message, its ``removeMessage``); messages in flight stay with
+        their consumers."""
         self._check_open()
-        return await self._link.purge(queue)
+        return await self._link.purge(queue, selector)
 
     def _report_async_error(self, error: BaseException) -> None:
         """An error from an asynchronous operation (an ack): kept, and passed to ``exception_listener``."""

@@ -384,12 +384,15 @@ class BrokerConnection:
         durables = [d for d in broker.durable_subscriptions() if not hooked or self.may_see(Destination.topic(d.topic))]
         return topics, durables
 
-    def purge(self, queue: str) -> int:
-        """Remove every message of ``queue`` (in flight ones included): needs the right to administer it."""
+    def purge(self, queue: str, selector: str | None = None) -> int:
+        """:meth:`Broker.purge` (a queue, a wildcard of queues, a durable subscription's queue; with a selector,
+        the matching waiting messages), for a connection that may administer every queue it empties (a durable
+        subscription: its topic); refused as a whole, before anything goes, when one is not."""
         broker = self.broker
         if broker._hook_authorize:
-            self.authorize(ADMIN, Destination.queue(queue))
-        return broker.purge(queue)
+            for name in broker.purge_targets(queue):
+                self.authorize(ADMIN, broker.readable_as(name))
+        return broker.purge(queue, selector)
 
     def read_range(
         self,

@@ -23,6 +23,7 @@ from ._core.broker import BrokerCore
 from ._core.commands import ConsumerInfo, MessageAck
 from ._core.effects import Dispatch
 from ._core.journal import Journal
+from ._core.multi import reads
 from ._core.paging import PAGE, pages_wanted
 from ._core.policy import DestinationPolicy
 from ._core.queue import DEFAULT_SYSTEM_MEMORY_LIMIT
@@ -619,12 +620,36 @@ class Broker(_BrokerViews, _ReplayableReads):
         """The connection owning this live temporary destination (None: not one, or deleted)."""
         return self.core.temporaries.owners.get(destination)
 
-    def purge(self, queue: str) -> int:
-        """Remove every message of ``queue`` (in flight ones included): an operator's purge, unchecked (a
-        connection's goes through :meth:`BrokerConnection.purge`, which needs the right to administer it)."""
-        count = self.core.purge(queue)
+    def purge(self, queue: str, selector: str | None = None) -> int:
+        """Remove every message of ``queue`` (in flight ones included), as ActiveMQ's ``QueueView.purge()``; an
+        operator's purge, unchecked (a connection's goes through :meth:`BrokerConnection.purge`, which needs the
+        right to administer each queue). ``queue`` may be a wildcard (``orders.>``; ``>``: every queue) or a durable
+        subscription's queue (``durable://client/name``, see :func:`~minibroker.durable_queue_name`). With a
+        ``selector``, only the waiting messages it matches go (ActiveMQ's ``removeMatchingMessages``;
+        ``"JMSMessageID = 'ID:x'"`` removes one message). Returns how many messages went."""
+        names = self.purge_targets(queue)
+        compiled = None
+        if selector is not None:
+            from .selector import parse_selector
+
+            compiled = parse_selector(selector)
+        count = 0
+        for name in names:
+            if compiled is None:
+                count += self.core.purge(name)
+            else:
+                self._load_whole(name)
+                count += self.core.remove_matching(name, compiled)
         self._flush()
         return count
+
+    def purge_targets(self, queue: str) -> list[str]:
+        """The queues a purge of ``queue`` empties: those a wildcard matches (durable subscriptions' queues are
+        named on their own), or the one named."""
+        if "*" in queue or ">" in queue:
+            pattern = Destination.queue(queue)
+            return [name for name in self.queue_names() if reads(pattern, name)]
+        return [queue]
 
 
 def _time_zone(name: str) -> ZoneInfo:

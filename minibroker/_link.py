@@ -173,9 +173,9 @@ class MemoryLink:
     async def queue_statistics(self, queue: str) -> QueueStatistics | None:
         return self._conn().queue_statistics(queue)
 
-    async def purge(self, queue: str) -> int:
-        """Remove every message of ``queue``: needs the right to administer it (as over TCP)."""
-        return self._conn().purge(queue)
+    async def purge(self, queue: str, selector: str | None = None) -> int:
+        """:meth:`BrokerConnection.purge`: needs the right to administer the queue (as over TCP)."""
+        return self._conn().purge(queue, selector)
 
 
 def _not_open(*args: object, **kwargs: object) -> bool:

@@ -837,6 +837,27 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, ReplayableReads, Sche
                 self.history.add(entry.message.message_id, now, "purged", destination=name)
         return q.purge()
 
+    def remove_matching(self, name: str, selector: Selector) -> int:
+        """Remove the waiting messages of a queue that ``selector`` matches (ActiveMQ's ``removeMatchingMessages``;
+        ``JMSMessageID = 'ID:x'`` removes one message, its ``removeMessage``): they leave as if acked, counted
+        dequeued, nothing dead-lettered. Messages in flight stay with their consumers (their ack settles them)."""
+        q = self.queues.get(name)
+        if q is None:
+            return 0
+        doomed = [
+            entry
+            for entry in sorted(q.entries.values(), key=lambda e: e.seq)
+            if entry.holder is None
+            and entry.acked_in_txn is None
+            and selector.matches(header_lookup(entry.message, entry.redelivery_counter))
+        ]
+        if self.history.enabled:
+            now = self.clock.now()
+            for entry in doomed:
+                self.history.add(entry.message.message_id, now, "purged", destination=name)
+        q.drop(doomed)
+        return len(doomed)
+
     # -- temporary destinations (temporary.py) ----------------------------------------------------------------------
 
     def create_temporary(

@@ -92,8 +92,9 @@ class BrokerLink(Protocol):
 
     async def queue_statistics(self, queue: str) -> QueueStatistics | None: ...
 
-    async def purge(self, queue: str) -> int:
-        """Remove every message of ``queue``, in flight ones included (needs the right to administer it)."""
+    async def purge(self, queue: str, selector: str | None = None) -> int:
+        """Remove every message of ``queue``, in flight ones included (needs the right to administer it); with a
+        ``selector``, the waiting messages it matches."""
         ...
 
     # replayable reads (minibroker._core.replay): sequence ranges, cursor acks, the epoch, batch publish

@@ -70,6 +70,7 @@ from ..wire import (
     encode_publish,
     encode_pull,
     encode_purge,
+    encode_purge_selected,
     encode_read_range,
     encode_remove_consumer,
     encode_remove_producer,
@@ -590,11 +591,15 @@ class TcpLink:
         self._write(encode_unsubscribe(request_id, name))
         await future
 
-    async def purge(self, queue: str) -> int:
-        """Remove every message of ``queue``, in flight ones included (needs "admin" on it); returns how many."""
+    async def purge(self, queue: str, selector: str | None = None) -> int:
+        """Remove every message of ``queue``, in flight ones included (needs "admin" on it), or with a ``selector``
+        the waiting ones it matches; returns how many."""
         self._check()
         request_id, future = self._new_request()
-        self._write(encode_purge(request_id, queue))
+        if selector is None:
+            self._write(encode_purge(request_id, queue))
+        else:
+            self._write(encode_purge_selected(request_id, queue, selector))
         count = await future
         assert isinstance(count, int)
         return count

@@ -489,6 +489,15 @@ def encode_purge(request_id: int, queue: str) -> bytes:
     return _request_with_name(FrameType.PURGE, request_id, queue)
 
 
+def encode_purge_selected(request_id: int, queue: str, selector: str) -> bytes:
+    try:
+        parts: list[bytes] = [b""]
+        size = write_str(queue, parts) + write_str(selector, parts)
+        return _simple(FrameType.PURGE_SELECTED, U32.pack(request_id), parts, size)
+    except ENCODE_FAILURES as exc:
+        cannot_encode("PURGE_SELECTED", exc)
+
+
 def encode_list_topics(request_id: int) -> bytes:
     return _request_with_name(FrameType.LIST_TOPICS, request_id, "")
 

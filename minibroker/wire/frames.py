@@ -45,6 +45,7 @@ class FrameType(enum.IntEnum):
     BROWSE_SELECTED = 0x12
     UNSUBSCRIBE = 0x13
     LIST_TOPICS = 0x14
+    PURGE_SELECTED = 0x15
     # server -> client
     CONNECTED = 0x20
     CONSUMER_ADDED = 0x21
@@ -239,6 +240,15 @@ class Purge:
 
     request_id: int
     queue: str
+
+
+@attrs.frozen(slots=True)
+class PurgeSelected:
+    """Remove the waiting messages of a queue that a selector matches (answered by PURGED)."""
+
+    request_id: int
+    queue: str
+    selector: str
 
 
 @attrs.frozen(slots=True)
@@ -478,6 +488,7 @@ Frame: TypeAlias = (
     | Publish
     | Published
     | Purge
+    | PurgeSelected
     | Purged
     | RangeColumns
     | BrowseSelected

@@ -49,6 +49,7 @@ from .frames import (
     Pull,
     Purge,
     Purged,
+    PurgeSelected,
     QueueList,
     QueueStatisticsResult,
     RangeColumns,
@@ -152,6 +153,13 @@ ROWS: tuple[Row, ...] = (
         _T.CLOSE, Close, "client", lambda f: e.encode_close(f.request_id, f.last_delivered_seq), request_and_int(Close)
     ),
     _row(_T.PURGE, Purge, "client", lambda f: e.encode_purge(f.request_id, f.queue), request_and_queue(Purge)),
+    _row(
+        _T.PURGE_SELECTED,
+        PurgeSelected,
+        "client",
+        lambda f: e.encode_purge_selected(f.request_id, f.queue, f.selector),
+        request_queue_and_text(PurgeSelected),
+    ),
     # server -> client
     _row(
         _T.CONNECTED,

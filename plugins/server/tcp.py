@@ -73,6 +73,7 @@ from minibroker.wire import (
     Publish,
     Pull,
     Purge,
+    PurgeSelected,
     ReadRange,
     RemoveConsumer,
     RemoveProducer,
@@ -500,8 +501,9 @@ class _ClientConnection:
     def keep_alive(self, connection: BrokerConnection, frame: KeepAlive) -> None:
         pass  # its read was enough
 
-    def purge(self, connection: BrokerConnection, frame: Purge) -> None:
-        self.emit(encode_purged(frame.request_id, connection.purge(frame.queue)))
+    def purge(self, connection: BrokerConnection, frame: Purge | PurgeSelected) -> None:
+        selector = frame.selector if isinstance(frame, PurgeSelected) else None
+        self.emit(encode_purged(frame.request_id, connection.purge(frame.queue, selector)))
 
     def list_topics(self, connection: BrokerConnection, frame: ListTopics) -> None:
         topics, durables = connection.topic_listing()
@@ -594,6 +596,7 @@ _COMMANDS: dict[type, _Command] = {
     ListQueues: _ClientConnection.list_queues,
     KeepAlive: _ClientConnection.keep_alive,
     Purge: _ClientConnection.purge,
+    PurgeSelected: _ClientConnection.purge,
     ListTopics: _ClientConnection.list_topics,
     AddProducer: _ClientConnection.add_producer,
     RemoveProducer: _ClientConnection.remove_producer,

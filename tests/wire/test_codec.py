@@ -163,6 +163,7 @@ EVERY_FRAME: list[wire.Frame] = [
     wire.range_columns_of(20, "epoch-1", 9, [RangeEntry(3, message(), 0), RangeEntry(7, full_message(), 2)]),
     # administration and credentials (issue 4)
     wire.Purge(20, "orders"),
+    wire.PurgeSelected(20, "orders.>", "JMSMessageID = 'ID:x'"),
     wire.Purged(20, 3),
     Hello(21, "client", "admin", "s3cret ü"),
     Hello(22, None, None, "only-a-password"),

@@ -62,6 +62,7 @@ SAMPLES: dict[type[Any], wire.Frame] = {
         wire.TemporaryCreated(17, "temp-queue://ID:c-1:1:1"),
         wire.DeleteTemporary(18, "temp-queue://ID:c-1:1:1"),
         wire.BrowseSelected(19, "orders", "n > 0"),
+        wire.PurgeSelected(19, "orders.>", "n > 0"),
         wire.Unsubscribe(20, "sub-1"),
         wire.AddProducer(1, "queue://orders"),
         wire.RemoveProducer(1, ""),
