@@ -257,7 +257,7 @@ class _ClientConnection:
         without a word, or that holds a slot and says nothing; live clients send KEEP_ALIVE."""
         if self.finished:
             return
-        if self.reads == self.reads_seen:
+        if self.reads == self.reads_seen and self.held is None:
             timeout = self.server.idle_timeout
             log.info("%r: nothing read for %s s, closing", self, timeout)
             self.abort(
@@ -391,17 +391,20 @@ class _ClientConnection:
             self.emit(encode_error(request_id, MinibrokerError.code, f"{type(exc).__name__}: {exc}"))
 
     async def send_held(self) -> None:
-        """Wait for room for the held send (flow control), then handle it; a timeout is that send's error."""
-        held, self.held = self.held, None
-        assert held is not None
-        frame, admission = held
+        """Wait for room for the held send (flow control), then handle it; a timeout is that send's error. The send
+        stays ``held`` while it waits: the idle check does not count the broker's own holding as the client's
+        silence (ActiveMQ's inactivity monitor skips a connection whose command is being processed)."""
+        assert self.held is not None
+        frame, admission = self.held
         self.flush()
         try:
             await admission
         except MinibrokerError as exc:
+            self.held = None
             if not self.finished:
                 self.emit(encode_error(frame.request_id, exc.code, str(exc)))
             return
+        self.held = None
         if not self.finished and self.connection is not None:
             self.handle(frame)
 

@@ -284,6 +284,33 @@ class TestIdleTimeout:
         finally:
             await server.close()
 
+    async def test_a_producer_the_broker_holds_is_not_idle(self) -> None:
+        """issue 29: flow control stops reading a held producer's socket; that silence is the broker's, so the idle
+        check leaves the connection (and its transaction) alone until the send goes (ActiveMQ's inactivity monitor
+        skips a connection whose command is being processed)."""
+        from minibroker import DestinationPolicy
+
+        policy = DestinationPolicy(memory_limit=1000)
+        async with asyncio.timeout(20), Broker(clock=RealClock(), policies={">": policy}) as broker:
+            server = await start_server(broker, idle_timeout=0.2)
+            try:
+                async with await connect(broker) as operator:
+                    await send_all(operator, "full", ["x" * 1200])
+                conn = await connect(server.url, always_sync_send=True)
+                session = await conn.create_session(AckMode.SESSION_TRANSACTED)
+                producer = await session.create_producer("full")
+                sending = asyncio.create_task(producer.send("held"))
+                await asyncio.sleep(0.7)  # the network's real time is what is under test: 3 idle timeouts
+                held = not sending.done()
+                broker.purge("full")
+                await asyncio.wait_for(sending, 5)
+                await session.commit()
+                await conn.close()
+                assert held
+                assert [m.body for m in broker.browse_all("full")] == ["held"]
+            finally:
+                await server.close()
+
 
 class TestErrors:
     async def test_broker_errors_are_typed_and_keep_the_connection(self, conn: Connection) -> None:
