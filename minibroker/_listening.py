@@ -4,10 +4,17 @@ wait for their count, drop them all, and stop with the broker. One home, so the 
 from __future__ import annotations
 
 import asyncio
+import logging
+import socket
+import ssl
+import time
+from collections.abc import Callable
 from types import TracebackType
 from typing import Any, Generic, Protocol, TypeVar
 
-__all__ = ["Listener"]
+from ._sockets import SocketSlots
+
+__all__ = ["FailureLog", "Listener", "TlsGate", "serve_tls_or_plain"]
 
 
 class _Connection(Protocol):
@@ -87,3 +94,127 @@ class Listener(Generic[C]):
 
 
 ListenerT = TypeVar("ListenerT", bound="Listener[Any]")
+
+
+class TlsGate(asyncio.Protocol):
+    """The TLS handshake of one accepted socket, run by the listener itself: the socket holds a connection slot
+    from accept (a half-open TLS socket counts against ``max_connections`` like any other, so a flood of them can
+    neither exhaust the process's file descriptors nor lock the other listeners out), and the handshake has the
+    listener's deadline (``handshake_timeout``) instead of asyncio's 60 s. Once it is done, the slot is handed back
+    and the listener's own protocol gets the TLS transport (and claims its slot as for a plain socket)."""
+
+    def __init__(
+        self,
+        sockets: SocketSlots,
+        max_connections: int,
+        context: ssl.SSLContext,
+        handshake_timeout: float,
+        make_protocol: Callable[[], asyncio.BaseProtocol],
+        failures: FailureLog,
+    ) -> None:
+        self._sockets = sockets
+        self._max_connections = max_connections
+        self._context = context
+        self._timeout = handshake_timeout
+        self._make_protocol = make_protocol
+        self._failures = failures
+        self._claimed = False
+        self._task: asyncio.Task[None] | None = None
+        #: what the peer sent right after the handshake, before the listener's protocol took over
+        self._early: list[bytes] = []
+        self._early_eof = False
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        if not self._sockets.claim(self._max_connections):
+            self._failures.note(f"refusing {transport.get_extra_info('peername')}: {self._sockets.open} open")
+            transport.abort()
+            return
+        self._claimed = True
+        self._task = asyncio.get_running_loop().create_task(self._handshake(transport))
+
+    async def _handshake(self, transport: asyncio.Transport) -> None:
+        loop = asyncio.get_running_loop()
+        try:
+            tls = await loop.start_tls(
+                transport, self, self._context, server_side=True, ssl_handshake_timeout=self._timeout
+            )
+        except (OSError, ssl.SSLError, TimeoutError, ConnectionError) as exc:
+            self._failures.note(f"TLS handshake with {transport.get_extra_info('peername')} failed: {exc!r}")
+            self._release()
+            transport.abort()
+            return
+        self._release()
+        if tls is None:  # the peer went away as the handshake ended
+            return
+        protocol = self._make_protocol()
+        tls.set_protocol(protocol)
+        protocol.connection_made(tls)
+        if self._early and isinstance(protocol, asyncio.Protocol):
+            for data in self._early:
+                protocol.data_received(data)
+            self._early.clear()
+        if self._early_eof and isinstance(protocol, asyncio.Protocol):
+            protocol.eof_received()
+
+    def data_received(self, data: bytes) -> None:
+        self._early.append(data)
+
+    def eof_received(self) -> bool | None:
+        self._early_eof = True
+        return True
+
+    def _release(self) -> None:
+        if self._claimed:
+            self._claimed = False
+            self._sockets.release()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._release()
+
+
+class FailureLog:
+    """Refused sockets and failed handshakes, logged at most once per ``interval`` seconds with the count since the
+    last line: a flood of them is one line every few seconds, not one per attempt."""
+
+    def __init__(self, log: logging.Logger, interval: float = 10.0) -> None:
+        self._log = log
+        self._interval = interval
+        self._last = -interval
+        self._since = 0
+
+    def note(self, what: str) -> None:
+        self._since += 1
+        now = time.monotonic()
+        if now - self._last >= self._interval:
+            more = f" ({self._since - 1} more since the last report)" if self._since > 1 else ""
+            self._log.warning("%s%s", what, more)
+            self._last = now
+            self._since = 0
+
+
+async def serve_tls_or_plain(
+    make_protocol: Callable[[], asyncio.BaseProtocol],
+    host: str,
+    port: int,
+    sock: socket.socket | None,
+    context: ssl.SSLContext | None,
+    *,
+    sockets: SocketSlots,
+    max_connections: int,
+    handshake_timeout: float,
+    log: logging.Logger,
+) -> asyncio.Server:
+    """A listening server for ``make_protocol``: plain, or TLS through a :class:`TlsGate` per accepted socket."""
+    loop = asyncio.get_running_loop()
+    if context is None:
+        factory = make_protocol
+    else:
+        failures = FailureLog(log)
+
+        def factory() -> asyncio.BaseProtocol:
+            return TlsGate(sockets, max_connections, context, handshake_timeout, make_protocol, failures)
+
+    if sock is not None:
+        return await loop.create_server(factory, sock=sock)
+    return await loop.create_server(factory, host, port)

@@ -36,6 +36,7 @@ from minibroker._defaults import (
     PRE_LOGIN_MAX_FRAME_SIZE,
     check_limits,
 )
+from minibroker._listening import serve_tls_or_plain
 from minibroker.errors import (
     AccessDenied,
     BrokerClosed,
@@ -658,13 +659,24 @@ class Server:
         return len(self._connections)
 
     async def _start(self, host: str, port: int, socks: Sequence[socket.socket]) -> None:
-        if socks:
-            for sock in socks:
-                self._servers.append(
-                    await asyncio.start_server(self._accept, sock=sock, limit=_READ_SIZE, ssl=self.ssl)
+        def make_protocol() -> asyncio.BaseProtocol:
+            return asyncio.StreamReaderProtocol(asyncio.StreamReader(limit=_READ_SIZE), self._accept)
+
+        listening: list[socket.socket | None] = list(socks) or [None]
+        for sock in listening:
+            self._servers.append(
+                await serve_tls_or_plain(
+                    make_protocol,
+                    host,
+                    port,
+                    sock,
+                    self.ssl,
+                    sockets=self.broker.sockets,
+                    max_connections=self.max_connections,
+                    handshake_timeout=self.handshake_timeout,
+                    log=log,
                 )
-        else:
-            self._servers.append(await asyncio.start_server(self._accept, host, port, limit=_READ_SIZE, ssl=self.ssl))
+            )
         sockname = self._servers[0].sockets[0].getsockname()
         self.host, self.port = sockname[0], sockname[1]
         self.broker.on_close(self._broker_stopped)

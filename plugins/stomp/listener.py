@@ -25,7 +25,7 @@ from ssl import SSLContext
 
 from minibroker import Admission, Broker
 from minibroker._defaults import DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_WRITE_BUFFER, PRE_LOGIN_MAX_FRAME_SIZE
-from minibroker._listening import Listener
+from minibroker._listening import Listener, serve_tls_or_plain
 from minibroker.clock import TimerHandle
 from minibroker.errors import MinibrokerError, RemoteProtocolError
 
@@ -391,13 +391,21 @@ async def start_stomp_server(
         connect_timeout=connect_timeout,
         max_connections=max_connections,
     )
-    loop = asyncio.get_running_loop()
-    socks = [sock] if isinstance(sock, socket.socket) else list(sock or ())
-    if socks:
-        for s in socks:
-            server._servers.append(await loop.create_server(lambda: _StompProtocol(server), sock=s, ssl=ssl))
-    else:
-        server._servers.append(await loop.create_server(lambda: _StompProtocol(server), host, port, ssl=ssl))
+    socks: list[socket.socket | None] = [sock] if isinstance(sock, socket.socket) else list(sock or ())
+    for s in socks or [None]:
+        server._servers.append(
+            await serve_tls_or_plain(
+                lambda: _StompProtocol(server),
+                host,
+                port,
+                s,
+                ssl,
+                sockets=broker.sockets,
+                max_connections=max_connections,
+                handshake_timeout=server.connect_timeout,
+                log=log,
+            )
+        )
     server.tls = ssl is not None
     sockname = server._servers[0].sockets[0].getsockname()
     server.host, server.port = sockname[0], sockname[1]

@@ -8,8 +8,9 @@ from __future__ import annotations
 import asyncio
 import ssl
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 import pytest_asyncio
@@ -95,3 +96,45 @@ class TestStomp:
             assert received == ["hello over tls"]
         finally:
             await server.close()
+
+
+class TestHalfOpenSockets:
+    """issue 29: a TLS socket holds a connection slot from accept, and its handshake has the listener's deadline:
+    half-open TLS sockets can neither exhaust the process's descriptors nor lock the clients out for long (asyncio
+    alone keeps them 60 s, outside the count). The same for the native, STOMP and MQTT listeners."""
+
+    @staticmethod
+    async def listener(broker: Broker, kind: str) -> Any:
+        from minibroker.plugins.mqtt import start_mqtt_server
+
+        if kind == "native":
+            return await start_server(broker, ssl=server_context(), max_connections=2, handshake_timeout=0.3)
+        if kind == "stomp":
+            return await start_stomp_server(broker, ssl=server_context(), max_connections=2, connect_timeout=0.3)
+        return await start_mqtt_server(broker, ssl=server_context(), max_connections=2, connect_timeout=0.3)
+
+    @pytest.mark.parametrize("kind", ["native", "stomp", "mqtt"])
+    async def test_they_count_from_accept_and_go_at_the_handshake_deadline(self, broker: Broker, kind: str) -> None:
+        server = await self.listener(broker, kind)
+        try:
+            silent = [await asyncio.open_connection("127.0.0.1", server.port) for _ in range(2)]
+            await wait_for(lambda: broker.sockets.open == 2)
+            reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+            assert await asyncio.wait_for(reader.read(), 5) == b""  # no slot: closed at once, before any TLS
+            writer.close()
+            for silent_reader, silent_writer in silent:  # their handshake deadline: closed without a word
+                assert await asyncio.wait_for(silent_reader.read(), 5) == b""
+                silent_writer.close()
+            await wait_for(lambda: broker.sockets.open == 0)
+            if kind == "native":  # and a client gets in again
+                async with await connect(server.url, ssl=client_context()) as conn:
+                    await (await (await conn.create_session()).create_producer("after")).send("x")
+                assert broker.queue("after").size == 1
+        finally:
+            await server.close()
+
+
+async def wait_for(condition: Callable[[], bool], timeout: float = 5.0) -> None:
+    async with asyncio.timeout(timeout):
+        while not condition():
+            await asyncio.sleep(0.01)  # a socket's fate is the event loop's: polled, with a deadline
