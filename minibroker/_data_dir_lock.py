@@ -18,6 +18,8 @@ if TYPE_CHECKING:
 
 #: the lock file inside a data directory
 LOCK_NAME = "lock"
+#: the store's database inside a data directory (minibroker.store)
+DATABASE_NAME = "minibroker.sqlite3"
 
 
 def in_use_message(directory: str | os.PathLike[str]) -> str:
@@ -55,4 +57,27 @@ def data_dir_in_use(directory: str | os.PathLike[str]) -> str | None:
         return None
     if lock is not None:
         lock.close()
+    return database_problem(directory)
+
+
+def database_problem(directory: str | os.PathLike[str]) -> str | None:
+    """Why the store's database in ``directory`` cannot be read (not a database, another broker holds it although
+    its lock file was deleted), or None (no database yet: the store makes one). One read-only query: the store's own
+    checks come when it opens, but ``serve`` says what is wrong before it prints a URL."""
+    path = os.path.join(directory, DATABASE_NAME)
+    if not os.path.isfile(path):
+        return None
+    import pathlib
+    import sqlite3
+
+    try:
+        db = sqlite3.connect(pathlib.Path(path).absolute().as_uri() + "?mode=ro", uri=True, timeout=0)
+        try:
+            db.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        finally:
+            db.close()
+    except sqlite3.Error as exc:
+        if "locked" in str(exc):
+            return in_use_message(directory)
+        return f"cannot open the message store {path}: {exc}"
     return None

@@ -40,7 +40,7 @@ from ._core.journal import (
     Unscheduled,
 )
 from ._core.replay import random_epoch
-from ._data_dir_lock import in_use_message, lock_data_dir
+from ._data_dir_lock import DATABASE_NAME, in_use_message, lock_data_dir
 from .errors import IllegalStateError, InvalidConfiguration, MinibrokerError, StoreError
 from .message import Message
 from .wire.encoders import write_message as _encode_message_parts
@@ -49,7 +49,6 @@ from .wire.parsers import FrameParser
 __all__ = ["DATABASE_NAME", "MemoryStore", "MessageStore", "SqliteStore", "StoreError", "StoredState"]
 
 #: the database file inside a data directory
-DATABASE_NAME = "minibroker.sqlite3"
 _SCHEMA_VERSION = 1
 
 

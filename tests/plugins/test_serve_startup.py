@@ -193,3 +193,34 @@ async def test_servers_on_sockets_bound_beforehand() -> None:
         await stomp.close()
         await server.close()
     assert all(sock.fileno() == -1 for sock in socks)
+
+
+async def test_a_store_that_is_not_a_database_is_one_line_before_the_url(tmp_path: Path) -> None:
+    """issue 29: the store is checked before the URL is printed, so no client connects to a broker that will not
+    start; a database file that is not one (a 4-byte file) is one line, not a traceback."""
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "minibroker.sqlite3").write_bytes(b"abcd")
+    code, out, err = await run(MINIBROKER, "serve", "--port", "0", "--data-dir", str(data), cwd=tmp_path)
+    assert (code, out) == (1, "")
+    assert err.strip().splitlines() == [
+        f"minibroker serve: cannot open the message store {data}/minibroker.sqlite3: file is not a database"
+    ]
+
+
+async def test_a_store_held_by_another_broker_is_refused_before_the_url_even_without_its_lock_file(
+    tmp_path: Path,
+) -> None:
+    """issue 31: deleting the lock file does not let a second broker in (SQLite's own lock holds); the error says
+    so before the URL."""
+    from minibroker.store import SqliteStore
+
+    data = tmp_path / "data"
+    store = SqliteStore(data)
+    try:
+        (data / "lock").unlink()
+        code, out, err = await run(MINIBROKER, "serve", "--port", "0", "--data-dir", str(data), cwd=tmp_path)
+    finally:
+        store.close()
+    assert (code, out) == (1, "")
+    assert err.strip() == f"minibroker serve: the message store in {data} is in use by another broker"
