@@ -12,8 +12,8 @@ from __future__ import annotations
 import struct
 from collections.abc import Callable
 
-from minibroker._java import java_bool, java_double, java_float, parse_double, parse_long
-from minibroker._java_bodies import marshal_stream, read_modified_utf8
+from minibroker._java.bodies import marshal_stream, read_modified_utf8
+from minibroker._java.values import java_bool, java_double, java_float, parse_double, parse_long
 from minibroker.errors import MessageEOFError, MessageFormatError, NullValueError, NumberFormatError
 from minibroker.message import PropertyValue
 from minibroker.typed import Byte, Double, Float, Int, Long, Short

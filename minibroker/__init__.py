@@ -8,7 +8,6 @@
 # ``minibroker serve`` binds its socket before it pays for asyncio, attrs and the broker.
 TYPE_CHECKING = False  # not typing's: importing typing costs a few ms of every launch
 if TYPE_CHECKING:
-    from ._connection import BrokerConnection
     from ._core.broker import NOW_UNKNOWN_DELIVERED
     from ._core.commands import AckType, ConsumerInfo, MessageAck
     from ._core.durable import durable_queue_name
@@ -18,8 +17,10 @@ if TYPE_CHECKING:
     from ._core.queue import QueueStatistics
     from ._core.replay import BrokerInfo, CursorAck, EpochSource, PublishResult, QueuePosition, RangeEntry, RangeRead
     from ._core.virtual import VirtualTopics
-    from ._driver import Admission, Broker, BrokerStatistics, QueueView
-    from ._link import MemoryLink
+    from ._driver.broker import Broker
+    from ._driver.connection import BrokerConnection
+    from ._driver.link import MemoryLink
+    from ._driver.results import Admission, BrokerStatistics, QueueView
     from .clock import Clock, ManualClock, RealClock
     from .message import Destination, DestinationKind, Message, ObjectBody, PropertyValue
 
@@ -44,12 +45,12 @@ _LAZY = {
     "DestinationPolicy": "._core.policy",
     "QueueStatistics": "._core.queue",
     "VirtualTopics": "._core.virtual",
-    "Admission": "._driver",
-    "Broker": "._driver",
-    "BrokerConnection": "._connection",
-    "BrokerStatistics": "._driver",
-    "QueueView": "._driver",
-    "MemoryLink": "._link",
+    "Admission": "._driver.results",
+    "Broker": "._driver.broker",
+    "BrokerConnection": "._driver.connection",
+    "BrokerStatistics": "._driver.results",
+    "QueueView": "._driver.results",
+    "MemoryLink": "._driver.link",
     "Clock": ".clock",
     "ManualClock": ".clock",
     "RealClock": ".clock",

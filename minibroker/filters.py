@@ -31,7 +31,7 @@ from .errors import FilterValidationError, InvalidConfiguration
 from .message import Destination, Message
 
 if TYPE_CHECKING:
-    from ._driver import Broker
+    from ._driver.broker import Broker
 
 __all__ = ["HOOKS", "BrokerFilter", "BrokerPlugin", "ConnectionContext", "DeadLetterRequest", "hooks_of"]
 

@@ -48,7 +48,7 @@ class ObjectBody:
     def of(cls, value: object, class_name: str | None = None) -> ObjectBody:
         """``value`` serialized as Java would (``class_name="java.lang.Character"`` makes a one-character str a
         Character); MessageFormatError for a value Python cannot serialize."""
-        from ._java_bodies import serialize
+        from ._java.bodies import serialize
         from .errors import MessageFormatError
 
         data = serialize(value, class_name)
@@ -63,14 +63,14 @@ class ObjectBody:
     @property
     def class_name(self) -> str | None:
         """The serialized object's class (``java.lang.String``, ``com.acme.Order``); None without an object."""
-        from ._java_bodies import serialized_class_name
+        from ._java.bodies import serialized_class_name
 
         return serialized_class_name(self.data)
 
     def value(self) -> object:
         """The object, for the classes :meth:`of` writes (None without one); MessageFormatError for any other
         class (Python cannot deserialize it)."""
-        from ._java_bodies import deserialize
+        from ._java.bodies import deserialize
         from .errors import MessageFormatError
 
         try:

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING
 import attrs
 
 from ._core.history import DeadLetterRecord, HistoryRecord
-from ._driver import Broker
-from ._link import MemoryLink
+from ._driver.broker import Broker
+from ._driver.link import MemoryLink
 from .clock import ManualClock, RealClock, poll_sleep, settle
 from .message import Body, Destination
 

@@ -19,7 +19,7 @@ import struct
 from collections.abc import Callable
 from typing import Any
 
-from ._java import java_string
+from ._java.values import java_string
 from .errors import MessageFormatError
 
 __all__ = [

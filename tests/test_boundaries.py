@@ -14,7 +14,7 @@ REPO = Path(__file__).resolve().parents[1]
 OUTSIDE = [REPO / "plugins", REPO / "client"]
 #: where authorization may be asked for: the connection object, and the filter chain (the driver's end of it, the
 #: filters themselves, the plugin that implements the rules)
-AUTHORIZERS = {REPO / "minibroker" / name for name in ("_connection.py", "_driver.py", "filters.py")} | {
+AUTHORIZERS = {REPO / "minibroker" / name for name in ("_driver/connection.py", "_driver/broker.py", "filters.py")} | {
     REPO / "plugins" / "auth.py"
 }
 
@@ -59,7 +59,7 @@ def test_authorization_is_asked_for_only_by_the_connection_and_the_filter_chain(
         if path not in AUTHORIZERS
     }
     assert {k: v for k, v in asked.items() if v} == {}
-    assert _calls(REPO / "minibroker" / "_connection.py", {"authorize"})  # not vacuous
+    assert _calls(REPO / "minibroker" / "_driver" / "connection.py", {"authorize"})  # not vacuous
 
 
 def test_the_core_does_not_load_the_fidelity_table(tmp_path: Path) -> None:

@@ -40,3 +40,17 @@ def test_each_command_is_accepted(command: list[str]) -> None:
     for option in command[2:]:
         if option.startswith("--"):
             assert option in done.stdout, f"{option} is not an option of {command[1]}"
+
+
+def test_how_it_is_built_names_every_package() -> None:
+    """docs/development.md's "How it is built" stays current: every package (and the plugins' subpackages) is named
+    there, so a new one cannot land without its line."""
+    section = PAGE.read_text().split("## How it is built", 1)[1].split("\n## ", 1)[0]
+    packages = [
+        f"{root}/{path.parent.relative_to(REPO / root).as_posix()}/".replace("/./", "/")
+        for root in ("minibroker", "plugins", "client")
+        for path in sorted((REPO / root).rglob("__init__.py"))
+    ]
+    missing = [p for p in packages if f"`{p}`" not in section and f"`{p.split('/', 1)[1]}`" not in section]
+    assert len(packages) > 10
+    assert missing == []

@@ -17,7 +17,7 @@ PAGE, LOW = 50, 10
 
 @pytest.fixture(autouse=True)
 def small_pages(monkeypatch: pytest.MonkeyPatch) -> None:
-    from minibroker import _driver
+    from minibroker._driver import broker as _driver
 
     monkeypatch.setattr(paging, "LOW_WATER", LOW)
     monkeypatch.setattr(_driver, "PAGE", PAGE)

@@ -10,7 +10,7 @@ from typing import Any
 
 import attrs
 
-from minibroker._java import JAVA_LONG_MAX, is_number, java_bool, java_double, java_long
+from minibroker._java.values import JAVA_LONG_MAX, is_number, java_bool, java_double, java_long
 from minibroker.destination_map import DESTINATION_PREFIXES, DestinationMap
 from minibroker.errors import InvalidConfiguration
 

@@ -9,7 +9,7 @@ from collections.abc import Iterable
 
 import attrs
 
-from minibroker._java import is_number
+from minibroker._java.values import is_number
 from minibroker.errors import InvalidConfiguration
 
 from ._plan import PlanStep

@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 import attrs
 
-from minibroker._java import is_number
+from minibroker._java.values import is_number
 from minibroker.errors import InvalidSelector
 
 from ._like import compile_like

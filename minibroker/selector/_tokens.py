@@ -7,7 +7,7 @@ import re
 
 import attrs
 
-from minibroker._java import JAVA_LONG_MAX
+from minibroker._java.values import JAVA_LONG_MAX
 from minibroker.errors import InvalidSelector
 
 

@@ -12,7 +12,7 @@ import operator
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from minibroker._java import is_number, java_string, parse_double, parse_long
+from minibroker._java.values import is_number, java_string, parse_double, parse_long
 
 #: How a selector reads a message: identifier -> header or property value, or None when absent.
 Lookup = Callable[[str], object]

@@ -23,9 +23,9 @@ from ssl import SSLContext
 
 from minibroker import Admission, Broker
 from minibroker._defaults import DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_WRITE_BUFFER, PRE_LOGIN_MAX_FRAME_SIZE
-from minibroker._listening import Listener, serve_tls_or_plain
 from minibroker.clock import TimerHandle
 from minibroker.errors import InvalidConfiguration, MinibrokerError, RemoteProtocolError
+from minibroker.plugins._listening import Listener, serve_tls_or_plain
 
 from .codec import MqttDecoder
 from .session import STRATEGIES, MqttSession

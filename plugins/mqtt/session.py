@@ -33,7 +33,7 @@ import attrs
 
 from minibroker import AckType, Admission, Broker, BrokerConnection, ConsumerInfo, Dispatch, MessageAck
 from minibroker._ids import PROCESS_ID_PREFIX
-from minibroker._java_bodies import marshal_stream
+from minibroker._java.bodies import marshal_stream
 from minibroker.errors import AccessDenied, ConnectionClosed, InvalidClientIdError, MinibrokerError, RemoteProtocolError
 from minibroker.message import Body, Destination, DestinationKind, Message, ObjectBody
 from minibroker.typed import java_map_order

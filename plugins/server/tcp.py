@@ -36,7 +36,6 @@ from minibroker._defaults import (
     PRE_LOGIN_MAX_FRAME_SIZE,
     check_limits,
 )
-from minibroker._listening import serve_tls_or_plain
 from minibroker.errors import (
     AccessDenied,
     BrokerClosed,
@@ -49,6 +48,7 @@ from minibroker.errors import (
     TransactionError,
 )
 from minibroker.message import Destination, DestinationKind, temporary_text
+from minibroker.plugins._listening import serve_tls_or_plain
 from minibroker.wire import (
     DEFAULT_MAX_FRAME_SIZE,
     AckBelow,

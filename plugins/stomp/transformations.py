@@ -27,8 +27,8 @@ from typing import Any
 
 import attrs
 
-from minibroker._java import java_double, java_float
-from minibroker._java_bodies import deserialize, serialize
+from minibroker._java.bodies import deserialize, serialize
+from minibroker._java.values import java_double, java_float
 from minibroker.errors import MessageFormatError
 from minibroker.message import Message, ObjectBody, PropertyValue, map_body
 from minibroker.typed import Byte, Double, Float, Int, Long, Short, java_map_order, java_type
@@ -261,7 +261,7 @@ JMS_TRANSLATOR_NAMES = frozenset(
 
 # -- objects ----------------------------------------------------------------------------------------------------------
 
-#: XStream's element name for each class an ObjectBody can hold (minibroker._java_bodies)
+#: XStream's element name for each class an ObjectBody can hold (minibroker._java.bodies)
 _OBJECT_ELEMENTS = {
     "java.lang.String": "string",
     "java.lang.Integer": "int",

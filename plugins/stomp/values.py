@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from minibroker._java import java_double, java_string
+from minibroker._java.values import java_double, java_string
 from minibroker.errors import (
     AccessDenied,
     InvalidClientIdError,

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from minibroker._java import java_string
+from minibroker._java.values import java_string
 from minibroker.errors import MessageEOFError, MessageFormatError, NullValueError, NumberFormatError
 from minibroker.message import ObjectBody
 from minibroker.typed import Byte, Double, Float, Int, Long, Short, convert, java_type

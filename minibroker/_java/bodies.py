@@ -15,8 +15,8 @@ import struct
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from .errors import MessageFormatError
-from .typed import Byte, Double, Float, Int, Long, Short, java_type
+from ..errors import MessageFormatError
+from ..typed import Byte, Double, Float, Int, Long, Short, java_type
 
 __all__ = [
     "deserialize",

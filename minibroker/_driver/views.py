@@ -6,16 +6,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, cast
 
-from ._core.durable import DURABLE_PREFIX, DurableView
-from ._core.history import DeadLetterRecord, HistoryRecord
-from ._core.queue import QueueStatistics
-from ._views import BrokerStatistics, QueueView
-from .clock import settle
-from .message import Destination, DestinationKind, Message
+from .._core.durable import DURABLE_PREFIX, DurableView
+from .._core.history import DeadLetterRecord, HistoryRecord
+from .._core.queue import QueueStatistics
+from ..clock import settle
+from ..message import Destination, DestinationKind, Message
+from .results import BrokerStatistics, QueueView
 
 if TYPE_CHECKING:
-    from ._core.broker import BrokerCore
-    from ._driver import Broker
+    from .._core.broker import BrokerCore
+    from .broker import Broker
 
 __all__: list[str] = []
 
@@ -86,7 +86,7 @@ class _BrokerViews:
         the page counts those."""
         compiled = None
         if selector is not None:
-            from .selector import parse_selector  # only browsers with a selector need the parser (~4 ms to import)
+            from ..selector import parse_selector  # only browsers with a selector need the parser (~4 ms to import)
 
             compiled = parse_selector(selector)
         q = self.core.queues.get(queue)

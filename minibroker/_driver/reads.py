@@ -7,14 +7,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from ._core.replay import BrokerInfo, CursorAck, CursorBook, EpochSource, PublishResult, RangeRead
-from ._core.subscription import QueueEntry
-from .errors import ConnectionClosed
-from .message import Destination, Message
+from .._core.replay import BrokerInfo, CursorAck, CursorBook, EpochSource, PublishResult, RangeRead
+from .._core.subscription import QueueEntry
+from ..errors import ConnectionClosed
+from ..message import Destination, Message
 
 if TYPE_CHECKING:
-    from ._core.broker import BrokerCore
-    from ._core.journal import Journal
+    from .._core.broker import BrokerCore
+    from .._core.journal import Journal
 
 __all__: list[str] = []
 

@@ -18,25 +18,19 @@ from types import TracebackType
 from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from ._connection import BrokerConnection
-from ._core.broker import BrokerCore
-from ._core.commands import ConsumerInfo, MessageAck
-from ._core.effects import Dispatch
-from ._core.journal import Journal
-from ._core.multi import reads
-from ._core.paging import PAGE, pages_wanted
-from ._core.policy import DestinationPolicy
-from ._core.queue import DEFAULT_SYSTEM_MEMORY_LIMIT
-from ._core.undo import roll_back
-from ._core.virtual import DEFAULT_VIRTUAL_TOPICS, VirtualTopics
-from ._driver_reads import _ReplayableReads
-from ._driver_views import _BrokerViews
-from ._flow import SpaceWaiters
-from ._sockets import SocketSlots
-from ._views import Admission, BrokerStatistics, ListenerFailure, QueueView
-from .clock import Clock, ManualClock, RealClock, TimerHandle, settle
-from .destination_map import DestinationMap
-from .errors import (
+from .._core.broker import BrokerCore
+from .._core.commands import ConsumerInfo, MessageAck
+from .._core.effects import Dispatch
+from .._core.journal import Journal
+from .._core.multi import reads
+from .._core.paging import PAGE, pages_wanted
+from .._core.policy import DestinationPolicy
+from .._core.queue import DEFAULT_SYSTEM_MEMORY_LIMIT
+from .._core.undo import roll_back
+from .._core.virtual import DEFAULT_VIRTUAL_TOPICS, VirtualTopics
+from ..clock import Clock, ManualClock, RealClock, TimerHandle, settle
+from ..destination_map import DestinationMap
+from ..errors import (
     AccessDenied,
     BrokerClosed,
     InvalidClientIdError,
@@ -46,13 +40,19 @@ from .errors import (
     StoreError,
     TransactionRolledBack,
 )
-from .filters import BrokerFilter, BrokerPlugin, ConnectionContext, DeadLetterRequest, hooks_of
-from .limits import DEFAULT_CONNECTION_LIMITS, ConnectionLimits
-from .message import Body, Destination, DestinationKind, Message, composite_parts
+from ..filters import BrokerFilter, BrokerPlugin, ConnectionContext, DeadLetterRequest, hooks_of
+from ..limits import DEFAULT_CONNECTION_LIMITS, ConnectionLimits
+from ..message import Body, Destination, DestinationKind, Message, composite_parts
+from .connection import BrokerConnection
+from .flow import SpaceWaiters
+from .reads import _ReplayableReads
+from .results import Admission, BrokerStatistics, ListenerFailure, QueueView
+from .sockets import SocketSlots
+from .views import _BrokerViews
 
 if TYPE_CHECKING:  # the store module (sqlite3, the codec) is imported only by brokers that have a data_dir
-    from ._link import MemoryLink
-    from .store import MessageStore
+    from ..store import MessageStore
+    from .link import MemoryLink
 
 log = logging.getLogger("minibroker.broker")
 
@@ -139,7 +139,7 @@ class Broker(_BrokerViews, _ReplayableReads):
             self.connection_limits = connection_limits
         #: where persistent messages are kept (None: memory only); the core journals into ``_journal``
         if data_dir is not None:
-            from .store import SqliteStore
+            from ..store import SqliteStore
 
             store = SqliteStore(data_dir)
         self.store: MessageStore | None = store
@@ -387,7 +387,7 @@ class Broker(_BrokerViews, _ReplayableReads):
 
     def link(self) -> MemoryLink:
         """A new, unopened in-process link to this broker (what ``connect(broker)`` speaks through)."""
-        from ._link import MemoryLink
+        from .link import MemoryLink
 
         return MemoryLink(self)
 
@@ -630,7 +630,7 @@ class Broker(_BrokerViews, _ReplayableReads):
         names = self.purge_targets(queue)
         compiled = None
         if selector is not None:
-            from .selector import parse_selector
+            from ..selector import parse_selector
 
             compiled = parse_selector(selector)
         count = 0

@@ -12,17 +12,17 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING
 
-from ._core.commands import ConsumerInfo, MessageAck
-from ._core.queue import QueueStatistics
-from ._core.replay import BrokerInfo, CursorAck, PublishResult, RangeRead
-from .clock import Clock
-from .errors import ConnectionClosed
-from .message import Body, Destination, DestinationKind, Message
-from .transport.base import DispatchHandler
+from .._core.commands import ConsumerInfo, MessageAck
+from .._core.queue import QueueStatistics
+from .._core.replay import BrokerInfo, CursorAck, PublishResult, RangeRead
+from ..clock import Clock
+from ..errors import ConnectionClosed
+from ..message import Body, Destination, DestinationKind, Message
+from ..transport.base import DispatchHandler
 
 if TYPE_CHECKING:
-    from ._connection import BrokerConnection
-    from ._driver import Broker
+    from .broker import Broker
+    from .connection import BrokerConnection
 
 __all__ = ["MemoryLink"]
 

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from types import TracebackType
 from typing import Any, Generic, Protocol, TypeVar
 
-from ._sockets import SocketSlots
+from minibroker._driver.sockets import SocketSlots
 
 __all__ = ["FailureLog", "Listener", "TlsGate", "serve_tls_or_plain"]
 

@@ -1,6 +1,6 @@
 """What the driver shows of itself: live queue views, broker counters, listener failures, waiting sends.
 
-Kept apart from :mod:`minibroker._driver` so the driver file holds only the driving; everything here reads the
+Kept apart from :mod:`minibroker._driver.broker` so the driver file holds only the driving; everything here reads the
 broker through its public methods.
 """
 
@@ -11,11 +11,11 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from ._core.queue import QueueStatistics
-from .message import Body, Destination, Message
+from .._core.queue import QueueStatistics
+from ..message import Body, Destination, Message
 
 if TYPE_CHECKING:
-    from ._driver import Broker
+    from .broker import Broker
 
 __all__ = ["Admission", "BrokerStatistics", "ListenerFailure", "QueueView"]
 

@@ -18,14 +18,13 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from ._core.commands import ConsumerInfo, MessageAck
-from ._core.durable import DurableView
-from ._core.effects import Dispatch
-from ._core.queue import QueueStatistics
-from ._core.replay import BrokerInfo, CursorAck, PublishResult, RangeRead
-from ._core.subscription import QueueEntry
-from ._views import Admission
-from .errors import (
+from .._core.commands import ConsumerInfo, MessageAck
+from .._core.durable import DurableView
+from .._core.effects import Dispatch
+from .._core.queue import QueueStatistics
+from .._core.replay import BrokerInfo, CursorAck, PublishResult, RangeRead
+from .._core.subscription import QueueEntry
+from ..errors import (
     AccessDenied,
     ConnectionClosed,
     IllegalStateError,
@@ -34,12 +33,13 @@ from .errors import (
     MinibrokerError,
     TransactionError,
 )
-from .filters import ConnectionContext
-from .message import Destination, DestinationKind, Message, composite_parts
-from .refusals import check_send_destination
+from ..filters import ConnectionContext
+from ..message import Destination, DestinationKind, Message, composite_parts
+from ..refusals import check_send_destination
+from .results import Admission
 
 if TYPE_CHECKING:
-    from ._driver import Broker
+    from .broker import Broker
 
 __all__ = ["ADMIN", "READ", "WRITE", "BrokerConnection"]
 

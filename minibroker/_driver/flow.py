@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
-from .clock import Clock, TimerHandle
+from ..clock import Clock, TimerHandle
 
 __all__ = ["SpaceWaiters"]
 
