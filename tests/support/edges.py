@@ -1,6 +1,7 @@
 """One small client API over every edge of the broker, so that one scenario runs over each (in the spirit of trio's
 stream conformance tests): ``memory`` (the minibroker client, in process), ``tcp`` (the same client over the native
-TCP server) and ``stomp`` (raw STOMP 1.2 frames over the STOMP connector).
+TCP server) and ``stomp`` (raw STOMP 1.2 frames over the STOMP connector); for topics, ``mqtt`` too (paho-mqtt over
+the MQTT connector: :class:`TopicEdgeFactory`).
 
 Each edge says only what STOMP can say too: queues, text bodies, the three ack modes (auto, client, individual),
 sends in a transaction, a queue browser, a time to live, and giving up on a message (``reject``: into the DLQ).
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-from typing import Protocol
+from typing import Any, Protocol
 
 from minibroker import Broker
 from minibroker.client import AckMode, Connection, Consumer, ReceivedMessage, RedeliveryPolicy, Session
@@ -136,8 +137,12 @@ class ClientEdge:
         self._transactions: dict[str, Session] = {}
 
     @classmethod
-    async def open(cls, name: str, broker: Broker) -> ClientEdge:
-        conn = await connect_to(broker, name, redelivery_policy=RedeliveryPolicy(maximum_redeliveries=0))
+    async def open(cls, name: str, broker: Broker, credentials: tuple[str, str] | None = None) -> ClientEdge:
+        login = {} if credentials is None else {"user": credentials[0], "password": credentials[1]}
+        try:
+            conn = await connect_to(broker, name, redelivery_policy=RedeliveryPolicy(maximum_redeliveries=0), **login)
+        except MinibrokerError as exc:
+            raise Refused(str(exc)) from exc
         return cls(name, broker, conn)
 
     async def _plain_session(self) -> Session:
@@ -180,8 +185,11 @@ class ClientEdge:
         await self._transactions.pop(transaction).rollback()
 
     async def browse(self, queue: str) -> list[str]:
-        browser = await (await self._plain_session()).create_browser(queue)
-        return [str(m.body) for m in await browser.messages()]
+        try:
+            browser = await (await self._plain_session()).create_browser(queue)
+            return [str(m.body) for m in await browser.messages()]
+        except MinibrokerError as exc:
+            raise Refused(str(exc)) from exc
 
     async def barrier(self) -> None:
         # a request answered by the broker after everything sent before it (in process: at once)
@@ -238,9 +246,13 @@ class StompEdge:
         self.client = client
 
     @classmethod
-    async def open(cls, broker: Broker, server: StompServer) -> StompEdge:
-        client = await RawStompClient.open(server.port)
-        assert client.connected is not None, "the STOMP CONNECT was refused"
+    async def open(cls, broker: Broker, server: StompServer, credentials: tuple[str, str] | None = None) -> StompEdge:
+        login = {} if credentials is None else {"login": credentials[0], "passcode": credentials[1]}
+        client = await RawStompClient.open(server.port, connect=False)
+        answer = await client.connect(**login)
+        if answer.command != "CONNECTED":
+            await client.close()
+            raise Refused(answer.headers.get("message", ""))
         return cls(broker, client)
 
     async def request(self, command: str, headers: dict[str, str], body: str = "") -> StompFrame:
@@ -304,20 +316,24 @@ class StompEdge:
 class EdgeFactory:
     """Opens connections of one edge kind to one broker; closes them all at the end of the test."""
 
-    def __init__(self, name: str, broker: Broker) -> None:
+    def __init__(self, name: str, broker: Broker, credentials: tuple[str, str] | None = None) -> None:
         self.name = name
         self.broker = broker
+        #: (user, password) every connection logs in with (None: none, on a broker without security)
+        self.credentials = credentials
         self._stomp: StompServer | None = None
         self._opened: list[Edge] = []
 
-    async def open(self) -> Edge:
+    async def open(self, credentials: tuple[str, str] | None = None) -> Edge:
+        """A new connection, with the factory's credentials unless others are given."""
+        login = credentials or self.credentials
         edge: Edge
         if self.name == "stomp":
             if self._stomp is None:
                 self._stomp = await start_stomp_server(self.broker)
-            edge = await StompEdge.open(self.broker, self._stomp)
+            edge = await StompEdge.open(self.broker, self._stomp, login)
         else:
-            edge = await ClientEdge.open(self.name, self.broker)
+            edge = await ClientEdge.open(self.name, self.broker, login)
         self._opened.append(edge)
         return edge
 
@@ -329,3 +345,194 @@ class EdgeFactory:
                 pass
         if self._stomp is not None:
             await self._stomp.close()
+
+
+# -- topics: every edge, MQTT included ---------------------------------------------------------------------------------
+
+#: the edges that can speak of topics (MQTT speaks of nothing else)
+TOPIC_EDGES = (*EDGES, "mqtt")
+
+
+class TopicSubscriber(Protocol):
+    async def receive(self) -> str: ...
+
+    async def nothing_waiting(self) -> bool: ...
+
+
+class TopicEdge(Protocol):
+    """Topics as every edge can say them: publish a text, subscribe (``*`` wildcards allowed), receive texts."""
+
+    name: str
+
+    async def publish(self, topic: str, body: str) -> None: ...
+
+    async def subscribe_topic(self, topic: str) -> TopicSubscriber: ...
+
+    async def close(self) -> None: ...
+
+
+class _ClientTopics:
+    def __init__(self, edge: ClientEdge, consumer: Consumer) -> None:
+        self.edge = edge
+        self.consumer = consumer
+
+    async def receive(self) -> str:
+        message = await asyncio.wait_for(self.consumer.receive(), TIMEOUT)
+        assert message is not None
+        return str(message.body)
+
+    async def nothing_waiting(self) -> bool:
+        await self.edge.barrier()
+        return (await self.consumer.receive_immediately()) is None
+
+
+class _StompTopics:
+    def __init__(self, edge: StompEdge, sub_id: str) -> None:
+        self.edge = edge
+        self.sub_id = sub_id
+
+    async def receive(self) -> str:
+        frame = await self.edge.client.expect(
+            lambda f: f.command == "MESSAGE" and f.headers.get("subscription") == self.sub_id, TIMEOUT
+        )
+        return frame.body.decode()
+
+    async def nothing_waiting(self) -> bool:
+        await self.edge.barrier()
+        return not [f for f in self.edge.client.inbox if f.headers.get("subscription") == self.sub_id]
+
+
+async def client_publish(edge: ClientEdge, topic: str, body: str) -> None:
+    try:
+        producer = await (await edge._plain_session()).create_producer(f"topic://{topic}")
+        await producer.send(body)
+    except MinibrokerError as exc:
+        raise Refused(str(exc)) from exc
+
+
+async def client_subscribe_topic(edge: ClientEdge, topic: str) -> TopicSubscriber:
+    try:
+        consumer = await (await edge._plain_session()).create_consumer(f"topic://{topic}")
+    except MinibrokerError as exc:
+        raise Refused(str(exc)) from exc
+    return _ClientTopics(edge, consumer)
+
+
+async def stomp_publish(edge: StompEdge, topic: str, body: str) -> None:
+    await edge.request("SEND", {"destination": f"/topic/{topic}"}, body)
+
+
+async def stomp_subscribe_topic(edge: StompEdge, topic: str) -> TopicSubscriber:
+    sub_id = f"topic-{next(_names)}"
+    await edge.request("SUBSCRIBE", {"destination": f"/topic/{topic}", "id": sub_id})
+    return _StompTopics(edge, sub_id)
+
+
+def _mqtt_name(topic: str) -> str:
+    return topic.replace(".", "/").replace("*", "+")
+
+
+class _MqttTopics:
+    def __init__(self, edge: MqttEdge) -> None:
+        self.edge = edge
+
+    async def receive(self) -> str:
+        return (await self.edge.client.next(TIMEOUT)).payload.decode()
+
+    async def nothing_waiting(self) -> bool:
+        await self.edge.barrier()
+        return self.edge.client.messages.empty()
+
+
+class MqttEdge:
+    """paho-mqtt over the broker's MQTT connector (QoS 1: every publish and subscribe is answered)."""
+
+    name = "mqtt"
+
+    def __init__(self, client: Any) -> None:
+        self.client = client
+
+    @classmethod
+    async def open(cls, port: int, credentials: tuple[str, str] | None = None) -> MqttEdge:
+        from .mqtt_helpers import Paho  # type: ignore[import-not-found]
+
+        login = {} if credentials is None else {"username": credentials[0], "password": credentials[1]}
+        client = await Paho.connect(port, f"kit-{next(_names)}", **login)
+        if client.return_code != 0:
+            raise Refused(client.reason)
+        return cls(client)
+
+    async def publish(self, topic: str, body: str) -> None:
+        await self.client.publish(_mqtt_name(topic), body.encode(), 1)
+
+    async def subscribe_topic(self, topic: str) -> TopicSubscriber:
+        codes = await self.client.subscribe(_mqtt_name(topic), 1)
+        if codes == [128]:  # MQTT's only word for a refusal (ActiveMQ logs the reason)
+            raise Refused("SUBACK 0x80")
+        return _MqttTopics(self)
+
+    async def barrier(self) -> None:
+        # a QoS 1 publish to a topic nobody reads: its PUBACK follows every packet the broker wrote before it
+        await self.client.publish("kit/barrier", b"", 1)
+
+    async def close(self) -> None:
+        await self.client.disconnect()
+
+
+class TopicEdgeFactory:
+    """Opens topic-speaking connections of one edge kind (MQTT included) to one broker."""
+
+    def __init__(self, name: str, broker: Broker, credentials: tuple[str, str] | None = None) -> None:
+        self.edges = EdgeFactory(name if name != "mqtt" else "memory", broker, credentials)
+        self.name = name
+        self.broker = broker
+        self.credentials = credentials
+        self._mqtt: Any = None
+        self._opened: list[MqttEdge] = []
+
+    async def open(self, credentials: tuple[str, str] | None = None) -> TopicEdge:
+        login = credentials or self.credentials
+        if self.name == "mqtt":
+            from minibroker.plugins.mqtt import start_mqtt_server
+
+            if self._mqtt is None:
+                self._mqtt = await start_mqtt_server(self.broker)
+            edge = await MqttEdge.open(self._mqtt.port, login)
+            self._opened.append(edge)
+            return edge
+        inner = await self.edges.open(login)
+        return _TopicsOver(inner)
+
+    async def close(self) -> None:
+        for edge in self._opened:
+            try:
+                await edge.close()
+            except (MinibrokerError, ConnectionError, TimeoutError):
+                pass
+        await self.edges.close()
+        if self._mqtt is not None:
+            await self._mqtt.close()
+
+
+class _TopicsOver:
+    """The topic words of a queue edge (the minibroker client or STOMP)."""
+
+    def __init__(self, edge: Edge) -> None:
+        self.edge = edge
+        self.name = edge.name
+
+    async def publish(self, topic: str, body: str) -> None:
+        if isinstance(self.edge, StompEdge):
+            await stomp_publish(self.edge, topic, body)
+        else:
+            assert isinstance(self.edge, ClientEdge)
+            await client_publish(self.edge, topic, body)
+
+    async def subscribe_topic(self, topic: str) -> TopicSubscriber:
+        if isinstance(self.edge, StompEdge):
+            return await stomp_subscribe_topic(self.edge, topic)
+        assert isinstance(self.edge, ClientEdge)
+        return await client_subscribe_topic(self.edge, topic)
+
+    async def close(self) -> None:
+        await self.edge.close()

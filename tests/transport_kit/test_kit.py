@@ -1,4 +1,5 @@
-"""The transport conformance kit: every scenario runs over the in-process link, the native TCP server and STOMP.
+"""The transport conformance kit: every scenario runs over the in-process link, the native TCP server and STOMP (and
+the topic scenarios over MQTT too), each on an open broker and on one behind the security plugins.
 
 An edge that answers differently from the others re-implements something the driver owns; the flow-control
 scenarios were written for the STOMP connector, which refused a SEND to a full queue at once instead of making it
@@ -10,7 +11,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from support.edges import TIMEOUT, Edge, EdgeFactory, Refused
+from support.edges import TIMEOUT, Edge, EdgeFactory, Refused, TopicEdgeFactory
 from support.waiting import until
 
 from minibroker import Broker, ManualClock
@@ -183,3 +184,69 @@ class TestFlowControl:
             await producer.send("failing.q", "second")
         assert broker.waiting_producers == 0 and broker.queue("failing.q").size == 1
         await producer.send("other", "the connection still works")
+
+
+class TestAuthorization:
+    """On the secured broker, every edge gives the same answer, with ActiveMQ's text, because every edge asks the
+    same connection object (issue 29)."""
+
+    async def test_what_a_user_may_not_touch_is_refused_alike(
+        self, edges: EdgeFactory, broker: Broker, security: str
+    ) -> None:
+        if security == "open":
+            edge = await edges.open()
+            await edge.send("secret.plans", "anyone may, without security")
+            assert broker.queue("secret.plans").size == 1
+            return
+        app = await edges.open()
+        await app.send("orders", "for guests")
+        await app.send("secret.plans", "for apps")
+        guest = await edges.open(("guest", "guest-pw"))
+        with pytest.raises(Refused, match=r"^User guest is not authorized to write to: queue://orders$"):
+            await guest.send("orders", "x")
+        with pytest.raises(Refused, match=r"^User guest is not authorized to read from: orders,queue://secret\.plans$"):
+            await guest.subscribe("orders,queue://secret.plans")
+        with pytest.raises(Refused, match=r"^User guest is not authorized to read from: queue://secret\.plans$"):
+            await guest.browse("secret.plans")
+        assert await receive_bodies(guest, "orders", 1) == ["for guests"]
+        with pytest.raises(Refused, match=r"or password is invalid"):
+            await edges.open(("guest", "wrong"))
+        assert [m.body for m in broker.browse_all("secret.plans")] == ["for apps"]
+
+
+class TestTopics:
+    """What every edge, MQTT included, can say of topics: a subscriber gets what is published after it subscribed,
+    in order; a wildcard subscriber reads the topics under it; on the secured broker, what a user may not read is
+    refused, or (a wildcard) left out."""
+
+    async def test_a_subscriber_gets_what_is_published_in_order(self, topic_edges: TopicEdgeFactory) -> None:
+        subscriber = await (await topic_edges.open()).subscribe_topic("news.sport")
+        publisher = await topic_edges.open()
+        for body in ("n1", "n2", "n3"):
+            await publisher.publish("news.sport", body)
+        assert [await subscriber.receive() for _ in range(3)] == ["n1", "n2", "n3"]
+        assert await subscriber.nothing_waiting()
+
+    async def test_a_wildcard_subscriber_reads_the_topics_under_it(self, topic_edges: TopicEdgeFactory) -> None:
+        subscriber = await (await topic_edges.open()).subscribe_topic("news.*")
+        publisher = await topic_edges.open()
+        await publisher.publish("news.sport", "s")
+        await publisher.publish("weather.today", "not news")
+        await publisher.publish("news.tech", "t")
+        assert [await subscriber.receive() for _ in range(2)] == ["s", "t"]
+        assert await subscriber.nothing_waiting()
+
+    async def test_what_a_user_may_not_read_is_refused_or_left_out(
+        self, topic_edges: TopicEdgeFactory, security: str
+    ) -> None:
+        if security == "open":
+            return  # nothing to refuse: the scenarios above ran on it
+        guest = await topic_edges.open(("guest", "guest-pw"))
+        with pytest.raises(Refused):
+            await guest.subscribe_topic("weather.today")
+        wide = await guest.subscribe_topic("*.*")  # allowed: news.* under it grants read
+        app = await topic_edges.open()
+        await app.publish("weather.today", "not for guests")
+        await app.publish("news.sport", "for guests")
+        assert await wide.receive() == "for guests"
+        assert await wide.nothing_waiting()
