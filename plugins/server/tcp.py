@@ -134,7 +134,7 @@ class _ClientConnection:
         self.loop = asyncio.get_running_loop()
         self.peer = writer.get_extra_info("peername")
         self.out: list[bytes] = []
-        #: bytes of dispatches in ``out``
+        #: bytes in ``out``
         self.out_bytes = 0
         self.flush_scheduled = False
         #: the broker connection this client logged in as (None before HELLO and after it closed): the one door
@@ -168,6 +168,7 @@ class _ClientConnection:
 
     def emit(self, data: bytes) -> None:
         self.out.append(data)
+        self.out_bytes += len(data)
         if not self.flush_scheduled:
             self.flush_scheduled = True
             self.loop.call_soon(self.flush)
@@ -306,6 +307,11 @@ class _ClientConnection:
                         await self.send_held()
                     if self.is_finished():
                         break
+                    if self.out_bytes + self.transport.get_write_buffer_size() > _HIGH_WATER:
+                        # a large answer (a range read, a browse) waits until the client has read what went before
+                        # the next request is handled: a packet of many requests cannot pile their answers up
+                        self.flush()
+                        await self.writer.drain()
                 self.flush()
                 if self.transport.get_write_buffer_size() > _HIGH_WATER:
                     await self.writer.drain()

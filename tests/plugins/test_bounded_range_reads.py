@@ -49,3 +49,34 @@ async def test_a_limit_below_the_bound_is_kept(limit: int) -> None:
         fill(broker, "q", 300, 10)
         async with await connect(server.url) as conn:
             assert len(await conn.read_range("q", limit=limit)) == limit
+
+
+async def test_a_packet_of_many_range_reads_is_answered_as_the_client_reads() -> None:
+    """issue 29: 40 range reads in one packet from a client that reads nothing: the broker answers the next only
+    once the socket has taken what went before, so it holds about one answer, not forty (before: 67 MiB -> 2.5 GiB
+    for a 1,800-byte packet)."""
+    import asyncio
+
+    from minibroker import RealClock, wire
+
+    async with Broker(clock=RealClock()) as broker, await start_server(broker, port=0) as server:
+        fill(broker, "big", 32, MAX_RANGE_BYTES // 32)  # one answer: about MAX_RANGE_BYTES
+        reader, writer = await asyncio.open_connection(server.host, server.port)
+        requests = b"".join(wire.encode_read_range(i, "big", 0, None, None, None, False) for i in range(2, 42))
+        writer.write(wire.encode_handshake() + wire.encode_hello(1, None, None, None) + requests)
+        await writer.drain()
+        (client,) = server._connections
+
+        def buffered() -> int:
+            return client.out_bytes + client.transport.get_write_buffer_size()
+
+        async with asyncio.timeout(30):
+            while buffered() == 0:  # the first answer
+                await asyncio.sleep(0.01)  # what is under test is the socket's backpressure: real time
+        held = []
+        for _ in range(30):  # the broker's buffer over a while of a client that reads nothing
+            await asyncio.sleep(0.01)
+            held.append(buffered())
+        assert max(held) > MAX_RANGE_BYTES // 2  # it did answer
+        assert max(held) < 3 * MAX_RANGE_BYTES  # and not forty times
+        writer.close()
