@@ -61,7 +61,7 @@ async def test_a_packet_of_many_range_reads_is_answered_as_the_client_reads() ->
 
     async with Broker(clock=RealClock()) as broker, await start_server(broker, port=0) as server:
         fill(broker, "big", 32, MAX_RANGE_BYTES // 32)  # one answer: about MAX_RANGE_BYTES
-        reader, writer = await asyncio.open_connection(server.host, server.port)
+        _reader, writer = await asyncio.open_connection(server.host, server.port)
         requests = b"".join(wire.encode_read_range(i, "big", 0, None, None, None, False) for i in range(2, 42))
         writer.write(wire.encode_handshake() + wire.encode_hello(1, None, None, None) + requests)
         await writer.drain()
