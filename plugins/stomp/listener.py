@@ -36,6 +36,10 @@ __all__ = ["CONNECT_TIMEOUT", "DEFAULT_MAX_FRAME_SIZE", "StompServer", "start_st
 
 log = logging.getLogger("minibroker.stomp")
 
+#: the shortest period the listener checks or beats at: a client may ask for 1 ms heart-beats (``heart-beat:0,1``),
+#: but 200 such clients would keep a core busy with timers and one-byte writes; the header is still mirrored as
+#: ActiveMQ does (docs/fidelity.md, row stomp-heart-beat)
+MIN_CHECK_PERIOD = 0.1
 #: a heart-beating client is dropped when nothing came for this many of its periods. ActiveMQ drops it after one
 #: empty check window; a client whose beats land at the edge of the windows (a few ms after each check) then loses
 #: a window now and then to scheduling jitter alone (2 of 20 idle stomp.py clients in 10 s). Checked every period,
@@ -283,9 +287,9 @@ class _StompProtocol(asyncio.Protocol):
             self.broker.register_probe(converter.connection_id, self._pending_work)
         send_ms, read_ms = converter.heart_beat
         if send_ms > 0:
-            self._every(send_ms / 1000.0, self._write_check)
+            self._every(max(send_ms / 1000.0, MIN_CHECK_PERIOD), self._write_check)
         if read_ms > 0:
-            self._read_period = read_ms / 1000.0
+            self._read_period = max(read_ms / 1000.0, MIN_CHECK_PERIOD)
             self._every(self._read_period, self._read_check)
 
     def _every(self, period: float, check: Callable[[], bool]) -> None:

@@ -150,6 +150,17 @@ class TestHeartBeats:
         assert client.heartbeats >= 2
         await client.close()
 
+    async def test_a_period_under_100_ms_is_beaten_every_100_ms(self, server: StompServer, clock: ManualClock) -> None:
+        """issue 29: ``heart-beat:0,1`` asks for a beat every millisecond; the broker mirrors the header (as
+        ActiveMQ does) and beats every 100 ms, so such clients cannot keep it busy with timers and writes."""
+        client = await connected(server, heart_beat="0,1")
+        assert client.connected is not None and client.connected.headers["heart-beat"] == "1,0"
+        for _ in range(10):
+            await clock.advance(0.1)
+        await client.barrier()
+        assert 5 <= client.heartbeats <= 11
+        await client.close()
+
     async def test_the_connect_counts_as_input_for_the_first_check(
         self, server: StompServer, clock: ManualClock, caplog: pytest.LogCaptureFixture
     ) -> None:
