@@ -239,9 +239,9 @@ class TestPullAndBrowse:
         self, broker: Broker, server: Server, monkeypatch: pytest.MonkeyPatch
     ) -> None:
         """issue 15: a million queues made one answer too large for a frame; the list is paged by name."""
-        from minibroker.plugins.server import tcp
+        from minibroker.plugins.server import connection
 
-        monkeypatch.setattr(tcp, "QUEUE_LIST_PAGE", 3)
+        monkeypatch.setattr(connection, "QUEUE_LIST_PAGE", 3)
         async with await connect(server.url) as conn:
             for i in range(8):
                 await send_all(conn, f"q{i}", ["m"])
@@ -502,7 +502,7 @@ class TestSlowReaders:
         """A prefetch window of 50 MB to a client that reads nothing: the server encodes about a socket buffer's
         worth (1 MiB) and keeps the rest as the broker's own messages, so the client is neither dropped nor copied
         for; once it reads, every message comes, in order."""
-        from minibroker.plugins.server.tcp import _HIGH_WATER
+        from minibroker.plugins.server.connection import HIGH_WATER as _HIGH_WATER
 
         reader, writer = await raw_client(server)
         decoder = wire.FrameDecoder(sender="server")
