@@ -563,14 +563,8 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, ReplayableReads, Sche
             if virtual is not None and virtual.is_virtual(dest.name):
                 self._copy_to_consumer_queues(virtual, message, connection_id)
             t = self.topics.get(dest.name)
-            if t is None:
-                if not any(
-                    s.destination.is_topic and reads(s.destination, dest.name) for s in self.subs_on_many
-                ) and not any(
-                    is_wildcard(d.topic) and topic_matches(d.topic, dest.name) for d in self.durables.values()
-                ):
-                    return
-                t = self.topic(dest.name)  # a wildcard subscriber reads it: made now, with that subscriber in it
+            if t is None:  # a topic exists once something was published to it (ActiveMQ; recorded)
+                t = self.topic(dest.name)  # with the wildcard subscribers that read it
             t.publish(message, connection_id)
             if t.discarded:
                 self._discarded(t)
