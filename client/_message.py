@@ -113,17 +113,24 @@ class ReceivedMessage:
 
     @property
     def properties(self) -> dict[str, PropertyValue]:
-        """Application properties with their types, plus JMSXGroupFirstForConsumer where the broker set it."""
+        """Application properties with their types, and the JMSX properties ActiveMQ's client lists with them
+        (``getPropertyNames``, recorded): ``JMSXGroupID`` and ``JMSXGroupSeq`` of a grouped message, and
+        ``JMSXDeliveryCount`` once a message was delivered before."""
         if self._properties is None:
             props = dict(self.message.properties)
             if self.message.group_id is not None:
                 props["JMSXGroupID"] = self.message.group_id
-                if self.group_first:
-                    props["JMSXGroupFirstForConsumer"] = True
+                props["JMSXGroupSeq"] = self.message.group_seq
             self._properties = props
+        if self.redelivery_counter > 0:  # a local rollback may raise it on this very object: not cached
+            return {**self._properties, "JMSXDeliveryCount": self.delivery_count}
         return self._properties
 
     def get_property(self, name: str, default: PropertyValue = None) -> PropertyValue:
+        """A property by name; ``JMSXGroupFirstForConsumer`` too (True on the first message of a group this
+        consumer gets), which ActiveMQ answers but does not list among the names."""
+        if name == "JMSXGroupFirstForConsumer":
+            return True if self.group_first else default
         return self.properties.get(name, default)
 
     # -- headers ----------------------------------------------------------------------------------------------------

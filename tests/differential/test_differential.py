@@ -45,9 +45,6 @@ def redelivery_gaps(events: list[dict[str, Any]], time_key: str) -> list[tuple[i
 
 #: recordings minibroker does not reproduce yet, and why (strict: a fixed one fails until it leaves this list)
 KNOWN_DIFFERENCES = {
-    "mixed_advisory_durable_offline_count": "issue 30, item 2: the consumer advisory's consumerCount drops an offline "
-    "durable subscription",
-    "mixed_delivery_count_property": "issue 30, item 11: JMSXDeliveryCount, JMSXGroupSeq among the property names",
     "mixed_wildcard_on_virtual_consumer_queues": "issue 30, item 4: a wildcard consumer on virtual-topic consumer "
     "queues",
 }

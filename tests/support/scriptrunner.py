@@ -298,9 +298,7 @@ class ScriptRunner:
             elif name == "persistent":
                 e["persistent"] = msg.persistent
             elif name == "properties":
-                e["properties"] = {
-                    k: (norm(v) if isinstance(v, str) else v) for k, v in sorted(msg.message.properties.items())
-                }
+                e["properties"] = {k: (norm(v) if isinstance(v, str) else v) for k, v in sorted(msg.properties.items())}
             elif name == "reply_to":
                 e["reply_to"] = self.token(msg.reply_to)
             elif name == "correlation_id":
