@@ -67,7 +67,8 @@ class Advising(CoreState):
             t = self.topics.get(destination.name)
             if t is None:
                 return 0
-            return len(t.subscriptions) + sum(1 for d in t.durables if d.consumer_id is not None)
+            # an offline durable subscription still counts (ActiveMQ's RemoveInfo says so; recorded)
+            return len(t.subscriptions) + len(t.durables)
         sources = [s.source for s in self.subs_on_many if s.destination == destination]
         if sources and isinstance(sources[0], QueueSet):
             return sum(len(q.consumers) for q in sources[0].queues)
