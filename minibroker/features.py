@@ -905,6 +905,25 @@ FEATURES: tuple[Feature, ...] = (
         "VirtualTopic.<topic>` (to one topic: a wildcard filter is refused in SUBACK)",
         tests=(f"{_MQTT}test_paho.py::test_the_virtual_topic_strategy_keeps_a_persistent_session_in_a_queue",),
     ),
+    Feature(
+        "mqtt-protocol-name",
+        Kind.MQTT,
+        "CONNECT protocol name and level",
+        Status.VERIFIED,
+        "`MQTT` level 4 (3.1.1) and `MQIsdp` level 3 (3.1) are accepted; any other name, or a name with the other "
+        "level, closes the socket without a CONNACK (a level other than 3 and 4: CONNACK 1)",
+        recordings=(f"{_MQTT}recordings/connect_protocol.json",),
+    ),
+    Feature(
+        "mqtt-dollar-topics",
+        Kind.MQTT,
+        "PUBLISH to a topic starting with `$` (the transport's `publishDollarTopics`)",
+        Status.VERIFIED,
+        "off by default, as ActiveMQ's: acknowledged and dropped, no subscriber gets it; "
+        "start_mqtt_server(publish_dollar_topics=True) delivers it like any other",
+        tests=(f"{_MQTT}test_dollar_topics.py",),
+        recordings=(f"{_MQTT}recordings/dollar_topics.json",),
+    ),
     # -- broker configuration ---------------------------------------------------------------------------------------
     Feature(
         "config-policies",

@@ -83,6 +83,7 @@ class _MqttProtocol(asyncio.Protocol):
             remote_address=address,
             steal_link=self.server._steal,
             subscription_strategy=self.server.subscription_strategy,
+            publish_dollar_topics=self.server.publish_dollar_topics,
         )
         self.server._opened(self)
         clock = self.broker.clock
@@ -262,6 +263,8 @@ class MqttServer(Listener["_MqttProtocol"]):
             )
         super().__init__()
         self.subscription_strategy = subscription_strategy
+        #: ActiveMQ's ``transport.publishDollarTopics``: deliver PUBLISHes to ``$`` topics (off: acked and dropped)
+        self.publish_dollar_topics = False
         self.broker = broker
         self.max_packet_size = max_packet_size
         self.connect_timeout = connect_timeout
@@ -314,6 +317,7 @@ async def start_mqtt_server(
     sock: socket.socket | Sequence[socket.socket] | None = None,
     ssl: SSLContext | None = None,
     subscription_strategy: str = "default",
+    publish_dollar_topics: bool = False,
 ) -> MqttServer:
     """Listen for MQTT 3.1 / 3.1.1 clients on ``host:port`` (0: a free port, see ``.port``) for ``broker``, with
     ActiveMQ's mapping onto topics and durable subscriptions (see :mod:`minibroker.plugins.mqtt.session`).
@@ -322,6 +326,8 @@ async def start_mqtt_server(
     together; ``sock`` serves on already bound sockets; ``ssl`` makes it an ``mqtt+ssl://`` listener. Credentials in
     CONNECT go to the broker's security plugin, if it has one. ``subscription_strategy``: ``"default"`` or
     ``"virtual-topic"`` (ActiveMQ's ``mqtt-virtual-topic-subscriptions``, see the session module).
+    ``publish_dollar_topics``: ActiveMQ's ``transport.publishDollarTopics``; off (the default, as ActiveMQ's), a
+    PUBLISH to a topic starting with ``$`` is acknowledged and dropped.
     """
     server = MqttServer(
         broker,
@@ -330,6 +336,7 @@ async def start_mqtt_server(
         max_connections=max_connections,
         subscription_strategy=subscription_strategy,
     )
+    server.publish_dollar_topics = publish_dollar_topics
     socks: list[socket.socket | None] = [sock] if isinstance(sock, socket.socket) else list(sock or ())
     for s in socks or [None]:
         server._servers.append(

@@ -80,6 +80,8 @@ QUEUE_PREFETCH = 1000
 SUBSCRIBE_FAILURE = 0x80
 #: CONNACK return codes
 ACCEPTED, BAD_VERSION, ID_REJECTED, NOT_AUTHORIZED = 0, 1, 2, 5
+#: the protocol names and levels a CONNECT may give: MQTT 3.1.1 and MQTT 3.1
+PROTOCOLS = {("MQTT", 4), ("MQIsdp", 3)}
 #: ActiveMQ's subscription strategies (the transport's ``subscriptionStrategy``)
 STRATEGIES = ("default", "virtual-topic")
 VIRTUAL_TOPIC = "VirtualTopic."
@@ -110,8 +112,11 @@ class MqttSession:
         remote_address: str = "",
         steal_link: Callable[[str, MqttSession], bool] | None = None,
         subscription_strategy: str = "default",
+        publish_dollar_topics: bool = False,
     ) -> None:
         self.broker = broker
+        #: ActiveMQ's ``publishDollarTopics``: off, a PUBLISH to a ``$`` topic is acknowledged and dropped
+        self.publish_dollar_topics = publish_dollar_topics
         self.virtual = subscription_strategy == "virtual-topic"
         self._write = write
         self._close = close
@@ -184,6 +189,11 @@ class MqttSession:
         if connect.protocol_level not in (3, 4):
             self._refuse_connect(BAD_VERSION, f"protocol level {connect.protocol_level}")
             return
+        if (connect.protocol_name, connect.protocol_level) not in PROTOCOLS:
+            # ActiveMQ closes the socket without a CONNACK (recorded: MQTT level 3, MQIsdp level 4, "hj")
+            raise RemoteProtocolError(
+                f"protocol {connect.protocol_name!r} level {connect.protocol_level} is neither MQTT 3.1.1 nor 3.1"
+            )
         if connect.password is not None and connect.username is None and connect.protocol_level != 3:
             raise RemoteProtocolError("Password given without a user name")
         client_id = connect.client_id
@@ -260,6 +270,10 @@ class MqttSession:
     def _on_publish(self, publish: Publish) -> None:
         if has_wildcard(publish.topic):
             raise RemoteProtocolError("The topic name must not contain wildcard characters.")
+        if publish.topic.startswith("$") and not self.publish_dollar_topics:
+            # ActiveMQ answers and drops it (publishDollarTopics off by default; recorded): no subscriber gets it
+            self._answer_publish(publish)
+            return
         message = self._message(publish)
         admission = self.broker.admit(message.destination)
         if admission is not None:

@@ -185,7 +185,56 @@ async def client_ids(world: World) -> None:
     await second.disconnect()
 
 
+async def raw_connect(port: int, name: bytes, level: int, client_id: bytes) -> str:
+    """A CONNECT packet with this protocol name and level, on a raw socket: what came back (a CONNACK's return code,
+    or the socket closed without one)."""
+    import asyncio
+    import struct
+
+    body = struct.pack("!H", len(name)) + name + bytes([level, 0x02]) + struct.pack("!H", 0)
+    body += struct.pack("!H", len(client_id)) + client_id
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    try:
+        writer.write(bytes([0x10, len(body)]) + body)
+        await writer.drain()
+        try:
+            answer = await asyncio.wait_for(reader.read(4), 5)
+        except TimeoutError:
+            return "no answer"
+        if not answer:
+            return "closed without CONNACK"
+        return f"CONNACK {answer[3]}" if answer[0] == 0x20 and len(answer) == 4 else f"bytes {answer.hex()}"
+    finally:
+        writer.close()
+
+
+async def connect_protocol(world: World) -> None:
+    """Paho interop's testBasic: a CONNECT whose protocol is not MQTT 3.1.1 (``MQTT``, level 4) or 3.1 (``MQIsdp``,
+    level 3) is answered by closing the socket, without a CONNACK."""
+    for i, (name, level) in enumerate(((b"MQTT", 4), (b"MQIsdp", 3), (b"MQTT", 3), (b"hj", 4), (b"MQIsdp", 4))):
+        outcome = await raw_connect(world.port, name, level, f"raw{i}".encode())
+        world.events.append({"event": "raw_connect", "name": name.decode(), "level": level, "outcome": outcome})
+
+
+async def dollar_topics(world: World) -> None:
+    """Paho interop's test_dollar_topics: a PUBLISH to a topic starting with ``$`` is acknowledged and dropped (ActiveMQ's
+    publishDollarTopics is off by default), so neither an exact nor a wildcard subscriber gets it."""
+    sub = await mqtt(world, "dollar-sub")
+    await subscribe(world, sub, "dollar-sub", "$sys/t", 1)
+    await subscribe(world, sub, "dollar-sub", "+/t", 1)
+    pub = await mqtt(world, "dollar-pub")
+    await pub.publish("$sys/t", b"dollar", 1)
+    world.events.append({"event": "published", "topic": "$sys/t"})
+    await pub.publish("plain/t", b"plain", 1)
+    await received(world, sub, "dollar-sub")
+    await nothing_more(world, sub, "dollar-sub")
+    for client in (sub, pub):
+        await client.disconnect()
+
+
 SCENARIOS: dict[str, Callable[[World], Awaitable[None]]] = {
+    "connect_protocol": connect_protocol,
+    "dollar_topics": dollar_topics,
     "qos_flows": qos_flows,
     "jms_interop": jms_interop,
     "retained": retained,
