@@ -32,24 +32,28 @@ class Advising(CoreState):
         """A producer comes: counted on its destination (an anonymous one, None, on none) and advised."""
         conn = self._connection(connection_id)
         conn.producers[producer_id] = destination
-        if destination is not None and self.advisory_support and not destination.name.startswith(ADVISORY_PREFIX):
-            self._advise(
-                self._advisory_topic(PRODUCER, destination),
-                producer_info(conn.name, producer_id, destination),
-                producerCount=self.producer_count(destination),
-            )
+        if destination is not None and self.advisory_support:
+            for part in composite_parts(destination):  # a composite producer: advised on each part
+                if not part.name.startswith(ADVISORY_PREFIX):
+                    self._advise(
+                        self._advisory_topic(PRODUCER, part),
+                        producer_info(conn.name, producer_id, part),
+                        producerCount=self.producer_count(part),
+                    )
 
     def remove_producer(self, connection_id: int, producer_id: int) -> None:
         conn = self.connections.get(connection_id)
         if conn is None or producer_id not in conn.producers:
             return
         destination = conn.producers.pop(producer_id)
-        if destination is not None and self.advisory_support and not destination.name.startswith(ADVISORY_PREFIX):
-            self._advise(
-                self._advisory_topic(PRODUCER, destination),
-                remove_info(f"{conn.name}:1:{producer_id}"),
-                producerCount=self.producer_count(destination),
-            )
+        if destination is not None and self.advisory_support:
+            for part in composite_parts(destination):
+                if not part.name.startswith(ADVISORY_PREFIX):
+                    self._advise(
+                        self._advisory_topic(PRODUCER, part),
+                        remove_info(f"{conn.name}:1:{producer_id}"),
+                        producerCount=self.producer_count(part),
+                    )
 
     def producer_count(self, destination: Destination) -> int:
         return sum(1 for c in self.connections.values() for d in c.producers.values() if d == destination)
