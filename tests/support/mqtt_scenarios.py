@@ -217,8 +217,8 @@ async def connect_protocol(world: World) -> None:
 
 
 async def dollar_topics(world: World) -> None:
-    """Paho interop's test_dollar_topics: a PUBLISH to a topic starting with ``$`` is acknowledged and dropped (ActiveMQ's
-    publishDollarTopics is off by default), so neither an exact nor a wildcard subscriber gets it."""
+    """Paho interop's test_dollar_topics: a PUBLISH to a topic starting with ``$`` is acknowledged and dropped
+    (ActiveMQ's publishDollarTopics is off by default), so neither an exact nor a wildcard subscriber gets it."""
     sub = await mqtt(world, "dollar-sub")
     await subscribe(world, sub, "dollar-sub", "$sys/t", 1)
     await subscribe(world, sub, "dollar-sub", "+/t", 1)
