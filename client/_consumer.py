@@ -697,6 +697,11 @@ class Consumer:
             # like any other: before, it silently ended delivery for the whole session (issue 15)
             self._listener_failed(msg, exc)
             return
+        except (KeyboardInterrupt, SystemExit):
+            raise  # the process is stopping: not a message's failure
+        except BaseException as exc:  # GeneratorExit and the like (issue 31): a failed listener, not a dead session
+            self._listener_failed(msg, exc)
+            return
         self._after_consumed(msg, expired=expired)
 
     def _listener_failed(self, msg: ReceivedMessage, exc: BaseException) -> None:

@@ -517,9 +517,11 @@ class TestHistory:
             assert records[-1].destination == "queue://ActiveMQ.DLQ"
 
 
-async def test_a_listener_raising_cancelled_error_does_not_stop_delivery() -> None:
-    """A listener that lets a CancelledError escape (a timeout inside it, a cancelled helper) failed on that message,
-    like any exception: the message is redelivered and the session keeps delivering (issue 15)."""
+@pytest.mark.parametrize("error", ["CancelledError", "GeneratorExit"])
+async def test_a_listener_raising_a_base_exception_does_not_stop_delivery(error: str) -> None:
+    """A listener that lets a CancelledError escape (a timeout inside it, a cancelled helper), or GeneratorExit,
+    failed on that message like any exception: the message is redelivered and the session keeps delivering (issues
+    15 and 31; before, GeneratorExit ended the session's delivery and left its messages in flight forever)."""
     import asyncio
 
     from minibroker import Broker, ManualClock
@@ -534,7 +536,7 @@ async def test_a_listener_raising_cancelled_error_does_not_stop_delivery() -> No
             body, redelivered = msg.body, msg.redelivered  # type: ignore[attr-defined]
             seen.append((body, redelivered))
             if body == "first" and not redelivered:
-                raise asyncio.CancelledError
+                raise asyncio.CancelledError if error == "CancelledError" else GeneratorExit
             if body == "second":
                 done.set()
 
