@@ -166,7 +166,7 @@ def _serve_options(parser: argparse.ArgumentParser) -> None:
         type=int,
         default=None,
         metavar="BYTES",
-        help=f"largest frame accepted from a client (default: {DEFAULT_MAX_FRAME_SIZE // 2**20} MiB)",
+        help=f"largest frame (of any protocol) accepted from a client (default: {DEFAULT_MAX_FRAME_SIZE // 2**20} MiB)",
     )
     parser.add_argument(
         "--stomp-port",
@@ -567,6 +567,8 @@ async def _serve(
                     await start_mqtt_server(
                         broker,
                         sock=listeners.extra[scheme],
+                        # --max-frame-size bounds every protocol's frames, MQTT's packets too (issue 31)
+                        max_packet_size=listeners.max_frame_size,
                         max_connections=listeners.max_connections,
                         connect_timeout=handshake_timeout,
                         ssl=listeners.tls_context if scheme == "mqtt+ssl" else None,

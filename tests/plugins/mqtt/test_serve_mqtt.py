@@ -3,6 +3,7 @@ broker with ``--data-dir`` (its durable subscription is in the store)."""
 
 from __future__ import annotations
 
+import asyncio
 import signal
 from pathlib import Path
 
@@ -36,3 +37,23 @@ async def test_a_persistent_session_survives_a_sigkill(tmp_path: Path) -> None:
         await device.disconnect()
     finally:
         again.stop()
+
+
+async def test_max_frame_size_bounds_mqtt_packets(tmp_path: Path) -> None:
+    """issue 31: ``[limits] max_frame_size`` applies to every protocol: a PUBLISH over it closes the MQTT connection,
+    one under it is delivered (before, a 20 MiB PUBLISH passed a 1 MiB limit)."""
+    config = tmp_path / "broker.toml"
+    config.write_text("[limits]\nmax_frame_size = 65536\n")
+    server = start_broker_process(config, stomp_port=None, mqtt_port=0)
+    try:
+        assert server.mqtt_port is not None
+        sub = await Paho.connect(server.mqtt_port, "sub")
+        await sub.subscribe("big/t", 1)
+        pub = await Paho.connect(server.mqtt_port, "pub")
+        await pub.publish("big/t", b"x" * 1000, 1)
+        assert (await sub.next()).payload == b"x" * 1000
+        pub.client.publish("big/t", b"x" * 100_000, 1)  # over the limit: the broker closes the connection
+        await asyncio.wait_for(pub.disconnected.wait(), 10)
+        await sub.disconnect()
+    finally:
+        server.stop()
