@@ -34,7 +34,14 @@ import attrs
 from minibroker import AckType, Admission, Broker, BrokerConnection, ConsumerInfo, Dispatch, MessageAck
 from minibroker._ids import PROCESS_ID_PREFIX
 from minibroker._java.bodies import marshal_stream
-from minibroker.errors import AccessDenied, ConnectionClosed, InvalidClientIdError, MinibrokerError, RemoteProtocolError
+from minibroker.errors import (
+    AccessDenied,
+    ConnectionClosed,
+    InvalidClientIdError,
+    InvalidDestination,
+    MinibrokerError,
+    RemoteProtocolError,
+)
 from minibroker.message import Body, Destination, DestinationKind, Message, ObjectBody
 from minibroker.typed import java_map_order
 
@@ -270,11 +277,16 @@ class MqttSession:
     def _on_publish(self, publish: Publish) -> None:
         if has_wildcard(publish.topic):
             raise RemoteProtocolError("The topic name must not contain wildcard characters.")
+        if not publish.topic or "\x00" in publish.topic:
+            raise RemoteProtocolError(f"invalid topic name {publish.topic!r}")  # MQTT 3.1.1, 4.7.3
         if publish.topic.startswith("$") and not self.publish_dollar_topics:
             # ActiveMQ answers and drops it (publishDollarTopics off by default; recorded): no subscriber gets it
             self._answer_publish(publish)
             return
-        message = self._message(publish)
+        try:
+            message = self._message(publish)
+        except InvalidDestination as exc:  # a name no destination can have: the peer's error, one line in the log
+            raise RemoteProtocolError(f"invalid topic name {publish.topic!r}: {exc}") from None
         admission = self.broker.admit(message.destination)
         if admission is not None:
             self.held = (admission, publish)
