@@ -470,6 +470,27 @@ class BrokerProcess:
             raise ValueError(f"the broker at {self.url} has no STOMP listener")
         return [(self.host, self.stomp_port)]
 
+    def clean(self, *, user: str | None = None, password: str | None = None) -> None:
+        """Empty the broker for the next test, as pytest-redis's ``redisdb`` flushes its server: every queue's
+        messages purged (virtual-topic consumer queues and dead-letter queues too), every offline durable
+        subscription removed, every scheduled job removed. Destinations stay (as after a purge on ActiveMQ). With
+        users configured, give an administrator's credentials."""
+        import threading
+
+        failure: list[BaseException] = []
+
+        def run() -> None:
+            try:
+                asyncio.run(_clean(self.url, user, password))
+            except BaseException as exc:  # reported in the caller's thread
+                failure.append(exc)
+
+        thread = threading.Thread(target=run, name="minibroker-clean")  # whatever event loop the caller runs
+        thread.start()
+        thread.join()
+        if failure:
+            raise failure[0]
+
     def stop(self, timeout: float = 10.0) -> None:
         """SIGTERM, as a service manager would (clean stop, store flushed); SIGKILL if it hangs."""
         process = self.process
@@ -484,6 +505,25 @@ class BrokerProcess:
                 process.wait()
         if process.stdout is not None:
             process.stdout.close()
+
+
+async def _clean(url: str, user: str | None, password: str | None) -> None:
+    from minibroker.client import connect
+    from minibroker.transport.tcp_link import TcpLink
+
+    login: dict[str, Any] = {} if user is None else {"user": user, "password": password}
+    async with await connect(url, **login) as conn:
+        await conn.purge(">")
+        link = conn._link
+        assert isinstance(link, TcpLink)
+        _, durables, _ = await link.list_topics()
+        for durable in durables:
+            if not durable.active:
+                async with await connect(url, client_id=durable.client_id, **login) as owner:
+                    await (await owner.create_session()).unsubscribe(durable.name)
+        session = await conn.create_session()
+        manager = await session.create_producer("topic://ActiveMQ.Scheduler.Management")
+        await manager.send("", properties={"AMQ_SCHEDULER_ACTION": "REMOVEALL"})
 
 
 def _read_url(process: subprocess.Popen[str], scheme: str, errors: IO[str]) -> tuple[str, int]:
@@ -629,6 +669,15 @@ def minibroker_session_url(minibroker_proc: BrokerProcess) -> str:
     """``tcp://HOST:PORT`` of ``minibroker_proc``: one broker process for the session (per xdist worker); state is
     shared between the tests of the session."""
     return minibroker_proc.url
+
+
+@pytest.fixture
+def minibroker_clean(minibroker_proc: BrokerProcess) -> Iterator[BrokerProcess]:
+    """``minibroker_proc``, emptied after each test (:meth:`BrokerProcess.clean`: messages, offline durable
+    subscriptions, scheduled jobs), as pytest-redis's ``redisdb``: one process for the session, a clean broker for
+    every test."""
+    yield minibroker_proc
+    minibroker_proc.clean()
 
 
 ProcessFactory = Callable[..., BrokerProcess]

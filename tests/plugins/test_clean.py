@@ -1,0 +1,58 @@
+"""A clean broker per test with a session process (issue 32, item 2): ``BrokerProcess.clean()`` and the
+``minibroker_clean`` fixture empty ``minibroker serve`` as pytest-redis's ``redisdb`` flushes its server."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from minibroker.client import connect
+from minibroker.plugins.pytest_plugin import start_broker_process
+from minibroker.transport.tcp_link import TcpLink
+
+
+async def test_clean_empties_queues_durable_subscriptions_and_scheduled_jobs(tmp_path: Path) -> None:
+    config = tmp_path / "broker.toml"
+    config.write_text("[broker]\nscheduler_support = true\n")
+    server = start_broker_process(config, stomp_port=None)
+    try:
+        async with await connect(server.url, client_id="audit") as owner:
+            await (await (await owner.create_session()).create_durable_subscriber("topic://prices", "all")).close()
+        async with await connect(server.url) as conn:
+            session = await conn.create_session()
+            await (await session.create_producer("orders")).send("o1")
+            await (await session.create_producer("DLQ.orders")).send("dead")
+            await (await session.create_producer("topic://prices")).send("p1")
+            await (await session.create_producer("later")).send("job", properties={"AMQ_SCHEDULED_DELAY": 60_000})
+        server.clean()
+        async with await connect(server.url) as conn:
+            link = conn._link
+            assert isinstance(link, TcpLink)
+            assert {q.name: q.size for q in await link.list_queues()} == {"orders": 0, "DLQ.orders": 0}
+            _, durables, scheduled = await link.list_topics()
+            assert (durables, scheduled) == ([], 0)
+    finally:
+        server.stop()
+
+
+def test_the_fixture_cleans_after_each_test(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        """
+        import pytest
+        from minibroker.client import connect
+
+        @pytest.mark.parametrize("n", [1, 2])
+        async def test_each_sees_an_empty_queue(minibroker_clean, n):
+            async with await connect(minibroker_clean.url) as conn:
+                session = await conn.create_session()
+                consumer = await session.create_consumer("shared")
+                assert await consumer.receive(timeout=0.2) is None
+                await consumer.close()
+                await (await session.create_producer("shared")).send(f"left by test {n}")
+        """
+    )
+    result = pytester.runpytest(
+        "-p", "asyncio", "-o", "asyncio_mode=auto", "-o", "asyncio_default_fixture_loop_scope=function"
+    )
+    result.assert_outcomes(passed=2)
