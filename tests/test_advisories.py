@@ -118,3 +118,16 @@ def test_data_structure_is_none_for_an_ordinary_message() -> None:
     from minibroker.message import Destination, Message
 
     assert data_structure(Message("ID:1", Destination.queue("q"), "{}")) is None
+
+
+@pytest.mark.parametrize(("name", "origin"), [("minibroker", "minibroker"), ("east-1", "east-1")])
+async def test_advisories_name_the_broker_they_come_from(name: str, origin: str) -> None:
+    """issue 30, item 16: ``originBrokerName`` and ``originBrokerURL`` follow ``Broker(name=...)`` (ActiveMQ's
+    ``brokerName``; an embedded one's URL is ``vm://<name>``)."""
+    async with Broker(clock=ManualClock(autojump=True), name=name) as broker, await connect(broker) as conn:
+        session = await conn.create_session()
+        watcher = await session.create_consumer("topic://ActiveMQ.Advisory.Consumer.Queue.orders")
+        await session.create_consumer("orders")
+        [advisory] = await advisories(watcher)
+        assert advisory.get_property("originBrokerName") == origin
+        assert advisory.get_property("originBrokerURL") == f"vm://{origin}"

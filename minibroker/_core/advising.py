@@ -64,7 +64,7 @@ class Advising(CoreState):
     def _advise(self, topic: Destination, data: dict[str, object], **properties: PropertyValue) -> None:
         """Publish an advisory, when anyone could read its topic."""
         if topic.name in self.topics or self.subs_on_many:
-            self._enqueue(advisory_message(topic, data, self.clock.now(), **properties))
+            self._enqueue(advisory_message(topic, data, self.clock.now(), self.broker_name, **properties))
 
     def _consumer_count(self, destination: Destination) -> int:
         if destination.is_topic:
@@ -107,7 +107,9 @@ class Advising(CoreState):
         replay: list[Message] = []
         for conn in self.connections.values():
             replay.append(
-                advisory_message(Destination.topic(CONNECTION), connection_info(conn.name, conn.client_id), now)
+                advisory_message(
+                    Destination.topic(CONNECTION), connection_info(conn.name, conn.client_id), now, self.broker_name
+                )
             )
             for producer_id, dest in conn.producers.items():
                 if dest is not None:
@@ -116,6 +118,7 @@ class Advising(CoreState):
                             self._advisory_topic(PRODUCER, dest),
                             producer_info(conn.name, producer_id, dest),
                             now,
+                            self.broker_name,
                             producerCount=self.producer_count(dest),
                         )
                     )
@@ -139,6 +142,7 @@ class Advising(CoreState):
                         other.prefetch,
                     ),
                     now,
+                    self.broker_name,
                     consumerCount=self._consumer_count(dest),
                 )
             )

@@ -66,13 +66,18 @@ def advisory_topic(prefix: str, destination: Destination, temporary: bool = Fals
 
 
 def advisory_message(
-    topic: Destination, data: Mapping[str, object], now: float, **properties: PropertyValue
+    topic: Destination,
+    data: Mapping[str, object],
+    now: float,
+    broker_name: str = BROKER_NAME,
+    **properties: PropertyValue,
 ) -> Message:
-    """One advisory: non-persistent, JMSType ``Advisory``, the data structure as JSON text."""
+    """One advisory: non-persistent, JMSType ``Advisory``, the data structure as JSON text, naming the broker that
+    sent it (``originBrokerName``, ``originBrokerURL``: ``vm://<name>``, as an embedded ActiveMQ's)."""
     props: dict[str, PropertyValue] = {
-        "originBrokerName": BROKER_NAME,
+        "originBrokerName": broker_name,
         "originBrokerId": "ID:minibroker",
-        "originBrokerURL": "vm://localhost",
+        "originBrokerURL": f"vm://{broker_name}",
         **properties,
     }
     return Message(

@@ -49,6 +49,7 @@ from .acks import (
 from .advising import Advising
 from .advisory import (
     ADVISORY_PREFIX,
+    BROKER_NAME,
     CONNECTION,
     DLQD,
     EXPIRED,
@@ -125,6 +126,8 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, ReplayableReads, Sche
     scheduler_support: bool = False
     #: ActiveMQ's ``advisorySupport``: publish advisory messages (advisory.py; set when False)
     advisory_support: bool = True
+    #: the name advisories give as their origin (``Broker(name=...)``; ActiveMQ's default ``localhost``)
+    broker_name: str = BROKER_NAME
 
     def __init__(
         self,

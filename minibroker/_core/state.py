@@ -50,6 +50,7 @@ class CoreState:
         scheduler_time_zone: tzinfo | None
         _scheduled: list[tuple[float, int, Message, int]]
         timers_set: int
+        broker_name: str
         _scheduled_seq: int
         memory_limited: int
         usage: MemoryUsage

@@ -161,6 +161,8 @@ class Broker(_BrokerViews, _ReplayableReads):
             self.core.scheduler_time_zone = zone
         if not advisory_support:
             self.core.advisory_support = False
+        if name != self.core.broker_name:
+            self.core.broker_name = name  # advisories name their origin broker
         self._load_store()
         #: what the filters know of each open connection (its principal, given by a security filter)
         self._contexts: dict[int, ConnectionContext] = {}
@@ -379,6 +381,8 @@ class Broker(_BrokerViews, _ReplayableReads):
             self.core.scheduler_time_zone = zone
         if not advisory_support:
             self.core.advisory_support = False
+        if self.name != self.core.broker_name:
+            self.core.broker_name = self.name
         self._load_store()
         self._install_plugins()
         self._timers_seen = -1
