@@ -809,7 +809,15 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, ReplayableReads, Sche
         if q.policy.prioritized_messages:
             entries = sorted(q.entries.values(), key=lambda e: (-e.message.priority, e.seq))
         else:
-            entries = sorted(q.entries.values(), key=lambda e: e.seq)
+            # what consumers hold first, then what waits in the order it will be dispatched: a mixed backlog shows
+            # its persistent messages first, as ActiveMQ's separate store and memory cursors do (recorded:
+            # mixed_browse_order_persistent_first)
+            held = sorted((e for e in q.entries.values() if e.holder is not None), key=lambda e: e.seq)
+            waiting = list(q.pending())
+            if len(held) + len(waiting) == len(q.entries):
+                entries = held + waiting
+            else:  # entries in neither list (acked in an open transaction): the plain order
+                entries = sorted(q.entries.values(), key=lambda e: e.seq)
         shown: list[Message] = []
         for entry in entries:
             if entry.message.is_expired(now):
