@@ -1,0 +1,644 @@
+"""The bodies of the minibroker pytest fixtures and the plugin's helpers (``start_broker_process``,
+``BrokerProcess``, the process fixture factories), imported on first use by :mod:`minibroker.plugins.pytest_plugin`,
+the entry point, which registers the options, the marker and the fixtures themselves (see there)."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import os
+import socket
+import ssl
+import subprocess
+import sys
+import tempfile
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
+from pathlib import Path
+from typing import IO, Any, Literal
+
+import attrs
+import pytest
+
+from minibroker import Broker, ManualClock, RealClock
+from minibroker.client import Connection, RedeliveryPolicyMap, RetryPolicy, connect
+from minibroker.clock import DEFAULT_AUTOJUMP_THRESHOLD
+from minibroker.filters import BrokerPlugin
+from minibroker.testing import delivery_history
+from minibroker.tls import TlsSettings
+
+from .pytest_plugin import MARKER, MISSING_ASYNCIO
+
+
+def _unavailable(func: Callable[..., Any]) -> Any:
+    """Without pytest-asyncio the async fixtures cannot run: each becomes a fixture that says what to install.
+
+    Why not fail at import: the plugin loads in every pytest run of an environment that has minibroker, and a
+    project that never asks for these fixtures must not break.
+    """
+
+    @functools.wraps(func)
+    def fixture(*args: Any, **kwargs: Any) -> Any:
+        raise pytest.UsageError(MISSING_ASYNCIO)
+
+    return pytest.fixture(fixture)
+
+
+try:
+    import pytest_asyncio
+
+    async_fixture: Callable[[Callable[..., Any]], Any] = pytest_asyncio.fixture
+except ImportError:  # pragma: no cover - installed without the "pytest" extra
+    async_fixture = _unavailable
+
+
+__all__ = [
+    "BrokerOptions",
+    "BrokerProcess",
+    "StompEndpoint",
+    "minibroker_noproc_factory",
+    "minibroker_proc_factory",
+    "minibroker_spark",
+    "threaded_minibroker",
+]
+
+
+@attrs.frozen
+class BrokerOptions:
+    """What ``@pytest.mark.minibroker(...)`` can set."""
+
+    virtual_time: bool = True
+    autojump: bool = True
+    autojump_threshold: float = DEFAULT_AUTOJUMP_THRESHOLD
+    redelivery_policy: RetryPolicy | RedeliveryPolicyMap | None = None
+    policies: Any = None
+    scheduler_support: bool = False
+    plugins: Sequence[BrokerPlugin] = ()
+    history_limit: int = 10_000
+    allow_dead_letters: bool = False
+    allow_listener_errors: bool = False
+    #: TLS for the listeners of ``minibroker_stomp`` and ``minibroker_server`` (``stomp+ssl://``, ``ssl://``)
+    tls: TlsSettings | None = None
+
+
+def _setting(config: pytest.Config, name: str) -> str | None:
+    """An option from the command line, else the ini file, else None."""
+    value = config.getoption("minibroker_" + name, default=None)
+    if value is None:
+        value = config.getini("minibroker_" + name) or None
+    return None if value is None else str(value)
+
+
+def _options(request: pytest.FixtureRequest) -> BrokerOptions:
+    marker = request.node.get_closest_marker(MARKER)
+    if marker is None:
+        return BrokerOptions()
+    if marker.args:
+        raise pytest.UsageError("@pytest.mark.minibroker takes keyword arguments only")
+    try:
+        return BrokerOptions(**marker.kwargs)
+    except TypeError as exc:
+        raise pytest.UsageError(f"@pytest.mark.minibroker: {exc}") from None
+
+
+def _make_broker(options: BrokerOptions) -> Broker:
+    clock: ManualClock | RealClock = RealClock()
+    if options.virtual_time:
+        clock = ManualClock(autojump=options.autojump, autojump_threshold=options.autojump_threshold)
+    return Broker(
+        clock=clock,
+        policies=options.policies,
+        scheduler_support=options.scheduler_support,
+        plugins=options.plugins,
+        history_limit=options.history_limit,
+    )
+
+
+def _teardown_report(broker: Broker, options: BrokerOptions, loop_errors: list[dict[str, Any]]) -> str | None:
+    """What the test did not expect: dead letters, listener exceptions, exceptions in the event loop."""
+    sections = []
+    unobserved = () if options.allow_dead_letters else broker.unobserved_dead_letters()
+    if unobserved:
+        seen = len(broker.dead_letters()) - len(unobserved)
+        lines = [
+            f"messages were dead-lettered or dropped and the test never looked at them ({seen} it looked at "
+            "are expected: browsed with broker.queue(DLQ).browse(), listed by dead_letters() or "
+            "assert_dead_lettered(), or taken from the DLQ; allow the rest with "
+            "@pytest.mark.minibroker(allow_dead_letters=True)):"
+        ]
+        for record in unobserved[:20]:
+            where = record.dead_letter_queue or "dropped"
+            lines.append(f"  {record.message_id} from {record.destination} -> {where}: {record.body!r}")
+            lines.append(f"    cause: {record.cause}")
+            lines.extend("    " + line for line in str(delivery_history(broker, record.message_id)).splitlines())
+        sections.append("\n".join(lines))
+    if not options.allow_listener_errors and broker.listener_errors:
+        lines = ["message listeners raised (allow with @pytest.mark.minibroker(allow_listener_errors=True)):"]
+        for failure in broker.listener_errors[:20]:
+            lines.append(
+                f"  consumer {failure.consumer}, message {failure.message_id} {failure.body!r}: "
+                f"{type(failure.error).__name__}: {failure.error}"
+            )
+        sections.append("\n".join(lines))
+    if loop_errors:
+        lines = ["exceptions escaped into the event loop (broker or client tasks):"]
+        for context in loop_errors[:20]:
+            exc = context.get("exception")
+            lines.append(f"  {context.get('message', '')}: {type(exc).__name__ if exc else ''} {exc or ''}")
+        sections.append("\n".join(lines))
+    return "\n\n".join(sections) or None
+
+
+@async_fixture
+async def minibroker(request: pytest.FixtureRequest) -> AsyncIterator[Broker]:
+    """A fresh in-process broker for this test (virtual time by default), checked on teardown."""
+    options = _options(request)
+    broker = _make_broker(options)
+    loop = asyncio.get_running_loop()
+    loop_errors: list[dict[str, Any]] = []
+    previous = loop.get_exception_handler()
+    loop.set_exception_handler(lambda _loop, context: loop_errors.append(context))
+    try:
+        async with broker:
+            yield broker
+            await asyncio.sleep(0)
+    finally:
+        loop.set_exception_handler(previous)
+    report = _teardown_report(broker, options, loop_errors)
+    if report is not None:
+        pytest.fail(report, pytrace=False)
+
+
+@pytest.fixture
+def manual_clock(minibroker: Broker) -> ManualClock:
+    """The virtual clock the ``minibroker`` fixture runs on (``await manual_clock.advance(seconds)``)."""
+    clock = minibroker.clock
+    if not isinstance(clock, ManualClock):
+        raise pytest.UsageError("manual_clock needs virtual time: remove @pytest.mark.minibroker(virtual_time=False)")
+    return clock
+
+
+@async_fixture
+async def minibroker_connection(minibroker: Broker, request: pytest.FixtureRequest) -> AsyncIterator[Connection]:
+    """A client connection to the ``minibroker`` broker, with the marker's redelivery policy."""
+    options = _options(request)
+    conn = await connect(minibroker, redelivery_policy=options.redelivery_policy)
+    try:
+        yield conn
+    finally:
+        await conn.close()
+
+
+BrokerFactory = Callable[..., Awaitable[Broker]]
+
+
+@async_fixture
+async def minibroker_factory() -> AsyncIterator[BrokerFactory]:
+    """``await minibroker_factory(clock=..., policies=..., ...)`` builds and starts another broker (the arguments of
+    :class:`~minibroker.Broker`); all are stopped after the test."""
+    brokers: list[Broker] = []
+
+    async def make(**kwargs: Any) -> Broker:
+        broker = Broker(**kwargs)
+        await broker.start()
+        brokers.append(broker)
+        return broker
+
+    try:
+        yield make
+    finally:
+        for broker in brokers:
+            await broker.stop()
+
+
+@async_fixture
+async def minibroker_server(request: pytest.FixtureRequest) -> AsyncIterator[Any]:
+    """An in-process broker on real time, also listening on a random TCP port of 127.0.0.1 (``.url``,
+    ``.broker``), for code under test that takes a URL."""
+    from minibroker.plugins.server.tcp import start_server
+
+    options = attrs.evolve(_options(request), virtual_time=False)
+    broker = _make_broker(options)
+    async with broker:
+        server = await start_server(broker, "127.0.0.1", 0, ssl=_tls_context(options))
+        try:
+            yield server
+        finally:
+            await server.close()
+
+
+def _tls_context(options: BrokerOptions) -> ssl.SSLContext | None:
+    if options.tls is None:
+        return None
+    from minibroker.tls import server_context
+
+    return server_context(options.tls)
+
+
+@pytest.fixture
+def minibroker_url(minibroker_server: Any) -> str:
+    """``tcp://127.0.0.1:PORT`` of ``minibroker_server``."""
+    return str(minibroker_server.url)
+
+
+# -- real clients: a STOMP listener on the test's own broker -------------------------------------------------------
+
+
+@attrs.frozen
+class StompEndpoint:
+    """Where a STOMP client (stomp.py, ...) reaches the test's broker; ``broker`` is that broker, to inspect."""
+
+    host: str
+    port: int
+    broker: Broker
+    server: Any
+    #: the listener speaks TLS (the marker's ``tls``): clients connect with ``stomp+ssl://``
+    tls: bool = False
+
+    @property
+    def url(self) -> str:
+        """``stomp://HOST:PORT`` (``stomp+ssl://HOST:PORT`` with TLS)."""
+        host = f"[{self.host}]" if ":" in self.host else self.host  # an IPv6 literal
+        return f"{'stomp+ssl' if self.tls else 'stomp'}://{host}:{self.port}"
+
+    @property
+    def host_and_ports(self) -> list[tuple[str, int]]:
+        """What ``stomp.Connection12(host_and_ports=...)`` takes."""
+        return [(self.host, self.port)]
+
+
+def _handshake_pending(server: Any) -> Callable[[], str | None]:
+    """A hold for the virtual clock: a STOMP peer that is connected but has not finished CONNECT.
+
+    Why: its 30 s CONNECT deadline runs on the broker's clock; jumping to it while the client is only a few real
+    milliseconds slow would close a healthy connection."""
+
+    def check() -> str | None:
+        return "a STOMP peer is mid-handshake" if server.handshakes_pending else None
+
+    return check
+
+
+@async_fixture
+async def minibroker_stomp(minibroker: Broker, request: pytest.FixtureRequest) -> AsyncIterator[StompEndpoint]:
+    """A STOMP listener on the ``minibroker`` broker (a free port of ``minibroker_host``): real STOMP clients and the
+    test share one broker, its state (``minibroker.queue(...)``, history, dead letters) and its virtual time."""
+    from minibroker.plugins.stomp import start_stomp_server
+
+    host = _setting(request.config, "host") or "127.0.0.1"
+    options = _options(request)
+    server = await start_stomp_server(minibroker, host, 0, ssl=_tls_context(options))
+    release = None
+    if isinstance(minibroker.clock, ManualClock):
+        release = minibroker.clock.hold_while(_handshake_pending(server))
+    try:
+        yield StompEndpoint(server.host, server.port, minibroker, server, tls=options.tls is not None)
+    finally:
+        if release is not None:
+            release()
+        await server.close()
+
+
+@attrs.frozen
+class MqttEndpoint:
+    """Where an MQTT client (paho-mqtt, aiomqtt, ...) reaches the test's broker; ``broker`` is that broker."""
+
+    host: str
+    port: int
+    broker: Broker
+    server: Any
+    #: the listener speaks TLS (the marker's ``tls``): clients connect with TLS to ``mqtt+ssl://``
+    tls: bool = False
+
+    @property
+    def url(self) -> str:
+        """``mqtt://HOST:PORT`` (``mqtt+ssl://HOST:PORT`` with TLS)."""
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"{'mqtt+ssl' if self.tls else 'mqtt'}://{host}:{self.port}"
+
+
+@async_fixture
+async def minibroker_mqtt(minibroker: Broker, request: pytest.FixtureRequest) -> AsyncIterator[MqttEndpoint]:
+    """An MQTT listener on the ``minibroker`` broker (a free port of ``minibroker_host``): MQTT clients, JMS-style
+    clients and STOMP clients share one broker and its topics (``sensors/temp`` is ``topic://sensors.temp``)."""
+    from minibroker.plugins.mqtt import start_mqtt_server
+
+    host = _setting(request.config, "host") or "127.0.0.1"
+    options = _options(request)
+    server = await start_mqtt_server(minibroker, host, 0, ssl=_tls_context(options))
+    release = None
+    if isinstance(minibroker.clock, ManualClock):
+        release = minibroker.clock.hold_while(_mqtt_handshake_pending(server))
+    try:
+        yield MqttEndpoint(server.host, server.port, minibroker, server, tls=options.tls is not None)
+    finally:
+        if release is not None:
+            release()
+        await server.close()
+
+
+def _mqtt_handshake_pending(server: Any) -> Callable[[], str | None]:
+    """A hold for the virtual clock while an MQTT peer has not sent CONNECT (its deadline), or is connected with a
+    keep-alive: its PINGREQs come in real time, and a jump over its read check would drop a healthy client."""
+
+    def check() -> str | None:
+        if server.handshakes_pending:
+            return "an MQTT peer is mid-handshake"
+        if server.keep_alive_clients:
+            return "an MQTT client with a keep-alive is connected (its PINGREQs come in real time)"
+        return None
+
+    return check
+
+
+# -- broker processes (pytest-redis conventions: _proc starts one, _noproc points at a running one) ----------------
+
+
+@attrs.frozen
+class BrokerProcess:
+    """A ``minibroker serve`` process (``process`` is None for a broker this session did not start)."""
+
+    host: str
+    port: int
+    stomp_port: int | None
+    process: subprocess.Popen[str] | None = attrs.field(default=None, eq=False, repr=False)
+    #: the TLS listeners' ports (``ssl://``, ``stomp+ssl://``), when the process has them
+    ssl_port: int | None = None
+    stomp_ssl_port: int | None = None
+    #: the MQTT listener's port, when the process has one
+    mqtt_port: int | None = None
+
+    @property
+    def url(self) -> str:
+        """``tcp://HOST:PORT``, for :func:`minibroker.client.connect` and ``minibroker stat --url``."""
+        return f"tcp://{self.host}:{self.port}"
+
+    @property
+    def stomp_url(self) -> str | None:
+        """``stomp://HOST:PORT``, or None without a STOMP listener."""
+        host = f"[{self.host}]" if ":" in self.host else self.host  # an IPv6 literal
+        return None if self.stomp_port is None else f"stomp://{host}:{self.stomp_port}"
+
+    @property
+    def ssl_url(self) -> str | None:
+        """``ssl://HOST:PORT`` (``connect(url, ssl=context)``), or None without a TLS listener."""
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return None if self.ssl_port is None else f"ssl://{host}:{self.ssl_port}"
+
+    @property
+    def stomp_ssl_url(self) -> str | None:
+        """``stomp+ssl://HOST:PORT``, or None without a STOMP TLS listener."""
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return None if self.stomp_ssl_port is None else f"stomp+ssl://{host}:{self.stomp_ssl_port}"
+
+    @property
+    def mqtt_url(self) -> str | None:
+        """``mqtt://HOST:PORT``, or None without an MQTT listener."""
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return None if self.mqtt_port is None else f"mqtt://{host}:{self.mqtt_port}"
+
+    @property
+    def host_and_ports(self) -> list[tuple[str, int]]:
+        """The STOMP address as ``stomp.Connection12(host_and_ports=...)`` takes it."""
+        if self.stomp_port is None:
+            raise ValueError(f"the broker at {self.url} has no STOMP listener")
+        return [(self.host, self.stomp_port)]
+
+    def clean(self, *, user: str | None = None, password: str | None = None) -> None:
+        """Empty the broker for the next test, as pytest-redis's ``redisdb`` flushes its server: every queue's
+        messages purged (virtual-topic consumer queues and dead-letter queues too), every offline durable
+        subscription removed, every scheduled job removed. Destinations stay (as after a purge on ActiveMQ). With
+        users configured, give an administrator's credentials."""
+        import threading
+
+        failure: list[BaseException] = []
+
+        def run() -> None:
+            try:
+                asyncio.run(_clean(self.url, user, password))
+            except BaseException as exc:  # reported in the caller's thread
+                failure.append(exc)
+
+        thread = threading.Thread(target=run, name="minibroker-clean")  # whatever event loop the caller runs
+        thread.start()
+        thread.join()
+        if failure:
+            raise failure[0]
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """SIGTERM, as a service manager would (clean stop, store flushed); SIGKILL if it hangs."""
+        process = self.process
+        if process is None:
+            return
+        if process.poll() is None:
+            process.terminate()
+            try:
+                process.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:  # pragma: no cover - a hung server
+                process.kill()
+                process.wait()
+        if process.stdout is not None:
+            process.stdout.close()
+
+
+async def _clean(url: str, user: str | None, password: str | None) -> None:
+    from minibroker.client import connect
+    from minibroker.transport.tcp_link import TcpLink
+
+    login: dict[str, Any] = {} if user is None else {"user": user, "password": password}
+    async with await connect(url, **login) as conn:
+        await conn.purge(">")
+        link = conn._link
+        assert isinstance(link, TcpLink)
+        _, durables, _ = await link.list_topics()
+        for durable in durables:
+            if not durable.active:
+                async with await connect(url, client_id=durable.client_id, **login) as owner:
+                    await (await owner.create_session()).unsubscribe(durable.name)
+        session = await conn.create_session()
+        manager = await session.create_producer("topic://ActiveMQ.Scheduler.Management")
+        await manager.send("", properties={"AMQ_SCHEDULER_ACTION": "REMOVEALL"})
+
+
+def _read_url(process: subprocess.Popen[str], scheme: str, errors: IO[str]) -> tuple[str, int]:
+    assert process.stdout is not None
+    line = process.stdout.readline().strip()
+    prefix = scheme + "://"
+    if not line.startswith(prefix):
+        process.kill()
+        process.wait()
+        process.stdout.close()
+        errors.seek(0)
+        raise RuntimeError(f"minibroker serve did not print its {scheme} URL (got {line!r}): {errors.read().strip()}")
+    host, _, port = line[len(prefix) :].rpartition(":")
+    return host.strip("[]"), int(port)
+
+
+def start_broker_process(
+    config: str | os.PathLike[str] | None = None,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    stomp_port: int | None = 0,
+    data_dir: str | os.PathLike[str] | None = None,
+    ssl_port: int | None = None,
+    stomp_ssl_port: int | None = None,
+    tls: Sequence[str] = (),
+    mqtt_port: int | None = None,
+) -> BrokerProcess:
+    """Start ``minibroker serve`` (``config``: a broker.toml with users, policies, limits) and wait for its URLs.
+    Ports 0 pick free ones; ``stomp_port=None`` serves no STOMP. ``ssl_port``/``stomp_ssl_port`` add TLS listeners,
+    whose certificate comes from the config's ``[tls]`` table or from ``tls`` (``serve``'s options, e.g.
+    ``["--tls-cert", "server.crt", "--tls-key", "server.key"]``)."""
+    command = [sys.executable, "-m", "minibroker", "serve", "--host", host, "--port", str(port)]
+    if stomp_port is not None:
+        command += ["--stomp-port", str(stomp_port)]
+    if ssl_port is not None:
+        command += ["--ssl-port", str(ssl_port)]
+    if stomp_ssl_port is not None:
+        command += ["--stomp-ssl-port", str(stomp_ssl_port)]
+    if mqtt_port is not None:
+        command += ["--mqtt-port", str(mqtt_port)]
+    command += list(tls)
+    if config is not None:
+        command += ["--config", os.fspath(config)]
+    if data_dir is not None:
+        command += ["--data-dir", os.fspath(data_dir)]
+    errors = tempfile.TemporaryFile("w+")  # noqa: SIM115 - lives as long as the process's stderr needs it
+    process = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=errors, text=True, env={**os.environ, "PYTHONSAFEPATH": "1"}
+    )
+    try:
+        tcp_host, tcp_port = _read_url(process, "tcp", errors)
+        stomp = _read_url(process, "stomp", errors)[1] if stomp_port is not None else None
+        ssl = _read_url(process, "ssl", errors)[1] if ssl_port is not None else None
+        stomp_ssl = _read_url(process, "stomp+ssl", errors)[1] if stomp_ssl_port is not None else None
+        mqtt = _read_url(process, "mqtt", errors)[1] if mqtt_port is not None else None
+    finally:
+        errors.close()
+    return BrokerProcess(tcp_host, tcp_port, stomp, process, ssl_port=ssl, stomp_ssl_port=stomp_ssl, mqtt_port=mqtt)
+
+
+def _port(text: str | None, default: int) -> int:
+    try:
+        return default if text is None else int(text)
+    except ValueError:
+        raise pytest.UsageError(f"minibroker: a port must be a number, not {text!r}") from None
+
+
+Scope = Literal["session", "package", "module", "class", "function"]
+
+
+def minibroker_proc_factory(
+    config: str | os.PathLike[str] | None = None,
+    *,
+    host: str | None = None,
+    port: int | None = None,
+    stomp_port: int | None = None,
+    scope: Scope = "session",
+    mqtt_port: int | None = None,
+) -> Any:
+    """A fixture that runs one ``minibroker serve`` process for its ``scope`` (pytest-redis's ``factories.redis_proc``).
+    Arguments left out come from the options (``--minibroker-config``, ``--minibroker-host``, ...)."""
+
+    @pytest.fixture(scope=scope)
+    def proc_fixture(request: pytest.FixtureRequest) -> Iterator[BrokerProcess]:
+        """A ``minibroker serve`` process for the scope (``.url``, ``.stomp_url``, ``.host``, ``.port``), configured
+        by ``--minibroker-config``/``minibroker_config`` and the host and port options; stopped at the end."""
+        settings = request.config
+        broker = start_broker_process(
+            config if config is not None else _setting(settings, "config"),
+            host=host or _setting(settings, "host") or "127.0.0.1",
+            port=port if port is not None else _port(_setting(settings, "port"), 0),
+            stomp_port=stomp_port if stomp_port is not None else _port(_setting(settings, "stomp_port"), 0),
+            mqtt_port=mqtt_port if mqtt_port is not None else _port(_setting(settings, "mqtt_port"), 0),
+        )
+        try:
+            yield broker
+        finally:
+            broker.stop()
+
+    return proc_fixture
+
+
+def minibroker_noproc_factory(
+    *,
+    host: str | None = None,
+    port: int | None = None,
+    stomp_port: int | None = None,
+    scope: Scope = "session",
+    mqtt_port: int | None = None,
+) -> Any:
+    """A fixture for a broker that is already running (started by CI, docker, another tool): its addresses, from the
+    arguments or the options (defaults 127.0.0.1, 61616, 61613); fails at once when nothing listens there."""
+
+    @pytest.fixture(scope=scope)
+    def noproc_fixture(request: pytest.FixtureRequest) -> BrokerProcess:
+        """The addresses of a broker that is already running (``--minibroker-host``/``-port``/``-stomp-port``),
+        in the shape of ``minibroker_proc``; the test fails at once when nothing listens there."""
+        settings = request.config
+        address = host or _setting(settings, "host") or "127.0.0.1"
+        tcp = port if port is not None else _port(_setting(settings, "port"), 61616)
+        stomp = stomp_port if stomp_port is not None else _port(_setting(settings, "stomp_port"), 61613)
+        mqtt = mqtt_port if mqtt_port is not None else _port(_setting(settings, "mqtt_port"), 1883)
+        try:
+            socket.create_connection((address, tcp), timeout=5).close()
+        except OSError as exc:
+            pytest.fail(
+                f"minibroker_noproc: no broker listens on {address}:{tcp} ({exc}); start one with "
+                f"`minibroker serve --port {tcp} --stomp-port {stomp}` or set --minibroker-port",
+                pytrace=False,
+            )
+        return BrokerProcess(address, tcp, stomp, mqtt_port=mqtt)
+
+    return noproc_fixture
+
+
+minibroker_proc = minibroker_proc_factory()
+minibroker_noproc = minibroker_noproc_factory()
+
+
+@pytest.fixture(scope="session")
+def minibroker_session_url(minibroker_proc: BrokerProcess) -> str:
+    """``tcp://HOST:PORT`` of ``minibroker_proc``: one broker process for the session (per xdist worker); state is
+    shared between the tests of the session."""
+    return minibroker_proc.url
+
+
+@pytest.fixture
+def minibroker_clean(minibroker_proc: BrokerProcess) -> Iterator[BrokerProcess]:
+    """``minibroker_proc``, emptied after each test (:meth:`BrokerProcess.clean`: messages, offline durable
+    subscriptions, scheduled jobs), as pytest-redis's ``redisdb``: one process for the session, a clean broker for
+    every test."""
+    yield minibroker_proc
+    minibroker_proc.clean()
+
+
+ProcessFactory = Callable[..., BrokerProcess]
+
+
+@pytest.fixture
+def minibroker_processes(tmp_path: Path) -> Iterator[ProcessFactory]:
+    """``minibroker_processes(config=..., stomp_port=0, data_dir=...)`` starts another ``minibroker serve`` (the
+    arguments of :func:`start_broker_process`); all are stopped after the test. ``config_text="..."``: a broker.toml
+    given inline."""
+    started: list[BrokerProcess] = []
+
+    def start(*, config_text: str | None = None, **kwargs: Any) -> BrokerProcess:
+        if config_text is not None:
+            path = tmp_path / f"broker-{len(started)}.toml"
+            path.write_text(config_text)
+            kwargs["config"] = path
+        broker = start_broker_process(**kwargs)
+        started.append(broker)
+        return broker
+
+    try:
+        yield start
+    finally:
+        for broker in started:
+            broker.stop()
+
+
+# Spark: ``minibroker_spark`` (a session-wide local SparkSession) and ``threaded_minibroker`` (a broker on TCP in its
+# own thread); both skip cleanly without java or pyspark, and nothing imports pyspark until they run
+from minibroker.plugins.spark.testing import minibroker_spark, threaded_minibroker  # noqa: E402
