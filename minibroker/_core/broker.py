@@ -269,10 +269,22 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, ReplayableReads, Sche
             t = self.topics.get(destination.name)
             if t is not None:
                 self._dispatch_topic(t)
-            elif reads_many(destination):  # a wildcard or composite subscriber's window opened: every topic it reads
-                for topic in list(self.topics.values()):
-                    if reads(destination, topic.destination.name):
-                        self._dispatch_topic(topic)
+            elif reads_many(destination):  # a wildcard or composite subscriber's window opened: the topics where
+                for sub in self.subs_on_many:  # something waits for it, not every topic it reads (issue 31)
+                    if sub.waiting_in and sub.destination == destination:
+                        self._dispatch_waiting(sub)
+
+    def _dispatch_waiting(self, sub: Subscription) -> None:
+        """Dispatch the topics where messages wait for the wildcard or composite topic subscription ``sub``, oldest
+        first, until its window is full; a topic with nothing left for it leaves the list."""
+        waiting = sub.waiting_in
+        assert waiting is not None
+        for t in list(waiting):
+            if sub.room() <= 0:
+                return
+            self._dispatch_topic(t)
+            if not t.pending.get(sub.consumer_id):
+                del waiting[t]
 
     def _dispatch_topic(self, t: Topic) -> None:
         expired: list[QueueEntry] = []
@@ -397,6 +409,8 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, ReplayableReads, Sche
             browser=info.browser,
             no_local=info.no_local,
         )
+        if many and info.destination.kind is not QUEUE:
+            sub.waiting_in = {}
         self.subscriptions[consumer_id] = sub
         conn.consumers.add(consumer_id)
         if isinstance(source, Queue):

@@ -7,7 +7,7 @@ and a pull (prefetch 0) grants exactly one dispatch.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 
@@ -68,6 +68,9 @@ class Subscription:
     dispatch_count: int = 0
     groups: int = 0
     closed: bool = False
+    #: a wildcard or composite topic subscription's topics where messages wait for it, in the order they began to
+    #: (None: any other subscription): when its window opens only those are dispatched, not every topic it reads
+    waiting_in: dict[Any, None] | None = None
 
     def room(self) -> int:
         """How many more messages may be dispatched now (ActiveMQ ``countBeforeFull``)."""

@@ -50,6 +50,8 @@ class Topic:
             return False
         self.pending[sub.consumer_id].appendleft(QueueEntry(retained, self.next_seq))
         self.next_seq += 1
+        if sub.waiting_in is not None:
+            sub.waiting_in[self] = None
         return True
 
     def consume(self, entry: QueueEntry) -> None:
@@ -67,6 +69,9 @@ class Topic:
                 continue
             pending = self.pending[sub.consumer_id]
             pending.append(QueueEntry(message, seq))
+            waiting = sub.waiting_in
+            if waiting is not None:
+                waiting[self] = None
             if 0 <= self.pending_limit < len(pending):
                 self._discard_oldest(sub, pending)
 

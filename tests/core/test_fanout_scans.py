@@ -1,0 +1,70 @@
+"""Work that must not grow with the broker's size (issue 31): count the topics a dispatch visits, not the time.
+
+A wildcard topic subscriber's acks used to dispatch every topic it reads (and test every topic of the broker
+against its pattern); they dispatch only the topics where something waits for it, until its window is full.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from minibroker import Broker, ConsumerInfo, Destination, ManualClock, Message
+from minibroker._core.broker import BrokerCore
+
+
+@pytest.fixture
+def visits(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
+    seen: list[str] = []
+    original = BrokerCore._dispatch_topic
+
+    def counting(self: BrokerCore, t: object) -> None:
+        seen.append(t.destination.name)  # type: ignore[attr-defined]
+        original(self, t)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(BrokerCore, "_dispatch_topic", counting)
+    yield seen
+
+
+@pytest.mark.parametrize("other_topics", [0, 900])
+async def test_a_wildcard_subscriber_s_acks_visit_only_its_waiting_topics(visits: list[str], other_topics: int) -> None:
+    async with Broker(clock=ManualClock(autojump=True)) as broker:
+        conn = broker.connect()
+        for i in range(other_topics):  # topics that have subscribers and nothing to do with data.>
+            conn.add_consumer(ConsumerInfo(Destination.topic(f"other.{i}"), prefetch=10), lambda d: None)
+        got = []
+        wild = conn.add_consumer(ConsumerInfo(Destination.topic("data.>"), prefetch=1), got.append)
+        for i in range(50):
+            conn.send(Message(f"ID:m{i}", Destination.topic(f"data.{i % 5}"), f"m{i}"))
+        visits.clear()
+        while len(got) < 50:
+            dispatch = got[-1]
+            assert dispatch.message is not None
+            assert conn.ack_one(wild, dispatch.message.message_id)
+        # each topic in order; across topics, the order they joined the subscription (multi.py)
+        assert sorted(str(d.message.body) for d in got if d.message) == sorted(f"m{i}" for i in range(50))
+        assert len(visits) <= 2 * 50  # before: every data topic per ack, and every topic tested per ack
+        conn.close()
+
+
+async def test_retained_messages_are_replayed_without_a_scan_per_message(visits: list[str]) -> None:
+    """An MQTT ``#`` subscriber over many retained topics (before: 1,000 retained took 4 s of CPU, every ack
+    visiting every topic)."""
+    async with Broker(clock=ManualClock(autojump=True)) as broker:
+        conn = broker.connect()
+        for i in range(1000):
+            message = Message(f"ID:r{i}", Destination.topic(f"r.{i}"), b"v", {"ActiveMQ.Retain": True})
+            conn.send(message)
+        got = []
+        sub = conn.add_consumer(ConsumerInfo(Destination.topic("r.>"), prefetch=10, retroactive=True), got.append)
+        visits.clear()
+        acked = 0
+        while acked < len(got):
+            message = got[acked].message
+            assert message is not None
+            assert conn.ack_one(sub, message.message_id)
+            acked += 1
+        assert len(got) == 1000
+        assert len(visits) <= 3 * 1000
+        conn.close()
