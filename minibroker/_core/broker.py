@@ -65,7 +65,7 @@ from .effects import Dispatch
 from .history import DeadLetterRecord, History
 from .journal import DurableSaved, Journal, Scheduled, Stored
 from .memory import MemoryLimits
-from .multi import Copies, QueueSet, SubscriptionOnMany, queue_of, reads, reads_many
+from .multi import Copies, QueueSet, SubscriptionOnMany, parts_of, queue_of, reads, reads_many
 from .policy import DestinationPolicy
 from .queue import DEFAULT_SYSTEM_MEMORY_LIMIT, MemoryUsage, Queue
 from .replay_reads import ReplayableReads
@@ -418,10 +418,19 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, ReplayableReads, Sche
         elif many:
             self.subs_on_many.append(sub)
             if isinstance(source, QueueSet):
-                for q in list(self.queues.values()):
+                exact, patterns = parts_of(info.destination)
+                # a composite's parts by name, a wildcard's by a pass over the queues (in the order they were made)
+                candidates = (
+                    [q for q in self.queues.values() if reads(info.destination, q.destination.name)]
+                    if patterns
+                    else [q for name in exact if (q := self.queues.get(name)) is not None]
+                )
+                if not patterns:
+                    order = {name: i for i, name in enumerate(self.queues)}
+                    candidates.sort(key=lambda q: order[q.destination.name])
+                for q in candidates:
                     if (
-                        reads(info.destination, q.destination.name)
-                        and not q.destination.name.startswith(DURABLE_PREFIX)
+                        not q.destination.name.startswith(DURABLE_PREFIX)
                         and not self.temporaries.is_temporary(q.destination)
                         and self._may_read(sub, q.destination)
                     ):

@@ -68,3 +68,29 @@ async def test_retained_messages_are_replayed_without_a_scan_per_message(visits:
         assert len(got) == 1000
         assert len(visits) <= 3 * 1000
         conn.close()
+
+
+async def test_a_composite_consumer_looks_its_parts_up_by_name(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A composite of 2,000 queues: each part is looked up by name, the composite parsed once (before: every queue
+    tested against the unparsed 2,000-part name, 6.5 s of CPU; now about 50 ms)."""
+    from minibroker._core import broker as core_module
+
+    tests: list[str] = []
+    original = core_module.reads
+
+    def counting(destination: Destination, name: str) -> bool:
+        tests.append(name)
+        return original(destination, name)
+
+    monkeypatch.setattr(core_module, "reads", counting)
+    async with Broker(clock=ManualClock(autojump=True)) as broker:
+        conn = broker.connect()
+        for i in range(2000):
+            conn.send(Message(f"ID:{i}", Destination.queue(f"q{i}"), f"m{i}"))
+        got = []
+        name = ",".join(f"q{i}" for i in range(0, 2000, 2))  # every other queue
+        conn.add_consumer(ConsumerInfo(Destination.queue(name), prefetch=5000), got.append)
+        assert len(got) == 1000
+        assert [d.message.body for d in got[:3] if d.message] == ["m0", "m2", "m4"]
+        assert tests == []  # not one pattern test: the parts were looked up
+        conn.close()
