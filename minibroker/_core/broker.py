@@ -18,6 +18,7 @@ dead_letter.py, replayable reads in replay.py.
 from __future__ import annotations
 
 import heapq
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from datetime import tzinfo
 from typing import TYPE_CHECKING, Protocol
@@ -279,12 +280,13 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, ReplayableReads, Sche
         first, until its window is full; a topic with nothing left for it leaves the list."""
         waiting = sub.waiting_in
         assert waiting is not None
-        for t in list(waiting):
-            if sub.room() <= 0:
-                return
+        consumer_id = sub.consumer_id
+        while waiting and sub.room() > 0:  # from the front, O(1) a step (an OrderedDict: a deque with membership)
+            t = next(iter(waiting))
             self._dispatch_topic(t)
-            if not t.pending.get(sub.consumer_id):
-                del waiting[t]
+            if t.pending.get(consumer_id):
+                return  # the window is full again, t still has more
+            del waiting[t]
 
     def _dispatch_topic(self, t: Topic) -> None:
         expired: list[QueueEntry] = []
@@ -410,7 +412,7 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, ReplayableReads, Sche
             no_local=info.no_local,
         )
         if many and info.destination.kind is not QUEUE:
-            sub.waiting_in = {}
+            sub.waiting_in = OrderedDict()
         self.subscriptions[consumer_id] = sub
         conn.consumers.add(consumer_id)
         if isinstance(source, Queue):

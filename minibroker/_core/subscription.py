@@ -7,6 +7,7 @@ and a pull (prefetch 0) grants exactly one dispatch.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
@@ -70,7 +71,7 @@ class Subscription:
     closed: bool = False
     #: a wildcard or composite topic subscription's topics where messages wait for it, in the order they began to
     #: (None: any other subscription): when its window opens only those are dispatched, not every topic it reads
-    waiting_in: dict[Any, None] | None = None
+    waiting_in: OrderedDict[Any, None] | None = None
 
     def room(self) -> int:
         """How many more messages may be dispatched now (ActiveMQ ``countBeforeFull``)."""
