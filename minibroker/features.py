@@ -127,7 +127,11 @@ FEATURES: tuple[Feature, ...] = (
         Status.VERIFIED,
         "a plain topic: only live subscribers get a message",
         "topic://prices",
-        recordings=("tests/conformance/recordings/topic_basic.json",),
+        recordings=(
+            f"{_FEATURES}mixed_topic_exists_after_publish.json",
+            f"{_FEATURES}mixed_topic_stats_inflight.json",
+            "tests/conformance/recordings/topic_basic.json",
+        ),
     ),
     Feature(
         "wildcard-consumer",
@@ -194,7 +198,10 @@ FEATURES: tuple[Feature, ...] = (
         "a copy to each part (a part without a prefix has the composite's kind), all or nothing: a refused part "
         "(rights, a full queue failing fast) refuses the whole send",
         "queue://qa,qb",
-        recordings=(f"{_FEATURES}composite_send_*.json",),
+        recordings=(
+            f"{_FEATURES}mixed_composite_with_prefixed_first_part.json",
+            f"{_FEATURES}composite_send_*.json",
+        ),
     ),
     Feature(
         "stomp-composite-send",
@@ -241,7 +248,10 @@ FEATURES: tuple[Feature, ...] = (
         "subscriber first hears of the consumers there are; JMSType `Advisory`, the data structure as JSON text in "
         "the body (`minibroker.advisory.data_structure`)",
         "topic://ActiveMQ.Advisory.Consumer.Queue.orders",
-        recordings=(f"{_FEATURES}advisory_consumer_*.json",),
+        recordings=(
+            f"{_FEATURES}mixed_advisory_durable_offline_count.json",
+            f"{_FEATURES}advisory_consumer_*.json",
+        ),
     ),
     Feature(
         "advisory-producer",
@@ -500,7 +510,11 @@ FEATURES: tuple[Feature, ...] = (
         "JMSXGroupID / JMSXGroupSeq (group_id=, group_seq=)",
         Status.VERIFIED,
         "sticky groups, JMSXGroupFirstForConsumer",
-        recordings=("tests/conformance/recordings/message_groups.json", f"{_FEATURES}feat_groups_*.json"),
+        recordings=(
+            f"{_FEATURES}mixed_delivery_count_property.json",
+            "tests/conformance/recordings/message_groups.json",
+            f"{_FEATURES}feat_groups_*.json",
+        ),
     ),
     Feature(
         "group-id-property",
@@ -1002,7 +1016,14 @@ FEATURES: tuple[Feature, ...] = (
         "JMS's rules in ActiveMQ's words: a client id is required, one active subscriber per name, another topic or "
         "selector replaces the subscription, unsubscribe refused while active; offline messages kept (non-persistent "
         "too) with queue rules (acks, redelivery, DLQ with `topic://T` as original destination)",
-        recordings=(f"{_FEATURES}durable_*.json",),
+        recordings=(
+            f"{_FEATURES}mixed_durable_pending_in_prefetch.json",
+            f"{_FEATURES}mixed_dups_ok_durable_close_session.json",
+            f"{_FEATURES}mixed_dups_ok_durable_close_connection.json",
+            f"{_FEATURES}mixed_durable_rollback_close_once.json",
+            f"{_FEATURES}mixed_durable_client_close_twice.json",
+            f"{_FEATURES}durable_*.json",
+        ),
     ),
     Feature(
         "queue-browser",
@@ -1012,6 +1033,7 @@ FEATURES: tuple[Feature, ...] = (
         "queued and in-flight messages, acked ones hidden; with a selector only matching ones, and "
         "`maxBrowsePageSize` counts those",
         recordings=(
+            f"{_FEATURES}mixed_browse_order_persistent_first.json",
             "tests/conformance/recordings/queue_browser.json",
             f"{_FEATURES}feat_browse_inflight_and_acked.json",
             f"{_FEATURES}browse_selector_*.json",
