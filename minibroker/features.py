@@ -998,6 +998,20 @@ FEATURES: tuple[Feature, ...] = (
         Status.NOT_APPLICABLE,
         "one broker in one process; persistence is --data-dir",
     ),
+    Feature(
+        "config-authorization",
+        Kind.BROKER_CONFIG,
+        "`simpleAuthenticationPlugin` users and an `authorizationPlugin` map (`[users]`, `[[authorization]]`)",
+        Status.VERIFIED,
+        "ActiveMQ's rules on every edge alike (the connection object authorizes every operation): a composite gets "
+        "the rights every part has an entry for (entries with equal rights count as one), a wildcard subscription "
+        "those of every entry under it and then reads only the destinations its user may read, temporary "
+        "destinations are anyone's; refusals with ActiveMQ's texts. One recorded difference: ActiveMQ refuses a "
+        "plain subscription to a queue, with a composite's name, after an allowed composite consumer on it came and "
+        "went (a leftover of its composite handling); minibroker allows it",
+        tests=("tests/test_authorization_matrix.py", "tests/plugins/test_auth.py", "tests/transport_kit/test_kit.py"),
+        recordings=("tests/auth_oracle/recordings/auth_cases.json",),
+    ),
     # -- consumers, sessions and connections (the client API) ------------------------------------------------------
     Feature(
         "consumer-selector",

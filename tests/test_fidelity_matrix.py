@@ -38,6 +38,9 @@ REPLAYERS: dict[str, Callable[[ModuleType], set[Path]]] = {
     "tests/plugins/stomp/test_transformations.py": lambda m: {
         (REPO / "tests/plugins/stomp/recordings/transformations.json").resolve()
     },
+    "tests/auth_oracle/test_auth_recordings.py": lambda m: {
+        (REPO / "tests/auth_oracle/recordings/auth_cases.json").resolve()
+    },
     # the corpus and the feature recordings minibroker reproduces (known differences are strict xfails, not proof)
     "tests/differential/test_differential.py": lambda m: {
         Path(p).resolve() for p in m.CORPUS + m.FEATURES if m.known_difference(Path(p).stem) is None
