@@ -163,9 +163,9 @@ def _serve_options(parser: argparse.ArgumentParser) -> None:
     _log_level_option(parser)
     parser.add_argument(
         "--max-frame-size",
-        type=int,
+        type=_size,
         default=None,
-        metavar="BYTES",
+        metavar="SIZE",
         help=f"largest frame (of any protocol) accepted from a client (default: {DEFAULT_MAX_FRAME_SIZE // 2**20} MiB)",
     )
     parser.add_argument(
@@ -657,8 +657,26 @@ def _describe(args: argparse.Namespace, exc: BaseException) -> str | None:
     return line
 
 
+def _size(text: str) -> int:
+    """A size on the command line as in broker.toml: ``4194304``, ``"4 MiB"``, ``"512kb"``."""
+    from minibroker._sizes import parse_size
+
+    try:
+        return parse_size(int(text) if text.strip().isdigit() else text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    arguments = sys.argv[1:] if argv is None else argv
+    if not arguments:  # bare ``minibroker``: what it can do, not an error
+        parser.print_help()
+        return 0
+    args, unknown = parser.parse_known_args(arguments)
+    if unknown:  # say it with the subcommand's usage, which lists the options that subcommand knows
+        subcommand = _subparsers(parser).get(args.command, parser)
+        subcommand.error(f"unrecognized arguments: {' '.join(unknown)}")
     try:
         return _COMMANDS[args.command](args)
     except KeyboardInterrupt:  # Ctrl-C on a command waiting for a broker: the user knows why it stopped
@@ -668,6 +686,13 @@ def main(argv: list[str] | None = None) -> int:
         if line is None:
             raise
         return _error(args, line, exc)
+
+
+def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return dict(action.choices)
+    return {}
 
 
 def _error(args: argparse.Namespace, line: str, exc: BaseException | None = None) -> int:

@@ -174,3 +174,31 @@ async def test_serve_shows_the_traceback_of_an_early_error_under_debug(tmp_path:
     code, out, err = await run(MINIBROKER, "serve", "--port", "70000", "--log-level", "debug", cwd=tmp_path)
     assert (code, out) == (1, "")
     assert err.startswith("Traceback") and err.splitlines()[-1] == "minibroker serve: port must be 0-65535, not 70000"
+
+
+class TestRoughEdges:
+    """issue 32, item 7: the command line's last rough edges."""
+
+    def test_bare_minibroker_prints_the_help(self, capsys: pytest.CaptureFixture[str]) -> None:
+        from minibroker.plugins.server.cli import main
+
+        assert main([]) == 0
+        assert "usage: minibroker" in capsys.readouterr().out
+
+    def test_an_unknown_option_of_a_subcommand_shows_that_subcommand_s_usage(
+        self, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        from minibroker.plugins.server.cli import main
+
+        with pytest.raises(SystemExit) as exit_info:
+            main(["stat", "--bogus"])
+        assert exit_info.value.code == 2
+        err = capsys.readouterr().err
+        assert err.startswith("usage: minibroker stat") and "unrecognized arguments: --bogus" in err
+
+    def test_max_frame_size_takes_a_size_as_broker_toml_does(self) -> None:
+        from minibroker.plugins.server.cli import build_parser
+
+        parser = build_parser()
+        assert parser.parse_args(["serve", "--max-frame-size", "4 MiB"]).max_frame_size == 4 * 2**20
+        assert parser.parse_args(["serve", "--max-frame-size", "65536"]).max_frame_size == 65536
