@@ -199,6 +199,9 @@ class _Reader:
     def unknown(self, table: Mapping[str, Any], allowed: set[str] | frozenset[str], *where: str) -> None:
         for name in table:
             if name not in allowed:
+                snake = re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", name).lower()  # ActiveMQ's deadLetterStrategy
+                if snake != name and snake in allowed:
+                    raise self.fail(_key(*where, name), f"unknown key: did you mean `{snake}`?")
                 known = ", ".join(sorted(allowed))
                 raise self.fail(_key(*where, name), f"unknown key (known keys: {known})")
 

@@ -240,3 +240,9 @@ class TestErrors:
         good = tmp_path / "good.toml"
         good.write_text("[limits]\nmax_connections = 3\n")
         assert load_config(good).server.max_connections == 3
+
+
+def test_an_activemq_camel_case_key_gets_its_name_suggested() -> None:
+    """issue 32, item 7: ActiveMQ's ``deadLetterStrategy`` in a broker.toml says which key it is here."""
+    with pytest.raises(ConfigError, match=r"deadLetterStrategy: unknown key: did you mean `dead_letter_strategy`\?"):
+        parse_config({"destinations": {">": {"deadLetterStrategy": "individual"}}})

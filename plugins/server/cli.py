@@ -449,6 +449,8 @@ def data_dir_problem(directory: str | os.PathLike[str]) -> str | None:
     made here, as the store would make it: what is left to fail later is only the database file itself."""
     if not os.fspath(directory):
         return "the data directory must be named (an empty path is not one)"
+    if os.path.exists(directory) and not os.path.isdir(directory):
+        return f"the data directory {os.fspath(directory)} is a file, not a directory: name a directory (it is made)"
     try:
         os.makedirs(directory, exist_ok=True)
     except OSError as exc:

@@ -94,7 +94,9 @@ async def test_a_file_where_the_data_directory_should_be(tmp_path: Path) -> None
     (tmp_path / "data").write_text("not a directory")
     code, out, err = await run(MINIBROKER, "serve", "--port", "0", "--data-dir", "data", cwd=tmp_path)
     assert (code, out) == (1, "")
-    assert one_line(err).startswith("minibroker serve: cannot open the message store in data: ")
+    assert one_line(err) == (
+        "minibroker serve: the data directory data is a file, not a directory: name a directory (it is made)"
+    )
 
 
 async def test_a_data_directory_that_cannot_be_created(tmp_path: Path) -> None:
