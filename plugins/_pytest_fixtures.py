@@ -94,10 +94,23 @@ def _options(request: pytest.FixtureRequest) -> BrokerOptions:
         return BrokerOptions()
     if marker.args:
         raise pytest.UsageError("@pytest.mark.minibroker takes keyword arguments only")
+    known = [field.name for field in attrs.fields(BrokerOptions)]
+    unknown = sorted(set(marker.kwargs) - set(known))
+    if unknown:
+        import difflib
+
+        hints = [f"{name!r}" + _did_you_mean(difflib.get_close_matches(name, known, 1)) for name in unknown]
+        raise pytest.UsageError(
+            f"@pytest.mark.minibroker: unknown keyword {', '.join(hints)}; the keywords are {', '.join(known)}"
+        )
     try:
         return BrokerOptions(**marker.kwargs)
     except TypeError as exc:
         raise pytest.UsageError(f"@pytest.mark.minibroker: {exc}") from None
+
+
+def _did_you_mean(matches: list[str]) -> str:
+    return f" (did you mean {matches[0]!r}?)" if matches else ""
 
 
 def _make_broker(options: BrokerOptions) -> Broker:

@@ -141,6 +141,23 @@ async def test_two_brokers(minibroker_factory):
         pytester.runpytest(*STRICT).assert_outcomes(passed=1)
 
 
+def test_a_marker_keyword_typo_lists_the_keywords(pytester: pytest.Pytester) -> None:
+    """issue 32, item 7: a misspelt marker keyword names the keyword it probably is, and all of them."""
+    pytester.makepyfile(
+        """
+        import pytest
+
+        @pytest.mark.minibroker(alow_dead_letters=True)
+        async def test_typo(minibroker):
+            pass
+        """
+    )
+    result = pytester.runpytest("-o", "asyncio_mode=auto", *LOOP_SCOPE)
+    result.stdout.fnmatch_lines(
+        ["*unknown keyword 'alow_dead_letters' (did you mean 'allow_dead_letters'?); the keywords are virtual_time*"]
+    )
+
+
 class TestTeardownReport:
     DEAD_LETTER = """
 import pytest
