@@ -113,8 +113,14 @@ class DeliveryHistory:
 
     @property
     def redelivery_delays(self) -> list[float]:
-        """The delays the client announced before each local redelivery (REDELIVERED acks)."""
-        return [r.delay for r in self.records if r.ack_type == "REDELIVERED" and r.delay is not None]
+        """The delay before each redelivery, in order: those the client announced before a local redelivery
+        (REDELIVERED acks) and those the broker scheduled (the redelivery plugin, which STOMP and MQTT clients
+        get)."""
+        return [
+            r.delay
+            for r in self.records
+            if r.delay is not None and (r.ack_type == "REDELIVERED" or r.event == "redelivery-scheduled")
+        ]
 
     @property
     def outcome(self) -> str:

@@ -40,13 +40,15 @@ class Scheduling(CoreState):
 
     def schedule_redelivery(self, when: float, message: Message, redelivery_counter: int, cause: str | None) -> None:
         """The broker redelivery plugin's path: the message comes back to its queue's tail at ``when``."""
+        now = self.clock.now()
         self.history.add(
             message.message_id,
-            self.clock.now(),
+            now,
             "redelivery-scheduled",
             redelivery_counter=redelivery_counter,
             detail=cause,
             destination=str(message.destination),
+            delay=when - now,
         )
         self.schedule(when, message, redelivery_counter)
 

@@ -12,6 +12,7 @@ from minibroker import Broker, ManualClock
 from minibroker.client import AckMode, RedeliveryPolicy, connect
 from minibroker.errors import IllegalStateError
 from minibroker.plugins.redelivery import RedeliveryPlugin
+from minibroker.testing import delivery_history
 
 
 def _no_client_retries() -> RedeliveryPolicy:
@@ -61,7 +62,10 @@ class TestRedelivery:
                     counters.append(msg.redelivery_counter)
                     await session.rollback()
             assert counters == [1, 2]
-            assert [m.body for m in broker.queue("ActiveMQ.DLQ").browse()] == ["m"]
+            [letter] = broker.queue("ActiveMQ.DLQ").browse()
+            assert letter.body == "m"
+            # issue 32, item 3: the broker's own delays are in the history, as the client's are
+            assert delivery_history(broker, letter.message_id).redelivery_delays == [5.0, 5.0]
 
     async def test_a_destination_without_a_policy_falls_back_to_the_dlq(self) -> None:
         plugin = RedeliveryPlugin(None, policies={"payments.>": RedeliveryPolicy(initial_redelivery_delay=1.0)})
