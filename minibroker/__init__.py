@@ -24,7 +24,8 @@ if TYPE_CHECKING:
     from .clock import Clock, ManualClock, RealClock
     from .message import Destination, DestinationKind, Message, ObjectBody, PropertyValue
 
-__version__ = "0.1.0"
+if TYPE_CHECKING:
+    __version__: str  # the installed distribution's, read once on first use (pyproject.toml is the one source)
 
 #: public name -> the module that defines it
 _LAZY = {
@@ -65,6 +66,11 @@ _LAZY = {
 if not TYPE_CHECKING:  # hidden from type checkers, which see the imports above (and flag a misspelt name)
 
     def __getattr__(name: str) -> object:
+        if name == "__version__":
+            from importlib.metadata import version
+
+            globals()[name] = value = version("minibroker")
+            return value
         module = _LAZY.get(name)
         if module is None:
             raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -24,7 +24,7 @@ import minibroker
 
 ROOT = Path(__file__).resolve().parent.parent
 #: what the build reads (a copy keeps the build's scratch files out of the source tree)
-SOURCES = ("pyproject.toml", "README.md", "minibroker", "client", "plugins")
+SOURCES = ("pyproject.toml", "README.md", "LICENSE", "CHANGELOG.md", "MANIFEST.in", "minibroker", "client", "plugins")
 TIMEOUT = 120
 
 pytestmark = pytest.mark.packaging
@@ -52,6 +52,25 @@ def _run(*argv: str | Path, cwd: Path) -> str:
     )
     assert proc.returncode == 0, proc.stdout
     return proc.stdout
+
+
+def _check_contents(wheel: Path, sdist: Path) -> None:
+    """issue 32, item 5: the license in both, the changelog in the sdist, the metadata users and indexes read."""
+    import tarfile
+    import zipfile
+
+    with zipfile.ZipFile(wheel) as archive:
+        names = archive.namelist()
+        (metadata,) = [n for n in names if n.endswith(".dist-info/METADATA")]
+        text = archive.read(metadata).decode()
+    assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names), names
+    assert "minibroker/py.typed" in names
+    assert "License-Expression: Apache-2.0" in text
+    for classifier in ("Framework :: Pytest", "Framework :: AsyncIO", "Typing :: Typed", "Python :: 3.11"):
+        assert f"Classifier: Programming Language :: {classifier}" in text or f"Classifier: {classifier}" in text
+    with tarfile.open(sdist) as archive:
+        members = {Path(m.name).name for m in archive.getmembers()}
+    assert {"LICENSE", "CHANGELOG.md", "README.md", "pyproject.toml"} <= members
 
 
 SMOKE = """
@@ -110,6 +129,7 @@ def test_the_wheel_installs_and_runs(tmp_path: Path) -> None:
     (wheel,) = dist.glob("minibroker-*.whl")
     (sdist,) = dist.glob("minibroker-*.tar.gz")
     assert wheel.name == f"minibroker-{minibroker.__version__}-py3-none-any.whl" and sdist.stat().st_size > 0
+    _check_contents(wheel, sdist)
 
     venv = tmp_path / "venv"
     _run(sys.executable, "-m", "venv", "--without-pip", venv, cwd=tmp_path)
