@@ -463,7 +463,9 @@ FEATURES: tuple[Feature, ...] = (
         Kind.MESSAGE_PROPERTY,
         "`AMQ_SCHEDULED_DELAY`",
         Status.IMPLEMENTED,
-        "delayed delivery with scheduler_support=True (ignored without, as in ActiveMQ)",
+        "delayed delivery with scheduler_support=True (ignored without, as in ActiveMQ); as ActiveMQ's, a job "
+        "starts at the send time rounded up to the next half second, so it lands 0-500 ms after its delay (on the "
+        "ManualClock's default epoch, a whole second: +500 ms; see the ActiveMQ features guide)",
         "AMQ_SCHEDULED_DELAY",
         tests=("tests/test_store.py", "tests/client/test_delay_levels.py"),
     ),
