@@ -151,6 +151,23 @@ class BrokerConfig:
     def plugins(self) -> list[Any]:
         return [p for p in (self.redelivery, self.auth) if p is not None]
 
+    def warnings(self) -> list[str]:
+        """What is allowed but probably not meant: a redelivery delay of 1,000 s or more, which looks like ActiveMQ's
+        milliseconds given where this file takes seconds (``serve`` prints these at start, ``doctor`` lists them)."""
+        found = []
+        if self.redelivery is not None:
+            map_ = self.redelivery.policies
+            entries = [("redelivery", map_.default), *((f'redelivery.destinations."{k}"', v) for k, v in map_.entries)]
+            for where, policy in entries:
+                for name in ("initial_redelivery_delay", "redelivery_delay", "maximum_redelivery_delay"):
+                    value = getattr(policy, name, None) if policy is not None else None
+                    if isinstance(value, int | float) and value >= 1000:
+                        found.append(
+                            f"{where}.{name} = {value:g}: seconds ({value / 3600:.1f} hours); ActiveMQ's "
+                            f"redeliveryDelay is in milliseconds: did you mean {value / 1000:g}?"
+                        )
+        return found
+
     def broker_kwargs(self) -> dict[str, Any]:
         """Arguments for ``Broker(**config.broker_kwargs(), clock=...)``."""
         kwargs: dict[str, Any] = {

@@ -246,3 +246,13 @@ def test_an_activemq_camel_case_key_gets_its_name_suggested() -> None:
     """issue 32, item 7: ActiveMQ's ``deadLetterStrategy`` in a broker.toml says which key it is here."""
     with pytest.raises(ConfigError, match=r"deadLetterStrategy: unknown key: did you mean `dead_letter_strategy`\?"):
         parse_config({"destinations": {">": {"deadLetterStrategy": "individual"}}})
+
+
+def test_a_redelivery_delay_that_looks_like_milliseconds_gets_a_warning() -> None:
+    """issue 32, item 7: 5000 (ActiveMQ's milliseconds) where broker.toml takes seconds is allowed but said."""
+    config = parse_config({"redelivery": {"initial_redelivery_delay": 5000, "redelivery_delay": 5}})
+    assert config.warnings() == [
+        "redelivery.initial_redelivery_delay = 5000: seconds (1.4 hours); ActiveMQ's redeliveryDelay is in "
+        "milliseconds: did you mean 5?"
+    ]
+    assert parse_config({"redelivery": {"initial_redelivery_delay": 5}}).warnings() == []

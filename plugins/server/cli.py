@@ -392,6 +392,8 @@ def _serve_main(args: argparse.Namespace) -> int:
         except InvalidConfiguration as exc:
             close_all(bound)
             return _error(args, f"minibroker serve: {exc}", exc)
+    for warning in config.warnings() if config is not None else ():  # allowed, probably not meant: said at start
+        print(f"minibroker serve: warning: {warning}", file=sys.stderr)
     if settings.data_dir is not None:
         problem = data_dir_problem(settings.data_dir)
         if problem is not None:

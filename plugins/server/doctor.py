@@ -40,6 +40,10 @@ class _Report:
         print(f"FAIL  {text}", flush=True)
         self.failures += 1
 
+    def warn(self, text: str) -> None:
+        """Allowed, probably not meant: said, not counted as a failure."""
+        print(f"warn  {text}", flush=True)
+
 
 def doctor_main(args: argparse.Namespace) -> int:
     report = _Report()
@@ -78,6 +82,8 @@ def _check_serve_settings(report: _Report, args: argparse.Namespace) -> None:
     if settings.tls is not None:
         _check_tls(report, settings.tls)
     _check_data_dir(report, settings.data_dir)
+    for warning in settings.config.warnings() if settings.config is not None else ():
+        report.warn(f"config: {warning}")
 
 
 def _check_tls(report: _Report, tls: TlsSettings) -> None:
