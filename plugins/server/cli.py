@@ -91,15 +91,20 @@ def build_parser() -> argparse.ArgumentParser:
     stat = sub.add_parser(
         "stat",
         help="print the queues of a running broker with their statistics",
-        description="Connect to a running broker and print one row per queue: messages held (size), in flight, "
-        "enqueued, dequeued and consumers.",
+        description="Connect to a running broker and print its queues, one row each: size (messages held, in flight "
+        "included), in flight (dispatched, not acked), enqueued and dequeued (since the broker started), consumers, "
+        "and dlq depth (how many of the queue's messages sit in dead-letter queues, by their original "
+        "destination). Then its topics (enqueued: published; dequeued: acked by any subscriber; consumers, offline "
+        "durable subscriptions included), its durable subscriptions (client id, topic, whether a subscriber is "
+        "active, pending: messages not dispatched yet) and how many messages wait in the scheduler.",
     )
     _client_options(stat)
     purge = sub.add_parser(
         "purge",
         help="remove every message of a queue",
         description="Connect to a running broker and remove every message of QUEUE, in-flight ones included "
-        "(nothing is dead-lettered). Needs the admin right on the queue when the broker has users.",
+        "(nothing is dead-lettered). QUEUE may be a wildcard ('orders.>'; '>' for every queue). Needs the admin "
+        "right on each queue when the broker has users.",
     )
     purge.add_argument("queue", metavar="QUEUE", help="the queue to purge")
     _client_options(purge)
