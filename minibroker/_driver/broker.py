@@ -413,6 +413,13 @@ class Broker(_BrokerViews, _ReplayableReads):
                 dropped += 1
         return dropped
 
+    def drop_client(self, client_id: str) -> int:
+        """Break the transport of the client connected with ``client_id`` (the native client's ``client_id``, STOMP's
+        ``client-id`` header, an MQTT client id), as a network failure would: for testing reconnect logic of any
+        protocol. Returns how many connections were dropped (0 or 1)."""
+        ids = [c.connection_id for c in self.core.connections.values() if c.client_id == client_id]
+        return sum(self.drop_connections(connection_id) for connection_id in ids)
+
     def _check_open(self) -> None:
         if self._closed:
             raise BrokerClosed("the broker is stopped")
