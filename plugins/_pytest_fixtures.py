@@ -379,6 +379,10 @@ class BrokerProcess:
     stomp_ssl_port: int | None = None
     #: the MQTT listener's port, when the process has one
     mqtt_port: int | None = None
+    #: an administrator's credentials (``--minibroker-user``/``--minibroker-password``), for :meth:`clean` on a
+    #: broker with users
+    user: str | None = None
+    password: str | None = attrs.field(default=None, repr=False)
 
     @property
     def url(self) -> str:
@@ -420,14 +424,17 @@ class BrokerProcess:
         """Empty the broker for the next test, as pytest-redis's ``redisdb`` flushes its server: every queue's
         messages purged (virtual-topic consumer queues and dead-letter queues too), every offline durable
         subscription removed, every scheduled job removed. Destinations stay (as after a purge on ActiveMQ). With
-        users configured, give an administrator's credentials."""
+        users configured, an administrator's credentials: given here, or the process's (``user``, ``password``)."""
         import threading
 
         failure: list[BaseException] = []
 
         def run() -> None:
             try:
-                asyncio.run(_clean(self.url, user, password))
+                if user is None:
+                    asyncio.run(_clean(self.url, self.user, self.password))
+                else:
+                    asyncio.run(_clean(self.url, user, password))
             except BaseException as exc:  # reported in the caller's thread
                 failure.append(exc)
 
@@ -565,6 +572,7 @@ def minibroker_proc_factory(
             stomp_port=stomp_port if stomp_port is not None else _port(_setting(settings, "stomp_port"), 0),
             mqtt_port=mqtt_port if mqtt_port is not None else _port(_setting(settings, "mqtt_port"), 0),
         )
+        broker = attrs.evolve(broker, user=_setting(settings, "user"), password=_setting(settings, "password"))
         try:
             yield broker
         finally:
@@ -601,7 +609,14 @@ def minibroker_noproc_factory(
                 f"`minibroker serve --port {tcp} --stomp-port {stomp}` or set --minibroker-port",
                 pytrace=False,
             )
-        return BrokerProcess(address, tcp, stomp, mqtt_port=mqtt)
+        return BrokerProcess(
+            address,
+            tcp,
+            stomp,
+            mqtt_port=mqtt,
+            user=_setting(settings, "user"),
+            password=_setting(settings, "password"),
+        )
 
     return noproc_fixture
 

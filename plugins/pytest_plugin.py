@@ -82,6 +82,8 @@ _ADDRESS_OPTIONS = (
     ("port", "TCP port of minibroker_proc (default 0: a free one) or of a noproc broker (default 61616)"),
     ("stomp_port", "STOMP port of minibroker_proc (default 0: a free one) or of a noproc broker (default 61613)"),
     ("mqtt_port", "MQTT port of minibroker_proc (default 0: a free one) or of a noproc broker (default 1883)"),
+    ("user", "an administrator of the minibroker_proc or noproc broker, when it has users (for minibroker_clean)"),
+    ("password", "that administrator's password"),
 )
 
 

@@ -56,3 +56,26 @@ def test_the_fixture_cleans_after_each_test(pytester: pytest.Pytester) -> None:
         "-p", "asyncio", "-o", "asyncio_mode=auto", "-o", "asyncio_default_fixture_loop_scope=function"
     )
     result.assert_outcomes(passed=2)
+
+
+async def test_clean_on_a_broker_with_users_uses_the_administrator_s_credentials(tmp_path: Path) -> None:
+    """``--minibroker-user``/``--minibroker-password`` (here: the fields they fill) let ``clean()`` log in."""
+    import attrs
+
+    from minibroker.errors import AccessDenied
+
+    config = tmp_path / "broker.toml"
+    config.write_text('[users.ops]\npassword = "pw"\ngroups = ["admins"]\n')
+    server = start_broker_process(config, stomp_port=None)
+    try:
+        async with await connect(server.url, user="ops", password="pw") as conn:
+            await (await (await conn.create_session()).create_producer("orders")).send("o1")
+        with pytest.raises(AccessDenied):
+            server.clean()
+        attrs.evolve(server, user="ops", password="pw").clean()
+        async with await connect(server.url, user="ops", password="pw") as conn:
+            link = conn._link
+            assert isinstance(link, TcpLink)
+            assert [(q.name, q.size) for q in await link.list_queues()] == [("orders", 0)]
+    finally:
+        server.stop()
