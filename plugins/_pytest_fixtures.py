@@ -5,7 +5,6 @@ the entry point, which registers the options, the marker and the fixtures themse
 from __future__ import annotations
 
 import asyncio
-import functools
 import os
 import socket
 import ssl
@@ -26,30 +25,8 @@ from minibroker.filters import BrokerPlugin
 from minibroker.testing import delivery_history
 from minibroker.tls import TlsSettings
 
-from .pytest_plugin import MARKER, MISSING_ASYNCIO
-
-
-def _unavailable(func: Callable[..., Any]) -> Any:
-    """Without pytest-asyncio the async fixtures cannot run: each becomes a fixture that says what to install.
-
-    Why not fail at import: the plugin loads in every pytest run of an environment that has minibroker, and a
-    project that never asks for these fixtures must not break.
-    """
-
-    @functools.wraps(func)
-    def fixture(*args: Any, **kwargs: Any) -> Any:
-        raise pytest.UsageError(MISSING_ASYNCIO)
-
-    return pytest.fixture(fixture)
-
-
-try:
-    import pytest_asyncio
-
-    async_fixture: Callable[[Callable[..., Any]], Any] = pytest_asyncio.fixture
-except ImportError:  # pragma: no cover - installed without the "pytest" extra
-    async_fixture = _unavailable
-
+from .pytest_plugin import MARKER
+from .pytest_plugin import _async_fixture as async_fixture  # one home for the pytest-asyncio fallback
 
 __all__ = [
     "BrokerOptions",
