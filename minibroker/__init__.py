@@ -82,7 +82,7 @@ if not TYPE_CHECKING:  # hidden from type checkers, which see the imports above 
 
 
 def __dir__() -> list[str]:
-    return sorted((set(globals()) - {"TYPE_CHECKING"}) | set(_LAZY))
+    return sorted((set(globals()) - {"TYPE_CHECKING"}) | set(_LAZY) | {"__version__"})
 
 
 __all__ = [

@@ -81,3 +81,18 @@ def database_problem(directory: str | os.PathLike[str]) -> str | None:
             return in_use_message(directory)
         return f"cannot open the message store {path}: {exc}"
     return None
+
+
+def data_dir_problem(directory: str | os.PathLike[str]) -> str | None:
+    """Why the store could not open in ``directory`` (the message it would give), or None: a path that cannot be a
+    directory (a file in the way, a parent that cannot be made) or a directory another broker holds. The directory is
+    made here, as the store would make it: what is left to fail later is only the database file itself."""
+    if not os.fspath(directory):
+        return "the data directory must be named (an empty path is not one)"
+    if os.path.exists(directory) and not os.path.isdir(directory):
+        return f"the data directory {os.fspath(directory)} is a file, not a directory: name a directory (it is made)"
+    try:
+        os.makedirs(directory, exist_ok=True)
+    except OSError as exc:
+        return f"cannot open the message store in {os.fspath(directory)}: {exc}"
+    return data_dir_in_use(directory)

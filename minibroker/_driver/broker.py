@@ -38,12 +38,12 @@ from ..errors import (
     LimitExceeded,
     SettleTimeout,
     StoreError,
-    TransactionRolledBack,
 )
 from ..filters import BrokerFilter, BrokerPlugin, ConnectionContext, DeadLetterRequest, hooks_of
 from ..limits import DEFAULT_CONNECTION_LIMITS, ConnectionLimits
 from ..message import Body, Destination, DestinationKind, Message, composite_parts
 from .connection import BrokerConnection
+from .faults import _FaultInjection
 from .flow import SpaceWaiters
 from .reads import _ReplayableReads
 from .results import Admission, BrokerStatistics, ListenerFailure, QueueView
@@ -66,7 +66,7 @@ def _pending_report(pending: list[str], timeout: float) -> str:
     return f"the broker did not settle within {timeout} s; still pending:\n{lines}"
 
 
-class Broker(_BrokerViews, _ReplayableReads):
+class Broker(_BrokerViews, _ReplayableReads, _FaultInjection):
     """An in-process broker. ``async with Broker() as broker:`` starts it; connect clients with ``connect(broker)``.
 
     ``clock`` decides how time passes (a :class:`~minibroker.ManualClock` for virtual time); ``policies`` maps a
@@ -332,26 +332,7 @@ class Broker(_BrokerViews, _ReplayableReads):
                     raise SettleTimeout(_pending_report(pending, timeout), pending=pending)
                 await asyncio.sleep(0.002)
 
-    # -- fault injection --------------------------------------------------------------------------------------------
-
-    def fail_next_commit(self, error: Exception | None = None) -> None:
-        """The next commit on this broker fails: its transaction is rolled back and ``error`` (by default a
-        :class:`~minibroker.errors.TransactionRolledBack`) reaches the committing client."""
-        self.core.fail_next_commit = error or TransactionRolledBack("commit failed (injected fault)")
-
-    def pause(self, queue: str) -> None:
-        """Stop dispatching from ``queue``: messages pile up until :meth:`resume`."""
-        self.core.pause(queue)
-        self._flush()
-
-    def resume(self, queue: str) -> None:
-        self.core.resume(queue)
-        self._flush()
-
-    def throttle(self, queue: str, interval: float | None) -> None:
-        """Slow ``queue`` down to one dispatch every ``interval`` seconds on the broker's clock (None: full speed)."""
-        self.core.throttle(queue, interval)
-        self._flush()
+    # -- restart (fault injection: faults.py) -----------------------------------------------------------------------
 
     async def restart(self) -> None:
         """Stop and start again, as a process restart would: every connection is dropped (fault-tolerant clients
@@ -394,31 +375,6 @@ class Broker(_BrokerViews, _ReplayableReads):
         from .link import MemoryLink
 
         return MemoryLink(self)
-
-    def register_dropper(self, connection_id: int, drop: Callable[[], None]) -> None:
-        """A transport says how to break its connection, for :meth:`drop_connections`."""
-        self._droppers[connection_id] = drop
-
-    def drop_connections(self, connection_id: int | None = None) -> int:
-        """Break client transports now, as a network failure would (fault injection); returns how many.
-
-        The broker releases what those connections held (redelivered, counter +1); fault-tolerant clients reconnect.
-        """
-        ids = list(self._droppers) if connection_id is None else [connection_id]
-        dropped = 0
-        for cid in ids:
-            drop = self._droppers.pop(cid, None)
-            if drop is not None:
-                drop()
-                dropped += 1
-        return dropped
-
-    def drop_client(self, client_id: str) -> int:
-        """Break the transport of the client connected with ``client_id`` (the native client's ``client_id``, STOMP's
-        ``client-id`` header, an MQTT client id), as a network failure would: for testing reconnect logic of any
-        protocol. Returns how many connections were dropped (0 or 1)."""
-        ids = [c.connection_id for c in self.core.connections.values() if c.client_id == client_id]
-        return sum(self.drop_connections(connection_id) for connection_id in ids)
 
     def _check_open(self) -> None:
         if self._closed:

@@ -400,6 +400,8 @@ def _serve_main(args: argparse.Namespace) -> int:
     for warning in config.warnings() if config is not None else ():  # allowed, probably not meant: said at start
         print(f"minibroker serve: warning: {warning}", file=sys.stderr)
     if settings.data_dir is not None:
+        from minibroker._data_dir_lock import data_dir_problem
+
         problem = data_dir_problem(settings.data_dir)
         if problem is not None:
             close_all(bound)
@@ -448,23 +450,6 @@ class _Listeners:
 
     def all(self) -> list[socket.socket]:
         return self.socks + [s for group in self.extra.values() for s in group]
-
-
-def data_dir_problem(directory: str | os.PathLike[str]) -> str | None:
-    """Why the store could not open in ``directory`` (the message it would give), or None: a path that cannot be a
-    directory (a file in the way, a parent that cannot be made) or a directory another broker holds. The directory is
-    made here, as the store would make it: what is left to fail later is only the database file itself."""
-    if not os.fspath(directory):
-        return "the data directory must be named (an empty path is not one)"
-    if os.path.exists(directory) and not os.path.isdir(directory):
-        return f"the data directory {os.fspath(directory)} is a file, not a directory: name a directory (it is made)"
-    try:
-        os.makedirs(directory, exist_ok=True)
-    except OSError as exc:
-        return f"cannot open the message store in {os.fspath(directory)}: {exc}"
-    from minibroker._data_dir_lock import data_dir_in_use
-
-    return data_dir_in_use(directory)
 
 
 def listen(host: str, port: int) -> list[socket.socket]:
