@@ -19,6 +19,7 @@ from minibroker.errors import ConnectionClosed, InvalidConfiguration, Minibroker
 from minibroker.message import Destination, Message
 from minibroker.redelivery import RedeliveryPolicy, RedeliveryPolicyMap, RetryPolicy
 from minibroker.refusals import check_connection_url
+from minibroker.transport import commands as c
 from minibroker.transport.base import BrokerLink
 
 from ._ack_mode import AckMode
@@ -233,15 +234,15 @@ class Connection:
         the queue's next sequence number. ``epoch``: fail with :class:`~minibroker.errors.StaleEpoch` unless the
         broker is still in that epoch (it was not restarted)."""
         self._check_open()
-        read = await self._link.read_range(queue, from_seq, to_seq, limit, epoch)
+        read = await self._link.request(c.ReadRange(queue, from_seq, to_seq, limit, epoch))
         entries = list(read.entries)
         # over the network the broker answers at most 10,000 messages or 16 MiB at a time: ask on for the rest
         while entries and (limit is None or len(entries) < limit):
             start = entries[-1].seq + 1
             if start >= read.next_seq or (to_seq is not None and start >= to_seq):
                 break
-            more = await self._link.read_range(
-                queue, start, to_seq, None if limit is None else limit - len(entries), read.epoch
+            more = await self._link.request(
+                c.ReadRange(queue, start, to_seq, None if limit is None else limit - len(entries), read.epoch)
             )
             if not more.entries:
                 break
@@ -253,27 +254,27 @@ class Connection:
         cumulative, idempotent, tied to no consumer or connection. Messages dispatched to a consumer and not yet acked
         are left to that consumer (``skipped``); see :mod:`minibroker._core.replay`."""
         self._check_open()
-        return await self._link.ack_below(queue, cursor, seq, epoch)
+        return await self._link.request(c.AckBelow(queue, cursor, seq, epoch))
 
     async def broker_info(self, queues: Sequence[str] | None = None, *, cursor: str | None = None) -> BrokerInfo:
         """The broker's epoch and name, and where ``queues`` stand (None: every queue): first held and next sequence
         numbers, size, and ``cursor``'s floor when a cursor is named."""
         self._check_open()
-        return await self._link.broker_info(queues, cursor)
+        return await self._link.request(c.GetBrokerInfo(queues, cursor))
 
     async def publish(self, messages: Sequence[Message], *, dedupe: bool = False) -> PublishResult:
         """Send a batch of ready-made messages in one request, outside any transaction, and wait for the broker.
         With ``dedupe``, the broker drops a message whose id its destination has seen on this path before (an
         idempotent re-send after a failure)."""
         self._check_open()
-        return await self._link.publish(messages, dedupe)
+        return await self._link.request(c.Publish(messages, dedupe))
 
     # -- what an administrator may do: the broker checks the connection's rights -------------------------------------
 
     async def queue_statistics(self, queue: str) -> QueueStatistics | None:
         """The counters of ``queue`` (None: no such queue); needs the right to read it."""
         self._check_open()
-        return await self._link.queue_statistics(queue)
+        return await self._link.request(c.GetQueueStatistics(queue))
 
     async def purge(self, queue: str, *, selector: str | None = None) -> int:
         """Remove every message of ``queue``, in flight ones included, as ActiveMQ's ``QueueView.purge()``; needs
@@ -285,7 +286,7 @@ class Connection:
         (``"JMSMessageID = 'ID:...'"`` removes one message, its ``removeMessage``); messages in flight stay with
         their consumers."""
         self._check_open()
-        return await self._link.purge(queue, selector)
+        return await self._link.request(c.Purge(queue, selector))
 
     def _report_async_error(self, error: BaseException) -> None:
         """An error from an asynchronous operation (an ack): kept, and passed to ``exception_listener``."""

@@ -21,6 +21,7 @@ from minibroker.clock import TimerHandle
 from minibroker.errors import ConsumerClosed, InvalidConfiguration, MinibrokerError
 from minibroker.message import Destination, Message
 from minibroker.redelivery import DelayLevelPolicy, RedeliveryPolicy, RetryPolicy
+from minibroker.transport.commands import RemoveConsumer
 
 from ._ack_mode import AckMode
 from ._message import ReceivedMessage
@@ -728,9 +729,9 @@ class Consumer:
             return
         self._dispose()
         link = self.session.connection._link
-        await link.remove_consumer(self.consumer_id, self.last_delivered_seq)
+        await link.request(RemoveConsumer(self.consumer_id, self.last_delivered_seq))
         if self.retry_consumer_id is not None:
-            await link.remove_consumer(self.retry_consumer_id, self.last_delivered_seq)
+            await link.request(RemoveConsumer(self.retry_consumer_id, self.last_delivered_seq))
 
     def _dispose(self) -> None:
         """Stop locally: forget buffered messages (the broker redelivers them), wake waiters, stop timers."""

@@ -26,6 +26,7 @@ from minibroker.errors import (
 from minibroker.message import Destination, DestinationKind, HasDestination, Message
 from minibroker.redelivery import DelayLevelPolicy, RetryPolicy
 from minibroker.refusals import check_browser_destination
+from minibroker.transport import commands as c
 
 from ._ack_mode import AckMode
 from ._consumer import Consumer
@@ -100,7 +101,7 @@ class Session:
         self._check_open()
         conn = self.connection
         name = conn.connection_id if conn.connection_id.startswith("ID:") else f"ID:{conn.connection_id}"
-        destination = await conn._link.create_temporary(kind, name)
+        destination = await conn._link.request(c.CreateTemporary(kind, name))
         return make_temporary(conn, destination)
 
     async def create_producer(self, destination: str | Destination | HasDestination | None = None) -> Producer:
@@ -212,7 +213,7 @@ class Session:
         """Remove this connection's durable subscription ``name`` and what it kept (JMS ``unsubscribe``); refused
         while a subscriber is active on it."""
         self._check_open()
-        await self.connection._link.unsubscribe(name)
+        await self.connection._link.request(c.Unsubscribe(name))
 
     async def create_browser(self, queue: str | Destination, selector: str | None = None) -> QueueBrowser:
         """A queue browser: sees queued and in-flight messages without consuming them; with a ``selector`` only
@@ -330,7 +331,7 @@ class Session:
             self._transaction_id = None
             self._tx_consumers.clear()
             try:
-                await self.connection._link.commit(txn)
+                await self.connection._link.request(c.Commit(txn))
             except TransactionRolledBack:
                 for consumer in consumers:
                     consumer._rollback()
@@ -363,7 +364,7 @@ class Session:
                 consumer._acknowledge_delivered()
         self._transaction_id = None
         self._tx_consumers.clear()
-        await self.connection._link.rollback(txn)
+        await self.connection._link.request(c.Rollback(txn))
         for consumer in consumers:
             consumer._rollback()
 
@@ -425,9 +426,9 @@ class Session:
         await self._rollback_transaction()
         last = max((c.last_delivered_seq for c in consumers), default=-1)
         for consumer in consumers:
-            await self.connection._link.remove_consumer(consumer.consumer_id, last)
+            await self.connection._link.request(c.RemoveConsumer(consumer.consumer_id, last))
             if consumer.retry_consumer_id is not None:
-                await self.connection._link.remove_consumer(consumer.retry_consumer_id, last)
+                await self.connection._link.request(c.RemoveConsumer(consumer.retry_consumer_id, last))
         await self._shutdown()
 
     async def _close_with_connection(self) -> None:
@@ -481,7 +482,7 @@ class QueueBrowser:
         self.session._check_open()
         if not self.session.connection.started:
             return []
-        return await self.session.connection._link.browse(self.queue.name, self.selector)
+        return await self.session.connection._link.request(c.Browse(self.queue.name, self.selector))
 
     async def close(self) -> None:
         return None

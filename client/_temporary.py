@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from minibroker.message import Destination, DestinationKind, temporary_text
+from minibroker.transport.commands import DeleteTemporary
 
 if TYPE_CHECKING:
     from ._connection import Connection
@@ -47,7 +48,7 @@ class TemporaryDestination:
         """Delete it now (JMS ``delete()``): refused with :class:`~minibroker.errors.DestinationInUse` while a
         consumer reads it; sends to it fail afterwards with :class:`~minibroker.errors.DestinationDoesNotExist`."""
         self._connection._check_open()
-        await self._connection._link.delete_temporary(self.destination)
+        await self._connection._link.request(DeleteTemporary(self.destination))
 
 
 class TemporaryQueue(TemporaryDestination):

@@ -33,6 +33,8 @@ API_MODULES = {
     "minibroker.client": "The asyncio client, in JMS's shape (connections, sessions, producers, consumers).",
     "minibroker.testing": "Helpers for tests: dead letters, delivery histories, waiting without sleeping.",
     "minibroker.filters": "Broker plugins: the `BrokerFilter` chain every edge goes through.",
+    "minibroker.transport.commands": "The requests a client's link carries to its connection, as values "
+    "(`BrokerLink.request`, `BrokerConnection.dispatch`).",
     "minibroker.plugins.auth": "Users, groups and authorization entries (ActiveMQ's simple authentication plugin).",
     "minibroker.plugins.redelivery": "ActiveMQ's broker redelivery plugin.",
     "minibroker.plugins.stomp": "The STOMP 1.0-1.2 listener, with ActiveMQ's header and destination mapping.",

@@ -17,6 +17,7 @@ from minibroker import Broker, DestinationPolicy, ManualClock, Message, RealCloc
 from minibroker.client import AckMode, Connection, connect
 from minibroker.errors import LimitExceeded
 from minibroker.plugins.server.tcp import Server, start_server
+from minibroker.transport.commands import GetQueueStatistics
 from minibroker.transport.tcp_link import TcpLink
 
 TIMEOUT = 5.0
@@ -172,7 +173,7 @@ class TestOverTcp:
             await asyncio.wait_for(blocked, TIMEOUT)
             link = producer_conn._link
             assert isinstance(link, TcpLink)
-            stats = await link.queue_statistics("limited.q")
+            stats = await link.request(GetQueueStatistics("limited.q"))
             assert stats is not None and stats.size == 4
 
     async def test_a_held_send_times_out(self, server: Server) -> None:

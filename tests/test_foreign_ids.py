@@ -23,6 +23,7 @@ from minibroker._core.effects import Dispatch
 from minibroker.client import connect
 from minibroker.errors import IllegalStateError, MinibrokerError
 from minibroker.plugins.server.tcp import start_server
+from minibroker.transport.commands import RemoveConsumer
 from minibroker.transport.tcp_link import TcpLink
 
 ORDERS = Destination.queue("orders")
@@ -91,7 +92,7 @@ async def test_over_tcp_a_foreign_remove_consumer_is_an_error_and_the_victim_kee
             link = attacker._link
             assert isinstance(link, TcpLink)
             with pytest.raises(IllegalStateError, match=f"consumer {consumer.consumer_id}"):
-                await link.remove_consumer(consumer.consumer_id, -1)
+                await link.request(RemoveConsumer(consumer.consumer_id, -1))
             producer = await (await attacker.create_session()).create_producer("orders")
             await producer.send("still mine")
             received = await consumer.receive(timeout=5)

@@ -14,7 +14,7 @@ on :class:`~minibroker.Broker` and is unchecked, as ActiveMQ's JMX is outside it
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import attrs
 
@@ -36,17 +36,20 @@ from ..errors import (
 from ..filters import ConnectionContext
 from ..message import Destination, DestinationKind, Message, composite_parts
 from ..refusals import check_send_destination
+from ..transport import commands as c
+from ..transport.commands import Command
 from .results import Admission
 
 if TYPE_CHECKING:
     from .broker import Broker
 
-__all__ = ["ADMIN", "READ", "WRITE", "BrokerConnection"]
+__all__ = ["ADMIN", "HANDLERS", "READ", "WRITE", "BrokerConnection"]
 
 #: the three rights a security filter grants (ActiveMQ's authorization entries)
 READ, WRITE, ADMIN = "read", "write", "admin"
 
 DispatchRoute = Callable[[Dispatch], None]
+R = TypeVar("R")
 
 
 class BrokerConnection:
@@ -102,6 +105,11 @@ class BrokerConnection:
     def may_see(self, destination: Destination) -> bool:
         """Whether a listing shows ``destination`` to this connection: it may read or administer it."""
         return self.may(READ, destination) or self.may(ADMIN, destination)
+
+    def dispatch(self, command: Command[R]) -> R:
+        """Carry out a request (:mod:`minibroker.transport.commands`) through its row of :data:`HANDLERS`."""
+        result: R = HANDLERS[type(command)](self, command)
+        return result
 
     # -- lifecycle --------------------------------------------------------------------------------------------------
 
@@ -439,3 +447,21 @@ class BrokerConnection:
         broker = self.broker
         if broker._hook_authorize:
             self.authorize(READ, broker.readable_as(queue))
+
+
+#: a request's type -> how the connection carries it out (one row per command; the methods above authorize)
+HANDLERS: dict[type[c.Command[Any]], Callable[[BrokerConnection, Any], Any]] = {
+    c.RemoveConsumer: lambda conn, cmd: conn.remove_consumer(cmd.consumer_id, cmd.last_delivered_seq),
+    c.Commit: lambda conn, cmd: conn.commit(cmd.transaction_id),
+    c.Rollback: lambda conn, cmd: conn.rollback(cmd.transaction_id),
+    c.Unsubscribe: lambda conn, cmd: conn.unsubscribe(cmd.name),
+    c.CreateTemporary: lambda conn, cmd: conn.create_temporary(cmd.kind, cmd.connection_name),
+    c.DeleteTemporary: lambda conn, cmd: conn.delete_temporary(cmd.destination),
+    c.Browse: lambda conn, cmd: conn.browse(cmd.queue, cmd.selector),
+    c.GetQueueStatistics: lambda conn, cmd: conn.queue_statistics(cmd.queue),
+    c.Purge: lambda conn, cmd: conn.purge(cmd.queue, cmd.selector),
+    c.ReadRange: lambda conn, cmd: conn.read_range(cmd.queue, cmd.from_seq, cmd.to_seq, cmd.limit, cmd.epoch),
+    c.AckBelow: lambda conn, cmd: conn.ack_below(cmd.queue, cmd.cursor, cmd.seq, cmd.epoch),
+    c.GetBrokerInfo: lambda conn, cmd: conn.broker_info(cmd.queues, cmd.cursor),
+    c.Publish: lambda conn, cmd: conn.publish(cmd.messages, cmd.dedupe),
+}

@@ -9,22 +9,23 @@ interface is a coroutine.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, TypeVar
 
 from .._core.commands import ConsumerInfo, MessageAck
-from .._core.queue import QueueStatistics
-from .._core.replay import BrokerInfo, CursorAck, PublishResult, RangeRead
 from ..clock import Clock
 from ..errors import ConnectionClosed
-from ..message import Body, Destination, DestinationKind, Message
+from ..message import Body, Destination, Message
 from ..transport.base import DispatchHandler
+from ..transport.commands import Command, RemoveConsumer
 
 if TYPE_CHECKING:
     from .broker import Broker
     from .connection import BrokerConnection
 
 __all__ = ["MemoryLink"]
+
+R = TypeVar("R")
 
 
 class MemoryLink:
@@ -100,10 +101,6 @@ class MemoryLink:
     async def add_consumer(self, info: ConsumerInfo, handler: DispatchHandler) -> int:
         return self._conn().add_consumer(info, handler)
 
-    async def remove_consumer(self, consumer_id: int, last_delivered_seq: int) -> None:
-        if self._open:
-            self._conn().remove_consumer(consumer_id, last_delivered_seq)
-
     def send(self, message: Message, transaction_id: int | None, sync: bool) -> Awaitable[object] | None:
         if not self._open:
             raise ConnectionClosed("the connection to the broker is closed")
@@ -126,21 +123,6 @@ class MemoryLink:
     def begin(self) -> int:
         return self._conn().begin()
 
-    async def commit(self, transaction_id: int) -> None:
-        self._conn().commit(transaction_id)
-
-    async def rollback(self, transaction_id: int) -> None:
-        self._conn().rollback(transaction_id)
-
-    async def browse(self, queue: str, selector: str | None = None) -> list[Message]:
-        return self._conn().browse(queue, selector)
-
-    async def create_temporary(self, kind: DestinationKind, connection_name: str) -> Destination:
-        return self._conn().create_temporary(kind, connection_name)
-
-    async def delete_temporary(self, destination: Destination) -> None:
-        self._conn().delete_temporary(destination)
-
     def add_producer(self, producer_id: int, destination: Destination | None) -> None:
         self._conn().add_producer(producer_id, destination)
 
@@ -148,34 +130,10 @@ class MemoryLink:
         if self._open:
             self._conn().remove_producer(producer_id)
 
-    async def unsubscribe(self, name: str) -> None:
-        self._conn().unsubscribe(name)
-
-    async def read_range(
-        self,
-        queue: str,
-        from_seq: int = 0,
-        to_seq: int | None = None,
-        limit: int | None = None,
-        epoch: str | None = None,
-    ) -> RangeRead:
-        return self._conn().read_range(queue, from_seq, to_seq, limit, epoch)
-
-    async def ack_below(self, queue: str, cursor: str, seq: int, epoch: str | None = None) -> CursorAck:
-        return self._conn().ack_below(queue, cursor, seq, epoch)
-
-    async def broker_info(self, queues: Sequence[str] | None = None, cursor: str | None = None) -> BrokerInfo:
-        return self._conn().broker_info(queues, cursor)
-
-    async def publish(self, messages: Sequence[Message], dedupe: bool = False) -> PublishResult:
-        return self._conn().publish(messages, dedupe)
-
-    async def queue_statistics(self, queue: str) -> QueueStatistics | None:
-        return self._conn().queue_statistics(queue)
-
-    async def purge(self, queue: str, selector: str | None = None) -> int:
-        """:meth:`BrokerConnection.purge`: needs the right to administer the queue (as over TCP)."""
-        return self._conn().purge(queue, selector)
+    async def request(self, command: Command[R]) -> R:
+        if type(command) is RemoveConsumer and not self._open:
+            return None  # type: ignore[return-value]  # the consumer went with the connection
+        return self._conn().dispatch(command)
 
 
 def _not_open(*args: object, **kwargs: object) -> bool:

@@ -17,15 +17,16 @@ import asyncio
 import contextlib
 import json
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from ssl import SSLContext, create_default_context
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 from .._core.commands import ConsumerInfo, MessageAck
 from .._core.durable import DurableView
 from .._core.effects import Dispatch
 from .._core.queue import QueueStatistics
-from .._core.replay import BrokerInfo, CursorAck, PublishResult, RangeEntry, RangeRead
+from .._core.replay import RangeEntry, RangeRead
 from .._defaults import KEEP_ALIVE_INTERVAL
 from ..clock import Clock, RealClock
 from ..errors import ConnectionClosed, InvalidConfiguration, MinibrokerError, RemoteProtocolError
@@ -80,9 +81,13 @@ from ..wire import (
     error_for,
     error_from_frame,
 )
+from . import commands as c
 from .base import DispatchHandler
+from .commands import Command
 
-__all__ = ["TcpLink", "parse_tcp_url"]
+__all__ = ["REQUESTS", "TcpLink", "parse_tcp_url"]
+
+R = TypeVar("R")
 
 log = logging.getLogger("minibroker.transport.tcp_link")
 
@@ -402,20 +407,6 @@ class TcpLink:
         assert isinstance(consumer_id, int)
         return consumer_id
 
-    async def remove_consumer(self, consumer_id: int, last_delivered_seq: int) -> None:
-        if not self._open:
-            return
-        request_id, future = self._new_request()
-        self._write(encode_remove_consumer(request_id, consumer_id, last_delivered_seq))
-        try:
-            await future
-        except MinibrokerError:
-            if not self._lost:
-                raise
-            # the connection went away meanwhile: the broker released the consumer with it
-        finally:
-            self._handlers.pop(consumer_id, None)
-
     def send(self, message: Message, transaction_id: int | None, sync: bool) -> Awaitable[object] | None:
         if not self._open:
             self._check()
@@ -454,37 +445,6 @@ class TcpLink:
         self._write(encode_begin(self._transaction))
         return self._transaction
 
-    async def commit(self, transaction_id: int) -> None:
-        self._check()
-        request_id, future = self._new_request()
-        self._write(encode_commit(request_id, transaction_id))
-        await future
-
-    async def rollback(self, transaction_id: int) -> None:
-        self._check()
-        request_id, future = self._new_request()
-        self._write(encode_rollback(request_id, transaction_id))
-        await future
-
-    async def browse(self, queue: str, selector: str | None = None) -> list[Message]:
-        self._check()
-        request_id, future = self._new_request()
-        if selector is None:
-            self._write(encode_browse(request_id, queue))
-        else:
-            self._write(encode_browse_selected(request_id, queue, selector))
-        messages = await future
-        assert isinstance(messages, list)
-        return messages
-
-    async def queue_statistics(self, queue: str) -> QueueStatistics | None:
-        self._check()
-        request_id, future = self._new_request()
-        self._write(encode_get_queue_statistics(request_id, queue))
-        stats = await future
-        assert stats is None or isinstance(stats, QueueStatistics)
-        return stats
-
     # -- beyond BrokerLink ------------------------------------------------------------------------------------------
 
     async def list_queues(self) -> list[QueueStatistics]:
@@ -518,65 +478,6 @@ class TcpLink:
         durables = [DurableView(*row) for row in data["durables"]]
         return topics, durables, int(data.get("scheduled", 0))
 
-    async def read_range(
-        self,
-        queue: str,
-        from_seq: int = 0,
-        to_seq: int | None = None,
-        limit: int | None = None,
-        epoch: str | None = None,
-    ) -> RangeRead:
-        """The messages of ``queue`` not yet acked with ``from_seq <= seq < to_seq``, without consuming them."""
-        self._check()
-        request_id, future = self._new_request()
-        self._write(encode_read_range(request_id, queue, from_seq, to_seq, limit, epoch))
-        answer = await future
-        assert isinstance(answer, tuple)
-        broker_epoch, next_seq, entries = answer
-        return RangeRead(broker_epoch, queue, next_seq, tuple(entries))
-
-    async def ack_below(self, queue: str, cursor: str, seq: int, epoch: str | None = None) -> CursorAck:
-        """Consume every message of ``queue`` with a sequence number below ``seq``, for cursor ``cursor``."""
-        self._check()
-        request_id, future = self._new_request()
-        self._write(encode_ack_below(request_id, queue, cursor, seq, epoch))
-        answer = await future
-        assert isinstance(answer, CursorAcked)
-        return answer.result
-
-    async def broker_info(self, queues: Sequence[str] | None = None, cursor: str | None = None) -> BrokerInfo:
-        """The broker's epoch and name, and the positions of ``queues`` (None: every queue)."""
-        self._check()
-        request_id, future = self._new_request()
-        self._write(encode_get_broker_info(request_id, None if queues is None else list(queues), cursor))
-        answer = await future
-        assert isinstance(answer, BrokerInfoResult)
-        return answer.info
-
-    async def publish(self, messages: Sequence[Message], dedupe: bool = False) -> PublishResult:
-        """Send a batch of messages in one frame and wait for the broker's count (``dedupe``: drop ids seen)."""
-        self._check()
-        request_id, future = self._new_request()
-        self._write(encode_publish(request_id, messages, dedupe))
-        answer = await future
-        assert isinstance(answer, Published)
-        return answer.result
-
-    async def create_temporary(self, kind: DestinationKind, connection_name: str) -> Destination:
-        self._check()
-        request_id, future = self._new_request()
-        scheme = "temp-queue://" if kind is DestinationKind.QUEUE else "temp-topic://"
-        self._write(encode_create_temporary(request_id, scheme + connection_name))
-        created = await future
-        assert isinstance(created, TemporaryCreated)
-        return Destination.parse(created.destination)
-
-    async def delete_temporary(self, destination: Destination) -> None:
-        self._check()
-        request_id, future = self._new_request()
-        self._write(encode_delete_temporary(request_id, temporary_text(destination)))
-        await future
-
     def add_producer(self, producer_id: int, destination: Destination | None) -> None:
         self._check()
         self._write(encode_add_producer(producer_id, "" if destination is None else str(destination)))
@@ -585,24 +486,32 @@ class TcpLink:
         if self._open:
             self._write(encode_remove_producer(producer_id, ""))
 
-    async def unsubscribe(self, name: str) -> None:
+    async def request(self, command: Command[R]) -> R:
+        """Write the command's frame (its row of :data:`REQUESTS`) and read the broker's answer back into what the
+        in-process link would have answered."""
+        if type(command) is c.RemoveConsumer:
+            await self._remove_consumer(command)
+            return None  # type: ignore[return-value]  # a RemoveConsumer answers None
+        encode, answer = REQUESTS[type(command)]
         self._check()
         request_id, future = self._new_request()
-        self._write(encode_unsubscribe(request_id, name))
-        await future
+        self._write(encode(request_id, command))
+        result: R = answer(await future, command)
+        return result
 
-    async def purge(self, queue: str, selector: str | None = None) -> int:
-        """Remove every message of ``queue``, in flight ones included (needs "admin" on it), or with a ``selector``
-        the waiting ones it matches; returns how many."""
-        self._check()
+    async def _remove_consumer(self, command: c.RemoveConsumer) -> None:
+        if not self._open:
+            return
         request_id, future = self._new_request()
-        if selector is None:
-            self._write(encode_purge(request_id, queue))
-        else:
-            self._write(encode_purge_selected(request_id, queue, selector))
-        count = await future
-        assert isinstance(count, int)
-        return count
+        self._write(encode_remove_consumer(request_id, command.consumer_id, command.last_delivered_seq))
+        try:
+            await future
+        except MinibrokerError:
+            if not self._lost:
+                raise
+            # the connection went away meanwhile: the broker released the consumer with it
+        finally:
+            self._handlers.pop(command.consumer_id, None)
 
     def drop(self) -> None:
         """Break the socket as a failed transport would (tests): the broker redelivers what was in flight."""
@@ -611,3 +520,65 @@ class TcpLink:
     @property
     def is_open(self) -> bool:
         return self._open
+
+
+def _nothing(answer: object, command: object) -> None:
+    return None
+
+
+def _as_is(answer: Any, command: object) -> Any:
+    return answer
+
+
+def _range_read(answer: Any, command: c.ReadRange) -> RangeRead:
+    broker_epoch, next_seq, entries = answer
+    return RangeRead(broker_epoch, command.queue, next_seq, tuple(entries))
+
+
+def _temporary_spec(command: c.CreateTemporary) -> str:
+    scheme = "temp-queue://" if command.kind is DestinationKind.QUEUE else "temp-topic://"
+    return scheme + (command.connection_name or "")
+
+
+#: a request's type -> (its frame, given the request id; the broker's answer, read back into the result)
+REQUESTS: dict[type[c.Command[Any]], tuple[Callable[[int, Any], bytes], Callable[[Any, Any], Any]]] = {
+    c.RemoveConsumer: (lambda rid, cmd: encode_remove_consumer(rid, cmd.consumer_id, cmd.last_delivered_seq), _nothing),
+    c.Commit: (lambda rid, cmd: encode_commit(rid, cmd.transaction_id), _nothing),
+    c.Rollback: (lambda rid, cmd: encode_rollback(rid, cmd.transaction_id), _nothing),
+    c.Unsubscribe: (lambda rid, cmd: encode_unsubscribe(rid, cmd.name), _nothing),
+    c.CreateTemporary: (
+        lambda rid, cmd: encode_create_temporary(rid, _temporary_spec(cmd)),
+        lambda answer, cmd: Destination.parse(answer.destination),
+    ),
+    c.DeleteTemporary: (lambda rid, cmd: encode_delete_temporary(rid, temporary_text(cmd.destination)), _nothing),
+    c.Browse: (
+        lambda rid, cmd: (
+            encode_browse(rid, cmd.queue)
+            if cmd.selector is None
+            else encode_browse_selected(rid, cmd.queue, cmd.selector)
+        ),
+        _as_is,
+    ),
+    c.GetQueueStatistics: (lambda rid, cmd: encode_get_queue_statistics(rid, cmd.queue), _as_is),
+    c.Purge: (
+        lambda rid, cmd: (
+            encode_purge(rid, cmd.queue)
+            if cmd.selector is None
+            else encode_purge_selected(rid, cmd.queue, cmd.selector)
+        ),
+        _as_is,
+    ),
+    c.ReadRange: (
+        lambda rid, cmd: encode_read_range(rid, cmd.queue, cmd.from_seq, cmd.to_seq, cmd.limit, cmd.epoch),
+        _range_read,
+    ),
+    c.AckBelow: (
+        lambda rid, cmd: encode_ack_below(rid, cmd.queue, cmd.cursor, cmd.seq, cmd.epoch),
+        lambda answer, cmd: answer.result,
+    ),
+    c.GetBrokerInfo: (
+        lambda rid, cmd: encode_get_broker_info(rid, None if cmd.queues is None else list(cmd.queues), cmd.cursor),
+        lambda answer, cmd: answer.info,
+    ),
+    c.Publish: (lambda rid, cmd: encode_publish(rid, cmd.messages, cmd.dedupe), lambda answer, cmd: answer.result),
+}

@@ -43,6 +43,7 @@ from minibroker.errors import (
     RemoteProtocolError,
 )
 from minibroker.message import Body, Destination, DestinationKind, Message, ObjectBody
+from minibroker.transport import commands as c
 from minibroker.typed import java_map_order
 
 from .codec import (
@@ -244,7 +245,7 @@ class MqttSession:
             if prefix not in QOS_NAMES or not topic_filter:
                 continue
             if clean:
-                self._door().unsubscribe(durable.name)
+                self._door().dispatch(c.Unsubscribe(durable.name))
             else:
                 self._subscribe(topic_filter, QOS_NAMES.index(prefix))
 
@@ -386,10 +387,10 @@ class MqttSession:
         if sub is None or self.connection_id is None:
             return
         self._by_consumer.pop(sub.consumer_id, None)
-        self._door().remove_consumer(sub.consumer_id)
+        self._door().dispatch(c.RemoveConsumer(sub.consumer_id))
         if sub.durable_name is not None:
             try:
-                self._door().unsubscribe(sub.durable_name)
+                self._door().dispatch(c.Unsubscribe(sub.durable_name))
             except MinibrokerError:  # ActiveMQ ignores a failed removal
                 pass
 

@@ -91,11 +91,13 @@ async def stat(args: argparse.Namespace) -> int:
 async def _dead_letter_depths(link: TcpLink, dead_letter_queues: Sequence[str]) -> dict[str, int]:
     """How many messages each queue has in dead-letter queues, by the dead letters' original destination (read
     without consuming them, a page at a time)."""
+    from minibroker.transport.commands import ReadRange
+
     depths: dict[str, int] = {}
     for name in dead_letter_queues:
         seq = 0
         while True:
-            page = await link.read_range(name, seq, None, 1000)
+            page = await link.request(ReadRange(name, seq, None, 1000))
             for entry in page.entries:
                 origin = entry.message.original_destination
                 if origin is not None:
@@ -107,7 +109,9 @@ async def _dead_letter_depths(link: TcpLink, dead_letter_queues: Sequence[str]) 
 
 
 async def purge(args: argparse.Namespace) -> int:
-    count = await ask_broker(args, lambda link: link.purge(args.queue))
+    from minibroker.transport.commands import Purge
+
+    count = await ask_broker(args, lambda link: link.request(Purge(args.queue)))
     print(f"purged {count} message{'' if count == 1 else 's'} from {args.queue}")
     return 0
 
@@ -124,7 +128,9 @@ async def browse(args: argparse.Namespace) -> int:
     if args.limit is not None and args.limit < 0:
         print("minibroker browse: --limit must be >= 0", file=sys.stderr)
         return 2
-    messages = await ask_broker(args, lambda link: link.browse(args.queue))
+    from minibroker.transport.commands import Browse
+
+    messages = await ask_broker(args, lambda link: link.request(Browse(args.queue)))
     total = len(messages)
     if args.limit is not None:
         messages = messages[: args.limit]

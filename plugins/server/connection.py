@@ -17,10 +17,10 @@ import bisect
 import collections
 import json
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from minibroker import Admission, BrokerConnection, Dispatch, MessageAck
+from minibroker import Admission, BrokerConnection, Dispatch, MessageAck, RangeRead
 from minibroker._defaults import (
     DEFAULT_MAX_WRITE_BUFFER,
     MAX_RANGE_BYTES,
@@ -37,7 +37,8 @@ from minibroker.errors import (
     RemoteProtocolError,
     TransactionError,
 )
-from minibroker.message import Destination, DestinationKind, temporary_text
+from minibroker.message import Destination, DestinationKind, Message, temporary_text
+from minibroker.transport import commands as c
 from minibroker.wire import (
     AckBelow,
     AddConsumer,
@@ -87,7 +88,7 @@ from minibroker.wire import (
     encode_topic_list,
 )
 
-__all__ = ["COMMANDS", "HIGH_WATER", "QUEUE_LIST_PAGE", "READ_SIZE", "ClientConnection"]
+__all__ = ["COMMANDS", "HIGH_WATER", "QUEUE_LIST_PAGE", "READ_SIZE", "REQUESTS", "ClientConnection"]
 
 if TYPE_CHECKING:
     from .tcp import Server
@@ -454,37 +455,12 @@ class ClientConnection:
             self.flush_scheduled = True
             self.loop.call_soon(self.flush)
 
-    def remove_consumer(self, connection: BrokerConnection, frame: RemoveConsumer) -> None:
-        connection.remove_consumer(frame.consumer_id, frame.last_delivered_seq)
-        self.emit(encode_ok(frame.request_id))
-
     def begin(self, connection: BrokerConnection, frame: Begin) -> None:
         if frame.transaction_id in self.transactions:
             raise TransactionError(
                 f"transaction {frame.transaction_id} is already open", transaction_id=frame.transaction_id
             )
         self.transactions[frame.transaction_id] = connection.begin()
-
-    def commit(self, connection: BrokerConnection, frame: Commit) -> None:
-        txn = self.broker_transaction(frame.transaction_id)
-        del self.transactions[frame.transaction_id]
-        connection.commit(txn)
-        self.emit(encode_ok(frame.request_id))
-
-    def rollback(self, connection: BrokerConnection, frame: Rollback) -> None:
-        txn = self.broker_transaction(frame.transaction_id)
-        del self.transactions[frame.transaction_id]
-        connection.rollback(txn)
-        self.emit(encode_ok(frame.request_id))
-
-    def browse(self, connection: BrokerConnection, frame: Browse | BrowseSelected) -> None:
-        selector = frame.selector if isinstance(frame, BrowseSelected) else None
-        messages = connection.browse(frame.queue, selector)
-        for data in encode_browse_results(frame.request_id, messages, self.server.max_frame_size):
-            self.emit(data)
-
-    def queue_statistics(self, connection: BrokerConnection, frame: GetQueueStatistics) -> None:
-        self.emit(encode_queue_statistics(frame.request_id, connection.queue_statistics(frame.queue)))
 
     def list_queues(self, connection: BrokerConnection, frame: ListQueues) -> None:
         if not frame.after:  # a new listing: one sorted snapshot, paged through by name
@@ -498,10 +474,6 @@ class ClientConnection:
 
     def keep_alive(self, connection: BrokerConnection, frame: KeepAlive) -> None:
         pass  # its read was enough
-
-    def purge(self, connection: BrokerConnection, frame: Purge | PurgeSelected) -> None:
-        selector = frame.selector if isinstance(frame, PurgeSelected) else None
-        self.emit(encode_purged(frame.request_id, connection.purge(frame.queue, selector)))
 
     def list_topics(self, connection: BrokerConnection, frame: ListTopics) -> None:
         topics, durables = connection.topic_listing()
@@ -518,20 +490,6 @@ class ClientConnection:
     def remove_producer(self, connection: BrokerConnection, frame: RemoveProducer) -> None:
         connection.remove_producer(frame.producer_id)
 
-    def unsubscribe(self, connection: BrokerConnection, frame: Unsubscribe) -> None:
-        connection.unsubscribe(frame.name)
-        self.emit(encode_ok(frame.request_id))
-
-    def create_temporary(self, connection: BrokerConnection, frame: CreateTemporary) -> None:
-        kind = DestinationKind.TOPIC if frame.spec.startswith("temp-topic://") else DestinationKind.QUEUE
-        prefix = frame.spec.partition("://")[2] or None
-        created = connection.create_temporary(kind, prefix)
-        self.emit(encode_temporary_created(frame.request_id, temporary_text(created)))
-
-    def delete_temporary(self, connection: BrokerConnection, frame: DeleteTemporary) -> None:
-        connection.delete_temporary(Destination.parse(frame.destination))
-        self.emit(encode_ok(frame.request_id))
-
     def close(self, connection: BrokerConnection, frame: Close) -> None:
         self.connection = None
         connection.close(frame.last_delivered_seq)
@@ -539,41 +497,39 @@ class ClientConnection:
         self.finish(frame.last_delivered_seq)
 
     def read_range(self, connection: BrokerConnection, frame: ReadRange) -> None:
-        # bounded: one request cannot make the broker hold a whole queue's copy (issue 15, item 8)
-        limit = MAX_RANGE_MESSAGES if frame.limit is None else min(frame.limit, MAX_RANGE_MESSAGES)
-        if frame.columnar:
-            # the queue's own entries straight into column buffers: no object per message on the way
-            epoch, next_seq, all_selected = connection.select_range(
-                frame.queue, frame.from_seq, frame.to_seq, limit, frame.epoch
-            )
-            selected = within_bytes(all_selected, lambda e: e.size)
-            frames = encode_range_columns_results(
-                frame.request_id,
-                epoch,
-                next_seq,
-                [e.seq for e in selected],
-                [e.message for e in selected],
-                [e.redelivery_counter for e in selected],
-                self.server.max_frame_size,
-            )
-        else:
-            read = connection.read_range(frame.queue, frame.from_seq, frame.to_seq, limit, frame.epoch)
-            entries = within_bytes(read.entries, lambda e: e.message.size_estimate())
-            frames = encode_range_results(
-                frame.request_id, read.epoch, read.next_seq, entries, self.server.max_frame_size
-            )
+        if not frame.columnar:
+            self.request(connection, frame)
+            return
+        # the queue's own entries straight into column buffers: no object per message on the way
+        epoch, next_seq, all_selected = connection.select_range(
+            frame.queue, frame.from_seq, frame.to_seq, _bounded(frame.limit), frame.epoch
+        )
+        selected = within_bytes(all_selected, lambda e: e.size)
+        frames = encode_range_columns_results(
+            frame.request_id,
+            epoch,
+            next_seq,
+            [e.seq for e in selected],
+            [e.message for e in selected],
+            [e.redelivery_counter for e in selected],
+            self.server.max_frame_size,
+        )
         for data in frames:
             self.emit(data)
 
-    def ack_below(self, connection: BrokerConnection, frame: AckBelow) -> None:
-        acked = connection.ack_below(frame.queue, frame.cursor, frame.seq, frame.epoch)
-        self.emit(encode_cursor_acked(frame.request_id, acked))
+    def request(self, connection: BrokerConnection, frame: Any) -> None:
+        """A frame that asks the connection something: its command value (the frame's row of :data:`REQUESTS`),
+        carried out by :meth:`BrokerConnection.dispatch`, and the answer written back."""
+        to_command, answer = REQUESTS[type(frame)]
+        result = connection.dispatch(to_command(self, frame))
+        for data in answer(self, frame, result):
+            self.emit(data)
 
-    def broker_info(self, connection: BrokerConnection, frame: GetBrokerInfo) -> None:
-        self.emit(encode_broker_info(frame.request_id, connection.broker_info(frame.queues, frame.cursor)))
-
-    def publish(self, connection: BrokerConnection, frame: Publish) -> None:
-        self.emit(encode_published(frame.request_id, connection.publish(frame.messages, frame.dedupe)))
+    def pop_transaction(self, transaction_id: int) -> int:
+        """The broker's id of the client's transaction, which ends here (commit, rollback)."""
+        txn = self.broker_transaction(transaction_id)
+        del self.transactions[transaction_id]
+        return txn
 
     def second_hello(self, connection: BrokerConnection, frame: Hello) -> None:
         raise _Violation("a second HELLO frame", frame.request_id)
@@ -581,31 +537,86 @@ class ClientConnection:
 
 _Command = Callable[[ClientConnection, BrokerConnection, Any], None]
 
-#: a client frame's type -> the method that carries it out (sends, acks and pulls, the hot path, are in handle())
+
+def _bounded(limit: int | None) -> int:
+    """One range read answers at most MAX_RANGE_MESSAGES (issue 15, item 8): the client asks on for the rest."""
+    return MAX_RANGE_MESSAGES if limit is None else min(limit, MAX_RANGE_MESSAGES)
+
+
+def _ok(server: ClientConnection, frame: Any, result: None) -> tuple[bytes, ...]:
+    return (encode_ok(frame.request_id),)
+
+
+def _range_read(server: ClientConnection, frame: ReadRange, read: RangeRead) -> list[bytes]:
+    entries = within_bytes(read.entries, lambda e: e.message.size_estimate())
+    return encode_range_results(frame.request_id, read.epoch, read.next_seq, entries, server.server.max_frame_size)
+
+
+def _browsed(server: ClientConnection, frame: Browse | BrowseSelected, found: list[Message]) -> list[bytes]:
+    return encode_browse_results(frame.request_id, found, server.server.max_frame_size)
+
+
+def _temporary(server: ClientConnection, frame: CreateTemporary) -> c.CreateTemporary:
+    kind = DestinationKind.TOPIC if frame.spec.startswith("temp-topic://") else DestinationKind.QUEUE
+    return c.CreateTemporary(kind, frame.spec.partition("://")[2] or None)
+
+
+_ToCommand = Callable[[ClientConnection, Any], c.Command[Any]]
+_Answer = Callable[[ClientConnection, Any, Any], Iterable[bytes]]
+
+#: a request frame's type -> (the command value it carries, the answer frames for the connection's result)
+REQUESTS: dict[type, tuple[_ToCommand, _Answer]] = {
+    RemoveConsumer: (lambda s, f: c.RemoveConsumer(f.consumer_id, f.last_delivered_seq), _ok),
+    Commit: (lambda s, f: c.Commit(s.pop_transaction(f.transaction_id)), _ok),
+    Rollback: (lambda s, f: c.Rollback(s.pop_transaction(f.transaction_id)), _ok),
+    Unsubscribe: (lambda s, f: c.Unsubscribe(f.name), _ok),
+    CreateTemporary: (_temporary, lambda s, f, made: (encode_temporary_created(f.request_id, temporary_text(made)),)),
+    DeleteTemporary: (lambda s, f: c.DeleteTemporary(Destination.parse(f.destination)), _ok),
+    Browse: (
+        lambda s, f: c.Browse(f.queue),
+        _browsed,
+    ),
+    BrowseSelected: (
+        lambda s, f: c.Browse(f.queue, f.selector),
+        _browsed,
+    ),
+    GetQueueStatistics: (
+        lambda s, f: c.GetQueueStatistics(f.queue),
+        lambda s, f, stats: (encode_queue_statistics(f.request_id, stats),),
+    ),
+    Purge: (lambda s, f: c.Purge(f.queue), lambda s, f, n: (encode_purged(f.request_id, n),)),
+    PurgeSelected: (lambda s, f: c.Purge(f.queue, f.selector), lambda s, f, n: (encode_purged(f.request_id, n),)),
+    ReadRange: (
+        lambda s, f: c.ReadRange(f.queue, f.from_seq, f.to_seq, _bounded(f.limit), f.epoch),
+        _range_read,
+    ),
+    AckBelow: (
+        lambda s, f: c.AckBelow(f.queue, f.cursor, f.seq, f.epoch),
+        lambda s, f, acked: (encode_cursor_acked(f.request_id, acked),),
+    ),
+    GetBrokerInfo: (
+        lambda s, f: c.GetBrokerInfo(f.queues, f.cursor),
+        lambda s, f, info: (encode_broker_info(f.request_id, info),),
+    ),
+    Publish: (
+        lambda s, f: c.Publish(f.messages, f.dedupe),
+        lambda s, f, result: (encode_published(f.request_id, result),),
+    ),
+}
+
+#: a client frame's type -> the method that carries it out (sends, acks and pulls, the hot path, are in handle();
+#: the requests of :data:`REQUESTS` all go through :meth:`ClientConnection.request`)
 COMMANDS: dict[type, _Command] = {
+    **dict.fromkeys(REQUESTS, ClientConnection.request),
     AddConsumer: ClientConnection.add_consumer,
-    RemoveConsumer: ClientConnection.remove_consumer,
     Begin: ClientConnection.begin,
-    Commit: ClientConnection.commit,
-    Rollback: ClientConnection.rollback,
-    Browse: ClientConnection.browse,
-    BrowseSelected: ClientConnection.browse,
-    GetQueueStatistics: ClientConnection.queue_statistics,
     ListQueues: ClientConnection.list_queues,
     KeepAlive: ClientConnection.keep_alive,
-    Purge: ClientConnection.purge,
-    PurgeSelected: ClientConnection.purge,
     ListTopics: ClientConnection.list_topics,
     AddProducer: ClientConnection.add_producer,
     RemoveProducer: ClientConnection.remove_producer,
-    Unsubscribe: ClientConnection.unsubscribe,
-    CreateTemporary: ClientConnection.create_temporary,
-    DeleteTemporary: ClientConnection.delete_temporary,
     Close: ClientConnection.close,
     ReadRange: ClientConnection.read_range,
-    AckBelow: ClientConnection.ack_below,
-    GetBrokerInfo: ClientConnection.broker_info,
-    Publish: ClientConnection.publish,
     Hello: ClientConnection.second_hello,
 }
 

@@ -70,6 +70,7 @@ from minibroker.refusals import (
     check_stomp_subscribe_headers,
     refuse,
 )
+from minibroker.transport import commands as c
 
 from .codec import StompDecoder, StompFrame, encode_frame
 from .messages import message_bytes, message_frame, message_from_send, sanitized
@@ -559,7 +560,7 @@ class StompConverter:
             selector = CONVERT_STRINGS_PREFIX + selector
         if browser:
             assert self.connection is not None
-            matching = self.connection.browse(destination.name, selector) if destination.is_queue else []
+            matching = self.connection.dispatch(c.Browse(destination.name, selector)) if destination.is_queue else []
             self._register(sub)
             for message in matching:
                 self._deliver(sub, message, 0)
@@ -674,11 +675,11 @@ class StompConverter:
                 self._remove(sub)
                 if durable_name is not None:  # ActiveMQ: close the subscriber, then remove the durable subscription
                     assert self.connection is not None
-                    self.connection.unsubscribe(durable_name)
+                    self.connection.dispatch(c.Unsubscribe(durable_name))
                 return
             if durable_name is not None:  # no active subscriber here: remove the subscription alone
                 assert self.connection is not None
-                self.connection.unsubscribe(durable_name)
+                self.connection.dispatch(c.Unsubscribe(durable_name))
                 return
         else:
             for sub in self._all_subs:
@@ -701,7 +702,7 @@ class StompConverter:
         if sub.consumer_id is not None:
             self._by_consumer.pop(sub.consumer_id, None)
             assert self.connection is not None
-            self.connection.remove_consumer(sub.consumer_id, NOW_UNKNOWN_DELIVERED)
+            self.connection.dispatch(c.RemoveConsumer(sub.consumer_id, NOW_UNKNOWN_DELIVERED))
 
     # -- ACK / NACK ---------------------------------------------------------------------------------------------------
 
@@ -808,12 +809,12 @@ class StompConverter:
     def _on_commit(self, frame: StompFrame) -> None:
         txn = self._take_transaction(frame)
         assert self.connection is not None
-        self.connection.commit(txn.core_id)
+        self.connection.dispatch(c.Commit(txn.core_id))
 
     def _on_abort(self, frame: StompFrame) -> None:
         txn = self._take_transaction(frame)
         assert self.connection is not None
-        self.connection.rollback(txn.core_id)
+        self.connection.dispatch(c.Rollback(txn.core_id))
         # ActiveMQ 5.17: the acked messages stay with their subscription, not redelivered, ackable again
         touched: list[Subscription] = []
         for sub, delivery in txn.acked:

@@ -16,6 +16,7 @@ from typing import Final
 from minibroker import Broker, BrokerConnection
 from minibroker._ids import PROCESS_ID_PREFIX
 from minibroker.message import Destination, DestinationKind
+from minibroker.transport.commands import CreateTemporary
 
 from .values import JAVA_WS, StompError, escape_value
 
@@ -61,7 +62,7 @@ class DestinationNames:
         if physical is None:
             if self.connection is None:
                 raise StompError(f"Not connected: cannot create temporary destination {name}")
-            physical = self.connection.create_temporary(kind, self.connection_name).name
+            physical = self.connection.dispatch(CreateTemporary(kind, self.connection_name)).name
             self._temp_by_stomp[(kind, name)] = physical
             self._temp_names[(kind, physical)] = name
         return Destination(kind, physical)

@@ -20,6 +20,7 @@ import attrs
 from minibroker._core.journal import Stored
 from minibroker.message import Destination, Message
 from minibroker.store import SqliteStore
+from minibroker.transport.commands import GetQueueStatistics
 from minibroker.transport.tcp_link import TcpLink
 
 MINIBROKER = Path(sys.executable).with_name("minibroker")
@@ -80,7 +81,7 @@ async def restart(directory: Path, count: int) -> Restart:
         url = next(word for word in proc.stdout.readline().split() if word.startswith("tcp://"))
         link = await TcpLink.open_url(url)
         await link.open(None)
-        stats = await link.queue_statistics("big")
+        stats = await link.request(GetQueueStatistics("big"))
         elapsed = time.perf_counter() - start
         await link.close(-1)
         assert stats is not None and stats.size == count, stats

@@ -13,6 +13,7 @@ from minibroker.client import AckMode, Connection, connect
 from minibroker.errors import AccessDenied
 from minibroker.plugins.auth import AuthorizationEntry, AuthPlugin, Principal, User
 from minibroker.plugins.server.tcp import Server, start_server
+from minibroker.transport.commands import Browse, GetQueueStatistics, Purge
 from minibroker.transport.tcp_link import TcpLink
 
 TIMEOUT = 5.0
@@ -134,16 +135,16 @@ class TestOverTcp:
             await send(admin, "secret")
         async with await connect(server.url, user="reader", password="reader-pw") as reader:
             link = link_of(reader)
-            assert [m.body for m in await link.browse("orders.eu")] == ["x"]
+            assert [m.body for m in await link.request(Browse("orders.eu"))] == ["x"]
             with pytest.raises(AccessDenied, match="read from: queue://secret"):
-                await link.browse("secret")
+                await link.request(Browse("secret"))
             with pytest.raises(AccessDenied, match="read from: queue://secret"):
-                await link.queue_statistics("secret")
+                await link.request(GetQueueStatistics("secret"))
             assert [q.name for q in await link.list_queues()] == ["orders.eu"]  # only what it may read
             with pytest.raises(AccessDenied, match=r"User reader is not authorized to administer: queue://orders\.eu"):
-                await link.purge("orders.eu")
+                await link.request(Purge("orders.eu"))
         async with await connect(server.url, user="admin", password="admin-pw") as admin:
-            assert await link_of(admin).purge("orders.eu") == 1
+            assert await link_of(admin).request(Purge("orders.eu")) == 1
             assert [q.name for q in await link_of(admin).list_queues()] == ["orders.eu", "secret"]
 
 

@@ -12,6 +12,7 @@ from minibroker.client import connect
 from minibroker.plugins.server.tcp import start_server
 from minibroker.plugins.spark._wire import BlockingClient
 from minibroker.plugins.spark.testing import ThreadedBroker
+from minibroker.transport.commands import ReadRange
 
 
 def fill(broker: Broker, queue: str, count: int, size: int) -> None:
@@ -24,9 +25,9 @@ async def test_one_answer_is_bounded_and_the_client_reads_on() -> None:
         fill(broker, "many", MAX_RANGE_MESSAGES + 500, 10)
         fill(broker, "big", 40, MAX_RANGE_BYTES // 16)  # 16 messages of about a sixteenth each fill one answer
         async with await connect(server.url) as conn:
-            first = await conn._link.read_range("many", 0, None, None, None)
+            first = await conn._link.request(ReadRange("many", 0, None, None, None))
             assert len(first.entries) == MAX_RANGE_MESSAGES
-            assert len((await conn._link.read_range("big", 0, None, None, None)).entries) < 40
+            assert len((await conn._link.request(ReadRange("big", 0, None, None, None))).entries) < 40
             everything = await conn.read_range("many")
             assert [e.seq for e in everything] == list(range(MAX_RANGE_MESSAGES + 500))
             assert len(await conn.read_range("big")) == 40

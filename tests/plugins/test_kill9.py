@@ -24,6 +24,7 @@ from support.servekit import serve
 
 from minibroker.client import AckMode, connect
 from minibroker.errors import MinibrokerError
+from minibroker.transport.commands import GetQueueStatistics
 from minibroker.transport.tcp_link import TcpLink
 
 TIMEOUT = 30.0
@@ -111,7 +112,7 @@ async def test_sigkill_mid_stream_loses_nothing_confirmed_and_redelivers_nothing
     processes.append(server.proc)
     link = await TcpLink.open_url(server.url)
     await link.open(None)
-    stats = await link.queue_statistics("stream")
+    stats = await link.request(GetQueueStatistics("stream"))
     await link.close(-1)
     assert stats is not None
     recovered: list[str] = []

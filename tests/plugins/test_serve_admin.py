@@ -10,6 +10,7 @@ from support.servekit import MINIBROKER, TIMEOUT, Served, run, serve
 
 from minibroker.client import AckMode, connect
 from minibroker.errors import AccessDenied, LimitExceeded
+from minibroker.transport.commands import GetQueueStatistics
 from minibroker.transport.tcp_link import TcpLink
 
 CONFIG = """
@@ -116,7 +117,7 @@ async def test_sigterm_flushes_and_a_restart_brings_messages_back(served: Served
         await msg.acknowledge()
         # acks are fire-and-forget: a request on the same connection is the barrier that proves it was applied
         assert isinstance(conn._link, TcpLink)
-        stats = await conn._link.queue_statistics("orders")
+        stats = await conn._link.request(GetQueueStatistics("orders"))
         assert stats is not None and stats.size == 2
         assert await served.stop() == 0
     again = await serve(tmp_path, "--config", "broker.toml", "--data-dir", "data")

@@ -24,6 +24,7 @@ from minibroker.client import AckMode, Connection, connect
 from minibroker.errors import MinibrokerError
 from minibroker.plugins.server.tcp import Server
 from minibroker.plugins.stomp import StompServer
+from minibroker.transport.commands import ReadRange, RemoveConsumer
 from minibroker.transport.tcp_link import TcpLink
 
 pytestmark = pytest.mark.soak
@@ -46,7 +47,7 @@ async def detach_by_foreign_id(url: str, consumer_id: int) -> None:
         link = attacker._link
         assert isinstance(link, TcpLink)
         with contextlib.suppress(MinibrokerError):
-            await link.remove_consumer(consumer_id, -1)
+            await link.request(RemoveConsumer(consumer_id, -1))
     finally:
         await attacker.close()
 
@@ -88,7 +89,7 @@ async def expensive_readers(url: str) -> None:
         await session.create_consumer("victim", selector="b LIKE '%a%a%a%a%a%a%a%a%a%a%a%a%b'")
         link = attacker._link
         assert isinstance(link, TcpLink)
-        await link.read_range("victim", 0, None)  # the whole queue, in bounded answers, consuming nothing
+        await link.request(ReadRange("victim", 0, None))  # the whole queue, in bounded answers, consuming nothing
         sleeper = await session.create_consumer("topic://flood?consumer.prefetchSize=1")  # never reads
         producer = await session.create_producer("topic://flood")
         for _ in range(1_200):

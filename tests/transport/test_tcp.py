@@ -27,6 +27,7 @@ from minibroker.errors import (
     TransactionError,
 )
 from minibroker.plugins.server.tcp import Server, start_server
+from minibroker.transport.commands import Browse, Commit, GetQueueStatistics, Rollback
 from minibroker.transport.tcp_link import TcpLink
 
 TIMEOUT = 5.0
@@ -65,7 +66,7 @@ def link_of(conn: Connection) -> TcpLink:
 
 async def stats(conn: Connection, queue: str) -> tuple[int, int, int, int]:
     """(size, inflight, enqueued, dequeued) as the broker sees them after this connection's earlier frames."""
-    s = await asyncio.wait_for(link_of(conn).queue_statistics(queue), TIMEOUT)
+    s = await asyncio.wait_for(link_of(conn).request(GetQueueStatistics(queue)), TIMEOUT)
     return (0, 0, 0, 0) if s is None else (s.size, s.inflight, s.enqueued, s.dequeued)
 
 
@@ -188,9 +189,9 @@ class TestTransactions:
 
     async def test_unknown_transaction_is_a_typed_error(self, conn: Connection) -> None:
         with pytest.raises(TransactionError, match="unknown transaction 999"):
-            await link_of(conn).commit(999)
+            await link_of(conn).request(Commit(999))
         with pytest.raises(TransactionError):
-            await link_of(conn).rollback(998)
+            await link_of(conn).request(Rollback(998))
         assert await stats(conn, "anything") == (0, 0, 0, 0)  # the connection is still fine
 
 
@@ -223,14 +224,14 @@ class TestPullAndBrowse:
         try:
             async with await connect(server.url) as c:
                 await send_all(c, "wide", ["x" * 1000 for _ in range(20)])
-                messages = await link_of(c).browse("wide")
+                messages = await link_of(c).request(Browse("wide"))
                 assert len(messages) == 20
         finally:
             await server.close()
 
     async def test_queue_statistics_and_list(self, conn: Connection) -> None:
         await send_all(conn, "listed", ["1", "2"])
-        assert await link_of(conn).queue_statistics("never-created") is None
+        assert await link_of(conn).request(GetQueueStatistics("never-created")) is None
         queues = await link_of(conn).list_queues()
         listed = [q for q in queues if q.name == "listed"]
         assert len(listed) == 1 and listed[0].size == 2 and listed[0].enqueued == 2

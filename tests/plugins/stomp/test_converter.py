@@ -15,6 +15,7 @@ from minibroker.plugins.stomp.messages import message_bytes, message_frame
 from minibroker.plugins.stomp.subscriptions import Subscription as _Subscription
 from minibroker.plugins.stomp.values import escape_value as _escape_value
 from minibroker.plugins.stomp.values import java_double, java_string
+from minibroker.transport.commands import CreateTemporary
 
 pytestmark = pytest.mark.usefixtures("loop_errors")
 
@@ -126,9 +127,9 @@ class _BareBroker:
     def __init__(self) -> None:
         self._temporaries = TemporaryDestinations()
 
-    def create_temporary(self, kind: DestinationKind, connection_name: str | None) -> Destination:
-        """As the connection's (the tests' connection is number 1)."""
-        return self._temporaries.create(1, kind, connection_name)
+    def dispatch(self, command: CreateTemporary) -> Destination:
+        """A connection's CreateTemporary (the tests' connection is number 1)."""
+        return self._temporaries.create(1, command.kind, command.connection_name)
 
     def temporary_owner(self, destination: Destination) -> int | None:
         return self._temporaries.owners.get(destination)
