@@ -94,7 +94,9 @@ async def _answers(conn: Connection, prefix: str) -> list[object]:
     out.append(attrs.evolve(acked, queue=""))
     info = await link.request(c.GetBrokerInfo([queue], "reader"))
     out.append([attrs.evolve(p, queue="") for p in info.queues])
-    published = await link.request(c.Publish([Message(message_id=f"ID:{prefix}-d", body="d", destination=producer.destination)]))
+    published = await link.request(
+        c.Publish([Message(message_id=f"ID:{prefix}-d", body="d", destination=producer.destination)])
+    )
     out.append(published)
     out.append(await link.request(c.Purge(queue, "n = 'c'")))
     out.append(await link.request(c.Purge(queue)))
