@@ -102,7 +102,7 @@ PolicyLookup = Callable[[Destination], DestinationPolicy]
 EXPIRE_PERIOD = 30.0
 
 
-class BrokerCore(Advising, DurableConsumers, MemoryLimits, ReplayableReads, Scheduling):
+class BrokerCore(Advising, DurableConsumers, MemoryLimits, Scheduling):
     """All destinations, subscriptions and transactions of one broker."""
 
     # Rarely set attributes live here as class defaults, not in __init__: CPython (3.11+) keeps an instance's
@@ -129,6 +129,8 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, ReplayableReads, Sche
     advisory_support: bool = True
     #: the name advisories give as their origin (``Broker(name=...)``; ActiveMQ's default ``localhost``)
     broker_name: str = BROKER_NAME
+    #: the replayable reads, made on first use (``replay``): only the Spark source's requests need them
+    _replay: ReplayableReads | None = None
 
     def __init__(
         self,
@@ -182,6 +184,14 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, ReplayableReads, Sche
         self._throttle_due: dict[str, float] = {}
         #: temporary destinations of every edge, owned by connections (temporary.py)
         self.temporaries = TemporaryDestinations()
+
+    @property
+    def replay(self) -> ReplayableReads:
+        """Range reads, cursor acks, batch publishes and the epoch (replay_reads.py): a part over this core's queues."""
+        part = self._replay
+        if part is None:
+            part = self._replay = ReplayableReads(self.queues, self.clock, self.history, self.send)
+        return part
 
     # -- output -----------------------------------------------------------------------------------------------------
 

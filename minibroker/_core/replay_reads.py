@@ -1,11 +1,17 @@
 """The core's replayable reads, for the Spark source: sequence ranges, cursor acks, batch publishes and the epoch
-that says whether positions still mean what they meant (the rules are in replay.py)."""
+that says whether positions still mean what they meant (the rules are in replay.py).
+
+A part the core owns (``BrokerCore.replay``, made on first use), not a mixin: it needs only the core's queues, clock
+and history and a way to send, so it is built and tested with those alone."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from typing import Protocol
 
 from ..message import Destination, Message
+from .history import History
+from .queue import Queue
 from .replay import (
     CursorAck,
     CursorBook,
@@ -21,17 +27,34 @@ from .replay import (
     read_range,
     select_range,
 )
-from .state import CoreState
 from .subscription import QueueEntry
 
 __all__ = ["ReplayableReads"]
 
 
-class ReplayableReads(CoreState):
+class _Clock(Protocol):
+    def now(self) -> float: ...
+
+
+class ReplayableReads:
     """Reads by sequence number that leave the queue as it was, and acks below a position, tied to no consumer."""
 
-    #: created on first use (``cursors()``); a restarted broker builds a new core, hence a new epoch
-    _cursor_book: CursorBook | None = None
+    __slots__ = ("_cursor_book", "clock", "history", "queues", "send")
+
+    def __init__(
+        self,
+        queues: dict[str, Queue],
+        clock: _Clock,
+        history: History,
+        send: Callable[[int, Message], None],
+    ) -> None:
+        self.queues = queues
+        self.clock = clock
+        self.history = history
+        #: the core's send, for batch publishes: (connection id, message)
+        self.send = send
+        #: created on first use (``cursors()``); a restarted broker builds a new core, hence a new epoch
+        self._cursor_book: CursorBook | None = None
 
     def cursors(self, epoch_source: EpochSource | None = None) -> CursorBook:
         """The cursor state of this broker state, created on first use with an epoch from ``epoch_source``

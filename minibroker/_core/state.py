@@ -3,6 +3,11 @@
 :class:`BrokerCore` (broker.py) is assembled from one class per concern (advising.py, durable_consumers.py) so that no
 module holds everything; this class only declares, for the type checker, what they share. It adds no attribute at
 run time (the core keeps few instance attributes, see BrokerCore's note).
+
+A concern that needs only a few of the core's tables is a part instead, built from those and tested alone (the
+replayable reads, replay_reads.py). The four mixins left (advising, durable consumers, memory limits, scheduling)
+read and change the core's central tables from the send, dispatch and ack paths: as parts they would hold the whole
+core and call back into it, the same coupling behind one more attribute hop on the hot path.
 """
 
 from __future__ import annotations

@@ -40,7 +40,7 @@ class _ReplayableReads:
 
     def _ranges_of(self, queue: str) -> CursorBook:
         """The cursor book, with every message of ``queue`` in memory (a range spans what paging left on disk)."""
-        book = self.core.cursors(self.epoch_source)
+        book = self.core.replay.cursors(self.epoch_source)
         if self._journal is not None and queue in self._journal.paged:
             self._load_whole(queue)
         return book
@@ -53,12 +53,12 @@ class _ReplayableReads:
     def epoch(self) -> str:
         """This broker state's epoch: it changes on :meth:`restart` when every message and sequence number is lost
         (no store); with a store, which keeps them, it stays the same."""
-        return self.core.cursors(self.epoch_source).epoch
+        return self.core.replay.cursors(self.epoch_source).epoch
 
     def broker_info(self, queues: Iterable[str] | None = None, cursor: str | None = None) -> BrokerInfo:
         """The epoch, the name, and the positions of ``queues`` (None: every queue), with ``cursor``'s floors."""
-        self.core.cursors(self.epoch_source)
-        return BrokerInfo(self.epoch, self.name, self.core.queue_positions(queues, cursor))
+        self.core.replay.cursors(self.epoch_source)
+        return BrokerInfo(self.epoch, self.name, self.core.replay.queue_positions(queues, cursor))
 
     def read_range(
         self,
@@ -71,7 +71,7 @@ class _ReplayableReads:
         """The messages of ``queue`` not yet acked with ``from_seq <= seq < to_seq`` (None: all), oldest first, at
         most ``limit``, without consuming them; ``epoch`` (optional) must be the broker's."""
         book = self._ranges_of(queue)
-        entries = self.core.read_range(queue, from_seq, to_seq, limit, epoch)
+        entries = self.core.replay.read_range(queue, from_seq, to_seq, limit, epoch)
         return RangeRead(book.epoch, queue, self._next_seq(queue), tuple(entries))
 
     def select_range(
@@ -85,14 +85,14 @@ class _ReplayableReads:
         """What :meth:`read_range` reads as ``(epoch, next_seq, entries)``, the entries being the queue's own (for
         columnar writers, which copy them out at once: read, never change, never keep)."""
         book = self._ranges_of(queue)
-        entries = self.core.select_range(queue, from_seq, to_seq, limit, epoch)
+        entries = self.core.replay.select_range(queue, from_seq, to_seq, limit, epoch)
         return book.epoch, self._next_seq(queue), entries
 
     def ack_below(self, queue: str, cursor: str, seq: int, epoch: str | None = None) -> CursorAck:
         """Consume every message of ``queue`` with a sequence number below ``seq`` on behalf of cursor ``cursor``
         (cumulative, idempotent, tied to no connection; messages held by consumers are left to them)."""
         self._ranges_of(queue)
-        result = self.core.ack_below(queue, cursor, seq, epoch)
+        result = self.core.replay.ack_below(queue, cursor, seq, epoch)
         self._flush()
         return result
 
@@ -104,21 +104,21 @@ class _ReplayableReads:
 
     def _publish(self, connection_id: int, messages: Iterable[Message], dedupe: bool) -> PublishResult:
         self._check_open()
-        self.core.cursors(self.epoch_source)
+        self.core.replay.cursors(self.epoch_source)
         try:
-            return self.core.publish(connection_id, messages, dedupe)
+            return self.core.replay.publish(connection_id, messages, dedupe)
         finally:
             self._flush()
 
     def enable_duplicate_check(self, queue: str | Destination, window: int | None = None) -> None:
         """Drop batch-published messages whose id ``queue`` has seen (its last ``window`` ids, default 500,000)."""
-        self.core.cursors(self.epoch_source)
-        self.core.enable_duplicate_check(Destination.parse(queue), window)
+        self.core.replay.cursors(self.epoch_source)
+        self.core.replay.enable_duplicate_check(Destination.parse(queue), window)
 
     def fail_next_publish(self, after: int = 0, error: Exception | None = None) -> None:
         """Fault injection: the next batch publish takes ``after`` messages, then fails with ``error`` (by default
         :class:`~minibroker.errors.ConnectionClosed`), as a connection lost in the middle of a batch."""
-        self.core.cursors(self.epoch_source).fail_publish = (
+        self.core.replay.cursors(self.epoch_source).fail_publish = (
             after,
             error or ConnectionClosed("the batch publish failed (injected fault)"),
         )

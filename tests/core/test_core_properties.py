@@ -315,7 +315,7 @@ class Model:
         self.cursor_floor = floor = max(self.cursor_floor, below)
         ready = {e.message.message_id: s for s, e in q.entries.items() if s < floor and e.holder is None}
         self.log.append(f"cursor-ack below {below}")
-        result = self.core.ack_below("q", "c", below)
+        result = self.core.replay.ack_below("q", "c", below)
         self.check(result.removed == len(ready), f"cursor ack removed {result.removed}, {len(ready)} were waiting")
         for mid, seq in ready.items():
             self.consumed[mid] += 1

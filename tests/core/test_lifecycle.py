@@ -60,7 +60,7 @@ def test_a_cursor_ack_consumes_ready_messages_and_leaves_in_flight_ones() -> Non
     send(core, conn, 3)
     cid = core.add_consumer(conn, ConsumerInfo(Q, 1))
     assert [d.message and d.message.message_id for d in core.drain()] == ["m0"]
-    result = core.ack_below("q", "spark", 3)
+    result = core.replay.ack_below("q", "spark", 3)
     assert (result.removed, result.skipped) == (2, 1)
     assert replay(core, "m0") == {State.IN_FLIGHT} and state_of(core.queues["q"].entries[0]) is State.IN_FLIGHT
     assert replay(core, "m1") == replay(core, "m2") == {State.CONSUMED}

@@ -83,7 +83,7 @@ def stream(
 
 def dropped_duplicates(tb: ThreadedBroker, entries: list[Any]) -> int:
     """How many re-sends of these messages the broker dropped (and: the injected publish fault did fire)."""
-    assert tb.call(lambda: tb.broker.core.cursors().fail_publish) is None, "no publish failed: no retry happened"
+    assert tb.call(lambda: tb.broker.core.replay.cursors().fail_publish) is None, "no publish failed: no retry happened"
     return tb.call(
         lambda: sum(1 for e in entries for r in tb.broker.history(e.message.message_id) if r.event == "dropped")
     )
