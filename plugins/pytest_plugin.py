@@ -73,7 +73,8 @@ __all__ = [
 
 MARKER = "minibroker"
 MISSING_ASYNCIO = (
-    "the minibroker fixtures need pytest-asyncio: pip install 'minibroker[pytest]' (or pytest-asyncio itself)"
+    "the minibroker fixtures need pytest-asyncio: pip install pytest-asyncio "
+    "(from a minibroker checkout: pip install '.[pytest]')"
 )
 
 #: the address options (command line ``--minibroker-NAME``, ini ``minibroker_NAME``) and their help
@@ -106,6 +107,8 @@ def pytest_configure(config: pytest.Config) -> None:
         "plugins=(), history_limit=10000, allow_dead_letters=False, allow_listener_errors=False): "
         "configure the minibroker fixtures of this test",
     )
+    # the Spark guide's test marks itself so (it runs a real local Spark): known wherever the plugin is
+    config.addinivalue_line("markers", "spark: runs a real local Spark (the minibroker_spark fixture)")
 
 
 def _impl() -> ModuleType:

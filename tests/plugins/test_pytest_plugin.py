@@ -279,3 +279,12 @@ class TestObservedDeadLetters:
         result = pytester.runpytest("-p", "no:cacheprovider")
         result.assert_outcomes(passed=3, errors=1)
         result.stdout.fnmatch_lines(["*test_unobserved*", "*the test never looked at them (0 it looked at*"])
+
+
+def test_the_missing_pytest_asyncio_error_names_installs_that_work_from_a_checkout() -> None:
+    """minibroker is installed from a checkout (no index has it): ``pip install 'minibroker[pytest]'`` would fail."""
+    from minibroker.plugins.pytest_plugin import MISSING_ASYNCIO
+
+    assert "pip install pytest-asyncio" in MISSING_ASYNCIO
+    assert "pip install '.[pytest]'" in MISSING_ASYNCIO
+    assert "minibroker[pytest]" not in MISSING_ASYNCIO
