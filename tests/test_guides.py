@@ -4,8 +4,8 @@ A guide's fenced blocks say what they are in their info string:
 
 - ```` ```python test_orders.py ```` or ```` ```toml broker.toml ````: a file of the user's project; all are written to
   one scratch directory per guide, and its ``test_*.py`` files are run with pytest there (all must pass, none skip).
-- ```` ```python examples/spark_pipeline.py ````: an excerpt of a file of this repository (CI runs that file's tests),
-  which must appear in it verbatim, so the guide cannot drift from the example.
+- ```` ```python examples/spark_pipeline.py ````: a whole file of this repository (CI runs that file's tests), which
+  must be that file exactly, so the guide cannot drift from the example and a reader gets the complete project.
 - ```` ```console ````: ``$ command`` lines, run in order in the scratch directory after the files are written, each
   of which must exit 0. A command ending in `` &`` keeps running (``minibroker serve``): it is started, the test waits
   for its first line, and stops it at the end. Ports 61616 and 61613 (in commands and files) are replaced by free
@@ -56,11 +56,11 @@ def test_there_are_guides() -> None:
 
 
 @pytest.mark.parametrize("guide", GUIDES, ids=[g.stem for g in GUIDES])
-def test_excerpts_are_verbatim(guide: Path) -> None:
+def test_repository_files_are_whole(guide: Path) -> None:
     for _, name, text in blocks(guide):
         if name is not None and "/" in name:
             source = (REPO / name).read_text()
-            assert text.strip() in source, f"{guide.name}: the block for {name} is not in that file any more"
+            assert text == source, f"{guide.name}: the block for {name} is not that file, whole, any more"
 
 
 @pytest.mark.parametrize("guide", GUIDES, ids=[g.stem for g in GUIDES])
