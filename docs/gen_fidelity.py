@@ -63,6 +63,36 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
+#: the opener's first list: every way a client reaches minibroker, and the protocols it does not speak
+CLIENTS = (
+    "| Client | How | Listener |",
+    "|---|---|---|",
+    "| `minibroker.client` in the same process | `connect(broker)`: no socket | none (a `Broker` object) |",
+    '| `minibroker.client` in another process | `connect("tcp://...")`, `ssl://` | `minibroker serve --port`, '
+    "`start_server` |",
+    "| STOMP 1.0, 1.1, 1.2 (stomp.py, aiostomp, any STOMP client) | `stomp://`, `stomp+ssl://` | "
+    "`serve --stomp-port`, `start_stomp_server` |",
+    "| MQTT 3.1 and 3.1.1 (paho-mqtt, aiomqtt, any MQTT client) | `mqtt://`, `mqtt+ssl://` | `serve --mqtt-port` |",
+    '| Apache Spark | `format("minibroker")` over `tcp://` | `minibroker serve --port` |',
+    "",
+    "Not spoken: **OpenWire** (ActiveMQ's own protocol: the Java JMS client, NMS, the C++ CMS client), **AMQP**, "
+    "MQTT 5, WebSockets, HTTP. A client of those cannot connect; `transport-scheme` below says what a URI gets.",
+)
+
+#: the opener's second list: the differences CI knows of (tests/differential/test_differential.py KNOWN_DIFFERENCES)
+KNOWN_DIFFERENCES = (
+    "- A durable subscriber that receives in a transaction, rolls back and closes, twice over: ActiveMQ's "
+    "redelivery counter is 1 at the third delivery, minibroker's 2 (with client acks, or on a queue, both say 2). "
+    "Recording: `tests/differential/features/mixed_durable_rollback_close_twice.json`.",
+    "- A wildcard consumer on virtual-topic consumer queues (`Consumer.B.VirtualTopic.>`) receives what is "
+    "published to the virtual topic on ActiveMQ, nothing on minibroker. Recording: "
+    "`tests/differential/features/mixed_wildcard_on_virtual_consumer_queues.json`.",
+    "- Advisory topics other than the consumer, producer, connection, expired and DLQ ones "
+    "(`ActiveMQ.Advisory.Queue`, `.Topic`, slow consumers, ...) are refused with `UnsupportedFeature` "
+    "(row `advisory`).",
+)
+
+
 def render() -> str:
     counts = {status: sum(1 for f in FEATURES if f.status is status) for status in Status}
     lines = [
@@ -84,6 +114,17 @@ def render() -> str:
         "Recordings are replayed from: "
         + "; ".join(f"`{directory}/` ({by})" for directory, by in REPLAYED_DIRS.items())
         + ".",
+        "",
+        "## Which clients can connect",
+        "",
+        *CLIENTS,
+        "",
+        "## Known differences",
+        "",
+        "What minibroker does differently from ActiveMQ 5.17.2 today, each recorded on the real broker and kept in CI",
+        "as a strict expected failure (so a fix shows up), or refused loudly:",
+        "",
+        *KNOWN_DIFFERENCES,
     ]
     for kind in Kind:
         rows = [f for f in FEATURES if f.kind is kind]

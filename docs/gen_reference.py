@@ -94,6 +94,29 @@ def _members(cls: type) -> Iterator[tuple[str, Any]]:
                 yield name, value
 
 
+#: members that the edges (listeners, links, the connections clients log in as) call, listed apart from what tests
+#: and embedders use: by class, the member names (each must exist)
+EDGE_MEMBERS = {
+    "minibroker.Broker": {
+        "admit",
+        "browse_page",
+        "client_connected",
+        "connect",
+        "incarnation",
+        "link",
+        "on_close",
+        "principal",
+        "purge_targets",
+        "readable_as",
+        "register_dropper",
+        "register_probe",
+        "report_listener_error",
+        "select_range",
+        "temporary_owner",
+    },
+}
+
+
 def _class_section(qual: str, cls: type, missing: list[str]) -> list[str]:
     doc = _own_doc(cls)
     if doc is None:
@@ -118,15 +141,30 @@ def _class_section(qual: str, cls: type, missing: list[str]) -> list[str]:
         init = cls.__dict__.get("__init__")
         if init is not None and inspect.isfunction(init):
             lines += [f"`{cls.__name__}{_signature(init).replace('(self, ', '(').replace('(self)', '()')}`", ""]
-    for name, member in _members(cls):
+    for_edges = EDGE_MEMBERS.get(qual, set())
+    members = dict(_members(cls))
+    unknown = for_edges - members.keys()
+    if unknown:
+        raise SystemExit(f"EDGE_MEMBERS names what {qual} does not have: {sorted(unknown)}")
+    edge_lines: list[str] = []
+    for name, member in members.items():
         if isinstance(member, property):
             summary = _first_paragraph(member.__doc__)
-            lines.append(f"- property `{name}`" + (f": {summary}" if summary else ""))
+            line = f"- property `{name}`" + (f": {summary}" if summary else "")
         else:
             signature = _signature(member).replace("(self, ", "(").replace("(self)", "()")
             prefix = "async " if inspect.iscoroutinefunction(member) or inspect.isasyncgenfunction(member) else ""
             summary = _first_paragraph(member.__doc__)
-            lines.append(f"- {prefix}`{name}{signature}`" + (f": {summary}" if summary else ""))
+            line = f"- {prefix}`{name}{signature}`" + (f": {summary}" if summary else "")
+        (edge_lines if name in for_edges else lines).append(line)
+    if edge_lines:
+        lines += [
+            "",
+            "For edges (the listeners, the in-process link and the connections their clients log in as; a test or an "
+            "embedder does not need these):",
+            "",
+            *edge_lines,
+        ]
     if lines[-1] != "":
         lines.append("")
     return lines
