@@ -163,11 +163,44 @@ class Closed(Exception):
     pass
 
 
-class Stomp:
-    def __init__(self, port, user):
+class _Peer:
+    """A raw socket to the broker that reads until ``_parse()`` (the protocol's) finds a whole frame."""
+
+    def __init__(self, port):
         self.sock = socket.create_connection(("127.0.0.1", port), timeout=5)
         self.buf = b""
         self.eof = False
+
+    def _parse(self):
+        raise NotImplementedError
+
+    def recv(self, timeout):
+        """The next frame, or None on timeout; raises Closed at EOF."""
+        deadline = time.monotonic() + timeout
+        while True:
+            f = self._parse()
+            if f is not None:
+                return f
+            if self.eof:
+                raise Closed()
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return None
+            self.sock.settimeout(left)
+            try:
+                data = self.sock.recv(65536)
+            except TimeoutError:
+                return None
+            except OSError:
+                data = b""
+            if not data:
+                self.eof = True
+            self.buf += data
+
+
+class Stomp(_Peer):
+    def __init__(self, port, user):
+        super().__init__(port)
         self.frame(
             "CONNECT",
             {"accept-version": "1.1", "host": "localhost", "login": user, "passcode": USERS[user], "heart-beat": "0,0"},
@@ -206,29 +239,6 @@ class Stomp:
             body, rest = rest[:z], rest[z + 1 :]
         self.buf = rest
         return head[0], headers, body.decode("utf-8", "replace")
-
-    def recv(self, timeout):
-        """Next frame, or None on timeout; raises Closed at EOF."""
-        deadline = time.monotonic() + timeout
-        while True:
-            f = self._parse()
-            if f is not None:
-                return f
-            if self.eof:
-                raise Closed()
-            left = deadline - time.monotonic()
-            if left <= 0:
-                return None
-            self.sock.settimeout(left)
-            try:
-                data = self.sock.recv(65536)
-            except TimeoutError:
-                return None
-            except OSError:
-                data = b""
-            if not data:
-                self.eof = True
-            self.buf += data
 
     def request(self, cmd, headers, body=b"", rid="r1", timeout=5):
         """Send with a receipt; return (reply frame or None, frames that came before it)."""
@@ -377,50 +387,33 @@ def _pkt(t, body):
     return bytes([t]) + rl + body
 
 
-class Mqtt:
+class Mqtt(_Peer):
     def __init__(self, port, user, client_id):
-        self.sock = socket.create_connection(("127.0.0.1", port), timeout=5)
-        self.buf = b""
-        self.eof = False
+        super().__init__(port)
         self.sock.sendall(
             _pkt(
                 0x10, _s("MQTT") + bytes([4, 0xC2]) + struct.pack("!H", 60) + _s(client_id) + _s(user) + _s(USERS[user])
             )
         )
 
-    def recv(self, timeout):
-        """(type, flags, body) or None on timeout; raises Closed at EOF."""
-        deadline = time.monotonic() + timeout
-        while True:
-            if len(self.buf) >= 2:
-                mult, n, i = 1, 0, 1
-                while i < len(self.buf):
-                    n += (self.buf[i] & 0x7F) * mult
-                    mult *= 128
-                    if not self.buf[i] & 0x80:
-                        break
-                    i += 1
-                else:
-                    i = None
-                if i is not None and len(self.buf) >= i + 1 + n:
-                    p = (self.buf[0] >> 4, self.buf[0] & 0xF, self.buf[i + 1 : i + 1 + n])
-                    self.buf = self.buf[i + 1 + n :]
-                    return p
-            if self.eof:
-                raise Closed()
-            left = deadline - time.monotonic()
-            if left <= 0:
-                return None
-            self.sock.settimeout(left)
-            try:
-                data = self.sock.recv(65536)
-            except TimeoutError:
-                return None
-            except OSError:
-                data = b""
-            if not data:
-                self.eof = True
-            self.buf += data
+    def _parse(self):
+        """(type, flags, body) of the first whole packet in the buffer, or None."""
+        if len(self.buf) < 2:
+            return None
+        mult, n, i = 1, 0, 1
+        while i < len(self.buf):
+            n += (self.buf[i] & 0x7F) * mult
+            mult *= 128
+            if not self.buf[i] & 0x80:
+                break
+            i += 1
+        else:
+            return None
+        if len(self.buf) < i + 1 + n:
+            return None
+        p = (self.buf[0] >> 4, self.buf[0] & 0xF, self.buf[i + 1 : i + 1 + n])
+        self.buf = self.buf[i + 1 + n :]
+        return p
 
     def send(self, data):
         try:
