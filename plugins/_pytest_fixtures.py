@@ -5,6 +5,7 @@ the entry point, which registers the options, the marker and the fixtures themse
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import socket
 import ssl
@@ -13,7 +14,7 @@ import sys
 import tempfile
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from pathlib import Path
-from typing import IO, Any, Literal
+from typing import IO, Any, Literal, TypeVar
 
 import attrs
 import pytest
@@ -268,24 +269,41 @@ def _handshake_pending(server: Any) -> Callable[[], str | None]:
     return check
 
 
+E = TypeVar("E")
+
+
+@contextlib.asynccontextmanager
+async def _listener(
+    minibroker: Broker,
+    request: pytest.FixtureRequest,
+    start: Callable[..., Awaitable[Any]],
+    pending: Callable[[Any], Callable[[], str | None]],
+    endpoint: Callable[..., E],
+) -> AsyncIterator[E]:
+    """A protocol listener on the test's broker (a free port of ``minibroker_host``, TLS when the marker asks), with
+    the virtual clock held while a peer is mid-handshake (``pending``), closed after the test."""
+    host = _setting(request.config, "host") or "127.0.0.1"
+    options = _options(request)
+    server = await start(minibroker, host, 0, ssl=_tls_context(options))
+    release = None
+    if isinstance(minibroker.clock, ManualClock):
+        release = minibroker.clock.hold_while(pending(server))
+    try:
+        yield endpoint(server.host, server.port, minibroker, server, tls=options.tls is not None)
+    finally:
+        if release is not None:
+            release()
+        await server.close()
+
+
 @async_fixture
 async def minibroker_stomp(minibroker: Broker, request: pytest.FixtureRequest) -> AsyncIterator[StompEndpoint]:
     """A STOMP listener on the ``minibroker`` broker (a free port of ``minibroker_host``): real STOMP clients and the
     test share one broker, its state (``minibroker.queue(...)``, history, dead letters) and its virtual time."""
     from minibroker.plugins.stomp import start_stomp_server
 
-    host = _setting(request.config, "host") or "127.0.0.1"
-    options = _options(request)
-    server = await start_stomp_server(minibroker, host, 0, ssl=_tls_context(options))
-    release = None
-    if isinstance(minibroker.clock, ManualClock):
-        release = minibroker.clock.hold_while(_handshake_pending(server))
-    try:
-        yield StompEndpoint(server.host, server.port, minibroker, server, tls=options.tls is not None)
-    finally:
-        if release is not None:
-            release()
-        await server.close()
+    async with _listener(minibroker, request, start_stomp_server, _handshake_pending, StompEndpoint) as endpoint:
+        yield endpoint
 
 
 @attrs.frozen
@@ -312,18 +330,8 @@ async def minibroker_mqtt(minibroker: Broker, request: pytest.FixtureRequest) ->
     clients and STOMP clients share one broker and its topics (``sensors/temp`` is ``topic://sensors.temp``)."""
     from minibroker.plugins.mqtt import start_mqtt_server
 
-    host = _setting(request.config, "host") or "127.0.0.1"
-    options = _options(request)
-    server = await start_mqtt_server(minibroker, host, 0, ssl=_tls_context(options))
-    release = None
-    if isinstance(minibroker.clock, ManualClock):
-        release = minibroker.clock.hold_while(_mqtt_handshake_pending(server))
-    try:
-        yield MqttEndpoint(server.host, server.port, minibroker, server, tls=options.tls is not None)
-    finally:
-        if release is not None:
-            release()
-        await server.close()
+    async with _listener(minibroker, request, start_mqtt_server, _mqtt_handshake_pending, MqttEndpoint) as endpoint:
+        yield endpoint
 
 
 def _mqtt_handshake_pending(server: Any) -> Callable[[], str | None]:
