@@ -4,18 +4,16 @@ writes it as a frame that the server turns back into the same value)."""
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from typing import Any
 
 import attrs
-import pytest
 
-from minibroker import Broker, BrokerConnection, DestinationKind, Message, RealClock
+from minibroker import Broker, BrokerConnection, DestinationKind, Message
 from minibroker._driver.connection import HANDLERS
 from minibroker.client import AckMode, Connection, connect
 from minibroker.plugins.server import connection as server_connection
-from minibroker.plugins.server.tcp import Server, start_server
+from minibroker.plugins.server.tcp import Server
 from minibroker.transport import commands as c
 from minibroker.transport.tcp_link import REQUESTS
 
@@ -57,21 +55,6 @@ def _command_type_of(to_command: Callable[..., Any]) -> type:
         dedupe = False
 
     return type(to_command(Stub(), AnyFrame()))
-
-
-@pytest.fixture
-async def broker() -> AsyncIterator[Broker]:
-    async with Broker(clock=RealClock()) as b:
-        yield b
-
-
-@pytest.fixture
-async def server(broker: Broker) -> AsyncIterator[Server]:
-    s = await start_server(broker, port=0)
-    try:
-        yield s
-    finally:
-        await asyncio.wait_for(s.close(), TIMEOUT)
 
 
 async def _answers(conn: Connection, prefix: str) -> list[object]:

@@ -35,21 +35,6 @@ NO_DELAY = RedeliveryPolicy(initial_redelivery_delay=0.0, redelivery_delay=0.0)
 
 
 @pytest.fixture
-async def broker() -> AsyncIterator[Broker]:
-    async with Broker(clock=RealClock()) as b:
-        yield b
-
-
-@pytest.fixture
-async def server(broker: Broker) -> AsyncIterator[Server]:
-    s = await start_server(broker, port=0)
-    try:
-        yield s
-    finally:
-        await asyncio.wait_for(s.close(), TIMEOUT)
-
-
-@pytest.fixture
 async def conn(server: Server) -> AsyncIterator[Connection]:
     c = await connect(server.url, redelivery_policy=NO_DELAY)
     try:
