@@ -4,7 +4,7 @@ Why one table: a fake that quietly does something else with an input it does not
 ``orders.>`` reading a queue literally named ``orders.>``) is worse than no fake. Each row says whether minibroker
 reproduces ActiveMQ (*verified* against recordings, or *implemented* and tested), refuses the input with
 :class:`~minibroker.errors.UnsupportedFeature` (*refused*), or has no such input (*not applicable*). The check
-functions (:mod:`minibroker.refusals`, re-exported here) are the only place that decides a refusal; the core and the
+functions (:mod:`minibroker.refusals`) are the only place that decides a refusal; the core and the
 edges call them, and ``docs/gen_fidelity.py`` renders this table as ``docs/fidelity.md``.
 """
 
@@ -15,33 +15,12 @@ from collections.abc import Mapping
 
 import attrs
 
-from .refusals import (
-    body_refusal,
-    check_browser_destination,
-    check_connection_url,
-    check_consumer_destination,
-    check_durable_destination,
-    check_message_properties,
-    check_send_destination,
-    check_stomp_subscribe_headers,
-    refuse,
-)
-
 __all__ = [
     "FEATURES",
     "FEATURES_BY_ID",
     "Feature",
     "Kind",
     "Status",
-    "body_refusal",
-    "check_browser_destination",
-    "check_connection_url",
-    "check_consumer_destination",
-    "check_durable_destination",
-    "check_message_properties",
-    "check_send_destination",
-    "check_stomp_subscribe_headers",
-    "refuse",
 ]
 
 

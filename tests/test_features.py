@@ -15,10 +15,9 @@ from support.transports import TRANSPORTS, close_servers, connect_to
 from minibroker import Broker, DestinationPolicy, ManualClock
 from minibroker.client import AckMode, Connection, Session, connect
 from minibroker.errors import MessageFormatError, MinibrokerError, UnsupportedFeature
-from minibroker.features import (
-    FEATURES,
-    Kind,
-    Status,
+from minibroker.features import FEATURES, Kind, Status
+from minibroker.message import Destination, PropertyValue
+from minibroker.refusals import (
     body_refusal,
     check_browser_destination,
     check_connection_url,
@@ -29,7 +28,6 @@ from minibroker.features import (
     check_stomp_subscribe_headers,
     refuse,
 )
-from minibroker.message import Destination, PropertyValue
 from minibroker.wire.errors import error_for
 
 #: refused rows whose only edge is the STOMP converter (driven in tests/plugins/stomp/test_unsupported_features.py)

@@ -11,8 +11,8 @@ import pytest_asyncio
 from support.stomp_helpers import RawStompClient
 
 from minibroker import Broker, ManualClock
-from minibroker.features import refuse
 from minibroker.plugins.stomp import StompServer
+from minibroker.refusals import refuse
 
 
 @pytest_asyncio.fixture
