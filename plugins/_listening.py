@@ -8,7 +8,7 @@ import logging
 import socket
 import ssl
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from types import TracebackType
 from typing import Any, Generic, Protocol, TypeVar
 
@@ -197,15 +197,16 @@ async def serve_tls_or_plain(
     make_protocol: Callable[[], asyncio.BaseProtocol],
     host: str,
     port: int,
-    sock: socket.socket | None,
+    socks: socket.socket | Sequence[socket.socket] | None,
     context: ssl.SSLContext | None,
     *,
     sockets: SocketSlots,
     max_connections: int,
     handshake_timeout: float,
     log: logging.Logger,
-) -> asyncio.Server:
-    """A listening server for ``make_protocol``: plain, or TLS through a :class:`TlsGate` per accepted socket."""
+) -> list[asyncio.Server]:
+    """Listening servers for ``make_protocol``, plain or TLS through a :class:`TlsGate` per accepted socket: one per
+    socket given (already bound: ``serve --fd``, tests), or one on ``host``:``port`` when none is."""
     loop = asyncio.get_running_loop()
     if context is None:
         factory = make_protocol
@@ -215,6 +216,7 @@ async def serve_tls_or_plain(
         def factory() -> asyncio.BaseProtocol:
             return TlsGate(sockets, max_connections, context, handshake_timeout, make_protocol, failures)
 
-    if sock is not None:
-        return await loop.create_server(factory, sock=sock)
-    return await loop.create_server(factory, host, port)
+    given = [socks] if isinstance(socks, socket.socket) else list(socks or ())
+    if not given:
+        return [await loop.create_server(factory, host, port)]
+    return [await loop.create_server(factory, sock=sock) for sock in given]

@@ -337,21 +337,17 @@ async def start_mqtt_server(
         subscription_strategy=subscription_strategy,
     )
     server.publish_dollar_topics = publish_dollar_topics
-    socks: list[socket.socket | None] = [sock] if isinstance(sock, socket.socket) else list(sock or ())
-    for s in socks or [None]:
-        server._servers.append(
-            await serve_tls_or_plain(
-                lambda: _MqttProtocol(server),
-                host,
-                port,
-                s,
-                ssl,
-                sockets=broker.sockets,
-                max_connections=max_connections,
-                handshake_timeout=server.connect_timeout,
-                log=log,
-            )
-        )
+    server._servers += await serve_tls_or_plain(
+        lambda: _MqttProtocol(server),
+        host,
+        port,
+        sock,
+        ssl,
+        sockets=broker.sockets,
+        max_connections=max_connections,
+        handshake_timeout=server.connect_timeout,
+        log=log,
+    )
     server.tls = ssl is not None
     sockname = server._servers[0].sockets[0].getsockname()
     server.host, server.port = sockname[0], sockname[1]

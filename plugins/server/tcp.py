@@ -91,21 +91,17 @@ class Server:
         def make_protocol() -> asyncio.BaseProtocol:
             return asyncio.StreamReaderProtocol(asyncio.StreamReader(limit=READ_SIZE), self._accept)
 
-        listening: list[socket.socket | None] = list(socks) or [None]
-        for sock in listening:
-            self._servers.append(
-                await serve_tls_or_plain(
-                    make_protocol,
-                    host,
-                    port,
-                    sock,
-                    self.ssl,
-                    sockets=self.broker.sockets,
-                    max_connections=self.max_connections,
-                    handshake_timeout=self.handshake_timeout,
-                    log=log,
-                )
-            )
+        self._servers += await serve_tls_or_plain(
+            make_protocol,
+            host,
+            port,
+            socks,
+            self.ssl,
+            sockets=self.broker.sockets,
+            max_connections=self.max_connections,
+            handshake_timeout=self.handshake_timeout,
+            log=log,
+        )
         sockname = self._servers[0].sockets[0].getsockname()
         self.host, self.port = sockname[0], sockname[1]
         self.broker.on_close(self._broker_stopped)
