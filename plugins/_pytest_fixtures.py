@@ -14,7 +14,7 @@ import sys
 import tempfile
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from pathlib import Path
-from typing import IO, Any, Literal, TypeVar
+from typing import IO, Any, ClassVar, Literal, TypeVar
 
 import attrs
 import pytest
@@ -235,21 +235,30 @@ def minibroker_url(minibroker_server: Any) -> str:
 
 
 @attrs.frozen
-class StompEndpoint:
-    """Where a STOMP client (stomp.py, ...) reaches the test's broker; ``broker`` is that broker, to inspect."""
+class _Endpoint:
+    """Where a client of one protocol reaches the test's broker; ``broker`` is that broker, to inspect."""
 
+    #: the URL scheme (``+ssl`` is added with TLS)
+    scheme: ClassVar[str] = ""
     host: str
     port: int
     broker: Broker
     server: Any
-    #: the listener speaks TLS (the marker's ``tls``): clients connect with ``stomp+ssl://``
+    #: the listener speaks TLS (the marker's ``tls``): clients connect to the ``+ssl`` scheme
     tls: bool = False
 
     @property
     def url(self) -> str:
-        """``stomp://HOST:PORT`` (``stomp+ssl://HOST:PORT`` with TLS)."""
+        """``SCHEME://HOST:PORT`` (``SCHEME+ssl://HOST:PORT`` with TLS)."""
         host = f"[{self.host}]" if ":" in self.host else self.host  # an IPv6 literal
-        return f"{'stomp+ssl' if self.tls else 'stomp'}://{host}:{self.port}"
+        return f"{self.scheme}{'+ssl' if self.tls else ''}://{host}:{self.port}"
+
+
+@attrs.frozen
+class StompEndpoint(_Endpoint):
+    """Where a STOMP client (stomp.py, ...) reaches the test's broker: ``url`` is ``stomp://`` or ``stomp+ssl://``."""
+
+    scheme: ClassVar[str] = "stomp"
 
     @property
     def host_and_ports(self) -> list[tuple[str, int]]:
@@ -307,21 +316,11 @@ async def minibroker_stomp(minibroker: Broker, request: pytest.FixtureRequest) -
 
 
 @attrs.frozen
-class MqttEndpoint:
-    """Where an MQTT client (paho-mqtt, aiomqtt, ...) reaches the test's broker; ``broker`` is that broker."""
+class MqttEndpoint(_Endpoint):
+    """Where an MQTT client (paho-mqtt, aiomqtt, ...) reaches the test's broker: ``url`` is ``mqtt://`` or
+    ``mqtt+ssl://``."""
 
-    host: str
-    port: int
-    broker: Broker
-    server: Any
-    #: the listener speaks TLS (the marker's ``tls``): clients connect with TLS to ``mqtt+ssl://``
-    tls: bool = False
-
-    @property
-    def url(self) -> str:
-        """``mqtt://HOST:PORT`` (``mqtt+ssl://HOST:PORT`` with TLS)."""
-        host = f"[{self.host}]" if ":" in self.host else self.host
-        return f"{'mqtt+ssl' if self.tls else 'mqtt'}://{host}:{self.port}"
+    scheme: ClassVar[str] = "mqtt"
 
 
 @async_fixture
