@@ -25,11 +25,9 @@ from .encoded import (
 )
 from .encoders import (
     encode_ack,
-    encode_ack_below,
     encode_add_consumer,
     encode_add_producer,
     encode_begin,
-    encode_broker_info,
     encode_browse,
     encode_browse_result,
     encode_browse_results,
@@ -39,11 +37,9 @@ from .encoders import (
     encode_connected,
     encode_consumer_added,
     encode_create_temporary,
-    encode_cursor_acked,
     encode_delete_temporary,
     encode_dispatch,
     encode_error,
-    encode_get_broker_info,
     encode_get_queue_statistics,
     encode_handshake,
     encode_hello,
@@ -51,17 +47,12 @@ from .encoders import (
     encode_list_queues,
     encode_list_topics,
     encode_ok,
-    encode_publish,
-    encode_published,
     encode_pull,
     encode_purge,
     encode_purge_selected,
     encode_purged,
     encode_queue_list,
     encode_queue_statistics,
-    encode_range_result,
-    encode_range_results,
-    encode_read_range,
     encode_remove_consumer,
     encode_remove_producer,
     encode_rollback,
@@ -124,6 +115,17 @@ from .frames import (
 )
 from .parsers import (
     FrameParser,
+)
+from .replay_encoders import (
+    encode_ack_below,
+    encode_broker_info,
+    encode_cursor_acked,
+    encode_get_broker_info,
+    encode_publish,
+    encode_published,
+    encode_range_result,
+    encode_range_results,
+    encode_read_range,
 )
 from .table import (
     CLIENT_FRAMES,

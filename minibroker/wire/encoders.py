@@ -13,7 +13,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from .._core.commands import ConsumerInfo, MessageAck
 from .._core.effects import Dispatch
 from .._core.queue import QueueStatistics
-from .._core.replay import BrokerInfo, CursorAck, PublishResult, RangeEntry
 from ..errors import LocalProtocolError
 from ..message import Destination, Message, ObjectBody
 from . import layouts as _layouts
@@ -44,7 +43,6 @@ from .layouts import (
     OPT_REPLY_TO,
     OPT_TYPE,
     QUEUE,
-    READ_RANGE_COLUMNAR,
     SEND_RECEIPT,
     SEND_TXN,
 )
@@ -56,29 +54,20 @@ from .values import write_properties
 ACK = _layouts.ACK
 ADD_CONSUMER = _layouts.ADD_CONSUMER
 BEGIN = _layouts.BEGIN
-BROKER_INFO = _layouts.BROKER_INFO
 BROWSE_RESULT = _layouts.BROWSE_RESULT
 CONNECTED = _layouts.CONNECTED
 CONSUMER_ADDED = _layouts.CONSUMER_ADDED
-CURSOR_ACKED = _layouts.CURSOR_ACKED
 DISPATCH = _layouts.DISPATCH
 ERROR = _layouts.ERROR
 F64 = _layouts.F64
-GET_BROKER_INFO = _layouts.GET_BROKER_INFO
 HANDSHAKE = _layouts.HANDSHAKE
 HEAD = _layouts.HEAD
 I64 = _layouts.I64
 LEN = _layouts.LEN
 MSG = _layouts.MSG
-POSITION = _layouts.POSITION
-PUBLISH = _layouts.PUBLISH
-PUBLISHED = _layouts.PUBLISHED
 PULL = _layouts.PULL
 QUEUE_LIST = _layouts.QUEUE_LIST
 QUEUE_STATS = _layouts.QUEUE_STATS
-RANGE_ENTRY = _layouts.RANGE_ENTRY
-RANGE_RESULT = _layouts.RANGE_RESULT
-READ_RANGE = _layouts.READ_RANGE
 REMOVE_CONSUMER = _layouts.REMOVE_CONSUMER
 REQ = _layouts.REQ
 REQ_Q = _layouts.REQ_Q
@@ -605,175 +594,3 @@ def encode_queue_list(request_id: int, queues: Sequence[QueueStatistics]) -> byt
         return b"".join(parts)
     except ENCODE_FAILURES as exc:
         cannot_encode("QUEUE_LIST", exc)
-
-
-def _opt_i64(value: int | None) -> int:
-    return -1 if value is None else value
-
-
-def encode_read_range(
-    request_id: int,
-    queue: str,
-    from_seq: int = 0,
-    to_seq: int | None = None,
-    limit: int | None = None,
-    epoch: str | None = None,
-    columnar: bool = False,
-) -> bytes:
-    try:
-        if from_seq < 0 or (to_seq is not None and to_seq < 0) or (limit is not None and limit < 0):
-            raise ValueError(f"negative range bounds: from {from_seq}, to {to_seq}, limit {limit}")
-        parts: list[bytes] = [b""]
-        size = write_str(queue, parts) + write_ostr(epoch, parts)
-        parts[0] = READ_RANGE.pack(
-            READ_RANGE.size - 4 + size,
-            FrameType.READ_RANGE,
-            request_id,
-            from_seq,
-            _opt_i64(to_seq),
-            _opt_i64(limit),
-            READ_RANGE_COLUMNAR if columnar else 0,
-        )
-        return b"".join(parts)
-    except ENCODE_FAILURES as exc:
-        cannot_encode("READ_RANGE", exc)
-
-
-def _range_entry(entry: RangeEntry, parts: list[bytes]) -> int:
-    parts.append(RANGE_ENTRY.pack(entry[0], entry[2]))
-    return RANGE_ENTRY.size + write_message(entry[1], parts)
-
-
-def encode_range_result(
-    request_id: int, epoch: str, next_seq: int, entries: Sequence[RangeEntry], last: bool = True
-) -> bytes:
-    try:
-        parts: list[bytes] = [b""]
-        size = write_str(epoch, parts)
-        for entry in entries:
-            size += _range_entry(entry, parts)
-        parts[0] = RANGE_RESULT.pack(
-            RANGE_RESULT.size - 4 + size, FrameType.RANGE_RESULT, request_id, 1 if last else 0, next_seq, len(entries)
-        )
-        return b"".join(parts)
-    except ENCODE_FAILURES as exc:
-        cannot_encode("RANGE_RESULT", exc)
-
-
-def encode_range_results(
-    request_id: int, epoch: str, next_seq: int, entries: Iterable[RangeEntry], max_frame_size: int
-) -> list[bytes]:
-    """A range read's answer as RANGE_RESULT frames of at most ``max_frame_size`` bytes each (the last flagged)."""
-    frames: list[bytes] = []
-    head = RANGE_RESULT.size + 4 + len(epoch.encode())
-    room = max_frame_size - head
-    parts: list[bytes] = []
-    count = size = 0
-
-    def flush(last: bool) -> None:
-        epoch_parts: list[bytes] = [b""]
-        esize = write_str(epoch, epoch_parts)
-        epoch_parts[0] = RANGE_RESULT.pack(
-            RANGE_RESULT.size - 4 + esize + size, FrameType.RANGE_RESULT, request_id, 1 if last else 0, next_seq, count
-        )
-        frames.append(b"".join(epoch_parts + parts))
-
-    for entry in entries:
-        one: list[bytes] = []
-        try:
-            n = _range_entry(entry, one)
-        except ENCODE_FAILURES as exc:
-            cannot_encode("RANGE_RESULT", exc)
-        if n > room:
-            raise LocalProtocolError(
-                f"message {entry[1].message_id} ({n} bytes) does not fit in a frame of {max_frame_size} bytes",
-                size=n,
-                maximum=max_frame_size,
-            )
-        if count and size + n > room:
-            flush(False)
-            parts, count, size = [], 0, 0
-        parts.extend(one)
-        count += 1
-        size += n
-    flush(True)
-    return frames
-
-
-def encode_ack_below(request_id: int, queue: str, cursor: str, seq: int, epoch: str | None = None) -> bytes:
-    try:
-        parts: list[bytes] = [b""]
-        size = write_str(queue, parts) + write_str(cursor, parts) + write_ostr(epoch, parts)
-        parts[0] = REQ_Q.pack(REQ_Q.size - 4 + size, FrameType.ACK_BELOW, request_id, seq)
-        return b"".join(parts)
-    except ENCODE_FAILURES as exc:
-        cannot_encode("ACK_BELOW", exc)
-
-
-def encode_cursor_acked(request_id: int, result: CursorAck) -> bytes:
-    try:
-        parts: list[bytes] = [b""]
-        size = write_str(result.epoch, parts) + write_str(result.queue, parts) + write_str(result.cursor, parts)
-        parts[0] = CURSOR_ACKED.pack(
-            CURSOR_ACKED.size - 4 + size,
-            FrameType.CURSOR_ACKED,
-            request_id,
-            result.floor,
-            result.removed,
-            result.skipped,
-            result.next_seq,
-        )
-        return b"".join(parts)
-    except ENCODE_FAILURES as exc:
-        cannot_encode("CURSOR_ACKED", exc)
-
-
-def encode_get_broker_info(request_id: int, queues: Sequence[str] | None = None, cursor: str | None = None) -> bytes:
-    try:
-        parts: list[bytes] = [b""]
-        size = write_ostr(cursor, parts)
-        if queues is not None:
-            parts.append(LEN.pack(len(queues)))
-            size += 4
-            for name in queues:
-                size += write_str(name, parts)
-        parts[0] = GET_BROKER_INFO.pack(
-            GET_BROKER_INFO.size - 4 + size, FrameType.GET_BROKER_INFO, request_id, 0 if queues is None else 1
-        )
-        return b"".join(parts)
-    except ENCODE_FAILURES as exc:
-        cannot_encode("GET_BROKER_INFO", exc)
-
-
-def encode_broker_info(request_id: int, info: BrokerInfo) -> bytes:
-    try:
-        parts: list[bytes] = [b""]
-        size = write_str(info.epoch, parts) + write_str(info.name, parts)
-        for p in info.queues:
-            size += write_str(p.queue, parts) + POSITION.size
-            parts.append(POSITION.pack(p.first_seq, p.next_seq, p.size, _opt_i64(p.cursor_floor)))
-        parts[0] = BROKER_INFO.pack(BROKER_INFO.size - 4 + size, FrameType.BROKER_INFO, request_id, len(info.queues))
-        return b"".join(parts)
-    except ENCODE_FAILURES as exc:
-        cannot_encode("BROKER_INFO", exc)
-
-
-def encode_publish(request_id: int, messages: Sequence[Message], dedupe: bool = False) -> bytes:
-    try:
-        parts: list[bytes] = [b""]
-        size = 0
-        for m in messages:
-            size += write_message(m, parts)
-        parts[0] = PUBLISH.pack(
-            PUBLISH.size - 4 + size, FrameType.PUBLISH, request_id, 1 if dedupe else 0, len(messages)
-        )
-        return b"".join(parts)
-    except ENCODE_FAILURES as exc:
-        cannot_encode("PUBLISH", exc)
-
-
-def encode_published(request_id: int, result: PublishResult) -> bytes:
-    try:
-        return PUBLISHED.pack(PUBLISHED.size - 4, FrameType.PUBLISHED, request_id, result.accepted, result.duplicates)
-    except ENCODE_FAILURES as exc:
-        cannot_encode("PUBLISHED", exc)

@@ -16,6 +16,7 @@ from .._core.commands import MessageAck
 from .._core.effects import Dispatch
 from ..errors import LocalProtocolError
 from . import encoders as e
+from . import replay_encoders as r
 from .columns import encode_range_columns, parse_range_columns
 from .frames import (
     AckBelow,
@@ -199,49 +200,49 @@ ROWS: tuple[Row, ...] = (
         _T.READ_RANGE,
         ReadRange,
         "client",
-        lambda f: e.encode_read_range(f.request_id, f.queue, f.from_seq, f.to_seq, f.limit, f.epoch, f.columnar),
+        lambda f: r.encode_read_range(f.request_id, f.queue, f.from_seq, f.to_seq, f.limit, f.epoch, f.columnar),
         P.parse_read_range,
     ),
     _row(
         _T.ACK_BELOW,
         AckBelow,
         "client",
-        lambda f: e.encode_ack_below(f.request_id, f.queue, f.cursor, f.seq, f.epoch),
+        lambda f: r.encode_ack_below(f.request_id, f.queue, f.cursor, f.seq, f.epoch),
         P.parse_ack_below,
     ),
     _row(
         _T.GET_BROKER_INFO,
         GetBrokerInfo,
         "client",
-        lambda f: e.encode_get_broker_info(f.request_id, f.queues, f.cursor),
+        lambda f: r.encode_get_broker_info(f.request_id, f.queues, f.cursor),
         P.parse_get_broker_info,
     ),
     _row(
-        _T.PUBLISH, Publish, "client", lambda f: e.encode_publish(f.request_id, f.messages, f.dedupe), P.parse_publish
+        _T.PUBLISH, Publish, "client", lambda f: r.encode_publish(f.request_id, f.messages, f.dedupe), P.parse_publish
     ),
     # ... and their answers, server -> client
     _row(
         _T.RANGE_RESULT,
         RangeResult,
         "server",
-        lambda f: e.encode_range_result(f.request_id, f.epoch, f.next_seq, f.entries, f.last),
+        lambda f: r.encode_range_result(f.request_id, f.epoch, f.next_seq, f.entries, f.last),
         P.parse_range_result,
     ),
     _row(
         _T.CURSOR_ACKED,
         CursorAcked,
         "server",
-        lambda f: e.encode_cursor_acked(f.request_id, f.result),
+        lambda f: r.encode_cursor_acked(f.request_id, f.result),
         P.parse_cursor_acked,
     ),
     _row(
         _T.BROKER_INFO,
         BrokerInfoResult,
         "server",
-        lambda f: e.encode_broker_info(f.request_id, f.info),
+        lambda f: r.encode_broker_info(f.request_id, f.info),
         P.parse_broker_info,
     ),
-    _row(_T.PUBLISHED, Published, "server", lambda f: e.encode_published(f.request_id, f.result), P.parse_published),
+    _row(_T.PUBLISHED, Published, "server", lambda f: r.encode_published(f.request_id, f.result), P.parse_published),
     _row(_T.RANGE_COLUMNS, RangeColumns, "server", encode_range_columns, parse_range_columns),
     _row(
         _T.BROWSE_SELECTED,
