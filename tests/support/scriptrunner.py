@@ -186,6 +186,8 @@ class ScriptRunner:
         self.sessions: dict[str, Session] = {}
         self.consumers: dict[str, Consumer] = {}
         self.last_by_body: dict[str, ReceivedMessage] = {}
+        #: the last message each consumer received (extension: ack and reply by consumer)
+        self.last_by_consumer: dict[str, ReceivedMessage] = {}
         self.producer_conn: Connection | None = None
         self.producer_session: Session | None = None
         self.open: list[Connection] = []
@@ -260,6 +262,20 @@ class ScriptRunner:
             raise ScriptError(f"unknown {kind} '{label}'")
         return table[label]
 
+    @staticmethod
+    def oracle_body(msg: ReceivedMessage) -> str | None:
+        """The body as the oracle prints it: an advisory's is ``ActiveMQMessage``, a map's None, a stream's or an
+        object's its class."""
+        if data_structure(msg) is not None:
+            return "ActiveMQMessage"
+        if isinstance(msg.body, Mapping):
+            return None
+        if isinstance(msg.body, tuple):
+            return "ActiveMQStreamMessage"
+        if isinstance(msg.body, ObjectBody):
+            return "ActiveMQObjectMessage"
+        return body_text(msg.body)
+
     def describe(self, label: str, msg: ReceivedMessage, record: list[str] | None) -> Event:
         e: Event = {
             "event": "received",
@@ -293,6 +309,11 @@ class ScriptRunner:
                 e[name] = stream_reads(msg.stream_reader(), name)
             elif name == "dataStructure":
                 e["dataStructure"] = None if structure is None else structure["dataStructure"]
+            elif name == "destinationInfo":  # extension: "add|remove <qualified destination>"
+                info = structure if structure is not None and structure["dataStructure"] == "DestinationInfo" else None
+                e[name] = (
+                    None if info is None else f"{('add', 'remove')[info['operationType']]} {norm(info['destination'])}"
+                )
             elif name == "priority":
                 e["priority"] = msg.priority
             elif name == "persistent":
@@ -515,6 +536,7 @@ class ScriptRunner:
             return
         self.ev(self.describe(label, msg, op.get("record")))
         self.last_by_body[body_text(msg.body)] = msg
+        self.last_by_consumer[label] = msg
 
     def headers_event(self, msg: ReceivedMessage) -> Event:
         """The ``received_headers`` event of the message_headers scenario (extension)."""
@@ -542,7 +564,20 @@ class ScriptRunner:
             "JMSXDeliveryCount": msg.delivery_count,
         }
 
+    def last_of(self, label: str) -> ReceivedMessage:
+        """Extension: the last message consumer ``label`` received."""
+        msg = self.last_by_consumer.get(label)
+        if msg is None:
+            raise ScriptError(f"no message received by consumer '{label}'")
+        return msg
+
     async def op_ack(self, op: dict[str, Any]) -> None:
+        if "message" not in op:  # extension: the consumer's last received message
+            label = self.req(op, "consumer")
+            last = self.last_of(label)
+            self.ev({"event": "action", "action": "acknowledge", "consumer": label, "body": self.oracle_body(last)})
+            await last.acknowledge()
+            return
         body = self.req(op, "message")
         msg = self.last_by_body.get(body)
         if msg is None:
@@ -580,6 +615,7 @@ class ScriptRunner:
                 event["_anchor"] = True  # the listener's failure starts the next redelivery delay
             self.ev(event, listener=True)
             self.last_by_body[body_text(msg.body)] = msg
+            self.last_by_consumer[label] = msg
             if behaviour == "throw":
                 raise RuntimeError("boom")
 
@@ -731,8 +767,12 @@ class ScriptRunner:
     async def op_reply(self, op: dict[str, Any]) -> None:
         """Send to the reply_to of the last received message with body ``to``."""
         session = self.lookup(self.sessions, "session", self.req(op, "session"))
-        to = self.req(op, "to")
-        request = self.last_by_body.get(to)
+        if "to" not in op:  # extension: the consumer's last received message
+            request: ReceivedMessage | None = self.last_of(self.req(op, "consumer"))
+            to = self.oracle_body(request)
+        else:
+            to = self.req(op, "to")
+            request = self.last_by_body.get(to)
         if request is None:
             raise ScriptError(f"no received message with body '{to}'")
         body = self.req(op, "body")

@@ -142,6 +142,7 @@ public class ScriptOracle {
     final Map<String, Boolean> sessionTx = new HashMap<>();
     final Map<String, MessageConsumer> consumers = new HashMap<>();
     final Map<String, Message> lastByBody = new HashMap<>();
+    final Map<String, Message> lastByConsumer = new HashMap<>();   // minibroker extension: ack/reply by consumer
     final List<Connection> open = new ArrayList<>();
     Connection producerConn;
     final Map<String, javax.jms.Destination> temps = new LinkedHashMap<>();   // temp label -> TemporaryQueue/TemporaryTopic
@@ -449,6 +450,14 @@ public class ScriptOracle {
                 e.put(p, getter(msg, parts[1], parts[2]));
             }
             else if (p.startsWith("reads:") && msg instanceof javax.jms.StreamMessage) e.put(p, streamReads((javax.jms.StreamMessage) msg, p.substring(6)));
+            else if (p.equals("destinationInfo")) {  // minibroker extension: "add|remove <qualified destination>"
+                Object ds = ((ActiveMQMessage) msg).getDataStructure();
+                if (ds instanceof org.apache.activemq.command.DestinationInfo) {
+                    org.apache.activemq.command.DestinationInfo di = (org.apache.activemq.command.DestinationInfo) ds;
+                    e.put(p, (di.isAddOperation() ? "add " : di.isRemoveOperation() ? "remove " : "op" + di.getOperationType() + " ")
+                            + normB(di.getDestination().getQualifiedName()));
+                } else e.put(p, null);
+            }
             else if (p.equals("dataStructure")) {
                 Object ds = ((ActiveMQMessage) msg).getDataStructure();
                 e.put("dataStructure", ds == null ? null : ds.getClass().getSimpleName());
@@ -555,10 +564,18 @@ public class ScriptOracle {
             case "reply": {
                 // send to the JMSReplyTo of the last received message with body `to`
                 Session s = lookup(sessions, "session", req(op, "session"));
-                String to = req(op, "to");
                 Message req;
-                synchronized (lastByBody) { req = lastByBody.get(to); }
-                if (req == null) throw new ScriptError("no received message with body '" + to + "'");
+                String to;
+                if (!op.containsKey("to")) {  // minibroker extension: the consumer's last received message
+                    String cl = req(op, "consumer");
+                    synchronized (lastByBody) { req = lastByConsumer.get(cl); }
+                    if (req == null) throw new ScriptError("no message received by consumer '" + cl + "'");
+                    to = body(req);
+                } else {
+                    to = req(op, "to");
+                    synchronized (lastByBody) { req = lastByBody.get(to); }
+                    if (req == null) throw new ScriptError("no received message with body '" + to + "'");
+                }
                 javax.jms.Destination rd = req.getJMSReplyTo();
                 String body = req(op, "body");
                 Map<String, Object> e = m("event", "sent", "reply_to_of", to, "dest", destToken(rd), "body", body);
@@ -652,13 +669,21 @@ public class ScriptOracle {
                     ev(m("event", "null_receive", "consumer", label, "timeout_ms", timeout == 0 ? "noWait" : (Object) timeout));
                 } else {
                     ev(describe(label, msg, (List<Object>) op.get("record")));
-                    synchronized (lastByBody) { lastByBody.put(body(msg), msg); }
+                    synchronized (lastByBody) { lastByBody.put(body(msg), msg); lastByConsumer.put(label, msg); }
                 }
                 break;
             }
             case "ack": {
-                String b = req(op, "message");
                 Message msg;
+                if (!op.containsKey("message")) {  // minibroker extension: the consumer's last received message
+                    String cl = req(op, "consumer");
+                    synchronized (lastByBody) { msg = lastByConsumer.get(cl); }
+                    if (msg == null) throw new ScriptError("no message received by consumer '" + cl + "'");
+                    ev(m("event", "action", "action", "acknowledge", "consumer", cl, "body", body(msg)));
+                    msg.acknowledge();
+                    break;
+                }
+                String b = req(op, "message");
                 synchronized (lastByBody) { msg = lastByBody.get(b); }
                 if (msg == null) throw new ScriptError("no received message with body '" + b + "'");
                 ev(m("event", "action", "action", "acknowledge", "body", b));
@@ -684,7 +709,7 @@ public class ScriptOracle {
                 c.setMessageListener(msg -> {
                     try {
                         ev(describe(label, msg, record));
-                        synchronized (lastByBody) { lastByBody.put(body(msg), msg); }
+                        synchronized (lastByBody) { lastByBody.put(body(msg), msg); lastByConsumer.put(label, msg); }
                     } catch (JMSException ex) { throw new RuntimeException(ex); }
                     if (behaviour.equals("throw")) throw new RuntimeException("boom");
                 });
