@@ -72,6 +72,7 @@ class Consumer:
         self._delivered_counter = 0
         self._additional_window = 0
         self._pending_ack: MessageAck | None = None
+        #: the broker sequence id of the last message handed to the application (ActiveMQ lastDeliveredSequenceId)
         self.last_delivered_seq = -1
         self._listener: MessageListener | None = None
         self._waiter: asyncio.Future[None] | None = None
@@ -215,9 +216,9 @@ class Consumer:
             item = buffer[0]
             if item is not None and not item.message.expiration and not self._transacted and not self._ack_batch:
                 buffer.popleft()
-                self.last_delivered_seq = item.seq
-                if item.seq > session.last_delivered_seq:
-                    session.last_delivered_seq = item.seq
+                self.last_delivered_seq = seq = item.broker_seq
+                if seq > session.last_delivered_seq:
+                    session.last_delivered_seq = seq
                 if self._ack_each:
                     # AUTO: the ack of exactly this message, sent before receive() returns
                     link = session.connection._link
@@ -319,8 +320,8 @@ class Consumer:
     # -- delivery bookkeeping (ActiveMQ before/afterMessageIsConsumed) -----------------------------------------------
 
     def _before_consumed(self, msg: ReceivedMessage) -> None:
-        self.last_delivered_seq = msg.seq
-        self.session._note_delivered(msg.seq)
+        self.last_delivered_seq = msg.broker_seq
+        self.session._note_delivered(msg.broker_seq)
         if not self._ack_batch:
             self._delivered.append(msg)
         if self._transacted:

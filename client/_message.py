@@ -29,6 +29,7 @@ class ReceivedMessage:
         "_consumer",
         "_properties",
         "arrival",
+        "broker_seq",
         "dispatch_counter",
         "group_first",
         "message",
@@ -40,12 +41,15 @@ class ReceivedMessage:
 
     def __init__(self, dispatch: Dispatch, consumer: Consumer) -> None:
         # one unpacking instead of seven field reads (once per received message)
-        sub_id, message, seq, redelivery_counter, group_first = dispatch
+        sub_id, message, seq, redelivery_counter, group_first, broker_seq = dispatch
         assert message is not None
         self.message: Message = message
         #: the broker's sequence number of the message in its destination (per destination, in send order; the
         #: ``seq`` of ``Connection.read_range`` and ``ack_below``)
         self.seq = seq
+        #: its broker sequence id (ActiveMQ's ``brokerSequenceId``: one count across the broker's destinations, in
+        #: arrival order): a closing consumer, session or connection reports the last one it delivered
+        self.broker_seq = broker_seq
         #: the broker subscription that dispatched it: acks name it
         self.sub_id = sub_id
         #: the order in which the broker dispatched it to this consumer (kept across local redeliveries)

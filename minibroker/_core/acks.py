@@ -25,6 +25,7 @@ from ..errors import InvalidAcknowledge
 from .commands import MessageAck
 from .history import History
 from .subscription import QueueEntry, Subscription
+from .topic import count_acked
 from .transaction import Transaction
 
 __all__ = [
@@ -115,6 +116,8 @@ def ack_individual(sub: Subscription, ack: MessageAck, txn: Transaction | None, 
         )
     _record(history, now, sub, (entry,), ack)
     if txn is None:
+        if sub.inflight_record is not None:  # ActiveMQ's client names no first message: all before it count too
+            count_acked(sub.inflight_record, entry.message.message_id, from_oldest=True)
         sub.consume(entry)
     elif txn.add_ack(sub, entry):
         sub.expand(1)

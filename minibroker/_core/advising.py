@@ -151,7 +151,9 @@ class Advising(CoreState):
             if name == sub.destination.name or (isinstance(sub, SubscriptionOnMany) and reads(sub.destination, name)):
                 t = self.topic(name)
                 if sub.consumer_id in t.pending:
-                    t.pending[sub.consumer_id].append(QueueEntry(message, t.next_seq))
+                    t.pending[sub.consumer_id].append(
+                        QueueEntry(message, t.next_seq, broker_seq=t.broker_sequence.take())
+                    )
                     t.next_seq += 1
                     t.enqueued += 1
                     self._dispatch_topic(t)

@@ -18,7 +18,7 @@ dead_letter.py, replayable reads in replay.py.
 from __future__ import annotations
 
 import heapq
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Callable, Iterable, Sequence
 from datetime import tzinfo
 from typing import TYPE_CHECKING, Protocol
@@ -67,6 +67,7 @@ from .history import DeadLetterRecord, History
 from .journal import DurableSaved, Journal, Scheduled, Stored
 from .memory import MemoryLimits
 from .multi import Copies, QueueSet, SubscriptionOnMany, parts_of, queue_of, reads, reads_many
+from .numbering import Numbering
 from .policy import DestinationPolicy
 from .queue import DEFAULT_SYSTEM_MEMORY_LIMIT, MemoryUsage, Queue
 from .replay_reads import ReplayableReads
@@ -169,9 +170,8 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, Scheduling):
         self.transactions: dict[int, Transaction] = {}
         self.output: list[Dispatch] = []
         self.history = History(history_limit)
-        self._next_connection = 1
-        self._next_consumer = 1
-        self._next_transaction = 1
+        #: connection, consumer and transaction ids, and the broker sequence
+        self.numbering = Numbering()
         self._pull_timers: list[tuple[float, int, int]] = []
         self._scheduled: list[tuple[float, int, Message, int]] = []
         #: grows each time a timer is set (a pull timeout, a scheduled job, the expiry sweep, a throttle): while it
@@ -209,7 +209,7 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, Scheduling):
         q = self.queues.get(name)
         if q is None:
             dest = Destination.queue(name)
-            q = Queue(dest, self._policy_for(dest), self.usage)
+            q = Queue(dest, self._policy_for(dest), self.usage, self.numbering.broker_sequence)
             q.journal = self.journal
             if q.policy.memory_limit:
                 self.memory_limited += 1
@@ -254,7 +254,7 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, Scheduling):
         t = self.topics.get(name)
         if t is None:
             dest = Destination.topic(name)
-            t = Topic(dest, self._policy_for(dest).pending_message_limit)
+            t = Topic(dest, self._policy_for(dest).pending_message_limit, self.numbering.broker_sequence)
             self.topics[name] = t
             for sub in self.subs_on_many:  # a wildcard subscriber also reads topics made after it (ActiveMQ)
                 if sub.destination.kind is not QUEUE and reads(sub.destination, name) and self._may_read(sub, dest):
@@ -344,8 +344,9 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, Scheduling):
     # -- connections ------------------------------------------------------------------------------------------------
 
     def add_connection(self, client_id: str | None = None) -> int:
-        cid = self._next_connection
-        self._next_connection += 1
+        numbering = self.numbering
+        cid = numbering.connection
+        numbering.connection = cid + 1
         conn = self.connections[cid] = ConnectionState(cid, client_id)
         if self.advisory_support:
             self._advise(Destination.topic(CONNECTION), connection_info(conn.name, client_id))
@@ -397,8 +398,9 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, Scheduling):
             from ..selector import parse_selector  # only consumers with a selector need the parser (~4 ms to import)
 
             selector = parse_selector(info.selector)
-        consumer_id = self._next_consumer
-        self._next_consumer += 1
+        numbering = self.numbering
+        consumer_id = numbering.consumer
+        numbering.consumer = consumer_id + 1
         source: Queue | Topic | QueueSet
         many = reads_many(info.destination)
         if many:
@@ -423,6 +425,8 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, Scheduling):
         )
         if many and info.destination.kind is not QUEUE:
             sub.waiting_in = OrderedDict()
+        if info.destination.kind is not QUEUE:
+            sub.inflight_record = deque()
         self.subscriptions[consumer_id] = sub
         conn.consumers.add(consumer_id)
         if isinstance(source, Queue):
@@ -506,7 +510,11 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, Scheduling):
     def _release(self, q: Queue, sub: Subscription, held: list[QueueEntry], last_delivered_seq: int) -> None:
         """A closing consumer leaves ``q``: what it held from there goes back to the head (semantics §1, "Close")."""
         q.remove_consumer(sub)
-        q.release(held, None if last_delivered_seq == NOW_UNKNOWN_DELIVERED else last_delivered_seq)
+        last = None if last_delivered_seq == NOW_UNKNOWN_DELIVERED else last_delivered_seq
+        if q.destination.name.startswith(DURABLE_PREFIX):
+            q.release_durable(held, last)
+        else:
+            q.release(held, last)
         now = self.clock.now()
         for entry in held:
             self.history.add(
@@ -665,6 +673,8 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, Scheduling):
             ack_expired(sub, ack, history, now)
             for entry, q in owners:
                 if q is None:
+                    if isinstance(sub.source, Topic):
+                        sub.source.expire_dispatched(entry)
                     continue
                 if entry.message.is_expired(now):
                     self._expire_entry(q, entry, now, pending=False)
@@ -788,8 +798,9 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, Scheduling):
 
     def begin(self, connection_id: int) -> int:
         conn = self._connection(connection_id)
-        txn_id = self._next_transaction
-        self._next_transaction += 1
+        numbering = self.numbering
+        txn_id = numbering.transaction
+        numbering.transaction = txn_id + 1
         self.transactions[txn_id] = Transaction(txn_id, connection_id)
         conn.transactions.add(txn_id)
         return txn_id

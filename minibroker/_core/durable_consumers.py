@@ -78,7 +78,9 @@ class DurableConsumers(CoreState):
             selector = parse_selector(selector_text)
         # made here, not by queue(): its name is one no client can spell (Destination.parse refuses it)
         destination = Destination(QUEUE, durable_queue_name(client_id, name))
-        queue = Queue(destination, self._policy_for(Destination.topic(topic)), self.usage)
+        queue = Queue(
+            destination, self._policy_for(Destination.topic(topic)), self.usage, self.numbering.broker_sequence
+        )
         queue.journal = self.journal
         if queue.policy.memory_limit:
             self.memory_limited += 1

@@ -12,7 +12,9 @@ __all__ = ["Dispatch"]
 class Dispatch(NamedTuple):
     """One message handed to one consumer, or ``message=None``: "nothing for your pull" / "end of browse".
 
-    ``seq`` is the broker's sequence number of the message in its destination; ``redelivery_counter`` is the
+    ``seq`` is the broker's sequence number of the message in its destination; ``broker_seq`` its broker sequence id
+    (ActiveMQ's ``brokerSequenceId``: one count across the broker's destinations, taken when the message arrived),
+    what a closing client reports as the last message it delivered; ``redelivery_counter`` is the
     broker's count of earlier deliveries (raised when a consumer closed holding the message). Immutable (a NamedTuple:
     one is built per dispatch, and nothing downstream may change what the broker said).
     """
@@ -23,3 +25,4 @@ class Dispatch(NamedTuple):
     redelivery_counter: int = 0
     #: set on the first message of a message group given to this consumer (JMSXGroupFirstForConsumer)
     group_first: bool = False
+    broker_seq: int = 0

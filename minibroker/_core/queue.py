@@ -33,6 +33,7 @@ import attrs
 from ..message import Destination, Message
 from .effects import Dispatch
 from .journal import COUNTER, ON_DISK, PURGED, REMOVED, STORED, Journal, Purged, Redelivered, Removed, Stored
+from .numbering import BrokerSequence
 from .policy import DestinationPolicy
 from .subscription import QueueEntry, Subscription
 
@@ -152,8 +153,17 @@ def _filter_fifo(items: deque[QueueEntry], doomed: set[int]) -> int:
 class Queue:
     """A point-to-point destination. All methods are synchronous and take the current time as an argument."""
 
-    def __init__(self, destination: Destination, policy: DestinationPolicy, usage: MemoryUsage | None = None) -> None:
+    def __init__(
+        self,
+        destination: Destination,
+        policy: DestinationPolicy,
+        usage: MemoryUsage | None = None,
+        sequence: BrokerSequence | None = None,
+    ) -> None:
         self.destination = destination
+        #: the broker's sequence (ActiveMQ's broker sequence id, shared by every destination): each arriving message
+        #: takes the next number, in ``QueueEntry.broker_seq``
+        self.broker_sequence = BrokerSequence() if sequence is None else sequence
         self.policy = policy
         self.entries: dict[int, QueueEntry] = {}
         #: the message ids of ``entries`` (queued or in flight, not yet acked): a send of one of them is a duplicate
@@ -228,7 +238,9 @@ class Queue:
             self.journal.undo.append((ON_DISK, self, None, None))
             return None
         size = message.size_estimate()
-        entry = QueueEntry(message, seq, redelivery_counter, None, None, size)
+        sequence = self.broker_sequence
+        sequence.last = broker_seq = sequence.last + 1
+        entry = QueueEntry(message, seq, redelivery_counter, None, None, size, broker_seq)
         self.entries[seq] = entry
         self.held_ids.add(message.message_id)
         self.enqueued += 1
@@ -249,7 +261,9 @@ class Queue:
     def restore(self, message: Message, seq: int, redelivery_counter: int) -> QueueEntry:
         """Put back a persistent message loaded from the store (not journaled, not counted as enqueued)."""
         size = message.size_estimate()
-        entry = QueueEntry(message, seq, redelivery_counter, None, None, size)
+        sequence = self.broker_sequence
+        sequence.last = broker_seq = sequence.last + 1
+        entry = QueueEntry(message, seq, redelivery_counter, None, None, size, broker_seq)
         self.entries[seq] = entry
         self.held_ids.add(message.message_id)
         if seq >= self.next_seq:
@@ -367,13 +381,25 @@ class Queue:
         """A closing consumer's messages go back to the head (semantics §1, "Close"). Those its application was
         handed count one more delivery: the ones up to ``last_delivered_seq`` (none, if it held no such message),
         every one when that is None (the transport failed: nobody knows)."""
-        if last_delivered_seq is None or any(e.seq == last_delivered_seq for e in entries):
+        if last_delivered_seq is None or any(e.broker_seq == last_delivered_seq for e in entries):
             for entry in entries:
                 if self.journal is not None and entry.message.persistent:
                     self.journal.undo.append((COUNTER, self, entry, entry.redelivery_counter))
                 entry.redelivery_counter += 1
-                if entry.seq == last_delivered_seq:
+                if entry.broker_seq == last_delivered_seq:
                     break
+        self.give_back(entries)
+
+    def release_durable(self, entries: list[QueueEntry], last_delivered_seq: int | None) -> None:
+        """A durable subscription going offline gives back what it held (ActiveMQ's ``DurableTopicSubscription.
+        deactivate``): every message up to ``last_delivered_seq`` by broker sequence counts one more delivery, whether
+        or not the subscriber still holds that one message (unlike a queue's :meth:`release`); all of them when it is
+        None or 0, none when the application was handed nothing (-1)."""
+        for entry in entries:
+            if last_delivered_seq is None or last_delivered_seq == 0 or 0 < last_delivered_seq >= entry.broker_seq:
+                if self.journal is not None and entry.message.persistent:
+                    self.journal.undo.append((COUNTER, self, entry, entry.redelivery_counter))
+                entry.redelivery_counter += 1
         self.give_back(entries)
 
     def give_back(self, entries: list[QueueEntry]) -> None:
@@ -588,7 +614,11 @@ class Queue:
             if sub.prefetch == 0:
                 sub.extension = max(0, sub.extension - 1)
             self.dispatched_total += 1
-            out.append(_new_dispatch(Dispatch, (sub.consumer_id, message, entry.seq, entry.redelivery_counter, False)))
+            out.append(
+                _new_dispatch(
+                    Dispatch, (sub.consumer_id, message, entry.seq, entry.redelivery_counter, False, entry.broker_seq)
+                )
+            )
             room -= 1
 
     def page_in(self) -> None:
@@ -655,5 +685,8 @@ class Queue:
             sub.extension = max(0, sub.extension - 1)
         self.dispatched_total += 1
         out.append(
-            _new_dispatch(Dispatch, (sub.consumer_id, entry.message, entry.seq, entry.redelivery_counter, group_first))
+            _new_dispatch(
+                Dispatch,
+                (sub.consumer_id, entry.message, entry.seq, entry.redelivery_counter, group_first, entry.broker_seq),
+            )
         )

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from .durable import DurableSubscription
     from .history import History
     from .journal import Journal
+    from .numbering import Numbering
     from .policy import DestinationPolicy
     from .queue import MemoryUsage, Queue
     from .subscription import Subscription
@@ -59,6 +60,7 @@ class CoreState:
         _scheduled_seq: int
         memory_limited: int
         usage: MemoryUsage
+        numbering: Numbering
         _virtual_queues: dict[str, list[str]]
         _policy_for: Callable[[Destination], DestinationPolicy]
 

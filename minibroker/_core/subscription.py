@@ -7,7 +7,7 @@ and a pull (prefetch 0) grants exactly one dispatch.
 
 from __future__ import annotations
 
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
@@ -47,6 +47,10 @@ class QueueEntry:
     acked_in_txn: int | None = None
     #: the bytes counted against its destination's memory limit (the message's estimate, kept for the removal)
     size: int = 0
+    #: ActiveMQ's broker sequence id: one count across the broker's destinations, taken when the message arrived at
+    #: this one (``seq`` counts per destination). What a client reports as the last message it delivered, so a
+    #: closing connection's one number can be placed among several queues' messages (Queue.release)
+    broker_seq: int = 0
 
 
 @attrs.define(slots=True, eq=False)
@@ -72,6 +76,9 @@ class Subscription:
     #: a wildcard or composite topic subscription's topics where messages wait for it, in the order they began to
     #: (None: any other subscription): when its window opens only those are dispatched, not every topic it reads
     waiting_in: OrderedDict[Any, None] | None = None
+    #: a topic subscription's dispatched messages as ActiveMQ's TopicSubscription lists them for the topics'
+    #: statistics (message id, topic): an ack takes its range from here (topic.py, ``count_acked``); None on queues
+    inflight_record: deque[tuple[str, Any]] | None = None
 
     def room(self) -> int:
         """How many more messages may be dispatched now (ActiveMQ ``countBeforeFull``)."""

@@ -8,17 +8,22 @@ from typing import TYPE_CHECKING
 
 from ..message import Destination, Message
 from .effects import Dispatch
+from .numbering import BrokerSequence
 from .subscription import QueueEntry, Subscription
 
 if TYPE_CHECKING:
     from .durable import DurableSubscription
 
-__all__ = ["Topic"]
+__all__ = ["Topic", "count_acked"]
 
 
 class Topic:
-    def __init__(self, destination: Destination, pending_limit: int = -1) -> None:
+    def __init__(
+        self, destination: Destination, pending_limit: int = -1, sequence: BrokerSequence | None = None
+    ) -> None:
         self.destination = destination
+        #: the broker's sequence (see Queue.broker_sequence): one number per published message
+        self.broker_sequence = BrokerSequence() if sequence is None else sequence
         #: a subscriber's most waiting messages (DestinationPolicy.pending_message_limit; -1: no limit)
         self.pending_limit = pending_limit
         #: (subscription, entry) discarded by the limit since the broker last looked (it dead-letters them)
@@ -33,6 +38,9 @@ class Topic:
         self.enqueued = 0
         self.dequeued = 0
         self.expired = 0
+        #: dispatched to non-durable subscribers and not acked: ActiveMQ's topic InFlightCount, which a subscriber
+        #: closing with unacked messages leaves as it is (recorded, mixed corpus)
+        self.inflight = 0
 
     def add_subscription(self, sub: Subscription) -> None:
         self.subscriptions.append(sub)
@@ -48,7 +56,9 @@ class Topic:
         retained = self.retained
         if retained is None or sub.consumer_id not in self.pending:
             return False
-        self.pending[sub.consumer_id].appendleft(QueueEntry(retained, self.next_seq))
+        self.pending[sub.consumer_id].appendleft(
+            QueueEntry(retained, self.next_seq, broker_seq=self.broker_sequence.take())
+        )
         self.next_seq += 1
         if sub.waiting_in is not None:
             sub.waiting_in[self] = None
@@ -56,19 +66,29 @@ class Topic:
 
     def consume(self, entry: QueueEntry) -> None:
         """A subscriber acked its copy: only counted, as the copy was the subscriber's own."""
-        self.dequeued += 1
+        sub = entry.holder
+        if sub is not None and sub.inflight_record is not None:
+            count_acked(sub.inflight_record, entry.message.message_id)
+
+    def expire_dispatched(self, entry: QueueEntry) -> None:
+        """A subscriber's client found its copy expired (an EXPIRED ack): counted as ActiveMQ's ack does."""
+        sub = entry.holder
+        if sub is not None and sub.inflight_record is not None:
+            for topic in count_acked(sub.inflight_record, entry.message.message_id, from_oldest=True):
+                topic.expired += 1
 
     def publish(self, message: Message, publisher_connection: int) -> None:
         seq = self.next_seq
         self.next_seq = seq + 1
         self.enqueued += 1
+        broker_seq = self.broker_sequence.take()
         for sub in self.subscriptions:
             if sub.no_local and sub.connection_id == publisher_connection:
                 continue
             if sub.selector is not None and not sub.matches(message, 0):
                 continue
             pending = self.pending[sub.consumer_id]
-            pending.append(QueueEntry(message, seq))
+            pending.append(QueueEntry(message, seq, broker_seq=broker_seq))
             waiting = sub.waiting_in
             if waiting is not None:
                 waiting[self] = None
@@ -96,10 +116,42 @@ class Topic:
                 entry.holder = sub
                 sub.dispatched[entry.message.message_id] = entry
                 sub.dispatch_count += 1
+                self.inflight += 1
+                record = sub.inflight_record
+                if record is not None:
+                    record.append((entry.message.message_id, self))
                 if sub.prefetch == 0:
                     sub.extension = max(0, sub.extension - 1)
                 out.append(
                     tuple.__new__(
-                        Dispatch, (sub.consumer_id, entry.message, entry.seq, entry.redelivery_counter, False)
+                        Dispatch,
+                        (sub.consumer_id, entry.message, entry.seq, entry.redelivery_counter, False, entry.broker_seq),
                     )
                 )
+
+
+def count_acked(record: deque[tuple[str, Topic]], message_id: str, *, from_oldest: bool = False) -> list[Topic]:
+    """Count an acked message on its topic (dequeued, no longer in flight) as ActiveMQ's ``TopicSubscription.
+    updateStatsOnAck`` does, and the topics counted on. ``from_oldest``: the ack names no first message (what
+    ActiveMQ's client sends for INDIVIDUAL and EXPIRED acks), so it also counts every message dispatched before it,
+    and all that are listed when it is no longer listed itself. A message a subscriber closed on is never counted:
+    its topic's in-flight count keeps it (recorded)."""
+    if record and record[0][0] == message_id:  # the oldest: what AUTO and in-order acks name
+        taken = [record.popleft()]
+    elif from_oldest:
+        taken = []
+        while record:
+            item = record.popleft()
+            taken.append(item)
+            if item[0] == message_id:
+                break
+    else:
+        index = next((i for i, item in enumerate(record) if item[0] == message_id), None)
+        if index is None:
+            return []
+        taken = [record[index]]
+        del record[index]
+    for _, topic in taken:
+        topic.dequeued += 1
+        topic.inflight -= 1
+    return [topic for _, topic in taken]

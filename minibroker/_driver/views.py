@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING, cast
 
 from .._core.durable import DURABLE_PREFIX, DurableView
 from .._core.history import DeadLetterRecord, HistoryRecord
-from .._core.multi import SubscriptionOnMany
 from .._core.queue import QueueStatistics
 from ..clock import settle
 from ..message import Destination, DestinationKind, Message
@@ -62,12 +61,7 @@ class _BrokerViews:
         dequeued = t.dequeued + sum(d.queue.dequeued for d in t.durables)
         consumers = len(t.subscriptions) + len(t.durables)
         # dispatched and not acked yet, prefetched ones included (ActiveMQ's topic InFlightCount; recorded)
-        inflight = sum(
-            sum(1 for e in s.dispatched.values() if e.message.destination.name == topic)
-            if isinstance(s, SubscriptionOnMany)
-            else len(s.dispatched)
-            for s in t.subscriptions
-        ) + sum(d.queue.inflight for d in t.durables)
+        inflight = t.inflight + sum(d.queue.inflight for d in t.durables)
         return QueueStatistics(topic, 0, inflight, t.enqueued, dequeued, t.expired, consumers, 0)
 
     def has_queue(self, name: str) -> bool:

@@ -332,6 +332,7 @@ def encode_dispatch(dispatch: Dispatch, cache: EncodedMessages | None = None) ->
                 dispatch.seq,
                 dispatch.redelivery_counter,
                 flags,
+                dispatch.broker_seq,
             )
         if cache is not None:
             raw = cache.get(message)
@@ -344,6 +345,7 @@ def encode_dispatch(dispatch: Dispatch, cache: EncodedMessages | None = None) ->
                         dispatch.seq,
                         dispatch.redelivery_counter,
                         flags | DISPATCH_MESSAGE,
+                        dispatch.broker_seq,
                     )
                     + raw
                 )
@@ -356,6 +358,7 @@ def encode_dispatch(dispatch: Dispatch, cache: EncodedMessages | None = None) ->
             dispatch.seq,
             dispatch.redelivery_counter,
             flags | DISPATCH_MESSAGE,
+            dispatch.broker_seq,
         )
         return b"".join(parts)
     except ENCODE_FAILURES as exc:

@@ -322,7 +322,7 @@ class FrameParser:
         return Send(request_id, message, txn if flags & SEND_TXN else None, bool(flags & SEND_RECEIPT))
 
     def parse_dispatch(self, frame: bytes) -> Dispatch:
-        consumer_id, seq, counter, flags = DISPATCH_BODY.unpack_from(frame, 1)
+        consumer_id, seq, counter, flags, broker_seq = DISPATCH_BODY.unpack_from(frame, 1)
         if flags & ~3:
             raise Malformed(f"unknown DISPATCH flags 0x{flags:02x}")
         message = None
@@ -332,7 +332,7 @@ class FrameParser:
                 done(frame, pos)
         elif len(frame) != DISPATCH_BODY.size + 1:
             done(frame, DISPATCH_BODY.size + 1)
-        return Dispatch(consumer_id, message, seq, counter, bool(flags & DISPATCH_GROUP_FIRST))
+        return Dispatch(consumer_id, message, seq, counter, bool(flags & DISPATCH_GROUP_FIRST), broker_seq)
 
     def parse_ack(self, frame: bytes) -> MessageAck:
         consumer_id, ack_type, flags, count, txn = ACK_BODY.unpack_from(frame, 1)

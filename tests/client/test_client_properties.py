@@ -110,8 +110,8 @@ class Run:
             return
         last = slot.consumer.last_delivered_seq
         held = [e for e in sub.dispatched.values() if e.acked_in_txn is None]
-        if any(e.seq == last for e in held):
-            cut = next(i for i, e in enumerate(held) if e.seq == last) + 1
+        if any(e.broker_seq == last for e in held):
+            cut = next(i for i, e in enumerate(held) if e.broker_seq == last) + 1
             untouched = held[cut:]
         else:
             untouched = held

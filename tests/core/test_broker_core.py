@@ -579,7 +579,7 @@ class TestRemoveConsumer:
     def _five_held(self, env: Env) -> tuple[int, dict[str, int]]:
         env.send(7)
         c = env.consumer(prefetch=5)
-        seqs = {d.message.message_id: d.seq for d in env.drain() if d.message}
+        seqs = {d.message.message_id: d.broker_seq for d in env.drain() if d.message}
         assert list(seqs) == ["m0", "m1", "m2", "m3", "m4"]
         return c, seqs
 
@@ -627,7 +627,7 @@ class TestRemoveConsumer:
         """individual_ack.json: 3 delivered, m2 acked, close with last=m3: m1 and m3 come back with counter 1."""
         env.send(3)
         c = env.consumer(prefetch=10)
-        seqs = {d.message.message_id: d.seq for d in env.drain()}
+        seqs = {d.message.message_id: d.broker_seq for d in env.drain()}
         env.ack(c, AckType.INDIVIDUAL, "m1")
         env.core.remove_consumer(env.conn, c, seqs["m2"])
         assert (env.stats().size, env.stats().dequeued) == (2, 1)
@@ -638,7 +638,7 @@ class TestRemoveConsumer:
         env.send(4)
         c1 = env.consumer(prefetch=2)
         c2 = env.consumer(prefetch=0)
-        seqs = {d.message.message_id: d.seq for d in env.drain()}
+        seqs = {d.message.message_id: d.broker_seq for d in env.drain()}
         env.core.remove_consumer(env.conn, c1, seqs["m1"])
         env.core.pull(env.conn, c2, -1)
         [d] = env.drain()
@@ -720,7 +720,7 @@ class TestTransactions:
         """A tx-acked message of a consumer removed before commit is not given back, and commit consumes it."""
         env.send(2)
         c = env.consumer(prefetch=10)
-        seqs = {d.message.message_id: d.seq for d in env.drain()}
+        seqs = {d.message.message_id: d.broker_seq for d in env.drain()}
         txn = env.core.begin(env.conn)
         env.ack(c, AckType.STANDARD, "m0", "m0", 1, txn=txn)
         env.core.remove_consumer(env.conn, c, seqs["m0"])
@@ -733,13 +733,14 @@ class TestTransactions:
         """... and rollback gives it back with its counter raised."""
         env.send(2)
         c = env.consumer(prefetch=10)
-        seqs = {d.message.message_id: d.seq for d in env.drain()}
+        seqs = {d.message.message_id: d.broker_seq for d in env.drain()}
         txn = env.core.begin(env.conn)
         env.ack(c, AckType.STANDARD, "m0", "m0", 1, txn=txn)
         env.core.remove_consumer(env.conn, c, seqs["m0"])
         env.core.rollback(env.conn, txn)
         assert env.pending_ids() == ["m0", "m1"]
-        assert env.core.queues["q"].entries[seqs["m0"]].redelivery_counter == 1
+        [entry] = [e for e in env.core.queues["q"].entries.values() if e.broker_seq == seqs["m0"]]
+        assert entry.redelivery_counter == 1
 
     def test_unknown_transaction_is_refused(self, env: Env) -> None:
         """Commit/rollback/ack/send with a transaction id that is not open raise TransactionError."""
@@ -1001,7 +1002,7 @@ class TestHistory:
         c = env.consumer()
         [d] = env.drain()
         env.ack(c, AckType.DELIVERED, "m0")
-        env.core.remove_consumer(env.conn, c, d.seq)
+        env.core.remove_consumer(env.conn, c, d.broker_seq)
         c2 = env.consumer()
         env.drain()
         env.ack(c2, AckType.POISON, "m0", cause="boom")

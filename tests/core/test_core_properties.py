@@ -66,6 +66,7 @@ class Model:
         self.held: dict[int, list[str]] = {}
         self.holder: dict[str, int] = {}
         self.counter: dict[str, int] = {}
+        #: message id -> its broker sequence id (what a closing consumer names as the last it delivered)
         self.seq: dict[str, int] = {}
         self.consumed: Counter[str] = Counter()
         self.poisoned: set[str] = set()
@@ -313,7 +314,7 @@ class Model:
         below = max(0, min(q.next_seq, self.cursor_floor + self.rng.randint(-1, 2)))
         # cumulative: a message released below the cursor's floor since its last ack goes now
         self.cursor_floor = floor = max(self.cursor_floor, below)
-        ready = {e.message.message_id: s for s, e in q.entries.items() if s < floor and e.holder is None}
+        ready = {e.message.message_id: e.broker_seq for s, e in q.entries.items() if s < floor and e.holder is None}
         self.log.append(f"cursor-ack below {below}")
         result = self.core.replay.ack_below("q", "c", below)
         self.check(result.removed == len(ready), f"cursor ack removed {result.removed}, {len(ready)} were waiting")
@@ -372,7 +373,7 @@ class Model:
             )
             self.holder[mid] = cid
             self.held[cid].append(mid)
-            self.seq[mid] = d.seq
+            self.seq[mid] = d.broker_seq
             got.add(cid)
         for cid in got:
             sub = self.core.subscriptions[cid]
