@@ -87,8 +87,8 @@ KNOWN_DIFFERENCES = (
     "- A wildcard consumer on virtual-topic consumer queues (`Consumer.B.VirtualTopic.>`) receives what is "
     "published to the virtual topic on ActiveMQ, nothing on minibroker. Recording: "
     "`tests/differential/features/mixed_wildcard_on_virtual_consumer_queues.json`.",
-    "- Advisory topics other than the consumer, producer, connection, expired and DLQ ones "
-    "(`ActiveMQ.Advisory.Queue`, `.Topic`, slow consumers, ...) are refused with `UnsupportedFeature` "
+    "- The advisories ActiveMQ publishes only when a destination policy turns them on (slow consumers, fast "
+    "producers, full, discarded, delivered and consumed messages) are refused with `UnsupportedFeature` "
     "(row `advisory`).",
 )
 

@@ -1,8 +1,9 @@
 """Reading ActiveMQ's advisory messages: which topic says what, and the data structure an advisory carries.
 
-The broker publishes consumer, producer, connection, expired and dead-letter advisories as ActiveMQ does (the table
-is in ``docs/features.md``; ``Broker(advisory_support=False)`` turns them off). A Java client reads an advisory's data
-structure as an object; minibroker carries it as JSON text in the body, which :func:`data_structure` reads back::
+The broker publishes consumer, producer, connection, destination, expired and dead-letter advisories as ActiveMQ does
+(the table is in ``docs/features.md``; ``Broker(advisory_support=False)`` turns them off). A Java client reads an
+advisory's data structure as an object; minibroker carries it as JSON text in the body, which :func:`data_structure`
+reads back::
 
     watcher = await session.create_consumer(consumer_advisory_topic("orders"))
     msg = await watcher.receive(timeout=5)
@@ -20,6 +21,7 @@ __all__ = [
     "connection_advisory_topic",
     "consumer_advisory_topic",
     "data_structure",
+    "destination_advisory_topic",
     "dlq_advisory_topic",
     "expired_advisory_topic",
     "producer_advisory_topic",
@@ -66,6 +68,14 @@ def expired_advisory_topic(destination: str | Destination) -> str:
 def dlq_advisory_topic(destination: str | Destination) -> str:
     """``topic://ActiveMQ.Advisory.MessageDLQd.Queue.orders`` for ``"orders"``."""
     return _topic("MessageDLQd", destination)
+
+
+def destination_advisory_topic(kind: str = "queue", *, temporary: bool = False) -> str:
+    """``topic://ActiveMQ.Advisory.Queue`` (``.Topic`` for ``kind="topic"``; ``.TempQueue``, ``.TempTopic`` with
+    ``temporary``): a DestinationInfo each time such a destination is made or removed."""
+    if kind not in ("queue", "topic"):
+        raise ValueError(f"kind must be 'queue' or 'topic', not {kind!r}")
+    return f"topic://ActiveMQ.Advisory.{'Temp' if temporary else ''}{kind.capitalize()}"
 
 
 def connection_advisory_topic() -> str:

@@ -260,12 +260,34 @@ FEATURES: tuple[Feature, ...] = (
         recordings=(f"{_FEATURES}advisory_expired_and_dlq.json",),
     ),
     Feature(
+        "advisory-destination",
+        Kind.DESTINATION_NAME,
+        "subscriber to `topic://ActiveMQ.Advisory.Queue` (or `.Topic`, `.TempQueue`, `.TempTopic`)",
+        Status.VERIFIED,
+        "a DestinationInfo (`operationType` 0 add, 1 remove, `destination`) when a destination is made (by a consumer, "
+        "a send, a transacted send, a dead letter) or a temporary one deleted; a new subscriber first hears of the "
+        "destinations there are, in the order ActiveMQ's hash map of them iterates",
+        "topic://ActiveMQ.Advisory.Queue",
+        recordings=(f"{_FEATURES}advisory_destination_*.json",),
+    ),
+    Feature(
+        "advisory-wildcard",
+        Kind.DESTINATION_NAME,
+        "subscriber to a wildcard of advisory topics (`topic://ActiveMQ.Advisory.>`)",
+        Status.VERIFIED,
+        "every advisory published from then on, after the master broker advisory's last image; no replay of "
+        "connections, consumers or destinations (ActiveMQ replays only to subscribers of those topics by name)",
+        "topic://ActiveMQ.Advisory.>",
+        recordings=(f"{_FEATURES}advisory_destination_wildcard.json",),
+    ),
+    Feature(
         "advisory",
         Kind.DESTINATION_NAME,
-        "other `ActiveMQ.Advisory.*` topics (destinations, slow consumers, ...), sends to advisory topics",
+        "other `ActiveMQ.Advisory.*` topics (slow consumers, fast producers, full, discarded, delivered and consumed "
+        "messages), sends to advisory topics",
         Status.REFUSED,
-        "only the consumer, producer, connection, expired and DLQ advisories are published",
-        "topic://ActiveMQ.Advisory.Queue",
+        "ActiveMQ publishes these only when a destination policy turns them on, which minibroker has not",
+        "topic://ActiveMQ.Advisory.SlowConsumer.Queue.orders",
     ),
     Feature(
         "advisory-support",

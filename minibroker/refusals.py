@@ -69,9 +69,7 @@ def _consumer_refusal(dest: Destination) -> str | None:
     refusal = _option_refusal(name)
     if refusal is not None:
         return refusal
-    if name.startswith("ActiveMQ.Advisory.") and (
-        dest.kind is DestinationKind.QUEUE or not name.startswith(PUBLISHED_ADVISORIES)
-    ):
+    if name.startswith("ActiveMQ.Advisory.") and (dest.kind is DestinationKind.QUEUE or not _published(name)):
         return "advisory"
     if name.startswith("ActiveMQ.Scheduler.Management"):
         return "scheduler-management-consumer"
@@ -93,14 +91,29 @@ def check_durable_destination(dest: Destination) -> None:
     check_consumer_destination(dest)
 
 
-#: the advisory topics the broker publishes (``_core/advisory.py``): a subscriber to any other is refused
+#: the advisory topics the broker publishes (``_core/advisory.py``), which are every one ActiveMQ publishes under
+#: its default policy: a subscriber to any other (slow consumers, fast producers, full, discarded, delivered and
+#: consumed messages: a policy turns them on, and minibroker has no such policy) is refused
 PUBLISHED_ADVISORIES = (
     "ActiveMQ.Advisory.Consumer.",
     "ActiveMQ.Advisory.Producer.",
-    "ActiveMQ.Advisory.Connection",
     "ActiveMQ.Advisory.Expired.",
     "ActiveMQ.Advisory.MessageDLQd.",
 )
+PUBLISHED_ADVISORY_TOPICS = frozenset(
+    "ActiveMQ.Advisory." + name for name in ("Connection", "Queue", "Topic", "TempQueue", "TempTopic", "MasterBroker")
+)
+
+
+def _published(name: str) -> bool:
+    """A published advisory topic, or a wildcard or composite over advisory topics (it hears the published ones,
+    as it would on ActiveMQ with its default policy)."""
+    if "," in name:
+        parts = [part.split("://", 1)[-1] for part in name.split(",")]
+        return all(_published(part) for part in parts if part.startswith("ActiveMQ.Advisory."))
+    if name in PUBLISHED_ADVISORY_TOPICS or name.startswith(PUBLISHED_ADVISORIES):
+        return True
+    return "*" in name or ">" in name
 
 
 def check_browser_destination(dest: Destination) -> None:

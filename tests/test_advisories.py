@@ -11,6 +11,7 @@ from minibroker.advisory import (
     connection_advisory_topic,
     consumer_advisory_topic,
     data_structure,
+    destination_advisory_topic,
     dlq_advisory_topic,
     expired_advisory_topic,
     producer_advisory_topic,
@@ -109,7 +110,7 @@ async def test_other_advisory_topics_and_sends_to_advisories_are_refused() -> No
     async with Broker() as broker, await connect(broker) as conn:
         session = await conn.create_session()
         with pytest.raises(UnsupportedFeature, match="advisory"):
-            await session.create_consumer("topic://ActiveMQ.Advisory.Queue")
+            await session.create_consumer("topic://ActiveMQ.Advisory.SlowConsumer.Queue.orders")
         with pytest.raises(UnsupportedFeature, match="advisory"):
             await (await session.create_producer()).send("x", destination=consumer_advisory_topic("orders"))
 
@@ -131,3 +132,84 @@ async def test_advisories_name_the_broker_they_come_from(name: str, origin: str)
         [advisory] = await advisories(watcher)
         assert advisory.get_property("originBrokerName") == origin
         assert advisory.get_property("originBrokerURL") == f"vm://{origin}"
+
+
+#: Java 17's ConcurrentHashMap iteration order for these keys (printed by a ten-line Java program putting them in
+#: order): ActiveMQ replays destination advisories from such a map, keyed by destinations hashed by their names
+JAVA_ORDERS = [
+    (["early", "second"], ["early", "second"]),
+    (["orders", "billing", "a1", "a2", "ActiveMQ.DLQ"], ["a1", "ActiveMQ.DLQ", "a2", "orders", "billing"]),
+    (
+        [f"q{i}" for i in range(20)],
+        "q1 q2 q3 q4 q5 q6 q7 q8 q9 q11 q10 q13 q12 q15 q14 q17 q16 q19 q18 q0".split(),
+    ),
+]
+
+
+@pytest.mark.parametrize(("made", "iterated"), JAVA_ORDERS)
+def test_destination_replay_order_is_javas_hash_map_order(made: list[str], iterated: list[str]) -> None:
+    from minibroker._core.advisory import java_hash_order
+
+    assert java_hash_order(made) == iterated
+
+
+def destinations(messages: list[ReceivedMessage]) -> list[tuple[object, object]]:
+    return [
+        ((data_structure(m) or {}).get("operationType"), (data_structure(m) or {}).get("destination")) for m in messages
+    ]
+
+
+async def test_a_late_destination_watcher_hears_of_every_queue_in_activemqs_order() -> None:
+    """issue 30, item 10: what a new subscriber to ``ActiveMQ.Advisory.Queue`` is told first (20 queues: past the
+    map's first resize)."""
+    async with Broker(clock=ManualClock(autojump=True)) as broker, await connect(broker) as conn:
+        session = await conn.create_session()
+        producer = await session.create_producer()
+        for i in range(20):
+            await producer.send("x", destination=f"q{i}")
+        watcher = await session.create_consumer(destination_advisory_topic("queue"))
+        got = await advisories(watcher)
+        assert destinations(got) == [(0, f"queue://{name}") for name in JAVA_ORDERS[2][1]]
+
+
+async def test_a_temporary_queue_is_advised_when_made_and_when_deleted() -> None:
+    async with Broker(clock=ManualClock(autojump=True)) as broker, await connect(broker) as conn:
+        session = await conn.create_session()
+        watcher = await session.create_consumer(destination_advisory_topic("queue", temporary=True))
+        plain = await session.create_consumer(destination_advisory_topic("queue"))
+        temp = await session.create_temporary_queue()
+        await temp.delete()
+        got = await advisories(watcher)
+        name = f"temp-queue://{temp.destination.name}"
+        assert destinations(got) == [(0, name), (1, name)]
+        assert await advisories(plain) == []  # a temporary queue is advised on the TempQueue topic only
+
+
+async def test_destination_advisories_follow_advisory_support() -> None:
+    async with Broker(clock=ManualClock(autojump=True), advisory_support=False) as broker, await connect(broker) as c:
+        session = await c.create_session()
+        watcher = await session.create_consumer(destination_advisory_topic("topic"))
+        await (await session.create_producer()).send("x", destination="topic://prices")
+        assert await advisories(watcher) == []
+
+
+async def test_a_wildcard_advisory_subscriber_gets_no_replay() -> None:
+    """ActiveMQ replays connections, consumers and destinations only to subscribers of those topics by name: a
+    ``ActiveMQ.Advisory.>`` subscriber first gets the master broker advisory's last image, then what happens."""
+    async with Broker(clock=ManualClock(autojump=True)) as broker, await connect(broker) as conn:
+        session = await conn.create_session()
+        await session.create_consumer("orders")
+        watcher = await session.create_consumer("topic://ActiveMQ.Advisory.>")
+        [master] = await advisories(watcher)
+        assert str(master.destination) == "topic://ActiveMQ.Advisory.MasterBroker"
+        assert data_structure(master) == {"dataStructure": None}
+        await session.create_consumer("billing")
+        got = await advisories(watcher)
+        assert [(data_structure(m) or {}).get("dataStructure") for m in got] == ["DestinationInfo", "ConsumerInfo"]
+
+
+def test_destination_advisory_topic_names() -> None:
+    assert destination_advisory_topic() == "topic://ActiveMQ.Advisory.Queue"
+    assert destination_advisory_topic("topic", temporary=True) == "topic://ActiveMQ.Advisory.TempTopic"
+    with pytest.raises(ValueError, match="kind"):
+        destination_advisory_topic("queues")

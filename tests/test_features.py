@@ -153,11 +153,11 @@ async def session_on(broker: Broker, transport: str) -> tuple[Connection, Sessio
 
 
 CONSUMER_CASES = [
-    ("topic://ActiveMQ.Advisory.Queue", "advisory"),
+    ("topic://ActiveMQ.Advisory.SlowConsumer.Queue.orders", "advisory"),
     ("queue://orders?consumer.retroactive=true", "destination-option-retroactive"),
 ]
 SEND_CASES = [
-    ("topic://ActiveMQ.Advisory.Queue", "advisory"),
+    ("topic://ActiveMQ.Advisory.SlowConsumer.Queue.orders", "advisory"),
     ("queue://orders?consumer.prefetchSize=1", "destination-options"),
 ]
 PROPERTY_CASES = [

@@ -7,11 +7,16 @@ from .advisory import (
     ADVISORY_PREFIX,
     CONNECTION,
     CONSUMER,
+    DESTINATION_TOPICS,
+    MASTER_BROKER,
     PRODUCER,
     advisory_message,
     advisory_topic,
     connection_info,
     consumer_info,
+    destination_info,
+    java_hash_order,
+    master_broker_info,
     message_info,
     producer_info,
     remove_info,
@@ -94,6 +99,42 @@ class Advising(CoreState):
         )
         self._advise(self._advisory_topic(CONSUMER, destination), data, consumerCount=self._consumer_count(destination))
 
+    def _advise_destination(self, destination: Destination, *, added: bool) -> None:
+        """A destination was made or removed: a DestinationInfo on ``ActiveMQ.Advisory.Queue`` (``.Topic``,
+        ``.TempQueue``, ``.TempTopic``); none for advisory topics and durable subscriptions' internal queues."""
+        if destination.name.startswith((ADVISORY_PREFIX, DURABLE_PREFIX)):
+            return
+        temporary = self.temporaries.is_temporary(destination)
+        self._advise(_destination_topic(destination, temporary), destination_info(destination, temporary, added=added))
+
+    def _destination_replay(self, temporary_only: bool, now: float) -> list[Message]:
+        """One add advisory per destination there is, in the order ActiveMQ's map of them iterates."""
+        names: list[tuple[str, Destination]] = []
+        for table in (self.queues, self.topics):
+            for name, holder in table.items():
+                dest = holder.destination
+                if name.startswith((ADVISORY_PREFIX, DURABLE_PREFIX)):
+                    continue
+                if temporary_only and not self.temporaries.is_temporary(dest):
+                    continue
+                names.append((name, dest))
+        by_name: dict[str, list[Destination]] = {}
+        for name, dest in names:
+            by_name.setdefault(name, []).append(dest)
+        replay = []
+        for name in java_hash_order(list(by_name)):
+            for dest in by_name[name]:
+                temporary = self.temporaries.is_temporary(dest)
+                replay.append(
+                    advisory_message(
+                        _destination_topic(dest, temporary),
+                        destination_info(dest, temporary, added=True),
+                        now,
+                        self.broker_name,
+                    )
+                )
+        return replay
+
     def _advise_message(self, prefix: str, destination: Destination, message: Message) -> None:
         if destination.name.startswith(ADVISORY_PREFIX):
             return
@@ -104,13 +145,22 @@ class Advising(CoreState):
     def _replay_advisories(self, sub: Subscription) -> None:
         """A new advisory subscriber first hears of what is there now, alone (ActiveMQ's replay in addConsumer)."""
         now = self.clock.now()
+        wants = _replays(sub.destination)
         replay: list[Message] = []
-        for conn in self.connections.values():
+        if reads(sub.destination, MASTER_BROKER):  # the master broker advisory's topic keeps its last image
             replay.append(
-                advisory_message(
-                    Destination.topic(CONNECTION), connection_info(conn.name, conn.client_id), now, self.broker_name
-                )
+                advisory_message(Destination.topic(MASTER_BROKER), master_broker_info(), now, self.broker_name)
             )
+        if "connections" in wants:
+            for conn in self.connections.values():
+                replay.append(
+                    advisory_message(
+                        Destination.topic(CONNECTION), connection_info(conn.name, conn.client_id), now, self.broker_name
+                    )
+                )
+        if "destinations" in wants or "temporary destinations" in wants:
+            replay.extend(self._destination_replay("destinations" not in wants, now))
+        for conn in self.connections.values() if "producers" in wants else ():
             for producer_id, dest in conn.producers.items():
                 if dest is not None:
                     replay.append(
@@ -122,7 +172,7 @@ class Advising(CoreState):
                             producerCount=self.producer_count(dest),
                         )
                     )
-        for other in list(self.subscriptions.values()):
+        for other in list(self.subscriptions.values()) if "consumers" in wants else ():
             dest = other.destination
             if other is sub or dest.name.startswith(ADVISORY_PREFIX):
                 continue
@@ -161,3 +211,33 @@ class Advising(CoreState):
 
 def _selector_text(sub: Subscription) -> str | None:
     return None if sub.selector is None else sub.selector.text
+
+
+def _destination_topic(destination: Destination, temporary: bool) -> Destination:
+    kind = "Queue" if destination.is_queue else "Topic"
+    return Destination.topic(f"{ADVISORY_PREFIX}{'Temp' if temporary else ''}{kind}")
+
+
+def _replays(destination: Destination) -> frozenset[str]:
+    """What a new subscriber to ``destination`` hears of first, by ActiveMQ's ``AdvisorySupport`` tests on its name
+    (each part of a composite): ``ActiveMQ.Advisory.Connection`` exactly; the four destination topics (only the
+    temporary ones when every part is ``TempQueue``/``TempTopic``); any topic under ``Producer.``/``Consumer.``."""
+    wants: set[str] = set()
+    parts = composite_parts(destination)
+    for part in parts:
+        if part.is_queue:
+            continue
+        name = part.name
+        if name == CONNECTION:
+            wants.add("connections")
+        if name in DESTINATION_TOPICS:
+            wants.add("destinations")
+        if name.startswith(PRODUCER):
+            wants.add("producers")
+        if name.startswith(CONSUMER):
+            wants.add("consumers")
+    temp_topics = {ADVISORY_PREFIX + "TempQueue", ADVISORY_PREFIX + "TempTopic"}
+    if "destinations" in wants and all(p.is_topic and p.name in temp_topics for p in parts):
+        wants.discard("destinations")
+        wants.add("temporary destinations")
+    return frozenset(wants)

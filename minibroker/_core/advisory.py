@@ -9,6 +9,9 @@ topic                                              published when (data structur
 ``ActiveMQ.Advisory.Producer.<Type>.<name>``       a producer with a destination comes or goes (ProducerInfo,
                                                    RemoveInfo); ``producerCount`` likewise
 ``ActiveMQ.Advisory.Connection``                   a connection opens (ConnectionInfo) or closes (RemoveInfo)
+``ActiveMQ.Advisory.Queue`` (``.Topic``,            a destination is made or removed (DestinationInfo,
+``.TempQueue``, ``.TempTopic``)                     ``operationType`` 0 add, 1 remove)
+``ActiveMQ.Advisory.MasterBroker``                  the broker started (no data structure; kept as its last image)
 ``ActiveMQ.Advisory.Expired.<Type>.<name>``        a message expires (the message, body cleared;
                                                    ``orignalMessageId``, ActiveMQ's spelling)
 ``ActiveMQ.Advisory.MessageDLQd.<Type>.<name>``    a message is dead-lettered (the message, body cleared)
@@ -19,9 +22,11 @@ JMSType ``Advisory`` with ``originBrokerName``, ``originBrokerId`` and ``originB
 data structure as an object (``getDataStructure()``); minibroker carries it as JSON text in the body, with its
 ActiveMQ class name under ``"dataStructure"`` (:func:`minibroker.advisory.data_structure` reads it back).
 
-A new subscriber to consumer, producer or connection advisories first gets the present state replayed, to itself
-alone: one ConsumerInfo per consumer it would have heard of, and so on (ActiveMQ's ``addConsumer`` on an advisory
-topic). Nothing is advised about advisory topics themselves, nor about a durable subscription's internal queue.
+A new subscriber to consumer, producer, connection or destination advisories first gets the present state replayed,
+to itself alone: one ConsumerInfo per consumer it would have heard of, and so on (ActiveMQ's ``addConsumer`` on an
+advisory topic). Which replays a subscription gets follows ActiveMQ's ``AdvisorySupport`` tests on its name, not on
+what it reads: ``ActiveMQ.Advisory.>`` gets none of them (only the master broker's last image). Nothing is advised
+about advisory topics themselves, nor about a durable subscription's internal queue.
 """
 
 from __future__ import annotations
@@ -40,6 +45,8 @@ __all__ = [
     "advisory_topic",
     "connection_info",
     "consumer_info",
+    "destination_info",
+    "java_hash_order",
     "message_info",
     "producer_info",
     "remove_info",
@@ -51,6 +58,9 @@ PRODUCER = ADVISORY_PREFIX + "Producer."
 CONNECTION = ADVISORY_PREFIX + "Connection"
 EXPIRED = ADVISORY_PREFIX + "Expired."
 DLQD = ADVISORY_PREFIX + "MessageDLQd."
+MASTER_BROKER = ADVISORY_PREFIX + "MasterBroker"
+#: the topics of destination advisories: a subscriber to one of them hears of the destinations there are
+DESTINATION_TOPICS = frozenset(ADVISORY_PREFIX + kind for kind in ("Queue", "Topic", "TempQueue", "TempTopic"))
 #: the broker name advisories carry (ActiveMQ's default ``brokerName``)
 BROKER_NAME = "localhost"
 
@@ -130,3 +140,37 @@ def message_info(message: Message) -> dict[str, object]:
         "persistent": message.persistent,
         "priority": message.priority,
     }
+
+
+def destination_info(destination: Destination, temporary: bool, *, added: bool) -> dict[str, object]:
+    """ActiveMQ's DestinationInfo: operation type 0 (add) or 1 (remove) and the destination's qualified name."""
+    text = f"temp-{destination}" if temporary else str(destination)
+    return {"dataStructure": "DestinationInfo", "operationType": 0 if added else 1, "destination": text}
+
+
+def master_broker_info() -> dict[str, object]:
+    """The master broker advisory carries no data structure."""
+    return {"dataStructure": None}
+
+
+def _java_string_hash(text: str) -> int:
+    h = 0
+    for unit in text.encode("utf-16-be").hex(" ", 2).split():
+        h = (31 * h + int(unit, 16)) & 0xFFFFFFFF
+    return h
+
+
+def java_hash_order(names: list[str]) -> list[str]:
+    """``names`` (in the order they were made) in the order a Java ``ConcurrentHashMap`` keyed by them iterates:
+    by bucket of the spread string hash in a table sized for that many keys, then in insertion order. ActiveMQ
+    replays destination advisories from such a map, so a new subscriber hears of the destinations in this order
+    (a resize can reverse part of one bucket, which this leaves out: buckets rarely hold two names)."""
+    size = 16
+    while len(names) >= size * 3 // 4:
+        size *= 2
+
+    def bucket(name: str) -> int:
+        h = _java_string_hash(name)
+        return ((h ^ (h >> 16)) & 0x7FFFFFFF) & (size - 1)
+
+    return sorted(names, key=bucket)

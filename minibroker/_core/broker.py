@@ -217,6 +217,8 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, Scheduling):
             self._virtual_queues.clear()
             if self.subs_on_many:
                 self._join_subs_on_many(q)
+            if self.advisory_support:
+                self._advise_destination(dest, added=True)
         return q
 
     def _recover_retained(self, sub: Subscription) -> None:
@@ -262,6 +264,8 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, Scheduling):
             for durable in self.durables.values():  # and so does a durable subscription to a wildcard
                 if is_wildcard(durable.topic) and topic_matches(durable.topic, name):
                     t.durables.append(durable)
+            if self.advisory_support:
+                self._advise_destination(dest, added=True)
         return t
 
     def _dispatch_destination(self, destination: Destination) -> None:
@@ -937,6 +941,8 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, Scheduling):
                     self.memory_limited -= 1
         else:
             self.topics.pop(destination.name, None)
+        if self.advisory_support:
+            self._advise_destination(destination, added=False)
         self.temporaries.forget(destination)
 
     # -- the store (journal.py) ------------------------------------------------------------------------------------

@@ -346,7 +346,9 @@ class BrokerConnection:
         Anyone may make one (ActiveMQ checks temporary destinations only when a temporary entry is configured)."""
         broker = self.broker
         broker._check_open()
-        return broker.core.create_temporary(self.connection_id, kind, connection_name)
+        destination = broker.core.create_temporary(self.connection_id, kind, connection_name)
+        broker._flush()  # its destination advisory
+        return destination
 
     def delete_temporary(self, destination: Destination) -> None:
         """Delete the connection's temporary destination; refused while a consumer reads it."""

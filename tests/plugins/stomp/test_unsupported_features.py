@@ -35,9 +35,9 @@ SUBSCRIBE_CASES = [
         "topic://ActiveMQ.Advisory.Consumer.Queue.orders",
     ),
     (
-        {"destination": "/topic/ActiveMQ.Advisory.Queue"},
+        {"destination": "/topic/ActiveMQ.Advisory.SlowConsumer.Queue.orders"},
         "advisory",
-        "topic://ActiveMQ.Advisory.Queue",
+        "topic://ActiveMQ.Advisory.SlowConsumer.Queue.orders",
     ),
     (
         {"destination": "/topic/prices?consumer.retroactive=true"},
