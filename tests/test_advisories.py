@@ -16,7 +16,7 @@ from minibroker.advisory import (
     expired_advisory_topic,
     producer_advisory_topic,
 )
-from minibroker.client import Consumer, ReceivedMessage, connect
+from minibroker.client import AckMode, Consumer, ReceivedMessage, connect
 from minibroker.errors import UnsupportedFeature
 
 
@@ -141,7 +141,28 @@ JAVA_ORDERS = [
     (["orders", "billing", "a1", "a2", "ActiveMQ.DLQ"], ["a1", "ActiveMQ.DLQ", "a2", "orders", "billing"]),
     (
         [f"q{i}" for i in range(20)],
-        "q1 q2 q3 q4 q5 q6 q7 q8 q9 q11 q10 q13 q12 q15 q14 q17 q16 q19 q18 q0".split(),
+        [
+            "q1",
+            "q2",
+            "q3",
+            "q4",
+            "q5",
+            "q6",
+            "q7",
+            "q8",
+            "q9",
+            "q11",
+            "q10",
+            "q13",
+            "q12",
+            "q15",
+            "q14",
+            "q17",
+            "q16",
+            "q19",
+            "q18",
+            "q0",
+        ],
     ),
 ]
 
@@ -213,3 +234,18 @@ def test_destination_advisory_topic_names() -> None:
     assert destination_advisory_topic("topic", temporary=True) == "topic://ActiveMQ.Advisory.TempTopic"
     with pytest.raises(ValueError, match="kind"):
         destination_advisory_topic("queues")
+
+
+async def test_a_transacted_send_makes_its_destination_before_the_commit() -> None:
+    """ActiveMQ looks a destination up (making it) when a send arrives, in a transaction or not: a browser sees an
+    empty queue, a watcher hears of it, and a rollback leaves the queue there (recorded in the mixed corpus, e.g.
+    mixed_5_025)."""
+    async with Broker(clock=ManualClock(autojump=True)) as broker, await connect(broker) as conn:
+        session = await conn.create_session()
+        watcher = await session.create_consumer(destination_advisory_topic("queue"))
+        transacted = await conn.create_session(AckMode.SESSION_TRANSACTED)
+        await (await transacted.create_producer()).send("x", destination="quotes")
+        assert broker.has_queue("quotes") and broker.queue("quotes").size == 0
+        assert destinations(await advisories(watcher)) == [(0, "queue://quotes")]
+        await transacted.rollback()
+        assert broker.has_queue("quotes") and broker.queue("quotes").size == 0

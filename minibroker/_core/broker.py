@@ -570,6 +570,13 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, Scheduling):
             self._check_space(dest, message)
         if transaction_id is not None:
             txn = self._transaction(connection_id, transaction_id)
+            # the destination exists from the send on, committed or not (ActiveMQ looks it up, creating it, when the
+            # send arrives; recorded in the mixed corpus)
+            if dest.kind is QUEUE:
+                if dest.name not in self.queues:
+                    self.queue(dest.name)
+            elif dest.name not in self.topics and dest.name != MANAGEMENT:
+                self.topic(dest.name)
             txn.sends.append(message)
             if dest.kind is QUEUE:
                 self._hold_for_transaction(message, 1)
