@@ -865,16 +865,17 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, Scheduling):
         now = self.clock.now()
         if q.policy.prioritized_messages:
             entries = sorted(q.entries.values(), key=lambda e: (-e.message.priority, e.seq))
+        elif q.consumers or any(e.holder is not None for e in q.entries.values()):
+            # ActiveMQ browses what it paged in for its consumers first, in the order it paged them in, which for a
+            # queue with consumers is the order messages came (recorded in the mixed corpus: a message no
+            # consumer's selector takes stays before the ones consumers hold, mixed_3_029)
+            entries = sorted(q.entries.values(), key=lambda e: e.seq)
         else:
-            # what consumers hold first, then what waits in the order it will be dispatched: a mixed backlog shows
-            # its persistent messages first, as ActiveMQ's separate store and memory cursors do (recorded:
-            # mixed_browse_order_persistent_first)
-            held = sorted((e for e in q.entries.values() if e.holder is not None), key=lambda e: e.seq)
+            # nothing paged in: the cursors' order, which shows a mixed backlog's persistent messages first, as
+            # ActiveMQ's separate store and memory cursors do (recorded: mixed_browse_order_persistent_first)
+            # (entries in neither list, acked in an open transaction: the plain order)
             waiting = list(q.pending())
-            if len(held) + len(waiting) == len(q.entries):
-                entries = held + waiting
-            else:  # entries in neither list (acked in an open transaction): the plain order
-                entries = sorted(q.entries.values(), key=lambda e: e.seq)
+            entries = waiting if len(waiting) == len(q.entries) else sorted(q.entries.values(), key=lambda e: e.seq)
         shown: list[Message] = []
         for entry in entries:
             if entry.message.is_expired(now):
