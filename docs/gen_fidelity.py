@@ -84,9 +84,6 @@ KNOWN_DIFFERENCES = (
     "- A durable subscriber that receives in a transaction, rolls back and closes, twice over: ActiveMQ's "
     "redelivery counter is 1 at the third delivery, minibroker's 2 (with client acks, or on a queue, both say 2). "
     "Recording: `tests/differential/features/mixed_durable_rollback_close_twice.json`.",
-    "- A wildcard consumer on virtual-topic consumer queues (`Consumer.B.VirtualTopic.>`) receives what is "
-    "published to the virtual topic on ActiveMQ, nothing on minibroker. Recording: "
-    "`tests/differential/features/mixed_wildcard_on_virtual_consumer_queues.json`.",
     "- The advisories ActiveMQ publishes only when a destination policy turns them on (slow consumers, fast "
     "producers, full, discarded, delivered and consumed messages) are refused with `UnsupportedFeature` "
     "(row `advisory`).",

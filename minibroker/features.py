@@ -219,6 +219,21 @@ FEATURES: tuple[Feature, ...] = (
         recordings=(f"{_FEATURES}virtual_topic_*.json",),
     ),
     Feature(
+        "virtual-topic-wildcard-consumer",
+        Kind.DESTINATION_NAME,
+        "consumer on a queue wildcard under the consumer prefix (`Consumer.B.VirtualTopic.>`, "
+        "`Consumer.*.VirtualTopic.orders`)",
+        Status.VERIFIED,
+        "makes a queue of that literal name (ActiveMQ's VirtualTopic.create), which every virtual topic the name "
+        "matches copies to and which competing consumers of the same wildcard share; `Consumer.B.VirtualTopic.orders` "
+        "itself is not made",
+        "queue://Consumer.B.VirtualTopic.>",
+        recordings=(
+            f"{_FEATURES}virtual_topic_wildcard_*.json",
+            f"{_FEATURES}mixed_wildcard_on_virtual_consumer_queues.json",
+        ),
+    ),
+    Feature(
         "advisory-consumer",
         Kind.DESTINATION_NAME,
         "subscriber to `topic://ActiveMQ.Advisory.Consumer.Queue.<name>` (or `.Topic.`, `.TempQueue.`, wildcards)",

@@ -71,3 +71,23 @@ class TestConfig:
         with pytest.raises(ConfigError) as info:
             parse_config({"virtual_topics": table})
         assert info.value.key == key
+
+
+@pytest.mark.parametrize(
+    ("stored", "lookup", "found"),
+    [
+        ("Consumer.B.VirtualTopic.>", "Consumer.*.VirtualTopic.orders", True),
+        ("Consumer.*.VirtualTopic.orders", "Consumer.*.VirtualTopic.orders", True),
+        ("Consumer.C.*.orders", "Consumer.*.VirtualTopic.orders", True),
+        ("Consumer.C.*.orders", "Consumer.*.VirtualTopic.prices", False),
+        ("Consumer.B.VirtualTopic.orders.eu", "Consumer.*.VirtualTopic.orders", False),
+        ("Consumer.B", "Consumer.*.VirtualTopic.orders", False),
+    ],
+)
+def test_a_queue_named_by_a_wildcard_is_found_as_activemqs_destination_map_finds_it(
+    stored: str, lookup: str, found: bool
+) -> None:
+    """issue 30, item 4: which literal wildcard-named queues a virtual topic's lookup of its consumer queues finds."""
+    from minibroker._core.virtual import patterns_overlap
+
+    assert patterns_overlap(stored, lookup) is found

@@ -407,6 +407,15 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, Scheduling):
         numbering.consumer = consumer_id + 1
         source: Queue | Topic | QueueSet
         many = reads_many(info.destination)
+        virtual = self.virtual_topics
+        if (
+            many
+            and virtual is not None
+            and info.destination.kind is QUEUE
+            and info.destination.name not in self.queues
+            and virtual.makes_literal(info.destination.name)
+        ):
+            self.queue(info.destination.name)  # ActiveMQ makes a queue of the wildcard's literal name (virtual.py)
         if many:
             # where its acks go: the queue holding each message, or (topics) counted on no topic of the broker
             source = QueueSet() if info.destination.kind is QUEUE else Topic(info.destination)

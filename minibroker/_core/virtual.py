@@ -36,6 +36,19 @@ def topic_matches(pattern: str, topic: str) -> bool:
     return len(want) == len(have)
 
 
+def patterns_overlap(stored: str, lookup: str) -> bool:
+    """Whether ActiveMQ's DestinationMap finds the destination named ``stored`` (which may itself hold wildcards: a
+    queue can be named ``Consumer.B.VirtualTopic.>``) when it looks up ``lookup``: a ``*`` on either side stands for
+    any one segment, a ``>`` on either side for the rest."""
+    a, b = stored.split("."), lookup.split(".")
+    for i, segment in enumerate(a):
+        if segment == ">" or (i < len(b) and b[i] == ">"):
+            return True
+        if i >= len(b) or (segment != "*" and b[i] != "*" and segment != b[i]):
+            return False
+    return len(a) == len(b)
+
+
 @attrs.frozen(slots=True)
 class VirtualTopics:
     """Which topics are virtual (``name``, a destination wildcard) and how their consumer queues are named
@@ -66,15 +79,25 @@ class VirtualTopics:
         return self._prefix_matches(segments[:n]) and len(segments) > n and self.is_virtual(".".join(segments[n:]))
 
     def consumer_queues(self, topic: str, queues: Iterable[str]) -> list[str]:
-        """The existing queues that get a copy of a message published to ``topic``."""
+        """The existing queues that get a copy of a message published to ``topic``: ActiveMQ sends it to the
+        queues its destination map finds for ``<prefix><topic>``, which include a queue named by a matching wildcard
+        (``Consumer.B.VirtualTopic.>``, see :meth:`makes_literal`)."""
         topic_segments = topic.split(".")
         n = len(self._prefix_segments)
+        lookup = self.prefix + topic
         chosen = []
         for queue in queues:
             segments = queue.split(".")
-            if segments[n:] == topic_segments and self._prefix_matches(segments[:n]):
+            named = segments[n:] == topic_segments and self._prefix_matches(segments[:n])
+            if named or (is_wildcard(queue) and patterns_overlap(queue, lookup)):
                 chosen.append(queue)
         return chosen
+
+    def makes_literal(self, queue: str) -> bool:
+        """A consumer on a queue wildcard under the consumer prefix (``Consumer.B.VirtualTopic.>``) makes a queue of
+        that literal name, which virtual topics then copy to and the consumer reads (ActiveMQ's ``VirtualTopic.
+        create``; recorded: virtual_topic_wildcard_*)."""
+        return is_wildcard(queue) and topic_matches(self.prefix + ">", queue)
 
     def _prefix_matches(self, segments: list[str]) -> bool:
         pattern = self._prefix_segments

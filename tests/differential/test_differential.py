@@ -48,8 +48,6 @@ KNOWN_DIFFERENCES = {
     "mixed_durable_rollback_close_twice": "issue 30, item 3: a durable subscriber's transacted rollback then close, "
     "twice: ActiveMQ's counter stays 1 at the third delivery (minibroker: 2); with client acks, or on a queue, both "
     "say 2 (mixed_durable_client_close_twice, mixed_queue_rollback_close_twice)",
-    "mixed_wildcard_on_virtual_consumer_queues": "issue 30, item 4: a wildcard consumer on virtual-topic consumer "
-    "queues",
 }
 
 

@@ -790,6 +790,13 @@ class ScriptRunner:
         finally:
             await producer.close()
 
+    async def op_queues(self, op: dict[str, Any]) -> None:
+        """Extension: the names of the broker's queues (not temporary ones, nor durable subscriptions'), sorted."""
+        names = [
+            name for name in self.broker.queue_names() if self.broker.temporary_owner(Destination.queue(name)) is None
+        ]
+        self.ev({"event": "queues", "names": names})
+
     async def op_note(self, op: dict[str, Any]) -> None:
         self.ev({"event": "note", "text": op.get("text", "")})
 

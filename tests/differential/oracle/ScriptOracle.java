@@ -763,6 +763,15 @@ public class ScriptOracle {
                 ev(m("event", "browsed", "queue", q, "bodies", bodies));
                 break;
             }
+            case "queues": {  // minibroker extension: the names of the broker's queues (not temporary), sorted
+                sleep(lng(op, "settle_ms", 150));
+                List<String> names = new ArrayList<>();
+                for (ActiveMQDestination d : broker.getBroker().getDestinationMap().keySet())
+                    if (d.isQueue() && !d.isTemporary()) names.add(d.getPhysicalName());
+                Collections.sort(names);
+                ev(m("event", "queues", "names", names));
+                break;
+            }
             case "note": ev(m("event", "note", "text", str(op, "text", ""))); break;
             default: throw new ScriptError("unknown op '" + name + "'");
         }
