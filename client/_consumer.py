@@ -429,8 +429,8 @@ class Consumer:
         """Acks are asynchronous, as ActiveMQ sends them by default: a refusal goes to the exception listener."""
         if self._auto_ack is not None and ack is not self._auto_ack:
             self._flush_auto_ack()  # acks of one consumer keep their order
-        if self._closed and ack.ack_type is not AckType.POISON:
-            return
+        if self._closed and ack.ack_type not in (AckType.POISON, AckType.REDELIVERED):
+            return  # (a closing session's rollback still sends these two: the broker has the consumer until then)
         conn = self.session.connection
         try:
             conn._link.ack(ack)
@@ -582,6 +582,11 @@ class Consumer:
                 f"{self._policy_text()}, cause:{cause_text}"
             )
             for ack in self._range_acks(AckType.POISON, delivered, poison_cause=cause_line):
+                self._send_ack(ack)
+        elif delivered[-1].redelivery_counter > 0:
+            # ActiveMQ's rollback tells the broker of a redelivered message even while its session closes (a durable
+            # subscription then forgets the redeliveries it counted: recorded, durable_redelivery_rounds_*)
+            for ack in self._range_acks(AckType.REDELIVERED, delivered):
                 self._send_ack(ack)
         delivered.clear()
 

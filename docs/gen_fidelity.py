@@ -81,9 +81,6 @@ CLIENTS = (
 
 #: the opener's second list: the differences CI knows of (tests/differential/test_differential.py KNOWN_DIFFERENCES)
 KNOWN_DIFFERENCES = (
-    "- A durable subscriber that receives in a transaction, rolls back and closes, twice over: ActiveMQ's "
-    "redelivery counter is 1 at the third delivery, minibroker's 2 (with client acks, or on a queue, both say 2). "
-    "Recording: `tests/differential/features/mixed_durable_rollback_close_twice.json`.",
     "- The advisories ActiveMQ publishes only when a destination policy turns them on (slow consumers, fast "
     "producers, full, discarded, delivered and consumed messages) are refused with `UnsupportedFeature` "
     "(row `advisory`).",

@@ -1047,13 +1047,16 @@ FEATURES: tuple[Feature, ...] = (
         Status.VERIFIED,
         "JMS's rules in ActiveMQ's words: a client id is required, one active subscriber per name, another topic or "
         "selector replaces the subscription, unsubscribe refused while active; offline messages kept (non-persistent "
-        "too) with queue rules (acks, redelivery, DLQ with `topic://T` as original destination)",
+        "too) with queue rules (acks, redelivery, DLQ with `topic://T` as original destination); going offline counts "
+        "a redelivery for every message up to the last one delivered, and a transacted rollback of a redelivered "
+        "message makes the subscription forget its count (so transacted rounds never leave more than one)",
         recordings=(
             f"{_FEATURES}mixed_durable_pending_in_prefetch.json",
             f"{_FEATURES}mixed_dups_ok_durable_close_session.json",
             f"{_FEATURES}mixed_dups_ok_durable_close_connection.json",
             f"{_FEATURES}mixed_durable_rollback_close_once.json",
             f"{_FEATURES}mixed_durable_client_close_twice.json",
+            f"{_FEATURES}mixed_durable_rollback_close_twice.json",
             f"{_FEATURES}durable_*.json",
         ),
     ),

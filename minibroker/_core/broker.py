@@ -688,6 +688,11 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, Scheduling):
                     )
         elif kind == AckType.REDELIVERED:
             ack_redelivered(sub, ack, history, now)
+            source = sub.source
+            if isinstance(source, Queue) and source.destination.name.startswith(DURABLE_PREFIX):
+                # a durable subscription forgets the redeliveries it counted for the message (recorded: a transacted
+                # round never leaves more than one, mixed_durable_rollback_close_twice, durable_redelivery_rounds_*)
+                source.forget_redeliveries(ack_range(sub, ack))
         elif kind == AckType.EXPIRED:
             owners = [(entry, queue_of(sub, entry)) for entry in ack_range(sub, ack)]
             ack_expired(sub, ack, history, now)

@@ -402,6 +402,18 @@ class Queue:
                 entry.redelivery_counter += 1
         self.give_back(entries)
 
+    def forget_redeliveries(self, entries: list[QueueEntry]) -> None:
+        """A durable subscription's client rolled these back after a redelivery (a REDELIVERED ack): ActiveMQ's
+        ``DurableTopicSubscription`` drops the counts it kept for them, so the next time the subscription goes
+        offline counts from zero again."""
+        journal = self.journal
+        for entry in entries:
+            if entry.redelivery_counter:
+                if journal is not None and entry.message.persistent:
+                    journal.undo.append((COUNTER, self, entry, entry.redelivery_counter))
+                    journal.append(Redelivered(self.destination.name, entry.seq, 0))
+                entry.redelivery_counter = 0
+
     def give_back(self, entries: list[QueueEntry]) -> None:
         """Put messages released by a consumer back at the head of the queue, in their original order."""
         for entry in reversed(entries):

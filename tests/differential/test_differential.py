@@ -44,11 +44,7 @@ def redelivery_gaps(events: list[dict[str, Any]], time_key: str) -> list[tuple[i
 
 
 #: recordings minibroker does not reproduce yet, and why (strict: a fixed one fails until it leaves this list)
-KNOWN_DIFFERENCES = {
-    "mixed_durable_rollback_close_twice": "issue 30, item 3: a durable subscriber's transacted rollback then close, "
-    "twice: ActiveMQ's counter stays 1 at the third delivery (minibroker: 2); with client acks, or on a queue, both "
-    "say 2 (mixed_durable_client_close_twice, mixed_queue_rollback_close_twice)",
-}
+KNOWN_DIFFERENCES = {}
 
 
 #: features not built yet, by the prefix of their recordings' names (recorded first, built later)

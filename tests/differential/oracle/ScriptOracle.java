@@ -450,6 +450,7 @@ public class ScriptOracle {
                 e.put(p, getter(msg, parts[1], parts[2]));
             }
             else if (p.startsWith("reads:") && msg instanceof javax.jms.StreamMessage) e.put(p, streamReads((javax.jms.StreamMessage) msg, p.substring(6)));
+            else if (p.equals("brokerSequenceId")) e.put(p, ((ActiveMQMessage) msg).getMessageId().getBrokerSequenceId());  // minibroker extension
             else if (p.equals("destinationInfo")) {  // minibroker extension: "add|remove <qualified destination>"
                 Object ds = ((ActiveMQMessage) msg).getDataStructure();
                 if (ds instanceof org.apache.activemq.command.DestinationInfo) {
