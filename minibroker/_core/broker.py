@@ -587,6 +587,7 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, Scheduling):
             elif dest.name not in self.topics and dest.name != MANAGEMENT:
                 self.topic(dest.name)
             txn.sends.append(message)
+            txn.reserved.append(self._reserve_sequence(dest))
             if dest.kind is QUEUE:
                 self._hold_for_transaction(message, 1)
             self.history.add(message.message_id, self.clock.now(), "sent", transaction_id=transaction_id)
@@ -601,7 +602,25 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, Scheduling):
                 return
         self._enqueue(message, connection_id)
 
-    def _enqueue(self, message: Message, connection_id: int = 0, redelivery_counter: int = 0) -> None:
+    def _reserve_sequence(self, dest: Destination) -> list[int]:
+        """The broker sequence ids a transacted send takes on arrival: one for its destination, and one more for each
+        consumer queue a virtual topic copies it to (ActiveMQ numbers each copy as it sends it, in the transaction)."""
+        sequence = self.numbering.broker_sequence
+        count = 1
+        virtual = self.virtual_topics
+        if dest.kind is not QUEUE and virtual is not None and virtual.is_virtual(dest.name):
+            names = self._virtual_queues.get(dest.name)
+            if names is None:
+                names = self._virtual_queues[dest.name] = virtual.consumer_queues(dest.name, self.queues)
+            count += len(names)
+        return [sequence.take() for _ in range(count)]
+
+    def _enqueue(
+        self, message: Message, connection_id: int = 0, redelivery_counter: int = 0, reserved: list[int] | None = None
+    ) -> None:
+        """Put an accepted message in its destination. ``reserved``: the broker sequence ids a transacted send took
+        when it arrived, used in order by the destinations it reaches now (ActiveMQ numbers a message when it
+        arrives, committed or not)."""
         dest = message.destination
         if dest.kind is QUEUE:
             q = self.queues.get(dest.name)
@@ -614,7 +633,7 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, Scheduling):
                 # client cannot send two messages with one JMSMessageID, so no recording shows it: this follows
                 # the source. Dropping it keeps every other message's accounting whole.
                 return
-            q.add(message, redelivery_counter)
+            q.add(message, redelivery_counter, reserved.pop(0) if reserved else 0)
             if message.expiration and self._next_sweep is None:
                 self._next_sweep = self.clock.now() + EXPIRE_PERIOD
                 self.timers_set += 1
@@ -627,35 +646,40 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, Scheduling):
                 self.topic(dest.name).retained = kept
             virtual = self.virtual_topics
             if virtual is not None and virtual.is_virtual(dest.name):
-                self._copy_to_consumer_queues(virtual, message, connection_id)
+                self._copy_to_consumer_queues(virtual, message, connection_id, reserved)
             t = self.topics.get(dest.name)
             if t is None:  # a topic exists once something was published to it (ActiveMQ; recorded)
                 t = self.topic(dest.name)  # with the wildcard subscribers that read it
-            t.publish(message, connection_id)
+            broker_seq = t.publish(message, connection_id, reserved.pop(0) if reserved else 0)
             if t.discarded:
                 self._discarded(t)
             if t.durables:
-                self._feed_durables(t, message, connection_id)
+                self._feed_durables(t, message, connection_id, broker_seq)
             self._dispatch_destination(dest)
 
-    def _feed_durables(self, topic: Topic, message: Message, connection_id: int) -> None:
+    def _feed_durables(self, topic: Topic, message: Message, connection_id: int, broker_seq: int) -> None:
+        """Each durable subscription that wants it gets the message, numbered as the topic numbered it (ActiveMQ's
+        durable subscriptions share the topic's one message)."""
         publisher = self.connections.get(connection_id)
         client_id = None if publisher is None else publisher.client_id
         for durable in topic.durables:
             if durable.wants(message, client_id):
                 q = durable.queue
-                q.add(message, 0)
+                q.add(message, 0, broker_seq)
                 if q.consumers and q.dispatchable():
                     self._dispatch_queue(q)
 
-    def _copy_to_consumer_queues(self, virtual: VirtualTopics, message: Message, connection_id: int) -> None:
-        """A virtual topic's message, copied to each consumer queue that exists now (virtual.py)."""
+    def _copy_to_consumer_queues(
+        self, virtual: VirtualTopics, message: Message, connection_id: int, reserved: list[int] | None = None
+    ) -> None:
+        """A virtual topic's message, copied to each consumer queue that exists now (virtual.py), before the topic
+        gets it (ActiveMQ's VirtualTopicInterceptor)."""
         topic = message.destination.name
         names = self._virtual_queues.get(topic)
         if names is None:
             names = self._virtual_queues[topic] = virtual.consumer_queues(topic, self.queues)
         for name in names:
-            self._enqueue(attrs.evolve(message, destination=Destination(QUEUE, name)), connection_id)
+            self._enqueue(attrs.evolve(message, destination=Destination(QUEUE, name)), connection_id, 0, reserved)
 
     # -- acknowledgements (semantics §2) ----------------------------------------------------------------------------
 
@@ -845,11 +869,11 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, Scheduling):
             raise error
         self._end(txn)
         touched = txn.commit_acks(self.clock.now(), self.history)
-        for message in txn.sends:
+        for message, reserved in zip(txn.sends, txn.reserved, strict=True):
             if message.destination.kind is QUEUE:
                 self._hold_for_transaction(message, -1)
             if not (self.scheduler_support and self._schedule_delayed(message)):
-                self._enqueue(message, connection_id)
+                self._enqueue(message, connection_id, 0, reserved)
         for dest in touched:
             self._dispatch_destination(dest)
 
@@ -879,10 +903,11 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, Scheduling):
         now = self.clock.now()
         if q.policy.prioritized_messages:
             entries = sorted(q.entries.values(), key=lambda e: (-e.message.priority, e.seq))
-        elif q.consumers or any(e.holder is not None for e in q.entries.values()):
+        elif q.consumers or q.dispatched_total:
             # ActiveMQ browses what it paged in for its consumers first, in the order it paged them in, which for a
-            # queue with consumers is the order messages came (recorded in the mixed corpus: a message no
-            # consumer's selector takes stays before the ones consumers hold, mixed_3_029)
+            # queue that has had consumers is the order messages came, and stays so after they left (recorded in the
+            # mixed corpus: a message no consumer's selector takes stays before the ones consumers held,
+            # mixed_3_029, mixed_9_053)
             entries = sorted(q.entries.values(), key=lambda e: e.seq)
         else:
             # nothing paged in: the cursors' order, which shows a mixed backlog's persistent messages first, as

@@ -226,9 +226,9 @@ class Queue:
 
     # -- adding and removing messages -------------------------------------------------------------------------------
 
-    def add(self, message: Message, redelivery_counter: int = 0) -> QueueEntry | None:
+    def add(self, message: Message, redelivery_counter: int = 0, broker_seq: int = 0) -> QueueEntry | None:
         """Append a newly sent message (tail of the store cursor); None when it waits on disk, behind messages a
-        restart has not paged in yet."""
+        restart has not paged in yet. ``broker_seq``: the broker sequence id it already has (0: it takes the next)."""
         seq = self.next_seq
         self.next_seq = seq + 1
         if self.on_disk and message.persistent and self.journal is not None:
@@ -238,8 +238,9 @@ class Queue:
             self.journal.undo.append((ON_DISK, self, None, None))
             return None
         size = message.size_estimate()
-        sequence = self.broker_sequence
-        sequence.last = broker_seq = sequence.last + 1
+        if not broker_seq:
+            sequence = self.broker_sequence
+            sequence.last = broker_seq = sequence.last + 1
         entry = QueueEntry(message, seq, redelivery_counter, None, None, size, broker_seq)
         self.entries[seq] = entry
         self.held_ids.add(message.message_id)

@@ -77,11 +77,13 @@ class Topic:
             for topic in count_acked(sub.inflight_record, entry.message.message_id, from_oldest=True):
                 topic.expired += 1
 
-    def publish(self, message: Message, publisher_connection: int) -> None:
+    def publish(self, message: Message, publisher_connection: int, broker_seq: int = 0) -> int:
+        """Give each subscriber its copy; the message's broker sequence id (``broker_seq``, or the next one)."""
         seq = self.next_seq
         self.next_seq = seq + 1
         self.enqueued += 1
-        broker_seq = self.broker_sequence.take()
+        if not broker_seq:
+            broker_seq = self.broker_sequence.take()
         for sub in self.subscriptions:
             if sub.no_local and sub.connection_id == publisher_connection:
                 continue
@@ -94,6 +96,7 @@ class Topic:
                 waiting[self] = None
             if 0 <= self.pending_limit < len(pending):
                 self._discard_oldest(sub, pending)
+        return broker_seq
 
     def _discard_oldest(self, sub: Subscription, pending: deque[QueueEntry]) -> None:
         """ActiveMQ's TopicSubscription: what waits beyond the window is kept to the limit, the oldest going first

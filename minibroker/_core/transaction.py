@@ -31,6 +31,8 @@ class Transaction:
     transaction_id: int
     connection_id: int
     sends: list[Message] = attrs.field(factory=list)
+    #: for each send, the broker sequence ids it took on arrival (BrokerCore._reserve_sequence)
+    reserved: list[list[int]] = attrs.field(factory=list)
     #: (subscription, entry) for every message acked inside the transaction
     acks: list[tuple[Subscription, QueueEntry]] = attrs.field(factory=list)
 
