@@ -51,9 +51,12 @@ WAIT_MS = 250
 class App:
     """One script: shared connections and sessions, and the blocks that use them."""
 
-    def __init__(self, rng: random.Random, name: str) -> None:
+    def __init__(self, rng: random.Random, name: str, avoid_races: bool = False) -> None:
         self.r = rng
         self.name = name
+        #: --avoid-races: non-persistent messages only from the one producer connection, and no close of a session or
+        #: connection holding two competing consumers of a queue (record_mixed.py drops such scripts otherwise)
+        self.avoid_races = avoid_races
         self.ops: list[dict[str, object]] = []
         self.broker: dict[str, object] = {}
         self.conns: dict[str, dict[str, object]] = {}  # label -> {client_id, open}
@@ -122,7 +125,7 @@ class App:
             o["topic"] = True
         if not persistent:
             o["persistent"] = False
-        if self.r.random() < 0.5:
+        if self.r.random() < 0.5 and (persistent or not self.avoid_races):
             o["session"] = self.shared_session()
         o.update(kw)
         self.ops.append(o)
@@ -388,6 +391,13 @@ class App:
             choices += ["rollback", "rollback", "commit"]
         if mode in ("CLIENT", "INDIVIDUAL"):
             choices += ["recover", "recover"]
+        if self.avoid_races:
+            closes = {"close_session": [session], "close_connection": self.sessions_of(session)}
+            for close, affected in closes.items():
+                if self.competing_in(affected):
+                    choices = [c for c in choices if c != close]
+            if not choices:
+                return
         action = r.choice(choices)
         if action in ("rollback", "commit", "recover"):
             self.op(op=action, session=session)
@@ -410,6 +420,20 @@ class App:
                     self.op(op="session", session=label, conn=new, mode=v["mode"])
                     self.sessions[label] = {"conn": new, "mode": v["mode"], "open": True}
             self.reopen(dead, new)
+
+    def sessions_of(self, session: str) -> list[str]:
+        conn = self.sessions[session]["conn"]
+        return [s for s, v in self.sessions.items() if v["conn"] == conn]
+
+    def competing_in(self, sessions: list[str]) -> bool:
+        """Whether two open consumers of one queue sit on these sessions."""
+        queues = [
+            str(v["make"].get("dest"))  # type: ignore[union-attr]
+            for c, v in self.consumers.items()
+            if c in self.open_consumers() and v["session"] in sessions and not v["make"].get("topic")  # type: ignore[union-attr]
+            and "dest" in v["make"]  # type: ignore[operator]
+        ]
+        return len(queues) != len(set(queues))
 
     def reopen(self, dead: list[str], conn: str | None) -> None:
         """Consumers that a close took away come back (as applications reconnect), on an open shared session."""
@@ -464,9 +488,9 @@ class App:
         return s
 
 
-def generate(seed: int, index: int) -> dict[str, object]:
+def generate(seed: int, index: int, avoid_races: bool = False) -> dict[str, object]:
     rng = random.Random(seed * 100_003 + index)
-    app = App(rng, f"mixed_{seed}_{index:03d}")
+    app = App(rng, f"mixed_{seed}_{index:03d}", avoid_races)
     kinds = rng.sample(KINDS, rng.randint(2, 4))
     app.build(kinds)
     script = app.script()
@@ -479,10 +503,11 @@ def main() -> None:
     ap.add_argument("--seed", type=int, required=True)
     ap.add_argument("--count", type=int, required=True)
     ap.add_argument("--out", required=True)
+    ap.add_argument("--avoid-races", action="store_true", help="leave out what record_mixed.py would drop as racy")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     for i in range(args.count):
-        script = generate(args.seed, i)
+        script = generate(args.seed, i, args.avoid_races)
         with open(os.path.join(args.out, f"{script['name']}.json"), "w") as f:
             json.dump(script, f, indent=1)
 
