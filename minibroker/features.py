@@ -919,13 +919,13 @@ FEATURES: tuple[Feature, ...] = (
         Status.VERIFIED,
         "a client id in use is taken over (ActiveMQ's MQTT link stealing); an empty one needs a clean session "
         "(else CONNACK 2); credentials checked by the broker's users (refused: CONNACK 5); keep-alive: dropped after "
-        "1.5 periods of silence",
+        "1.5 periods of silence, its will published (recorded: keepalive.json)",
         tests=(
             f"{_MQTT}test_paho.py::test_a_second_connection_with_a_client_id_takes_it_over",
             f"{_MQTT}test_paho.py::test_credentials_go_to_the_broker_s_users",
             f"{_MQTT}test_aiomqtt.py::test_a_silent_client_is_dropped_after_one_and_a_half_keep_alives",
         ),
-        recordings=(f"{_MQTT}recordings/client_ids.json",),
+        recordings=(f"{_MQTT}recordings/client_ids.json", f"{_MQTT}recordings/keepalive.json"),
     ),
     Feature(
         "mqtt-subscription-strategy",
@@ -955,6 +955,29 @@ FEATURES: tuple[Feature, ...] = (
         "start_mqtt_server(publish_dollar_topics=True) delivers it like any other",
         tests=(f"{_MQTT}test_dollar_topics.py",),
         recordings=(f"{_MQTT}recordings/dollar_topics.json",),
+    ),
+    Feature(
+        "mqtt-session-present",
+        Kind.MQTT,
+        "CONNACK's session present flag",
+        Status.VERIFIED,
+        "always 0, also when a persistent session reconnects to the subscriptions it kept (ActiveMQ 5.17's MQTT "
+        "connector never sets it); its unacknowledged QoS 1 messages come again with the dup flag",
+        recordings=(f"{_MQTT}recordings/redelivery_on_reconnect.json", f"{_MQTT}recordings/keepalive.json"),
+    ),
+    Feature(
+        "mqtt-subscribe-filters",
+        Kind.MQTT,
+        "SUBSCRIBE and UNSUBSCRIBE filters: overlapping, malformed, never subscribed",
+        Status.VERIFIED,
+        "two filters of one client matching a topic deliver it twice, once at each filter's QoS; a malformed filter "
+        "(`#` not last, a wildcard inside a level) closes the connection without a SUBACK; UNSUBSCRIBE of a filter "
+        "never subscribed is acknowledged (the Paho interoperability suite's checks, recorded)",
+        recordings=(
+            f"{_MQTT}recordings/overlapping_subscriptions.json",
+            f"{_MQTT}recordings/subscribe_failure.json",
+            f"{_MQTT}recordings/unsubscribe.json",
+        ),
     ),
     # -- broker configuration ---------------------------------------------------------------------------------------
     Feature(

@@ -119,3 +119,107 @@ class Paho:
         sock = self.client.socket()
         if sock is not None:
             sock.close()
+
+
+def _mqtt_string(data: bytes) -> bytes:
+    return len(data).to_bytes(2, "big") + data
+
+
+def _remaining_length(n: int) -> bytes:
+    out = bytearray()
+    while True:
+        byte, n = n % 128, n // 128
+        out.append(byte | (0x80 if n else 0))
+        if not n:
+            return bytes(out)
+
+
+class RawMqtt:
+    """A hand-driven MQTT 3.1.1 client on a plain socket, for what paho-mqtt will not do in a test (leave a PUBLISH
+    unacknowledged, fall silent past its keep-alive, send a filter it refuses) or does not show (CONNACK's session
+    present flag)."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.reader = reader
+        self.writer = writer
+        self._packet_id = 0
+
+    @classmethod
+    async def connect(
+        cls,
+        port: int,
+        client_id: str,
+        *,
+        clean_session: bool = True,
+        keepalive: int = 0,
+        will: tuple[str, bytes, int] | None = None,
+    ) -> tuple[RawMqtt, dict[str, Any]]:
+        """Connect; the client and what came back: ``{"code": ..., "session_present": ...}`` or ``{"closed": True}``."""
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        self = cls(reader, writer)
+        flags = 0x02 if clean_session else 0
+        payload = _mqtt_string(client_id.encode())
+        if will is not None:
+            topic, message, qos = will
+            flags |= 0x04 | (qos << 3)
+            payload += _mqtt_string(topic.encode()) + _mqtt_string(message)
+        body = _mqtt_string(b"MQTT") + bytes([4, flags]) + keepalive.to_bytes(2, "big") + payload
+        await self._send(0x10, body)
+        packet = await self.read_packet()
+        if packet is None or packet[0] != 0x20:
+            return self, {"closed": True}
+        return self, {"code": packet[1][1], "session_present": bool(packet[1][0] & 1)}
+
+    async def _send(self, first: int, body: bytes) -> None:
+        self.writer.write(bytes([first]) + _remaining_length(len(body)) + body)
+        await self.writer.drain()
+
+    async def read_packet(self, timeout: float = TIMEOUT) -> tuple[int, bytes] | None:
+        """The next packet's first byte and body; None when the socket closed or nothing came in time."""
+        try:
+            first = await asyncio.wait_for(self.reader.readexactly(1), timeout)
+            length, shift = 0, 0
+            while True:
+                byte = (await asyncio.wait_for(self.reader.readexactly(1), timeout))[0]
+                length |= (byte & 0x7F) << shift
+                shift += 7
+                if not byte & 0x80:
+                    break
+            return first[0], await asyncio.wait_for(self.reader.readexactly(length), timeout)
+        except (TimeoutError, asyncio.IncompleteReadError, ConnectionError):
+            return None
+
+    async def subscribe(self, topic_filter: str, qos: int) -> list[int] | str:
+        """SUBSCRIBE one filter: the SUBACK's return codes, or what happened instead."""
+        self._packet_id += 1
+        await self._send(0x82, self._packet_id.to_bytes(2, "big") + _mqtt_string(topic_filter.encode()) + bytes([qos]))
+        packet = await self.read_packet()
+        if packet is None:
+            return "closed"
+        if packet[0] != 0x90:
+            return f"packet 0x{packet[0]:02x}"
+        return list(packet[1][2:])
+
+    async def next_publish(self, timeout: float = TIMEOUT) -> dict[str, Any] | None:
+        """The next PUBLISH, not acknowledged: topic, payload, QoS, dup and retain flags."""
+        packet = await self.read_packet(timeout)
+        while packet is not None and packet[0] >> 4 != 3:
+            packet = await self.read_packet(timeout)
+        if packet is None:
+            return None
+        first, body = packet
+        qos = (first >> 1) & 3
+        n = int.from_bytes(body[:2], "big")
+        topic = body[2 : 2 + n].decode()
+        payload = body[2 + n + (2 if qos else 0) :]
+        return {
+            "topic": topic,
+            "payload": payload.decode(),
+            "qos": qos,
+            "dup": bool(first & 8),
+            "retain": bool(first & 1),
+        }
+
+    def close(self) -> None:
+        """Close the socket without DISCONNECT."""
+        self.writer.close()

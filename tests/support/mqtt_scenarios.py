@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
-from support.mqtt_helpers import Paho
+from support.mqtt_helpers import Paho, RawMqtt
 
 Event = dict[str, Any]
 #: how long "nothing more comes" is waited for (real time: the MQTT clients are real)
@@ -232,7 +232,100 @@ async def dollar_topics(world: World) -> None:
         await client.disconnect()
 
 
+async def all_received(world: World, client: Paho, name: str) -> None:
+    """Every message that comes until the client has been quiet a while, as one event in a stable order (where
+    the broker's threads pick the order)."""
+    got = []
+    while True:
+        try:
+            m = await client.next(timeout=QUIET * 2)
+        except TimeoutError:
+            break
+        got.append({"topic": m.topic, "payload": m.payload.decode(), "qos": m.qos, "retain": m.retain, "dup": m.dup})
+    got.sort(key=lambda m: (m["topic"], m["payload"], m["qos"]))
+    world.events.append({"event": "mqtt_received_all", "client": name, "messages": got})
+
+
+async def overlapping_subscriptions(world: World) -> None:
+    """Paho interop's test_overlapping_subscriptions: two of a client's filters match one topic."""
+    sub = await mqtt(world, "ov-sub")
+    await subscribe(world, sub, "ov-sub", "ov/#", 2)
+    await subscribe(world, sub, "ov-sub", "ov/+", 1)
+    pub = await mqtt(world, "ov-pub")
+    await pub.publish("ov/t", b"overlap", 2)
+    await all_received(world, sub, "ov-sub")
+    for client in (sub, pub):
+        await client.disconnect()
+
+
+async def unsubscribe(world: World) -> None:
+    """Paho interop's test_unsubscribe: after UNSUBSCRIBE a filter gets nothing; the others go on; unsubscribing a
+    filter never subscribed is acknowledged too."""
+    sub = await mqtt(world, "un-sub")
+    await subscribe(world, sub, "un-sub", "un/a", 1)
+    await subscribe(world, sub, "un-sub", "un/b", 1)
+    await subscribe(world, sub, "un-sub", "un/c/#", 1)
+    for topic_filter in ("un/a", "un/never", "un/c/#"):
+        await sub.unsubscribe(topic_filter)
+        world.events.append({"event": "unsuback", "client": "un-sub", "topic": topic_filter})
+    pub = await mqtt(world, "un-pub")
+    for topic in ("un/a", "un/b", "un/c/d"):
+        await pub.publish(topic, topic.encode(), 1)
+    await received(world, sub, "un-sub")
+    await nothing_more(world, sub, "un-sub")
+    for client in (sub, pub):
+        await client.disconnect()
+
+
+async def subscribe_failure(world: World) -> None:
+    """Paho interop's test_subscribe_failure, with filters MQTT 3.1.1 calls malformed (a ``#`` not last, a wildcard
+    inside a level): what the broker answers, each on a fresh connection."""
+    for i, topic_filter in enumerate(("sf/#/x", "sf/a#", "sf/+x", "sf/ok/#")):
+        client, _ = await RawMqtt.connect(world.port, f"sf{i}")
+        outcome = await client.subscribe(topic_filter, 1)
+        world.events.append({"event": "raw_suback", "topic": topic_filter, "outcome": outcome})
+        client.close()
+
+
+async def keepalive(world: World) -> None:
+    """Paho interop's test_keepalive: a client silent for more than one and a half keep-alive periods is cut off,
+    and its will goes out."""
+    watcher = await mqtt(world, "ka-watch")
+    await subscribe(world, watcher, "ka-watch", "ka/#", 1)
+    silent, connack = await RawMqtt.connect(world.port, "ka-silent", keepalive=1, will=("ka/will", b"timed out", 1))
+    world.events.append({"event": "raw_connack", "client": "ka-silent", **connack})
+    await received(world, watcher, "ka-watch")
+    world.events.append({"event": "closed", "client": "ka-silent", "closed": await silent.read_packet(5) is None})
+    silent.close()
+    await watcher.disconnect()
+
+
+async def redelivery_on_reconnect(world: World) -> None:
+    """Paho interop's test_redelivery_on_reconnect: a QoS 1 message delivered to a persistent session and never
+    acknowledged comes again after the client reconnects; CONNACK says whether the broker kept the session."""
+    first, connack = await RawMqtt.connect(world.port, "rr", clean_session=False)
+    world.events.append({"event": "raw_connack", "client": "rr", "round": 1, **connack})
+    world.events.append({"event": "raw_suback", "topic": "rr/t", "outcome": await first.subscribe("rr/t", 1)})
+    pub = await mqtt(world, "rr-pub")
+    await pub.publish("rr/t", b"unacked", 1)
+    world.events.append({"event": "raw_received", "round": 1, "message": await first.next_publish()})
+    first.close()
+    again, connack = await RawMqtt.connect(world.port, "rr", clean_session=False)
+    world.events.append({"event": "raw_connack", "client": "rr", "round": 2, **connack})
+    world.events.append({"event": "raw_received", "round": 2, "message": await again.next_publish()})
+    again.close()
+    clean, connack = await RawMqtt.connect(world.port, "rr", clean_session=True)
+    world.events.append({"event": "raw_connack", "client": "rr", "round": 3, **connack})
+    clean.close()
+    await pub.disconnect()
+
+
 SCENARIOS: dict[str, Callable[[World], Awaitable[None]]] = {
+    "overlapping_subscriptions": overlapping_subscriptions,
+    "unsubscribe": unsubscribe,
+    "subscribe_failure": subscribe_failure,
+    "keepalive": keepalive,
+    "redelivery_on_reconnect": redelivery_on_reconnect,
     "connect_protocol": connect_protocol,
     "dollar_topics": dollar_topics,
     "qos_flows": qos_flows,
