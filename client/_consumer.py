@@ -429,8 +429,9 @@ class Consumer:
         """Acks are asynchronous, as ActiveMQ sends them by default: a refusal goes to the exception listener."""
         if self._auto_ack is not None and ack is not self._auto_ack:
             self._flush_auto_ack()  # acks of one consumer keep their order
-        if self._closed and ack.ack_type not in (AckType.POISON, AckType.REDELIVERED):
-            return  # (a closing session's rollback still sends these two: the broker has the consumer until then)
+        if self._closed and ack.transaction_id is None and ack.ack_type not in (AckType.POISON, AckType.REDELIVERED):
+            return  # (a closing session's rollback still sends these, and its transaction's acks: the broker has the
+            # consumer until then, as in ActiveMQ's dispose order)
         conn = self.session.connection
         try:
             conn._link.ack(ack)

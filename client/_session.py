@@ -359,9 +359,8 @@ class Session:
                     consumer._rollback()
             return
         consumers = list(self._tx_consumers)
-        for consumer in consumers:
-            if not consumer.closed:
-                consumer._acknowledge_delivered()
+        for consumer in consumers:  # ActiveMQ's beforeEnd: acked in the transaction, closed consumers too
+            consumer._acknowledge_delivered()
         self._transaction_id = None
         self._tx_consumers.clear()
         await self.connection._link.request(c.Rollback(txn))

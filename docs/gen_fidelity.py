@@ -81,10 +81,6 @@ CLIENTS = (
 
 #: the opener's second list: the differences CI knows of (tests/differential/test_differential.py KNOWN_DIFFERENCES)
 KNOWN_DIFFERENCES = (
-    "- A durable subscriber in a transacted session that goes offline holding messages delivered in the open "
-    "transaction: ActiveMQ's topic statistics count dequeues for them, minibroker's do not (the messages replay "
-    "alike). Five of the 412 mixed-feature recordings show it, e.g. "
-    "`tests/differential/mixed/mixed_3_053.json`.",
     "- The advisories ActiveMQ publishes only when a destination policy turns them on (slow consumers, fast "
     "producers, full, discarded, delivered and consumed messages) are refused with `UnsupportedFeature` "
     "(row `advisory`).",

@@ -692,6 +692,8 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, Scheduling):
         kind = ack.ack_type
         history = self.history
         now = self.clock.now()
+        if txn is not None and kind in (AckType.STANDARD, AckType.INDIVIDUAL):
+            self._count_durable_transacted_ack(sub, ack)
         if kind == AckType.STANDARD:
             ack_standard(sub, ack, txn, history, now)
         elif kind == AckType.INDIVIDUAL:
@@ -860,6 +862,28 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, Scheduling):
             raise TransactionError(f"unknown transaction {transaction_id}", transaction_id=transaction_id)
         return txn
 
+    def _durable_topic(self, sub: Subscription) -> Topic | None:
+        """The topic of a durable subscription's consumer (None for any other subscription)."""
+        source = sub.source
+        if not isinstance(source, Queue) or not source.destination.name.startswith(DURABLE_PREFIX):
+            return None
+        durable = next((d for d in self.durables.values() if d.queue is source), None)
+        return None if durable is None else self.topics.get(durable.topic)
+
+    def _count_durable_transacted_ack(self, sub: Subscription, ack: MessageAck) -> None:
+        """ActiveMQ counts a durable subscription's ack on its topic when the ack arrives, inside a transaction too,
+        and a rollback does not take it back (DurableTopicSubscription.acknowledge; recorded in the mixed corpus).
+        The topic counts it now; the commit's own count on the subscription is then taken off the topic's."""
+        topic = self._durable_topic(sub)
+        if topic is None:
+            return
+        if ack.ack_type == AckType.INDIVIDUAL:
+            entry = sub.dispatched.get(ack.last_message_id)
+            span = [] if entry is None else [entry]
+        else:
+            span = ack_range(sub, ack)
+        topic.dequeued += sum(1 for entry in span if entry.acked_in_txn is None)
+
     def commit(self, connection_id: int, transaction_id: int) -> None:
         txn = self._transaction(connection_id, transaction_id)
         if self.fail_next_commit is not None:
@@ -868,6 +892,9 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, Scheduling):
             self.rollback(connection_id, transaction_id)
             raise error
         self._end(txn)
+        for sub, entry in txn.acks:  # counted on their topic when the acks came (_count_durable_transacted_ack)
+            if entry.acked_in_txn == transaction_id and (topic := self._durable_topic(sub)) is not None:
+                topic.dequeued -= 1
         touched = txn.commit_acks(self.clock.now(), self.history)
         for message, reserved in zip(txn.sends, txn.reserved, strict=True):
             if message.destination.kind is QUEUE:

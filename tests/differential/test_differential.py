@@ -47,14 +47,7 @@ def redelivery_gaps(events: list[dict[str, Any]], time_key: str) -> list[tuple[i
 
 
 #: recordings minibroker does not reproduce yet, and why (strict: a fixed one fails until it leaves this list)
-_DURABLE_TX_DEQUEUES = (
-    "issue 30, mixed corpus: a durable subscriber in a transacted session goes offline (closed, rolled back) holding "
-    "messages delivered in the open transaction: ActiveMQ's topic statistics count dequeues for them (one per "
-    "message, two for a non-persistent one, which it drops), minibroker none; the messages themselves replay"
-)
-KNOWN_DIFFERENCES = {
-    name: _DURABLE_TX_DEQUEUES for name in ("mixed_2_022", "mixed_3_053", "mixed_8_041", "mixed_8_046", "mixed_9_048")
-}
+KNOWN_DIFFERENCES: dict[str, str] = {}
 
 
 #: features not built yet, by the prefix of their recordings' names (recorded first, built later)
