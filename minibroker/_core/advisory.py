@@ -18,9 +18,9 @@ topic                                              published when (data structur
 =================================================  ===============================================================
 
 ``<Type>`` is ``Queue``, ``Topic``, ``TempQueue`` or ``TempTopic``. Every advisory is a non-persistent message of
-JMSType ``Advisory`` with ``originBrokerName``, ``originBrokerId`` and ``originBrokerURL``. A Java client reads the
-data structure as an object (``getDataStructure()``); minibroker carries it as JSON text in the body, with its
-ActiveMQ class name under ``"dataStructure"`` (:func:`minibroker.advisory.data_structure` reads it back).
+priority 0 and JMSType ``Advisory`` with ``originBrokerName``, ``originBrokerId`` and ``originBrokerURL``. A Java
+client reads the data structure as an object (``getDataStructure()``); minibroker carries it as JSON text in the body,
+with its ActiveMQ class name under ``"dataStructure"`` (:func:`minibroker.advisory.data_structure` reads it back).
 
 A new subscriber to consumer, producer, connection or destination advisories first gets the present state replayed,
 to itself alone: one ConsumerInfo per consumer it would have heard of, and so on (ActiveMQ's ``addConsumer`` on an
@@ -82,8 +82,8 @@ def advisory_message(
     broker_name: str = BROKER_NAME,
     **properties: PropertyValue,
 ) -> Message:
-    """One advisory: non-persistent, JMSType ``Advisory``, the data structure as JSON text, naming the broker that
-    sent it (``originBrokerName``, ``originBrokerURL``: ``vm://<name>``, as an embedded ActiveMQ's)."""
+    """One advisory: non-persistent, priority 0, JMSType ``Advisory``, the data structure as JSON text, naming the
+    broker that sent it (``originBrokerName``, ``originBrokerURL``: ``vm://<name>``, as an embedded ActiveMQ's)."""
     props: dict[str, PropertyValue] = {
         "originBrokerName": broker_name,
         "originBrokerId": "ID:minibroker",
@@ -96,6 +96,7 @@ def advisory_message(
         body=json.dumps(data, sort_keys=True),
         properties=props,
         persistent=False,
+        priority=0,  # ActiveMQ builds advisories as bare ActiveMQMessages: priority 0 (recorded)
         timestamp=now,
         type="Advisory",
         producer_id=_PRODUCER_ID,
