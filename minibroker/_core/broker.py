@@ -714,11 +714,7 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, Scheduling):
                     )
         elif kind == AckType.REDELIVERED:
             ack_redelivered(sub, ack, history, now)
-            source = sub.source
-            if isinstance(source, Queue) and source.destination.name.startswith(DURABLE_PREFIX):
-                # a durable subscription forgets the redeliveries it counted for the message (recorded: a transacted
-                # round never leaves more than one, mixed_durable_rollback_close_twice, durable_redelivery_rounds_*)
-                source.forget_redeliveries(ack_range(sub, ack))
+            self._durable_redelivered(sub, ack)
         elif kind == AckType.EXPIRED:
             owners = [(entry, queue_of(sub, entry)) for entry in ack_range(sub, ack)]
             ack_expired(sub, ack, history, now)
@@ -861,28 +857,6 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, Scheduling):
         if txn is None or txn.connection_id != connection_id:
             raise TransactionError(f"unknown transaction {transaction_id}", transaction_id=transaction_id)
         return txn
-
-    def _durable_topic(self, sub: Subscription) -> Topic | None:
-        """The topic of a durable subscription's consumer (None for any other subscription)."""
-        source = sub.source
-        if not isinstance(source, Queue) or not source.destination.name.startswith(DURABLE_PREFIX):
-            return None
-        durable = next((d for d in self.durables.values() if d.queue is source), None)
-        return None if durable is None else self.topics.get(durable.topic)
-
-    def _count_durable_transacted_ack(self, sub: Subscription, ack: MessageAck) -> None:
-        """ActiveMQ counts a durable subscription's ack on its topic when the ack arrives, inside a transaction too,
-        and a rollback does not take it back (DurableTopicSubscription.acknowledge; recorded in the mixed corpus).
-        The topic counts it now; the commit's own count on the subscription is then taken off the topic's."""
-        topic = self._durable_topic(sub)
-        if topic is None:
-            return
-        if ack.ack_type == AckType.INDIVIDUAL:
-            entry = sub.dispatched.get(ack.last_message_id)
-            span = [] if entry is None else [entry]
-        else:
-            span = ack_range(sub, ack)
-        topic.dequeued += sum(1 for entry in span if entry.acked_in_txn is None)
 
     def commit(self, connection_id: int, transaction_id: int) -> None:
         txn = self._transaction(connection_id, transaction_id)

@@ -8,12 +8,15 @@ import attrs
 from ..errors import DurableSubscriptionError, InvalidDestination
 from ..message import Destination, DestinationKind
 from ..refusals import check_durable_destination
-from .commands import ConsumerInfo
+from .acks import ack_range
+from .commands import AckType, ConsumerInfo, MessageAck
 from .connection import ConnectionState
-from .durable import DurableSubscription, DurableView, durable_queue_name
+from .durable import DURABLE_PREFIX, DurableSubscription, DurableView, durable_queue_name
 from .journal import DURABLE_DROPPED, DURABLE_SAVED, DurableDropped, DurableSaved
 from .queue import Queue
 from .state import CoreState
+from .subscription import Subscription
+from .topic import Topic
 from .virtual import is_wildcard, topic_matches
 
 __all__ = ["DurableConsumers"]
@@ -158,3 +161,35 @@ class DurableConsumers(CoreState):
 
     def durable_subscriptions(self, topic: str | None = None) -> list[DurableView]:
         return [d.view() for d in self.durables.values() if topic is None or d.topic == topic]
+
+    # -- what a durable subscriber's acks change beyond its queue -----------------------------------------------------
+
+    def _durable_topic(self, sub: Subscription) -> Topic | None:
+        """The topic of a durable subscription's consumer (None for any other subscription)."""
+        source = sub.source
+        if not isinstance(source, Queue) or not source.destination.name.startswith(DURABLE_PREFIX):
+            return None
+        durable = next((d for d in self.durables.values() if d.queue is source), None)
+        return None if durable is None else self.topics.get(durable.topic)
+
+    def _count_durable_transacted_ack(self, sub: Subscription, ack: MessageAck) -> None:
+        """ActiveMQ counts a durable subscription's ack on its topic when the ack arrives, inside a transaction too,
+        and a rollback does not take it back (DurableTopicSubscription.acknowledge; recorded in the mixed corpus).
+        The topic counts it now; the commit's own count on the subscription is then taken off the topic's."""
+        topic = self._durable_topic(sub)
+        if topic is None:
+            return
+        if ack.ack_type is AckType.INDIVIDUAL:
+            entry = sub.dispatched.get(ack.last_message_id)
+            span = [] if entry is None else [entry]
+        else:
+            span = ack_range(sub, ack)
+        topic.dequeued += sum(1 for entry in span if entry.acked_in_txn is None)
+
+    def _durable_redelivered(self, sub: Subscription, ack: MessageAck) -> None:
+        """A durable subscription forgets the redeliveries it counted for what its client rolled back after a
+        redelivery (recorded: a transacted round never leaves more than one, mixed_durable_rollback_close_twice,
+        durable_redelivery_rounds_*)."""
+        source = sub.source
+        if isinstance(source, Queue) and source.destination.name.startswith(DURABLE_PREFIX):
+            source.forget_redeliveries(ack_range(sub, ack))
