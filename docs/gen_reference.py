@@ -37,6 +37,7 @@ API_MODULES = {
     "(`BrokerLink.request`, `BrokerConnection.dispatch`).",
     "minibroker.plugins.auth": "Users, groups and authorization entries (ActiveMQ's simple authentication plugin).",
     "minibroker.plugins.redelivery": "ActiveMQ's broker redelivery plugin.",
+    "minibroker.plugins.capture": "Capturing what any client publishes to topics (the `minibroker_capture` fixture).",
     "minibroker.plugins.stomp": "The STOMP 1.0-1.2 listener, with ActiveMQ's header and destination mapping.",
     "minibroker.config": "Reading `broker.toml` from Python (the keys: [config.md](config.md)).",
     "minibroker.tls": "TLS settings and the server `ssl.SSLContext` of the `ssl://` and `stomp+ssl://` listeners.",

@@ -333,6 +333,24 @@ async def minibroker_mqtt(minibroker: Broker, request: pytest.FixtureRequest) ->
         yield endpoint
 
 
+@async_fixture
+async def minibroker_capture(minibroker: Broker) -> AsyncIterator[Callable[..., Awaitable[Any]]]:
+    """``await minibroker_capture("sensors/#")`` captures what any client publishes to those topics from then on
+    (:mod:`minibroker.plugins.capture`); every capture stops after the test."""
+    from minibroker.plugins.capture import Capture, start_capture
+
+    captures: list[Capture] = []
+
+    async def start(pattern: str, *, include_advisories: bool = False) -> Capture:
+        capture = await start_capture(minibroker, pattern, include_advisories=include_advisories)
+        captures.append(capture)
+        return capture
+
+    yield start
+    for capture in captures:
+        await capture.close()
+
+
 def _mqtt_handshake_pending(server: Any) -> Callable[[], str | None]:
     """A hold for the virtual clock while an MQTT peer has not sent CONNECT (its deadline), or is connected with a
     keep-alive: its PINGREQs come in real time, and a jump over its read check would drop a healthy client."""

@@ -15,6 +15,8 @@ Fixtures:
   STOMP clients such as stomp.py (``.host``, ``.port``, ``.url``, ``.host_and_ports``, ``.broker``);
 * ``minibroker_mqtt``: an MQTT listener on the test's own ``minibroker``, for paho-mqtt, aiomqtt or gmqtt
   (``.host``, ``.port``, ``.url``, ``.broker``), mapped onto topics as ActiveMQ maps MQTT;
+* ``minibroker_capture``: captures what any client (native, STOMP, MQTT) publishes to a topic pattern, advisories
+  left out, with a publish helper that returns once the message is delivered (:mod:`minibroker.plugins.capture`);
 * ``minibroker_proc``: one ``minibroker serve`` process for the whole session (per xdist worker), configured by the
   ``minibroker_config`` option (``.url``, ``.stomp_url``); ``minibroker_session_url`` is its URL.
   ``minibroker_noproc`` points at a broker already running at ``minibroker_host``/``minibroker_port``/
@@ -201,6 +203,15 @@ async def minibroker_mqtt(minibroker: Any, request: Any) -> AsyncIterator[Any]:
     """An MQTT listener on the ``minibroker`` broker (a free port of ``minibroker_host``): MQTT clients, JMS-style
     clients and STOMP clients share one broker and its topics (``sensors/temp`` is ``topic://sensors.temp``)."""
     async for value in _body("minibroker_mqtt")(minibroker, request):
+        yield value
+
+
+@_async_fixture
+async def minibroker_capture(minibroker: Any) -> AsyncIterator[Any]:
+    """``await minibroker_capture("sensors/#")`` (an MQTT filter or ``topic://sensors.>``): what any client publishes
+    there from then on, ``.messages``, ``await .wait(n)``, ``await .publish(topic, body)`` (returns once delivered);
+    advisory topics left out unless ``include_advisories=True``."""
+    async for value in _body("minibroker_capture")(minibroker):
         yield value
 
 
