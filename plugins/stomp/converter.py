@@ -323,12 +323,12 @@ class StompConverter:
         limit = self.render_budget if budget is None else budget
         self._pending_bytes = 0
         backlog = self._backlog
-        while backlog and self._pending_bytes <= limit:
+        while backlog and self._pending_bytes <= limit and not self.close_after_output:
             sub, dispatch = backlog.popleft()
             if not sub.closed and dispatch.message is not None:
                 self._pending_bytes += len(dispatch.message.body)
-                self._render_dispatch(sub, dispatch)
-        return bool(backlog)
+                self._render_or_fail(sub, dispatch)
+        return bool(backlog) and not self.close_after_output
 
     def take_frames(self) -> list[StompFrame]:
         """The frames to send, oldest first (they leave the output); MESSAGEs encoded early are decoded back."""
@@ -599,15 +599,36 @@ class StompConverter:
 
     def _on_dispatch(self, sub: Subscription, dispatch: Dispatch) -> None:
         message = dispatch.message
-        if message is None or sub.closed:
-            return
+        if message is None or sub.closed or self.close_after_output:
+            return  # (a connection closing for a failed rendering takes no more: the broker gets them back)
         if self._backlog or self._pending_bytes > self.render_budget:  # the peer has not read what went before
             self._backlog.append((sub, dispatch))
             if not self._in_frame and self.on_output is not None:
                 self.on_output()
             return
         self._pending_bytes += len(message.body)
-        self._render_dispatch(sub, dispatch)
+        self._render_or_fail(sub, dispatch)
+
+    def _render_or_fail(self, sub: Subscription, dispatch: Dispatch) -> None:
+        """Render a dispatch; one this connection cannot write (a transformation that fails, a text that is no valid
+        UTF-8) fails this connection's transport, as the exception out of ActiveMQ's ProtocolConverter does: the
+        client is disconnected and the broker redelivers what it held. Neither the operation that caused the dispatch
+        (another client's send) nor any other client sees the error."""
+        try:
+            self._render_dispatch(sub, dispatch)
+        except Exception as exc:
+            message = dispatch.message
+            log.warning(
+                "STOMP client %s: cannot write message %s to subscription %s (%s: %s); closing its connection",
+                self.remote_address,
+                None if message is None else message.message_id,
+                sub.header_id,
+                type(exc).__name__,
+                exc,
+            )
+            self.close_after_output = True
+            if self.on_output is not None:
+                self.on_output()
 
     def _render_dispatch(self, sub: Subscription, dispatch: Dispatch) -> None:
         """A dispatch as the MESSAGE frame it is written as (and, for an auto subscription, the ack it owes)."""
