@@ -27,6 +27,9 @@ PRE_LOGIN_MAX_FRAME_SIZE = 64 * 1024
 DEFAULT_MAX_WRITE_BUFFER = 64 * 1024 * 1024
 #: the smallest ``max_frame_size`` a listener accepts
 MIN_FRAME_SIZE = 1024
+#: the most map entries a STOMP ``transformation`` renders or parses: minibroker's own bound, as ActiveMQ has none
+#: (XStream takes as long as it takes, with the broker busy meanwhile)
+DEFAULT_MAX_TRANSFORMATION_ENTRIES = 100_000
 
 
 def check_limits(max_frame_size: int, max_connections: int) -> None:

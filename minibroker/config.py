@@ -31,6 +31,7 @@ offending key as a dotted path (``destinations."orders.>".memory_limit``). Every
     max_connections = 1000
     max_frame_size = "64 MiB"          # sizes: bytes, or a string with kB/KiB/MB/MiB/GB/GiB
     handshake_timeout = 30.0           # seconds from accept to HELLO (native) before the socket is closed
+    max_transformation_entries = 100000  # map entries a STOMP transformation renders or parses
 
     [destinations.">"]                 # ActiveMQ policyEntry, keyed by destination wildcards (most specific wins)
     dead_letter_strategy = "individual"
@@ -81,6 +82,7 @@ from ._defaults import (
     DEFAULT_IDLE_TIMEOUT,
     DEFAULT_MAX_CONNECTIONS,
     DEFAULT_MAX_FRAME_SIZE,
+    DEFAULT_MAX_TRANSFORMATION_ENTRIES,
     DEFAULT_PORT,
     MIN_FRAME_SIZE,
 )
@@ -123,6 +125,8 @@ class ServerConfig:
     max_frame_size: int = DEFAULT_MAX_FRAME_SIZE
     handshake_timeout: float = DEFAULT_HANDSHAKE_TIMEOUT
     idle_timeout: float = DEFAULT_IDLE_TIMEOUT
+    #: the most map entries a STOMP ``transformation`` renders or parses (plugins/stomp/transformations.py)
+    max_transformation_entries: int = DEFAULT_MAX_TRANSFORMATION_ENTRIES
 
 
 @attrs.frozen(slots=True)
@@ -388,6 +392,7 @@ def parse_config(doc: Mapping[str, Any], *, path: str | os.PathLike[str] | None 
             "max_consumers_per_connection",
             "max_transactions_per_connection",
             "max_producers_per_connection",
+            "max_transformation_entries",
         },
         "limits",
     )
@@ -420,6 +425,9 @@ def parse_config(doc: Mapping[str, Any], *, path: str | os.PathLike[str] | None 
         max_frame_size=reader.value(limits, "max_frame_size", "size", DEFAULT_MAX_FRAME_SIZE, "limits"),
         handshake_timeout=reader.value(limits, "handshake_timeout", "float", DEFAULT_HANDSHAKE_TIMEOUT, "limits"),
         idle_timeout=reader.value(limits, "idle_timeout", "float", DEFAULT_IDLE_TIMEOUT, "limits"),
+        max_transformation_entries=reader.value(
+            limits, "max_transformation_entries", "int", DEFAULT_MAX_TRANSFORMATION_ENTRIES, "limits"
+        ),
     )
     if server_config.idle_timeout < 0:
         raise reader.fail("limits.idle_timeout", f"{server_config.idle_timeout} must be 0 (never) or above")
@@ -434,6 +442,7 @@ def parse_config(doc: Mapping[str, Any], *, path: str | os.PathLike[str] | None 
         ("server.mqtt_ssl_port", server_config.mqtt_ssl_port, 0),
         ("limits.max_connections", server_config.max_connections, 1),
         ("limits.max_frame_size", server_config.max_frame_size, MIN_FRAME_SIZE),
+        ("limits.max_transformation_entries", server_config.max_transformation_entries, 1),
     ):
         if value is not None and not low <= value <= (65535 if "port" in key else 2**31):
             raise reader.fail(key, f"{value} is out of range")

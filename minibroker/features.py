@@ -687,8 +687,11 @@ FEATURES: tuple[Feature, ...] = (
         "`jms-object-xml`)",
         Status.VERIFIED,
         "a MapMessage written byte for byte as ActiveMQ's XStream/Jettison do (Java HashMap entry order, Java number "
-        "texts); a SEND's map body makes a MapMessage, a body that is no map a TextMessage",
+        "texts); a SEND's map body makes a MapMessage, a body that is no map a TextMessage; bounded by "
+        "`[limits] max_transformation_entries` (minibroker's own: past it the subscriber's connection fails as for "
+        "any message it cannot be written, a SEND makes the failed-transformation TextMessage)",
         recordings=("tests/plugins/stomp/recordings/transformations.json",),
+        tests=("tests/plugins/stomp/test_transformation_limits.py", "tests/plugins/stomp/test_render_failures.py"),
     ),
     Feature(
         "stomp-transformation",

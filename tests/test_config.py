@@ -38,6 +38,7 @@ max_connections = 5
 max_frame_size = "1 MiB"
 handshake_timeout = 2.5
 idle_timeout = 0
+max_transformation_entries = 500
 
 [destinations.">"]
 dead_letter_strategy = "individual"
@@ -93,6 +94,7 @@ class TestValid:
         assert config.server.host == "0.0.0.0" and config.server.port == 0 and config.server.stomp_port == 61613
         assert config.server.max_connections == 5 and config.server.max_frame_size == 1024 * 1024
         assert config.server.handshake_timeout == 2.5 and config.server.idle_timeout == 0
+        assert config.server.max_transformation_entries == 500
         assert config.policies[">"] == DestinationPolicy(
             dead_letter_strategy="individual", queue_prefix="DLQ.", process_non_persistent=True
         )
@@ -170,6 +172,7 @@ class TestErrors:
             ("[server]\nport = 70000", "server.port", "out of range"),
             ("[server]\nport = '61616'", "server.port", "expected an integer"),
             ("[limits]\nmax_connections = 0", "limits.max_connections", "out of range"),
+            ("[limits]\nmax_transformation_entries = 0", "limits.max_transformation_entries", "out of range"),
             ("[limits]\nmax_frame_size = 'big'", "limits.max_frame_size", "expected a size"),
             ("[limits]\nmax_connections = true", "limits.max_connections", "expected an integer"),
             ("[limits]\nhandshake_timeout = 0", "limits.handshake_timeout", "must be above 0"),

@@ -23,6 +23,7 @@ from minibroker._defaults import (
     DEFAULT_IDLE_TIMEOUT,
     DEFAULT_MAX_CONNECTIONS,
     DEFAULT_MAX_FRAME_SIZE,
+    DEFAULT_MAX_TRANSFORMATION_ENTRIES,
     DEFAULT_PORT,
     check_limits,
 )
@@ -551,6 +552,13 @@ async def _serve(
                         max_connections=listeners.max_connections,
                         connect_timeout=handshake_timeout,
                         ssl=listeners.tls_context if scheme == "stomp+ssl" else None,
+                        # --max-frame-size bounds STOMP frames as the native ones (it did not reach them)
+                        max_frame_size=listeners.max_frame_size,
+                        max_transformation_entries=(
+                            DEFAULT_MAX_TRANSFORMATION_ENTRIES
+                            if config is None
+                            else config.server.max_transformation_entries
+                        ),
                     )
                 )
         for scheme in ("mqtt", "mqtt+ssl"):

@@ -56,6 +56,7 @@ from minibroker import (
     Dispatch,
     MessageAck,
 )
+from minibroker._defaults import DEFAULT_MAX_TRANSFORMATION_ENTRIES
 from minibroker.destination_options import split_consumer_options
 from minibroker.errors import (
     AccessDenied,
@@ -185,6 +186,12 @@ class StompConverter:
         #: went before, so a window of large messages is never rendered at once for a client that does not read
         self._pending_bytes = 0
         self.render_budget = 1 << 62
+        #: the most map entries a transformation renders or parses, and the most characters it renders (the
+        #: listener's ``max_transformation_entries`` and ``max_frame_size``): past them, transformations.py
+        self.max_transformation_entries = DEFAULT_MAX_TRANSFORMATION_ENTRIES
+        #: a dispatch could not be written: the connection is closing as a failed transport (_render_or_fail)
+        self._render_failed = False
+        self.max_render_size: int | None = None
         self._backlog: deque[tuple[Subscription, Dispatch]] = deque()
         self._auto_acks: deque[tuple[int, str]] = deque()
         self._subs: dict[str, Subscription] = {}
@@ -323,12 +330,12 @@ class StompConverter:
         limit = self.render_budget if budget is None else budget
         self._pending_bytes = 0
         backlog = self._backlog
-        while backlog and self._pending_bytes <= limit and not self.close_after_output:
+        while backlog and self._pending_bytes <= limit and not self._render_failed:
             sub, dispatch = backlog.popleft()
             if not sub.closed and dispatch.message is not None:
                 self._pending_bytes += len(dispatch.message.body)
                 self._render_or_fail(sub, dispatch)
-        return bool(backlog) and not self.close_after_output
+        return bool(backlog) and not self._render_failed
 
     def take_frames(self) -> list[StompFrame]:
         """The frames to send, oldest first (they leave the output); MESSAGEs encoded early are decoded back."""
@@ -458,7 +465,9 @@ class StompConverter:
         seq = self._message_seq + 1
         message = message_from_send(frame, destinations[0], names, self._now(), self._producer_id, seq)
         if transformation is not None:
-            message = message_from_transformed_send(message, transformation, "content-length" in headers)
+            message = message_from_transformed_send(
+                message, transformation, "content-length" in headers, self.max_transformation_entries
+            )
         self._message_seq = seq
         tx_name = headers.get("transaction")
         txn = None if tx_name is None else self._core_transaction(tx_name)
@@ -599,7 +608,7 @@ class StompConverter:
 
     def _on_dispatch(self, sub: Subscription, dispatch: Dispatch) -> None:
         message = dispatch.message
-        if message is None or sub.closed or self.close_after_output:
+        if message is None or sub.closed or self._render_failed:
             return  # (a connection closing for a failed rendering takes no more: the broker gets them back)
         if self._backlog or self._pending_bytes > self.render_budget:  # the peer has not read what went before
             self._backlog.append((sub, dispatch))
@@ -626,6 +635,7 @@ class StompConverter:
                 type(exc).__name__,
                 exc,
             )
+            self._render_failed = True
             self.close_after_output = True
             if self.on_output is not None:
                 self.on_output()
@@ -637,7 +647,7 @@ class StompConverter:
         if sub.consumer_id is None:
             sub.consumer_id = dispatch.consumer_id
         if sub.transformation is not None:
-            message = transformed(message, sub.transformation)
+            message = transformed(message, sub.transformation, self.max_transformation_entries, self.max_render_size)
         if sub.mode != StompAckMode.AUTO:
             self._deliver(sub, message, dispatch.redelivery_counter)
             return

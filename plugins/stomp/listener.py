@@ -24,7 +24,12 @@ from collections.abc import Callable, Sequence
 from ssl import SSLContext
 
 from minibroker import Admission, Broker
-from minibroker._defaults import DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_WRITE_BUFFER, PRE_LOGIN_MAX_FRAME_SIZE
+from minibroker._defaults import (
+    DEFAULT_MAX_CONNECTIONS,
+    DEFAULT_MAX_TRANSFORMATION_ENTRIES,
+    DEFAULT_MAX_WRITE_BUFFER,
+    PRE_LOGIN_MAX_FRAME_SIZE,
+)
 from minibroker.clock import TimerHandle
 from minibroker.errors import MinibrokerError, RemoteProtocolError
 from minibroker.plugins._listening import Listener, serve_tls_or_plain
@@ -115,6 +120,8 @@ class _StompProtocol(asyncio.Protocol):
             remote_address=address,
         )
         self.converter.render_budget = _RENDER_BUDGET
+        self.converter.max_transformation_entries = self.server.max_transformation_entries
+        self.converter.max_render_size = self.server.max_frame_size
         self.server._opened(self)
         clock = self.broker.clock
         #: cancelled once CONNECT succeeds: a pending deadline would give virtual time an early, pointless target
@@ -337,9 +344,12 @@ class StompServer(Listener["_StompProtocol"]):
         max_frame_size: int | None,
         connect_timeout: float,
         max_connections: int = DEFAULT_MAX_CONNECTIONS,
+        max_transformation_entries: int = DEFAULT_MAX_TRANSFORMATION_ENTRIES,
     ) -> None:
         super().__init__()
         self.broker = broker
+        #: the most map entries a ``transformation`` renders or parses (transformations.py)
+        self.max_transformation_entries = max_transformation_entries
         #: refuse a socket once this many are open on all the broker's listeners together
         self.max_connections = max_connections
         #: disconnect a client once this many bytes wait unsent to it
@@ -378,6 +388,7 @@ async def start_stomp_server(
     max_connections: int = DEFAULT_MAX_CONNECTIONS,
     sock: socket.socket | Sequence[socket.socket] | None = None,
     ssl: SSLContext | None = None,
+    max_transformation_entries: int = DEFAULT_MAX_TRANSFORMATION_ENTRIES,
 ) -> StompServer:
     """Listen for STOMP 1.0/1.1/1.2 clients on ``host:port`` (0: a free port, see ``.port``) for ``broker``.
 
@@ -387,6 +398,9 @@ async def start_stomp_server(
     instead of binding ``host:port``; the server owns and closes them. ``max_connections`` bounds the client sockets
     open on all the broker's listeners together (native ones included): a socket past it is closed at once.
     ``ssl``: a server-side ``ssl.SSLContext`` makes it a TLS listener (ActiveMQ's ``stomp+ssl://``).
+    ``max_transformation_entries``: the most map entries a ``transformation`` renders for a subscriber (past it, or
+    past ``max_frame_size`` characters, that subscriber's connection fails, as any rendering that fails) or parses from
+    a SEND (past it, the SEND makes ActiveMQ's failed-transformation TextMessage).
     """
     server = StompServer(
         broker,
@@ -394,6 +408,7 @@ async def start_stomp_server(
         max_frame_size=max_frame_size,
         connect_timeout=connect_timeout,
         max_connections=max_connections,
+        max_transformation_entries=max_transformation_entries,
     )
     server._servers += await serve_tls_or_plain(
         lambda: _StompProtocol(server),

@@ -27,6 +27,7 @@ from typing import Any
 
 import attrs
 
+from minibroker._defaults import DEFAULT_MAX_TRANSFORMATION_ENTRIES
 from minibroker._java.bodies import deserialize, serialize
 from minibroker._java.values import java_double, java_float
 from minibroker.errors import MessageFormatError
@@ -34,7 +35,9 @@ from minibroker.message import Message, ObjectBody, PropertyValue, map_body
 from minibroker.typed import Byte, Double, Float, Int, Long, Short, java_map_order, java_type
 
 __all__ = [
+    "DEFAULT_MAX_TRANSFORMATION_ENTRIES",
     "JMS_TRANSLATOR_NAMES",
+    "TransformationLimitExceeded",
     "java_map_order",
     "map_to_json",
     "map_to_xml",
@@ -233,14 +236,19 @@ def _from_xml(body: str) -> dict[str, PropertyValue]:
     return result
 
 
+class TransformationLimitExceeded(ValueError):
+    """A message over a transformation limit: rendering it fails that delivery (the subscriber's connection, as any
+    failed rendering); a SEND over it gets ActiveMQ's failed-transformation TextMessage instead of a map."""
+
+
 def parse_map(body: bytes, transformation: str) -> dict[str, PropertyValue] | None:
     """The map a ``jms-map-json`` / ``jms-map-xml`` SEND body holds; None when it does not parse (the SEND then
     makes a TextMessage of the body, as ActiveMQ does)."""
     try:
         text = body.decode("utf-8")
         return _from_xml(text) if transformation.endswith("xml") else _from_json(text)
-    except (ValueError, KeyError, TypeError, AttributeError, ElementTree.ParseError):
-        return None
+    except (ValueError, KeyError, TypeError, AttributeError, ElementTree.ParseError, RecursionError):
+        return None  # (RecursionError: JSON nested deeper than Python parses, a body that is no map either)
 
 
 #: the names ActiveMQ's JmsFrameTranslator answers to (its META-INF/services frametranslator entries); any other
@@ -388,11 +396,17 @@ def _object_from_json(text: str) -> ObjectBody:
 # -- the two directions -----------------------------------------------------------------------------------------------
 
 
-def transformed(message: Message, transformation: str) -> Message:
+def transformed(
+    message: Message,
+    transformation: str,
+    max_entries: int = DEFAULT_MAX_TRANSFORMATION_ENTRIES,
+    max_size: int | None = None,
+) -> Message:
     """The message a subscription with ``transformation`` writes, as ActiveMQ's StompSubscription and
     JmsFrameTranslator do: every message but a BytesMessage carries the ``transformation`` header; a MapMessage's map
     and an ObjectMessage's object become JSON or XML text (``jms-xml``/``jms-json`` named for the type); text and
-    stream messages keep their (default) translation."""
+    stream messages keep their (default) translation. A map of more than ``max_entries`` entries, or a rendering of
+    more than ``max_size`` characters, raises :class:`TransformationLimitExceeded` (before the work, for the map)."""
     body = message.body
     if isinstance(body, bytes):
         return message
@@ -413,21 +427,39 @@ def transformed(message: Message, transformation: str) -> Message:
             )
             text = ""
     else:
+        if len(body) > max_entries:
+            raise TransformationLimitExceeded(
+                f"the map of {message.message_id} has {len(body)} entries, more than {transformation} renders "
+                f"(max_transformation_entries {max_entries})"
+            )
         text = map_to_json(body) if as_json else map_to_xml(body)
+    if max_size is not None and len(text) > max_size:
+        raise TransformationLimitExceeded(
+            f"{transformation} renders {message.message_id} in {len(text)} characters, more than a frame holds "
+            f"(max_frame_size {max_size})"
+        )
     return attrs.evolve(message, body=text, properties=properties)
 
 
-def message_from_transformed_send(message: Message, transformation: str, has_length: bool) -> Message:
+def message_from_transformed_send(
+    message: Message, transformation: str, has_length: bool, max_entries: int = DEFAULT_MAX_TRANSFORMATION_ENTRIES
+) -> Message:
     """A SEND's message with a ``transformation``, as ActiveMQ's JmsFrameTranslator makes it: a MapMessage or an
     ObjectMessage of the body for the map and object forms; with ``content-length`` or ``jms-byte``, or a name no
     JmsFrameTranslator answers to, the default translation; otherwise (a body that does not parse, ``jms-json``,
-    ``jms-xml``) a TextMessage carrying ActiveMQ's ``transformation-error``."""
+    ``jms-xml``) a TextMessage carrying ActiveMQ's ``transformation-error``; so too a map body of more than
+    ``max_entries`` entries (counted before parsing), or one nested deeper than Python parses."""
     if has_length or transformation == "jms-byte" or transformation not in JMS_TRANSLATOR_NAMES:
         return message
     raw = message.body if isinstance(message.body, bytes) else str(message.body).encode()
     try:
         text = raw.decode("utf-8")
         if transformation in ("jms-map-json", "jms-map-xml"):
+            entries = raw.count(b"<entry>") if transformation.endswith("xml") else raw.count(b'"string"')
+            if entries > max_entries:
+                raise _NotTransformed(
+                    f"{transformation}: about {entries} map entries, more than max_transformation_entries {max_entries}"
+                )
             values = parse_map(raw, transformation)
             if values is None:
                 raise _NotTransformed(_root_element(text, transformation))
@@ -437,7 +469,7 @@ def message_from_transformed_send(message: Message, transformation: str, has_len
         if transformation == "jms-object-json":
             return attrs.evolve(message, body=_object_from_json(text))
         raise _NotTransformed(f"Unknown transformation: {transformation}")
-    except (_NotTransformed, UnicodeDecodeError) as exc:
+    except (_NotTransformed, UnicodeDecodeError, RecursionError) as exc:
         error = str(exc) if isinstance(exc, _NotTransformed) else ""
         properties = {**message.properties, "transformation-error": error}
         return attrs.evolve(message, body=raw.decode("utf-8", "replace"), properties=properties)
