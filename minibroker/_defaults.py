@@ -29,7 +29,7 @@ DEFAULT_MAX_WRITE_BUFFER = 64 * 1024 * 1024
 MIN_FRAME_SIZE = 1024
 #: the most map entries a STOMP ``transformation`` renders or parses: minibroker's own bound, as ActiveMQ has none
 #: (XStream takes as long as it takes, with the broker busy meanwhile)
-DEFAULT_MAX_TRANSFORMATION_ENTRIES = 100_000
+DEFAULT_MAX_TRANSFORMATION_ENTRIES = 10_000
 
 
 def check_limits(max_frame_size: int, max_connections: int) -> None:

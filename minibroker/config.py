@@ -31,7 +31,7 @@ offending key as a dotted path (``destinations."orders.>".memory_limit``). Every
     max_connections = 1000
     max_frame_size = "64 MiB"          # sizes: bytes, or a string with kB/KiB/MB/MiB/GB/GiB
     handshake_timeout = 30.0           # seconds from accept to HELLO (native) before the socket is closed
-    max_transformation_entries = 100000  # map entries a STOMP transformation renders or parses
+    max_transformation_entries = 10000 # map entries a STOMP transformation renders or parses
 
     [destinations.">"]                 # ActiveMQ policyEntry, keyed by destination wildcards (most specific wins)
     dead_letter_strategy = "individual"
