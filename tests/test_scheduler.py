@@ -140,3 +140,30 @@ async def test_browse_and_remove_through_the_management_topic() -> None:
         )
         assert [body for body, _ in await browse()] == ["m0"]
         assert broker.scheduled_count == 1
+
+
+async def test_a_browse_of_many_jobs_is_replied_a_page_at_a_time() -> None:
+    """issue 31: a BROWSE of many jobs replies at most ``BROWSE_PAGE`` at once; the rest follow as the reply queue is
+    consumed, all of them, in due order (before, 100,000 jobs held every client for 2 s and filled the queue)."""
+    from minibroker._core.scheduling import BROWSE_PAGE
+
+    jobs = 2 * BROWSE_PAGE + 7
+    async with Broker(clock=ManualClock(), scheduler_support=True) as broker, await connect(broker) as conn:
+        session = await conn.create_session()
+        producer = await session.create_producer()
+        for i in range(jobs):
+            await producer.send(f"m{i}", destination="jobs", properties={"AMQ_SCHEDULED_DELAY": 60_000 + i})
+        replies = await session.create_temporary_queue()
+        await producer.send(
+            "",
+            destination="topic://ActiveMQ.Scheduler.Management",
+            reply_to=replies,
+            properties={"AMQ_SCHEDULER_ACTION": "BROWSE"},
+        )
+        assert broker.queue(replies.destination.name).size == BROWSE_PAGE  # one page waits, no more
+        answers = await session.create_consumer(replies)
+        got = []
+        while (msg := await answers.receive(timeout=0)) is not None:
+            got.append(msg.body)
+        assert got == [f"m{i}" for i in range(jobs)]
+        assert broker.queue(replies.destination.name).size == 0

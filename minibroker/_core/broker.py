@@ -271,8 +271,11 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, Scheduling):
     def _dispatch_destination(self, destination: Destination) -> None:
         if destination.kind is QUEUE:
             q = self.queues.get(destination.name)
-            if q is not None and q.consumers and q.dispatchable():
-                self._dispatch_queue(q)
+            if q is not None:
+                if q.browse_feeds is not None:
+                    self._feed_browse(q)
+                if q.consumers and q.dispatchable():
+                    self._dispatch_queue(q)
             if self.subs_on_many and reads_many(destination):  # a window over several queues opened: each of them
                 for sub in self.subs_on_many:
                     if sub.destination == destination and isinstance(sub.source, QueueSet):

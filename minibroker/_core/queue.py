@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
+from typing import Any
 
 import attrs
 
@@ -161,6 +162,8 @@ class Queue:
         sequence: BrokerSequence | None = None,
     ) -> None:
         self.destination = destination
+        #: scheduler BROWSEs replying here a page at a time (scheduling.py), None when there are none
+        self.browse_feeds: deque[Any] | None = None
         #: the broker's sequence (ActiveMQ's broker sequence id, shared by every destination): each arriving message
         #: takes the next number, in ``QueueEntry.broker_seq``
         self.broker_sequence = BrokerSequence() if sequence is None else sequence

@@ -5,15 +5,35 @@ and when it fires next, is in scheduler.py and cron.py."""
 from __future__ import annotations
 
 import heapq
+from collections import deque
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import attrs
 
-from ..message import Message
+from ..message import Destination, Message
 from .journal import SCHEDULED, UNSCHEDULED, Scheduled, Unscheduled
 from .scheduler import browse_copy, first_due, next_cron, pending_job, read_job
 from .state import CoreState
 
-__all__ = ["Scheduling"]
+if TYPE_CHECKING:
+    from .queue import Queue
+
+__all__ = ["BROWSE_PAGE", "BrowseFeed", "Scheduling"]
+
+
+#: how many replies a scheduler BROWSE keeps waiting in its reply queue at most: the next come as those are consumed
+BROWSE_PAGE = 500
+
+
+@attrs.define(slots=True, eq=False)
+class BrowseFeed:
+    """What is left of one scheduler BROWSE: the jobs as they were (sorted by due time) and where the next one is."""
+
+    entries: list[tuple[float, int, Message, int]]
+    reply_to: Destination
+    in_range: Callable[[float], bool] | None
+    next: int = 0
 
 
 class Scheduling(CoreState):
@@ -65,12 +85,20 @@ class Scheduling(CoreState):
                 return low <= due <= high
 
         if action == "BROWSE":
-            if request.reply_to is None:
+            reply_to = request.reply_to
+            if reply_to is None:
                 return
             entries = sorted(self._scheduled)
+            if reply_to.is_queue:  # replied a page at a time as the reply queue drains (issue 31)
+                q = self.queue(reply_to.name)
+                if q.browse_feeds is None:
+                    q.browse_feeds = deque()
+                q.browse_feeds.append(BrowseFeed(entries, reply_to, in_range))
+                self._feed_browse(q)
+                return
             for n, (due, _job, message, _counter) in enumerate(entries):
                 if in_range is None or in_range(due):
-                    self._enqueue(browse_copy(message, message.message_id, request.reply_to, n))
+                    self._enqueue(browse_copy(message, message.message_id, reply_to, n))
         elif action in ("REMOVE", "REMOVEALL"):
             job_id = props.get("scheduledJobId")
 
@@ -91,6 +119,25 @@ class Scheduling(CoreState):
                     kept.append(entry)
             heapq.heapify(kept)
             self._scheduled = kept
+
+    def _feed_browse(self, q: Queue) -> None:
+        """Reply the next page of the BROWSEs waiting on reply queue ``q`` while it holds fewer than a page, so a
+        BROWSE of 100,000 jobs neither holds the broker for seconds nor fills the queue at once (the consumer's
+        acks call this again, through ``_dispatch_destination``)."""
+        feeds = q.browse_feeds
+        while feeds and q.size < BROWSE_PAGE:
+            feed = feeds[0]
+            room = BROWSE_PAGE - q.size
+            while room > 0 and feed.next < len(feed.entries):
+                due, _job, message, _counter = feed.entries[feed.next]
+                if feed.in_range is None or feed.in_range(due):
+                    self._enqueue(browse_copy(message, message.message_id, feed.reply_to, feed.next))
+                    room -= 1
+                feed.next += 1
+            if feed.next >= len(feed.entries):
+                feeds.popleft()
+        if not feeds:
+            q.browse_feeds = None
 
     def _schedule_delayed(self, message: Message) -> bool:
         """``AMQ_SCHEDULED_DELAY``/``_PERIOD``/``_REPEAT`` make the message a job of the scheduler (scheduler.py),
