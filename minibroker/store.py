@@ -20,11 +20,12 @@ the queue's send order) and ``scheduled(job, due, counter, message)``. Messages 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import IO, Protocol
+from typing import IO, Any, Protocol
 
 import attrs
 
@@ -48,8 +49,10 @@ from .wire.parsers import FrameParser
 
 __all__ = ["DATABASE_NAME", "MemoryStore", "MessageStore", "SqliteStore", "StoreError", "StoredState"]
 
-#: the database file inside a data directory
-_SCHEMA_VERSION = 1
+#: the database file inside a data directory. Version 2 keeps each distinct message once (``bodies``, with the
+#: number of queue rows that refer to it): a topic message fed to a thousand durable subscriptions is one body and a
+#: thousand small rows, where version 1 wrote it a thousand times (issue 31). Version 1 files are converted on open.
+_SCHEMA_VERSION = 2
 
 
 @attrs.frozen(slots=True)
@@ -91,6 +94,12 @@ def encode_message(message: Message) -> bytes:
     parts: list[bytes] = []
     _encode_message_parts(message, parts)
     return b"".join(parts)
+
+
+def body_key(blob: bytes) -> bytes:
+    """The key a stored message body is kept under: its content's digest (copies of one message in several
+    queues share it; a virtual topic's copies differ by destination, so do not)."""
+    return hashlib.blake2b(blob, digest_size=16).digest()
 
 
 def decode_message(data: bytes) -> Message:
@@ -214,6 +223,9 @@ class SqliteStore:
             raise StoreError(f"SQLite refused the WAL journal mode for {self.path} (got {mode})")
         db.execute(f"PRAGMA synchronous={synchronous}")
         version = db.execute("PRAGMA user_version").fetchone()[0]
+        if version == 1:
+            self._upgrade_from_1()
+            version = _SCHEMA_VERSION
         if version not in (0, _SCHEMA_VERSION):
             raise StoreError(
                 f"{self.path} has schema version {version}; this minibroker reads version {_SCHEMA_VERSION}",
@@ -221,10 +233,7 @@ class SqliteStore:
             )
         db.execute("BEGIN IMMEDIATE")
         try:
-            db.execute(
-                "CREATE TABLE IF NOT EXISTS messages (queue TEXT NOT NULL, seq INTEGER NOT NULL, "
-                "counter INTEGER NOT NULL, message BLOB NOT NULL, PRIMARY KEY (queue, seq)) WITHOUT ROWID"
-            )
+            self._create_message_tables()
             db.execute(
                 "CREATE TABLE IF NOT EXISTS scheduled (job INTEGER PRIMARY KEY, due REAL NOT NULL, "
                 "counter INTEGER NOT NULL, message BLOB NOT NULL)"
@@ -235,6 +244,41 @@ class SqliteStore:
                 "topic TEXT NOT NULL, selector TEXT, no_local INTEGER NOT NULL, PRIMARY KEY (client_id, name)) "
                 "WITHOUT ROWID"
             )
+            db.execute(f"PRAGMA user_version={_SCHEMA_VERSION}")
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+
+    def _create_message_tables(self) -> None:
+        db = self._db
+        db.execute(
+            "CREATE TABLE IF NOT EXISTS bodies (id INTEGER PRIMARY KEY, key BLOB NOT NULL UNIQUE, "
+            "message BLOB NOT NULL, refs INTEGER NOT NULL)"
+        )
+        db.execute("CREATE INDEX IF NOT EXISTS bodies_unreferenced ON bodies (refs) WHERE refs <= 0")
+        db.execute(
+            "CREATE TABLE IF NOT EXISTS messages (queue TEXT NOT NULL, seq INTEGER NOT NULL, "
+            "counter INTEGER NOT NULL, body INTEGER NOT NULL, PRIMARY KEY (queue, seq)) WITHOUT ROWID"
+        )
+
+    def _upgrade_from_1(self) -> None:
+        """Convert a version 1 file (a message blob in each queue row) to version 2, in one transaction."""
+        db = self._db
+        db.create_function("minibroker_body_key", 1, body_key, deterministic=True)
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            db.execute("ALTER TABLE messages RENAME TO messages_v1")
+            self._create_message_tables()
+            db.execute(
+                "INSERT INTO bodies (key, message, refs) SELECT minibroker_body_key(message), message, COUNT(*) "
+                "FROM messages_v1 GROUP BY minibroker_body_key(message)"
+            )
+            db.execute(
+                "INSERT INTO messages SELECT m.queue, m.seq, m.counter, b.id FROM messages_v1 m "
+                "JOIN bodies b ON b.key = minibroker_body_key(m.message)"
+            )
+            db.execute("DROP TABLE messages_v1")
             db.execute(f"PRAGMA user_version={_SCHEMA_VERSION}")
             db.execute("COMMIT")
         except BaseException:
@@ -253,14 +297,16 @@ class SqliteStore:
         try:
             if page is None:
                 rows = self._db.execute(
-                    "SELECT queue, seq, counter, message FROM messages ORDER BY queue, seq"
+                    "SELECT m.queue, m.seq, m.counter, m.body, b.message FROM messages m "
+                    "JOIN bodies b ON b.id = m.body ORDER BY m.queue, m.seq"
                 ).fetchall()
             else:
                 rows = []
                 counts = self._db.execute("SELECT queue, COUNT(*), MAX(seq) FROM messages GROUP BY queue").fetchall()
                 for queue, count, last in counts:
                     head = self._db.execute(
-                        "SELECT queue, seq, counter, message FROM messages WHERE queue = ? ORDER BY seq LIMIT ?",
+                        "SELECT m.queue, m.seq, m.counter, m.body, b.message FROM messages m "
+                        "JOIN bodies b ON b.id = m.body WHERE m.queue = ? ORDER BY m.seq LIMIT ?",
                         (queue, page),
                     ).fetchall()
                     rows += head
@@ -273,7 +319,10 @@ class SqliteStore:
         except sqlite3.Error as exc:
             raise StoreError(f"cannot read the message store {self.path}: {exc}", path=str(self.path)) from exc
         try:
-            messages = tuple(Stored(q, seq, decode_message(blob), counter) for q, seq, counter, blob in rows)
+            shared: dict[int, Message] = {}  # one object per stored body, however many queues hold it
+            messages = tuple(
+                Stored(q, seq, _decoded(shared, body, blob), counter) for q, seq, counter, body, blob in rows
+            )
             scheduled = tuple(Scheduled(job, due, decode_message(blob), counter) for job, due, counter, blob in jobs)
         except MinibrokerError as exc:
             raise StoreError(
@@ -286,7 +335,8 @@ class SqliteStore:
         self._check_open()
         try:
             rows = self._db.execute(
-                "SELECT seq, counter, message FROM messages WHERE queue = ? AND seq > ? ORDER BY seq LIMIT ?",
+                "SELECT m.seq, m.counter, b.message FROM messages m JOIN bodies b ON b.id = m.body "
+                "WHERE m.queue = ? AND m.seq > ? ORDER BY m.seq LIMIT ?",
                 (queue, after_seq, limit),
             ).fetchall()
             return [Stored(queue, seq, decode_message(blob), counter) for seq, counter, blob in rows]
@@ -318,6 +368,12 @@ class SqliteStore:
             try:
                 for segment in _segments(ops):
                     if isinstance(segment, Purged):
+                        db.execute(
+                            "UPDATE bodies SET refs = refs - (SELECT COUNT(*) FROM messages m "
+                            "WHERE m.queue = ? AND m.body = bodies.id) "
+                            "WHERE id IN (SELECT body FROM messages WHERE queue = ?)",
+                            (segment.queue, segment.queue),
+                        )
                         db.execute("DELETE FROM messages WHERE queue = ?", (segment.queue,))
                         continue
                     if isinstance(segment, DurableSaved):
@@ -327,19 +383,14 @@ class SqliteStore:
                         db.execute("DELETE FROM durables WHERE client_id = ? AND name = ?", tuple(segment))
                         continue
                     if segment.added:
-                        db.executemany(
-                            "INSERT OR REPLACE INTO messages VALUES (?, ?, ?, ?)",
-                            [
-                                (op.queue, op.seq, op.redelivery_counter, encode_message(op.message))
-                                for op in segment.added.values()
-                            ],
-                        )
+                        _add_rows(db, list(segment.added.values()))
                     if segment.counters:
                         db.executemany(
                             "UPDATE messages SET counter = ? WHERE queue = ? AND seq = ?",
                             [(counter, queue, seq) for (queue, seq), counter in segment.counters.items()],
                         )
                     if segment.removed:
+                        db.executemany(_RELEASE_BODY, segment.removed)
                         db.executemany("DELETE FROM messages WHERE queue = ? AND seq = ?", segment.removed)
                     if segment.scheduled:
                         db.executemany(
@@ -351,6 +402,7 @@ class SqliteStore:
                         )
                     if segment.unscheduled:
                         db.executemany("DELETE FROM scheduled WHERE job = ?", [(j,) for j in segment.unscheduled])
+                db.execute("DELETE FROM bodies WHERE refs <= 0")  # (the partial index finds them)
                 db.execute("COMMIT")
             except BaseException:
                 with contextlib.suppress(sqlite3.Error):
@@ -375,6 +427,47 @@ class SqliteStore:
         if queue is None:
             return int(self._db.execute("SELECT count(*) FROM messages").fetchone()[0])
         return int(self._db.execute("SELECT count(*) FROM messages WHERE queue = ?", (queue,)).fetchone()[0])
+
+
+#: a queue row is going (removed, or replaced): its body has one reference less
+_RELEASE_BODY = "UPDATE bodies SET refs = refs - 1 WHERE id = (SELECT body FROM messages WHERE queue = ? AND seq = ?)"
+
+
+def _add_rows(db: sqlite3.Connection, added: list[Stored]) -> None:
+    """Store queue rows, each message body once: one encoding per message object of the batch (a topic message fed
+    to many durable subscriptions is one object), one body per distinct content, referenced by every row."""
+    db.executemany(_RELEASE_BODY, [(op.queue, op.seq) for op in added])  # rows replaced in place, if any
+    encoded: dict[int, tuple[bytes, bytes]] = {}
+    refs: dict[bytes, list[Any]] = {}
+    keys = []
+    for op in added:
+        pair = encoded.get(id(op.message))
+        if pair is None:
+            blob = encode_message(op.message)
+            pair = encoded[id(op.message)] = (body_key(blob), blob)
+        key, blob = pair
+        entry = refs.get(key)
+        if entry is None:
+            refs[key] = [key, blob, 1]
+        else:
+            entry[2] += 1
+        keys.append(key)
+    db.executemany(
+        "INSERT INTO bodies (key, message, refs) VALUES (?, ?, ?) "
+        "ON CONFLICT (key) DO UPDATE SET refs = refs + excluded.refs",
+        [tuple(entry) for entry in refs.values()],
+    )
+    db.executemany(
+        "INSERT OR REPLACE INTO messages VALUES (?, ?, ?, (SELECT id FROM bodies WHERE key = ?))",
+        [(op.queue, op.seq, op.redelivery_counter, key) for op, key in zip(added, keys, strict=True)],
+    )
+
+
+def _decoded(shared: dict[int, Message], body: int, blob: bytes) -> Message:
+    message = shared.get(body)
+    if message is None:
+        message = shared[body] = decode_message(blob)
+    return message
 
 
 class MemoryStore:
