@@ -295,23 +295,22 @@ class SqliteStore:
         self._check_open()
         paged: list[tuple[str, int, int, int]] = []
         try:
+            # rows first, without their bodies, then each body once: a body read per row would hold as many copies
+            # of a message as durable subscriptions keep it before decoding shares one object
             if page is None:
-                rows = self._db.execute(
-                    "SELECT m.queue, m.seq, m.counter, m.body, b.message FROM messages m "
-                    "JOIN bodies b ON b.id = m.body ORDER BY m.queue, m.seq"
-                ).fetchall()
+                rows = self._db.execute("SELECT queue, seq, counter, body FROM messages ORDER BY queue, seq").fetchall()
             else:
                 rows = []
                 counts = self._db.execute("SELECT queue, COUNT(*), MAX(seq) FROM messages GROUP BY queue").fetchall()
                 for queue, count, last in counts:
                     head = self._db.execute(
-                        "SELECT m.queue, m.seq, m.counter, m.body, b.message FROM messages m "
-                        "JOIN bodies b ON b.id = m.body WHERE m.queue = ? ORDER BY m.seq LIMIT ?",
+                        "SELECT queue, seq, counter, body FROM messages WHERE queue = ? ORDER BY seq LIMIT ?",
                         (queue, page),
                     ).fetchall()
                     rows += head
                     if count > len(head):
                         paged.append((queue, count - len(head), head[-1][1], last))
+            blobs = self._bodies({row[3] for row in rows})
             jobs = self._db.execute("SELECT job, due, counter, message FROM scheduled ORDER BY job").fetchall()
             durable_rows = self._db.execute(
                 "SELECT client_id, name, topic, selector, no_local FROM durables ORDER BY client_id, name"
@@ -319,10 +318,8 @@ class SqliteStore:
         except sqlite3.Error as exc:
             raise StoreError(f"cannot read the message store {self.path}: {exc}", path=str(self.path)) from exc
         try:
-            shared: dict[int, Message] = {}  # one object per stored body, however many queues hold it
-            messages = tuple(
-                Stored(q, seq, _decoded(shared, body, blob), counter) for q, seq, counter, body, blob in rows
-            )
+            shared = {body: decode_message(blob) for body, blob in blobs.items()}  # one object per body
+            messages = tuple(Stored(q, seq, shared[body], counter) for q, seq, counter, body in rows)
             scheduled = tuple(Scheduled(job, due, decode_message(blob), counter) for job, due, counter, blob in jobs)
         except MinibrokerError as exc:
             raise StoreError(
@@ -330,6 +327,16 @@ class SqliteStore:
             ) from exc
         durables = tuple(DurableSaved(c, n, t, s, bool(nl)) for c, n, t, s, nl in durable_rows)
         return StoredState(messages, scheduled, durables, tuple(paged))
+
+    def _bodies(self, ids: set[int]) -> dict[int, bytes]:
+        """The stored bodies of these ids, read in chunks (SQLite bounds a statement's parameters)."""
+        found: dict[int, bytes] = {}
+        ordered = sorted(ids)
+        for start in range(0, len(ordered), 500):
+            chunk = ordered[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            found.update(self._db.execute(f"SELECT id, message FROM bodies WHERE id IN ({marks})", chunk).fetchall())
+        return found
 
     def load_page(self, queue: str, after_seq: int, limit: int) -> list[Stored]:
         self._check_open()
@@ -461,13 +468,6 @@ def _add_rows(db: sqlite3.Connection, added: list[Stored]) -> None:
         "INSERT OR REPLACE INTO messages VALUES (?, ?, ?, (SELECT id FROM bodies WHERE key = ?))",
         [(op.queue, op.seq, op.redelivery_counter, key) for op, key in zip(added, keys, strict=True)],
     )
-
-
-def _decoded(shared: dict[int, Message], body: int, blob: bytes) -> Message:
-    message = shared.get(body)
-    if message is None:
-        message = shared[body] = decode_message(blob)
-    return message
 
 
 class MemoryStore:
