@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
 """Regenerate and re-record the differential corpus against the real-broker oracle.
 
-    python3 tests/differential/record.py --oracle "$ORACLE_DIR"
+    python3 tests/differential/record.py [--oracle DIR]
 
-ORACLE_DIR is the folder of the scripted ActiveMQ Classic 5.17.2 oracle (the one holding
-gen.py, run-script.sh, compare_runs.py and ScriptOracle.java; it needs Java 17 and
-`apt-get install -y activemq libactivemq-java`). The environment variable ORACLE_DIR is used
-when --oracle is not given. Stdlib only; the test suite itself never runs this file.
+The oracle is the folder of the scripted ActiveMQ Classic 5.17.2 oracle (gen.py, run-script.sh,
+compare_runs.py and ScriptOracle.java; it needs Java 17 and `apt-get install -y activemq
+libactivemq-java`): by default this checkout's copy in tests/differential/oracle/, else --oracle or
+the environment variable ORACLE_DIR. Stdlib only; the test suite itself never runs this file.
 
 What it does (the corpus in tests/differential/corpus/ was made exactly like this):
   1. generates the random scripts: `gen.py --seed N --count K [flags]` for every entry of BATCHES
@@ -934,8 +934,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument(
         "--oracle",
-        default=os.environ.get("ORACLE_DIR"),
-        help="the oracle folder (gen.py, run-script.sh); default: $ORACLE_DIR",
+        default=os.environ.get("ORACLE_DIR", os.path.join(HERE, "oracle")),
+        help="the oracle folder (gen.py, run-script.sh); default: $ORACLE_DIR, else this checkout's oracle/",
     )
     ap.add_argument("--work", help="keep generated scripts and raw runs here (resumable); default: a temp dir")
     ap.add_argument("--coverage-only", action="store_true", help="only rewrite COVERAGE.md from corpus/")
