@@ -74,7 +74,7 @@ from typing import Any
 import attrs
 
 from ._core.policy import DestinationPolicy
-from ._core.queue import DEFAULT_SYSTEM_MEMORY_LIMIT
+from ._core.usage import DEFAULT_SYSTEM_MEMORY_LIMIT
 from ._core.virtual import DEFAULT_VIRTUAL_TOPICS, VirtualTopics
 from ._defaults import (
     DEFAULT_HANDSHAKE_TIMEOUT,

@@ -69,7 +69,7 @@ from .memory import MemoryLimits
 from .multi import Copies, QueueSet, SubscriptionOnMany, parts_of, queue_of, reads, reads_many
 from .numbering import Numbering
 from .policy import DestinationPolicy
-from .queue import DEFAULT_SYSTEM_MEMORY_LIMIT, MemoryUsage, Queue
+from .queue import Queue
 from .replay_reads import ReplayableReads
 from .retained import is_retained, retain
 from .scheduling import Scheduling
@@ -77,6 +77,7 @@ from .subscription import QueueEntry, Subscription, header_lookup
 from .temporary import TemporaryDestinations
 from .topic import Topic
 from .transaction import Transaction
+from .usage import DEFAULT_SYSTEM_MEMORY_LIMIT, MemoryUsage
 from .virtual import DEFAULT_VIRTUAL_TOPICS, VirtualTopics, is_wildcard, topic_matches
 
 if TYPE_CHECKING:

@@ -1,5 +1,5 @@
 """The core's memory limits: a queue's ``memory_limit``, the broker's system memory limit (ActiveMQ's ``systemUsage``,
-``queue.MemoryUsage``) and the bytes transacted sends hold from the send on. The driver asks :meth:`has_space`
+``usage.MemoryUsage``) and the bytes transacted sends hold from the send on. The driver asks :meth:`has_space`
 before it lets a send through (producer flow control); :meth:`_check_space` refuses one it let through to a full
 queue (``send_fail_if_no_space``)."""
 

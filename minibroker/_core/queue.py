@@ -26,7 +26,7 @@ A message leaves the queue only through one of its methods, one per final move o
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import attrs
@@ -37,8 +37,9 @@ from .journal import COUNTER, ON_DISK, PURGED, REMOVED, STORED, Journal, Purged,
 from .numbering import BrokerSequence
 from .policy import DestinationPolicy
 from .subscription import QueueEntry, Subscription
+from .usage import MemoryUsage
 
-__all__ = ["DEFAULT_SYSTEM_MEMORY_LIMIT", "MemoryUsage", "Queue", "QueueStatistics"]
+__all__ = ["Queue", "QueueStatistics"]
 
 
 @attrs.frozen(slots=True)
@@ -60,35 +61,6 @@ _new_dispatch = tuple.__new__
 
 #: ActiveMQ ``PolicyEntry.maxPageSize``: how many messages are paged in for dispatch at most
 MAX_PAGE_SIZE = 200
-
-
-#: an embedded ActiveMQ's ``systemUsage`` memory limit (``BrokerService``: 1 GB)
-DEFAULT_SYSTEM_MEMORY_LIMIT = 1 << 30
-
-
-class MemoryUsage:
-    """The broker's memory usage (ActiveMQ's ``systemUsage``/``memoryUsage``): the bytes every queue's unacked
-    messages hold, against a system limit (1 GiB by default, an embedded ActiveMQ's; 0: none). Past the limit every
-    queue is full, so producer flow control holds (or fails) sends until consumers free memory."""
-
-    __slots__ = ("full", "limit", "on_change", "used")
-
-    def __init__(self, limit: int, on_change: Callable[[bool], None] | None = None) -> None:
-        #: the limit in bytes; no limit is one no usage reaches
-        self.limit = limit if limit > 0 else 1 << 62
-        self.used = 0
-        self.full = False
-        self.on_change = on_change
-
-    def fill(self) -> None:
-        self.full = True
-        if self.on_change is not None:
-            self.on_change(True)
-
-    def free(self) -> None:
-        self.full = False
-        if self.on_change is not None:
-            self.on_change(False)
 
 
 class _Fifo(deque[QueueEntry]):

@@ -26,10 +26,11 @@ if TYPE_CHECKING:
     from .journal import Journal
     from .numbering import Numbering
     from .policy import DestinationPolicy
-    from .queue import MemoryUsage, Queue
+    from .queue import Queue
     from .subscription import Subscription
     from .temporary import TemporaryDestinations
     from .topic import Topic
+    from .usage import MemoryUsage
 
 __all__ = ["CoreState"]
 

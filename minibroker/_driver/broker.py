@@ -25,8 +25,8 @@ from .._core.journal import Journal
 from .._core.multi import reads
 from .._core.paging import PAGE, pages_wanted
 from .._core.policy import DestinationPolicy
-from .._core.queue import DEFAULT_SYSTEM_MEMORY_LIMIT
 from .._core.undo import roll_back
+from .._core.usage import DEFAULT_SYSTEM_MEMORY_LIMIT
 from .._core.virtual import DEFAULT_VIRTUAL_TOPICS, VirtualTopics
 from ..clock import Clock, ManualClock, RealClock, TimerHandle, settle
 from ..destination_map import DestinationMap

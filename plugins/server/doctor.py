@@ -22,7 +22,8 @@ from minibroker.errors import AccessDenied, MinibrokerError
 from minibroker.tls import TlsSettings
 
 from .admin import ask_broker
-from .cli import USER_HINT, ServeSettings, close_all, listen
+from .binding import close_all, listen
+from .cli import USER_HINT, ServeSettings
 
 __all__ = ["doctor_main"]
 
