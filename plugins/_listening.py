@@ -27,6 +27,11 @@ C = TypeVar("C", bound=_Connection)
 class Listener(Generic[C]):
     """A running listener's sockets and connections (a subclass adds its protocol's settings and ``url``)."""
 
+    #: where it listens (the first bound address), and whether it speaks TLS: set by :meth:`_listen`
+    host: str
+    port: int
+    tls: bool
+
     def __init__(self) -> None:
         #: one per listening socket (a host name can resolve to several addresses); empty once closed
         self._servers: list[asyncio.Server] = []
@@ -34,6 +39,35 @@ class Listener(Generic[C]):
         self._changed = asyncio.Event()
         #: connections accepted since the start
         self.accepted = 0
+
+    async def _listen(
+        self,
+        broker: Any,
+        make_protocol: Callable[[], asyncio.BaseProtocol],
+        host: str,
+        port: int,
+        socks: socket.socket | Sequence[socket.socket] | None,
+        context: ssl.SSLContext | None,
+        *,
+        max_connections: int,
+        handshake_timeout: float,
+        log: logging.Logger,
+    ) -> None:
+        """Listen, plain or TLS (:func:`serve_tls_or_plain`), note the address bound, and stop with ``broker``."""
+        self._servers += await serve_tls_or_plain(
+            make_protocol,
+            host,
+            port,
+            socks,
+            context,
+            sockets=broker.sockets,
+            max_connections=max_connections,
+            handshake_timeout=handshake_timeout,
+            log=log,
+        )
+        self.tls = context is not None
+        self.host, self.port = self._servers[0].sockets[0].getsockname()[:2]
+        broker.on_close(self.broker_stopped)
 
     @property
     def connection_count(self) -> int:

@@ -25,7 +25,7 @@ from minibroker import Admission, Broker
 from minibroker._defaults import DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_WRITE_BUFFER, PRE_LOGIN_MAX_FRAME_SIZE
 from minibroker.clock import TimerHandle
 from minibroker.errors import InvalidConfiguration, MinibrokerError, RemoteProtocolError
-from minibroker.plugins._listening import Listener, serve_tls_or_plain
+from minibroker.plugins._listening import Listener
 
 from .codec import MqttDecoder
 from .session import STRATEGIES, MqttSession
@@ -337,20 +337,15 @@ async def start_mqtt_server(
         subscription_strategy=subscription_strategy,
     )
     server.publish_dollar_topics = publish_dollar_topics
-    server._servers += await serve_tls_or_plain(
+    await server._listen(
+        broker,
         lambda: _MqttProtocol(server),
         host,
         port,
         sock,
         ssl,
-        sockets=broker.sockets,
         max_connections=max_connections,
         handshake_timeout=server.connect_timeout,
         log=log,
     )
-    server.tls = ssl is not None
-    sockname = server._servers[0].sockets[0].getsockname()
-    server.host, server.port = sockname[0], sockname[1]
-
-    broker.on_close(server.broker_stopped)
     return server

@@ -32,7 +32,7 @@ from minibroker._defaults import (
 )
 from minibroker.clock import TimerHandle
 from minibroker.errors import MinibrokerError, RemoteProtocolError
-from minibroker.plugins._listening import Listener, serve_tls_or_plain
+from minibroker.plugins._listening import Listener
 
 from .codec import HEARTBEAT, StompDecoder
 from .converter import Authenticator, StompConverter
@@ -410,20 +410,15 @@ async def start_stomp_server(
         max_connections=max_connections,
         max_transformation_entries=max_transformation_entries,
     )
-    server._servers += await serve_tls_or_plain(
+    await server._listen(
+        broker,
         lambda: _StompProtocol(server),
         host,
         port,
         sock,
         ssl,
-        sockets=broker.sockets,
         max_connections=max_connections,
         handshake_timeout=server.connect_timeout,
         log=log,
     )
-    server.tls = ssl is not None
-    sockname = server._servers[0].sockets[0].getsockname()
-    server.host, server.port = sockname[0], sockname[1]
-
-    broker.on_close(server.broker_stopped)
     return server
