@@ -391,29 +391,29 @@ class BrokerProcess:
         """``tcp://HOST:PORT``, for :func:`minibroker.client.connect` and ``minibroker stat --url``."""
         return f"tcp://{self.host}:{self.port}"
 
+    def _url(self, scheme: str, port: int | None) -> str | None:
+        host = f"[{self.host}]" if ":" in self.host else self.host  # an IPv6 literal
+        return None if port is None else f"{scheme}://{host}:{port}"
+
     @property
     def stomp_url(self) -> str | None:
         """``stomp://HOST:PORT``, or None without a STOMP listener."""
-        host = f"[{self.host}]" if ":" in self.host else self.host  # an IPv6 literal
-        return None if self.stomp_port is None else f"stomp://{host}:{self.stomp_port}"
+        return self._url("stomp", self.stomp_port)
 
     @property
     def ssl_url(self) -> str | None:
         """``ssl://HOST:PORT`` (``connect(url, ssl=context)``), or None without a TLS listener."""
-        host = f"[{self.host}]" if ":" in self.host else self.host
-        return None if self.ssl_port is None else f"ssl://{host}:{self.ssl_port}"
+        return self._url("ssl", self.ssl_port)
 
     @property
     def stomp_ssl_url(self) -> str | None:
         """``stomp+ssl://HOST:PORT``, or None without a STOMP TLS listener."""
-        host = f"[{self.host}]" if ":" in self.host else self.host
-        return None if self.stomp_ssl_port is None else f"stomp+ssl://{host}:{self.stomp_ssl_port}"
+        return self._url("stomp+ssl", self.stomp_ssl_port)
 
     @property
     def mqtt_url(self) -> str | None:
         """``mqtt://HOST:PORT``, or None without an MQTT listener."""
-        host = f"[{self.host}]" if ":" in self.host else self.host
-        return None if self.mqtt_port is None else f"mqtt://{host}:{self.mqtt_port}"
+        return self._url("mqtt", self.mqtt_port)
 
     @property
     def host_and_ports(self) -> list[tuple[str, int]]:
