@@ -57,3 +57,21 @@ async def test_wildcard_browsers_stay_refused_and_durable_wildcards_keep_message
         await (await session.create_producer("topic://prices.eu")).send("p1")
         (view,) = broker.durable_subscriptions()
         assert (view.topic, view.pending) == ("prices.>", 1)
+
+
+async def test_a_wildcard_durable_subscriber_s_transacted_acks_count_on_each_message_s_topic() -> None:
+    """ActiveMQ counts a durable subscriber's ack on the message's own topic when the ack arrives, inside a
+    transaction too (DurableTopicSubscription.acknowledge): a subscription to ``prices.>`` counts on ``prices.eu``,
+    once for an ack later rolled back, once more for the ack that commits."""
+    async with Broker(clock=ManualClock(autojump=True)) as broker, await connect(broker, client_id="c") as conn:
+        session = await conn.create_session(AckMode.SESSION_TRANSACTED)
+        sub = await session.create_durable_subscriber("topic://prices.>", "all-prices")
+        await (await (await conn.create_session()).create_producer("topic://prices.eu")).send("1.08")
+        assert (msg := await sub.receive(timeout=5)) is not None and msg.body == "1.08"
+        await session.rollback()
+        stats = broker.topic_statistics("prices.eu")
+        assert stats is not None and stats.dequeued == 1
+        assert (msg := await sub.receive(timeout=5)) is not None and msg.redelivered
+        await session.commit()
+        stats = broker.topic_statistics("prices.eu")
+        assert stats is not None and stats.dequeued == 2

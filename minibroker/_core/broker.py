@@ -613,10 +613,7 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, Scheduling):
         count = 1
         virtual = self.virtual_topics
         if dest.kind is not QUEUE and virtual is not None and virtual.is_virtual(dest.name):
-            names = self._virtual_queues.get(dest.name)
-            if names is None:
-                names = self._virtual_queues[dest.name] = virtual.consumer_queues(dest.name, self.queues)
-            count += len(names)
+            count += len(self._consumer_queue_names(virtual, dest.name))
         return [sequence.take() for _ in range(count)]
 
     def _enqueue(
@@ -673,16 +670,19 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, Scheduling):
                 if q.consumers and q.dispatchable():
                     self._dispatch_queue(q)
 
+    def _consumer_queue_names(self, virtual: VirtualTopics, topic: str) -> list[str]:
+        """The consumer queues of virtual topic ``topic`` that exist now (cached until a queue is made or goes)."""
+        names = self._virtual_queues.get(topic)
+        if names is None:
+            names = self._virtual_queues[topic] = virtual.consumer_queues(topic, self.queues)
+        return names
+
     def _copy_to_consumer_queues(
         self, virtual: VirtualTopics, message: Message, connection_id: int, reserved: list[int] | None = None
     ) -> None:
         """A virtual topic's message, copied to each consumer queue that exists now (virtual.py), before the topic
         gets it (ActiveMQ's VirtualTopicInterceptor)."""
-        topic = message.destination.name
-        names = self._virtual_queues.get(topic)
-        if names is None:
-            names = self._virtual_queues[topic] = virtual.consumer_queues(topic, self.queues)
-        for name in names:
+        for name in self._consumer_queue_names(virtual, message.destination.name):
             self._enqueue(attrs.evolve(message, destination=Destination(QUEUE, name)), connection_id, 0, reserved)
 
     # -- acknowledgements (semantics §2) ----------------------------------------------------------------------------
@@ -871,7 +871,7 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, Scheduling):
             raise error
         self._end(txn)
         for sub, entry in txn.acks:  # counted on their topic when the acks came (_count_durable_transacted_ack)
-            if entry.acked_in_txn == transaction_id and (topic := self._durable_topic(sub)) is not None:
+            if entry.acked_in_txn == transaction_id and (topic := self._durable_ack_topic(sub, entry)) is not None:
                 topic.dequeued -= 1
         touched = txn.commit_acks(self.clock.now(), self.history)
         for message, reserved in zip(txn.sends, txn.reserved, strict=True):

@@ -15,7 +15,7 @@ from .durable import DURABLE_PREFIX, DurableSubscription, DurableView, durable_q
 from .journal import DURABLE_DROPPED, DURABLE_SAVED, DurableDropped, DurableSaved
 from .queue import Queue
 from .state import CoreState
-from .subscription import Subscription
+from .subscription import QueueEntry, Subscription
 from .topic import Topic
 from .virtual import is_wildcard, topic_matches
 
@@ -164,27 +164,29 @@ class DurableConsumers(CoreState):
 
     # -- what a durable subscriber's acks change beyond its queue -----------------------------------------------------
 
-    def _durable_topic(self, sub: Subscription) -> Topic | None:
-        """The topic of a durable subscription's consumer (None for any other subscription)."""
+    def _durable_ack_topic(self, sub: Subscription, entry: QueueEntry) -> Topic | None:
+        """The topic an ack of ``entry`` counts on when ``sub`` is a durable subscription's consumer: the message's
+        own (a durable subscription to a wildcard reads several); None for any other subscription."""
         source = sub.source
         if not isinstance(source, Queue) or not source.destination.name.startswith(DURABLE_PREFIX):
             return None
-        durable = next((d for d in self.durables.values() if d.queue is source), None)
-        return None if durable is None else self.topics.get(durable.topic)
+        return self.topics.get(entry.message.destination.name)
 
     def _count_durable_transacted_ack(self, sub: Subscription, ack: MessageAck) -> None:
         """ActiveMQ counts a durable subscription's ack on its topic when the ack arrives, inside a transaction too,
         and a rollback does not take it back (DurableTopicSubscription.acknowledge; recorded in the mixed corpus).
         The topic counts it now; the commit's own count on the subscription is then taken off the topic's."""
-        topic = self._durable_topic(sub)
-        if topic is None:
+        if not sub.destination.name.startswith(DURABLE_PREFIX):
             return
         if ack.ack_type is AckType.INDIVIDUAL:
             entry = sub.dispatched.get(ack.last_message_id)
             span = [] if entry is None else [entry]
         else:
             span = ack_range(sub, ack)
-        topic.dequeued += sum(1 for entry in span if entry.acked_in_txn is None)
+        for entry in span:
+            topic = self._durable_ack_topic(sub, entry)
+            if entry.acked_in_txn is None and topic is not None:
+                topic.dequeued += 1
 
     def _durable_redelivered(self, sub: Subscription, ack: MessageAck) -> None:
         """A durable subscription forgets the redeliveries it counted for what its client rolled back after a
