@@ -280,23 +280,18 @@ class ScriptRunner:
         e: Event = {
             "event": "received",
             "consumer": label,
-            "body": body_text(msg.body),
+            "body": self.oracle_body(msg),
             "redelivered": msg.redelivered,
             "deliveryCount": msg.delivery_count,
             "redeliveryCounter": msg.redelivery_counter,
             "t_ms": self.t_ms(),
         }
         structure = data_structure(msg)
-        if structure is not None:
-            e["body"] = "ActiveMQMessage"  # what the oracle prints for a message without a body
-        if isinstance(msg.body, Mapping):  # a MapMessage: the oracle prints no body, and the map
-            e["body"] = None
+        if isinstance(msg.body, Mapping):  # a MapMessage: the map beside its (absent) body
             e["map"] = plain(msg.body)
-        elif isinstance(msg.body, tuple):  # a StreamMessage: its class, and the values
-            e["body"] = "ActiveMQStreamMessage"
+        elif isinstance(msg.body, tuple):  # a StreamMessage: the values
             e["stream"] = [classed(v) for v in msg.body]
         elif isinstance(msg.body, ObjectBody):
-            e["body"] = "ActiveMQObjectMessage"
             e["object"] = classed_object(msg.body)
         for name in record or ():
             if name == "propertyTypes":
