@@ -28,7 +28,7 @@ from minibroker.testing import _wait_until
 
 if TYPE_CHECKING:
     from minibroker import Broker
-    from minibroker.client import Connection, Consumer, ReceivedMessage
+    from minibroker.client import Connection, Consumer, ReceivedMessage, Session
 
 __all__ = ["Capture", "Captured", "start_capture"]
 
@@ -84,6 +84,7 @@ class Capture:
     pattern: str
     include_advisories: bool
     _connection: Connection
+    _session: Session
     _consumer: Consumer
     messages: list[Captured] = attrs.field(factory=list)
 
@@ -110,7 +111,7 @@ class Capture:
         every subscriber there is (this capture among them, when its pattern matches)."""
         name = topic_of(topic)
         before = len(self.messages)
-        producer = await (await self._connection.create_session()).create_producer(f"topic://{name}")
+        producer = await self._session.create_producer(f"topic://{name}")
         await producer.send(body, properties=properties or None)
         await producer.close()
         await _wait_until(self.broker, lambda: len(self.messages) > before, 0.0)
@@ -127,6 +128,6 @@ async def start_capture(broker: Broker, pattern: str, *, include_advisories: boo
     connection = await connect(broker)
     session = await connection.create_session()
     consumer = await session.create_consumer(f"topic://{name}")
-    capture = Capture(broker, pattern, include_advisories, connection, consumer)
+    capture = Capture(broker, pattern, include_advisories, connection, session, consumer)
     consumer.set_listener(capture._on_message)
     return capture
