@@ -41,6 +41,7 @@ from ._core.journal import (
     Unscheduled,
 )
 from ._core.replay import random_epoch
+from ._core.topic_log import LOG_PREFIX
 from ._data_dir_lock import DATABASE_NAME, in_use_message, lock_data_dir
 from .errors import IllegalStateError, InvalidConfiguration, MinibrokerError, StoreError
 from .message import Message
@@ -52,7 +53,9 @@ __all__ = ["DATABASE_NAME", "MemoryStore", "MessageStore", "SqliteStore", "Store
 #: the database file inside a data directory. Version 2 keeps each distinct message once (``bodies``, with the
 #: number of queue rows that refer to it): a topic message fed to a thousand durable subscriptions is one body and a
 #: thousand small rows, where version 1 wrote it a thousand times (issue 31). Version 1 files are converted on open.
-_SCHEMA_VERSION = 2
+#: Version 3 keeps, with each durable subscription, its position in its topic's log (a topic message an offline
+#: subscription has not had yet is kept once, as a row of ``topic-log://<topic>``: topic_log.py).
+_SCHEMA_VERSION = 3
 
 
 @attrs.frozen(slots=True)
@@ -225,6 +228,9 @@ class SqliteStore:
         version = db.execute("PRAGMA user_version").fetchone()[0]
         if version == 1:
             self._upgrade_from_1()
+            version = 2
+        if version == 2:
+            self._upgrade_from_2()
             version = _SCHEMA_VERSION
         if version not in (0, _SCHEMA_VERSION):
             raise StoreError(
@@ -241,7 +247,8 @@ class SqliteStore:
             db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
             db.execute(
                 "CREATE TABLE IF NOT EXISTS durables (client_id TEXT NOT NULL, name TEXT NOT NULL, "
-                "topic TEXT NOT NULL, selector TEXT, no_local INTEGER NOT NULL, PRIMARY KEY (client_id, name)) "
+                "topic TEXT NOT NULL, selector TEXT, no_local INTEGER NOT NULL, position INTEGER, "
+                "PRIMARY KEY (client_id, name)) "
                 "WITHOUT ROWID"
             )
             db.execute(f"PRAGMA user_version={_SCHEMA_VERSION}")
@@ -279,6 +286,20 @@ class SqliteStore:
                 "JOIN bodies b ON b.key = minibroker_body_key(m.message)"
             )
             db.execute("DROP TABLE messages_v1")
+            db.execute("PRAGMA user_version=2")
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+
+    def _upgrade_from_2(self) -> None:
+        """Convert a version 2 file to version 3: durable subscriptions get a position (none: all their messages
+        are in their own queues, as version 2 kept them)."""
+        db = self._db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            if db.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'durables'").fetchone():
+                db.execute("ALTER TABLE durables ADD COLUMN position INTEGER")
             db.execute(f"PRAGMA user_version={_SCHEMA_VERSION}")
             db.execute("COMMIT")
         except BaseException:
@@ -305,7 +326,7 @@ class SqliteStore:
                 for queue, count, last in counts:
                     head = self._db.execute(
                         "SELECT queue, seq, counter, body FROM messages WHERE queue = ? ORDER BY seq LIMIT ?",
-                        (queue, page),
+                        (queue, -1 if queue.startswith(LOG_PREFIX) else page),  # a topic's log is loaded whole
                     ).fetchall()
                     rows += head
                     if count > len(head):
@@ -313,7 +334,7 @@ class SqliteStore:
             blobs = self._bodies({row[3] for row in rows})
             jobs = self._db.execute("SELECT job, due, counter, message FROM scheduled ORDER BY job").fetchall()
             durable_rows = self._db.execute(
-                "SELECT client_id, name, topic, selector, no_local FROM durables ORDER BY client_id, name"
+                "SELECT client_id, name, topic, selector, no_local, position FROM durables ORDER BY client_id, name"
             ).fetchall()
         except sqlite3.Error as exc:
             raise StoreError(f"cannot read the message store {self.path}: {exc}", path=str(self.path)) from exc
@@ -325,7 +346,7 @@ class SqliteStore:
             raise StoreError(
                 f"the message store {self.path} holds an unreadable message: {exc}", path=str(self.path)
             ) from exc
-        durables = tuple(DurableSaved(c, n, t, s, bool(nl)) for c, n, t, s, nl in durable_rows)
+        durables = tuple(DurableSaved(c, n, t, s, bool(nl), p) for c, n, t, s, nl, p in durable_rows)
         return StoredState(messages, scheduled, durables, tuple(paged))
 
     def _bodies(self, ids: set[int]) -> dict[int, bytes]:
@@ -384,7 +405,7 @@ class SqliteStore:
                         db.execute("DELETE FROM messages WHERE queue = ?", (segment.queue,))
                         continue
                     if isinstance(segment, DurableSaved):
-                        db.execute("INSERT OR REPLACE INTO durables VALUES (?, ?, ?, ?, ?)", tuple(segment))
+                        db.execute("INSERT OR REPLACE INTO durables VALUES (?, ?, ?, ?, ?, ?)", tuple(segment))
                         continue
                     if isinstance(segment, DurableDropped):
                         db.execute("DELETE FROM durables WHERE client_id = ? AND name = ?", tuple(segment))

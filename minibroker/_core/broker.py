@@ -76,6 +76,7 @@ from .scheduling import Scheduling
 from .subscription import QueueEntry, Subscription, header_lookup
 from .temporary import TemporaryDestinations
 from .topic import Topic
+from .topic_log import LOG_PREFIX
 from .transaction import Transaction
 from .usage import DEFAULT_SYSTEM_MEMORY_LIMIT, MemoryUsage
 from .virtual import DEFAULT_VIRTUAL_TOPICS, VirtualTopics, is_wildcard, topic_matches
@@ -265,6 +266,7 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, Scheduling):
             for durable in self.durables.values():  # and so does a durable subscription to a wildcard
                 if is_wildcard(durable.topic) and topic_matches(durable.topic, name):
                     t.durables.append(durable)
+                    t.fed.append(durable)
             if self.advisory_support:
                 self._advise_destination(dest, added=True)
         return t
@@ -497,6 +499,8 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, Scheduling):
             for durable in self.durables.values():
                 if durable.consumer_id == consumer_id:
                     durable.consumer_id = None
+                    if durable.shares_log:
+                        self._defer(durable)
                     if self.advisory_support:
                         self._advise_consumer(sub, Destination.topic(durable.topic), added=False)
         held = [e for e in sub.dispatched.values() if e.acked_in_txn is None]
@@ -635,9 +639,8 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, Scheduling):
                 # the source. Dropping it keeps every other message's accounting whole.
                 return
             q.add(message, redelivery_counter, reserved.pop(0) if reserved else 0)
-            if message.expiration and self._next_sweep is None:
-                self._next_sweep = self.clock.now() + EXPIRE_PERIOD
-                self.timers_set += 1
+            if message.expiration:
+                self._arm_sweep()
             # most sends to a queue with consumers find every window full: no dispatch then
             if q.consumers and q.dispatchable():
                 self._dispatch_queue(q)
@@ -660,10 +663,16 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, Scheduling):
 
     def _feed_durables(self, topic: Topic, message: Message, connection_id: int, broker_seq: int) -> None:
         """Each durable subscription that wants it gets the message, numbered as the topic numbered it (ActiveMQ's
-        durable subscriptions share the topic's one message)."""
+        durable subscriptions share the topic's one message); those that are away read the topic's log, where it is
+        appended once (topic_log.py)."""
+        log = topic.log
+        if log is not None and log.waiting:
+            self._log_message(log, message, broker_seq)
+        if not topic.fed:
+            return
         publisher = self.connections.get(connection_id)
         client_id = None if publisher is None else publisher.client_id
-        for durable in topic.durables:
+        for durable in topic.fed:
             if durable.wants(message, client_id):
                 q = durable.queue
                 q.add(message, 0, broker_seq)
@@ -831,10 +840,17 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, Scheduling):
             self._next_sweep = due
             self.timers_set += 1
 
+    def _arm_sweep(self) -> None:
+        """A message with an expiration arrived: the expiry sweep runs in EXPIRE_PERIOD unless it is armed already."""
+        if self._next_sweep is None:
+            self._next_sweep = self.clock.now() + EXPIRE_PERIOD
+            self.timers_set += 1
+
     def sweep_expired(self) -> None:
         """Expire every waiting message whose time has come (ActiveMQ's periodic ``expireMessages``)."""
         now = self.clock.now()
         any_expiring = False
+        self._catch_up_expiring(now)
         for q in list(self.queues.values()):
             for entry in list(q.pending()):
                 if entry.message.expiration:
@@ -842,6 +858,7 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, Scheduling):
                         self._expire_entry(q, entry, now, pending=True)
                     else:
                         any_expiring = True
+        any_expiring = any_expiring or any(t.log is not None and t.log.expiring for t in self.topics.values())
         self._next_sweep = now + EXPIRE_PERIOD if any_expiring else None
         self.timers_set += 1
 
@@ -902,6 +919,7 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, Scheduling):
         time ran out is expired on the way (counted, dead-lettered) and an expired one in flight is skipped; a queue
         with ``prioritized_messages`` is browsed highest priority first, FIFO within a priority. With a
         ``selector`` only matching messages are shown, and ``limit`` counts those (as recorded on ActiveMQ)."""
+        self.catch_up_queue(name)  # a durable subscription away: its messages from its topic's log first
         q = self.queues.get(name)
         if q is None:
             return []
@@ -935,6 +953,7 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, Scheduling):
 
     def purge(self, name: str) -> int:
         """Remove every message of a queue, in flight ones included; nothing is dead-lettered."""
+        self.catch_up_queue(name)  # a durable subscription away: its messages from its topic's log first
         q = self.queues.get(name)
         if q is None:
             return 0
@@ -948,6 +967,7 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, Scheduling):
         """Remove the waiting messages of a queue that ``selector`` matches (ActiveMQ's ``removeMatchingMessages``;
         ``JMSMessageID = 'ID:x'`` removes one message, its ``removeMessage``): they leave as if acked, counted
         dequeued, nothing dead-lettered. Messages in flight stay with their consumers (their ack settles them)."""
+        self.catch_up_queue(name)  # a durable subscription away: its messages from its topic's log first
         q = self.queues.get(name)
         if q is None:
             return 0
@@ -1012,21 +1032,29 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, Scheduling):
         sequence number and redelivery counter, so dispatch order is the original order. Scheduled jobs are re-armed
         under their job ids at their due time (already due ones fire at the next tick).
         """
+        durables = list(durables)
         for saved in durables:  # not journaled again: the store has them
             self._new_durable(saved.client_id, saved.name, saved.topic, saved.selector, saved.no_local, False)
         for record in messages:
+            if record.queue.startswith(LOG_PREFIX):
+                self._restore_logged(record)
+                if record.message.expiration:
+                    self._arm_sweep()
+                continue
             q = self.queues.get(record.queue) if record.queue.startswith(DURABLE_PREFIX) else self.queue(record.queue)
             if q is None:  # the messages of a durable subscription that is gone
                 continue
             q.restore(record.message, record.seq, record.redelivery_counter)
-            if record.message.expiration and self._next_sweep is None:
-                self._next_sweep = self.clock.now() + EXPIRE_PERIOD
-                self.timers_set += 1
+            if record.message.expiration:
+                self._arm_sweep()
+        self._restore_positions(durables)
         for job in scheduled:
             self._scheduled_seq = max(self._scheduled_seq, job.job)
             heapq.heappush(self._scheduled, (job.due, job.job, job.message, job.redelivery_counter))
             self.timers_set += 1
         for name, left, after, last in paged:  # big queues: the rest of their messages is paged in later
+            if name.startswith(LOG_PREFIX):  # a store loads a topic's log whole
+                continue
             q = self.queues.get(name) if name.startswith(DURABLE_PREFIX) else self.queue(name)
             if q is None or self.journal is None:
                 continue
@@ -1041,9 +1069,8 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, Scheduling):
             return
         for record in messages:
             q.restore(record.message, record.seq, record.redelivery_counter)
-            if record.message.expiration and self._next_sweep is None:
-                self._next_sweep = self.clock.now() + EXPIRE_PERIOD
-                self.timers_set += 1
+            if record.message.expiration:
+                self._arm_sweep()
         q.on_disk = max(0, q.on_disk - len(messages)) if messages else 0  # nothing read: nothing more there
         if messages:
             q.disk_after = messages[-1].seq

@@ -19,6 +19,7 @@ import attrs
 
 from ..message import Destination, DestinationKind, Message
 from .queue import Queue
+from .virtual import is_wildcard
 
 __all__ = ["DURABLE_PREFIX", "DurableSubscription", "DurableView", "durable_queue_name"]
 
@@ -45,6 +46,15 @@ class DurableSubscription:
     selector: object = None
     #: the active subscriber's consumer id (None: offline)
     consumer_id: int | None = None
+    #: offline and reading its topic's log from this log sequence number on, instead of being fed copies
+    #: (topic_log.py); None: fed (online, or it cannot share the log)
+    behind: int | None = None
+
+    @property
+    def shares_log(self) -> bool:
+        """Whether it may read its topic's log while away: it wants every message of one topic (a selector or
+        ``noLocal`` is decided at publish time, a wildcard reads several topics: those are fed copies)."""
+        return self.selector is None and not self.no_local and not is_wildcard(self.topic)
 
     @property
     def destination(self) -> Destination:
@@ -60,12 +70,18 @@ class DurableSubscription:
 
         return bool(self.selector.matches(header_lookup(message, 0)))  # type: ignore[attr-defined]
 
-    def view(self) -> DurableView:
+    def view(self, logged: int = 0) -> DurableView:
         # pending: not dispatched yet; what sits in an active subscriber's prefetch is not pending (ActiveMQ's
-        # durable subscription view; recorded: 0 while all three are prefetched, 3 once the subscriber is gone)
+        # durable subscription view; recorded: 0 while all three are prefetched, 3 once the subscriber is gone);
+        # ``logged``: what its topic's log holds for it (topic_log.py)
         q = self.queue
         return DurableView(
-            self.client_id, self.name, self.topic, self.selector_text, self.consumer_id is not None, q.size - q.inflight
+            self.client_id,
+            self.name,
+            self.topic,
+            self.selector_text,
+            self.consumer_id is not None,
+            q.size - q.inflight + logged,
         )
 
 

@@ -3,20 +3,34 @@ subscription itself, and its queue, are in durable.py)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import attrs
 
 from ..errors import DurableSubscriptionError, InvalidDestination
-from ..message import Destination, DestinationKind
+from ..message import Destination, DestinationKind, Message
 from ..refusals import check_durable_destination
 from .acks import ack_range
 from .commands import AckType, ConsumerInfo, MessageAck
 from .connection import ConnectionState
 from .durable import DURABLE_PREFIX, DurableSubscription, DurableView, durable_queue_name
-from .journal import DURABLE_DROPPED, DURABLE_SAVED, DurableDropped, DurableSaved
+from .journal import (
+    CAUGHT_UP,
+    DEFERRED,
+    DURABLE_DROPPED,
+    DURABLE_SAVED,
+    LOGGED,
+    TRIMMED,
+    DurableDropped,
+    DurableSaved,
+    Removed,
+    Stored,
+)
 from .queue import Queue
 from .state import CoreState
 from .subscription import QueueEntry, Subscription
 from .topic import Topic
+from .topic_log import LOG_PREFIX, TopicLog
 from .virtual import is_wildcard, topic_matches
 
 __all__ = ["DurableConsumers"]
@@ -52,6 +66,8 @@ class DurableConsumers(CoreState):
             durable = None
         if durable is None:
             durable = self._new_durable(client_id, name, topic.name, info.selector or None, info.no_local)
+        elif durable.behind is not None:
+            self._catch_up(durable)
         retained = self.topics[topic.name].retained if info.retroactive and topic.name in self.topics else None
         if retained is not None and retained.message_id not in durable.queue.held_ids:
             durable.queue.add(retained)  # a retroactive durable subscriber gets the retained message on activation
@@ -95,8 +111,11 @@ class DurableConsumers(CoreState):
             for t in self.topics.values():
                 if topic_matches(topic, t.destination.name):
                     t.durables.append(durable)
+                    t.fed.append(durable)
         else:
-            self.topic(topic).durables.append(durable)
+            t = self.topic(topic)
+            t.durables.append(durable)
+            t.fed.append(durable)
         if self.journal is not None and journaled:
             self.journal.append(DurableSaved(client_id, name, topic, selector_text, no_local))
             self.journal.undo.append((DURABLE_SAVED, self, durable, None))
@@ -119,6 +138,11 @@ class DurableConsumers(CoreState):
         for topic in self.topics.values() if is_wildcard(durable.topic) else [self.topics.get(durable.topic)]:
             if topic is not None and durable in topic.durables:
                 topic.durables.remove(durable)
+                if durable in topic.fed:
+                    topic.fed.remove(durable)
+                log = topic.log
+                if log is not None and log.waiting.pop(durable, None) is not None:
+                    self._trim_log(log)  # ``durable.behind`` stays: a drop taken back reads the log again
 
     def _unmake_durable(self, durable: DurableSubscription) -> None:
         """Take back a durable subscription the store never saw made (undo.py): it, and its subscriber, go."""
@@ -143,8 +167,158 @@ class DurableConsumers(CoreState):
             for t in self.topics.values():
                 if topic_matches(durable.topic, t.destination.name) and durable not in t.durables:
                     t.durables.append(durable)
+                    t.fed.append(durable)
         else:
-            self.topic(durable.topic).durables.append(durable)
+            t = self.topic(durable.topic)
+            t.durables.append(durable)
+            if durable.behind is None:
+                t.fed.append(durable)
+            else:
+                assert t.log is not None
+                t.log.wait(durable, durable.behind)
+
+    # -- the topic's log, read by the subscriptions that are away (topic_log.py) --------------------------------------
+
+    def _defer(self, durable: DurableSubscription, position: int | None = None, journaled: bool = True) -> None:
+        """``durable`` lost its subscriber: while away it reads its topic's log from now on (or from ``position``,
+        a restart's), instead of being fed a copy of each message."""
+        topic = self.topic(durable.topic)
+        log = topic.log
+        if log is None:
+            log = topic.log = TopicLog(durable.topic)
+        durable.behind = log.next_seq if position is None else position
+        log.next_seq = max(log.next_seq, durable.behind)
+        log.wait(durable, durable.behind)
+        if durable in topic.fed:
+            topic.fed.remove(durable)
+        journal = self.journal
+        if journal is not None and journaled:
+            journal.append(self._saved(durable))
+            journal.undo.append((DEFERRED, self, durable, None))
+
+    def _catch_up(self, durable: DurableSubscription) -> None:
+        """Copy what the log holds for ``durable`` into its queue, numbered as the topic numbered it, and feed it
+        again from now on (its subscriber is back, or its messages are read)."""
+        topic = self.topics[durable.topic]
+        log = topic.log
+        assert log is not None and durable.behind is not None
+        position = durable.behind
+        del log.waiting[durable]
+        durable.behind = None
+        q = durable.queue
+        for entry in log.since(position):
+            q.add(entry.message, 0, entry.broker_seq)
+            if entry.message.expiration:
+                self._arm_sweep()
+        topic.fed = [d for d in topic.durables if d.behind is None]
+        journal = self.journal
+        if journal is not None:
+            journal.append(self._saved(durable))
+            journal.undo.append((CAUGHT_UP, self, durable, position))
+        self._trim_log(log)
+
+    def _undefer(self, durable: DurableSubscription) -> None:
+        """Take back :meth:`_defer` the store never saw: it is fed copies again (as the disk says)."""
+        topic = self.topics.get(durable.topic)
+        if topic is None or topic.log is None:
+            return
+        topic.log.waiting.pop(durable, None)
+        durable.behind = None
+        topic.fed = [d for d in topic.durables if d.behind is None]
+
+    def _uncatch_up(self, durable: DurableSubscription, position: int) -> int | None:
+        """Take back :meth:`_catch_up` the store never saw (its copies leave its queue by their own records): it
+        reads the log from ``position`` again, and a subscriber that came back with it goes, as a subscription
+        made in a failed call does (``_unmake_durable``); what that subscriber held waits again. The consumer id of that
+        subscriber (its dispatches are not sent), if there was one."""
+        sub = None if durable.consumer_id is None else self.subscriptions.pop(durable.consumer_id, None)
+        if sub is not None:
+            sub.closed = True
+            self.connections[sub.connection_id].consumers.discard(sub.consumer_id)
+            durable.queue.remove_consumer(sub)
+            for entry in reversed(list(sub.dispatched.values())):
+                entry.holder = None
+                durable.queue.redelivery.appendleft(entry)
+            sub.dispatched.clear()
+        durable.consumer_id = None
+        topic = self.topics[durable.topic]
+        assert topic.log is not None
+        durable.behind = position
+        topic.log.wait(durable, position)
+        topic.fed = [d for d in topic.durables if d.behind is None]
+        return None if sub is None else sub.consumer_id
+
+    def catch_up_queue(self, name: str) -> bool:
+        """Before a read of durable subscription queue ``name``: give it what the log holds for it; whether it had
+        to (the call then journaled what it copied)."""
+        if not name.startswith(DURABLE_PREFIX):
+            return False
+        for durable in self.durables.values():
+            if durable.behind is not None and durable.queue.destination.name == name:
+                self._catch_up(durable)
+                return True
+        return False
+
+    def _catch_up_expiring(self, now: float) -> None:
+        """An expiry sweep: the subscriptions reading a log that holds an expired message get their copies, which
+        expire as their queue's do (ActiveMQ expires an offline durable subscription's messages too)."""
+        for topic in list(self.topics.values()):
+            log = topic.log
+            if log is None or not log.expiring or not log.waiting:
+                continue
+            live = log.entries[log.head :]
+            if any(e.message.expiration and now >= e.message.expiration for e in live):
+                for durable in list(log.waiting):
+                    self._catch_up(durable)
+
+    def _log_message(self, log: TopicLog, message: Message, broker_seq: int) -> None:
+        entry = log.append(message, broker_seq)
+        usage = self.usage
+        usage.used += entry.size
+        if usage.used >= usage.limit and not usage.full:
+            usage.fill()
+        journal = self.journal
+        if journal is not None and message.persistent:
+            journal.append(Stored(log.name, entry.seq, message, 0))
+            journal.undo.append((LOGGED, log, entry, self.usage))
+        if message.expiration:
+            self._arm_sweep()
+
+    def _trim_log(self, log: TopicLog) -> None:
+        """Let go of the log's entries no subscription reads any more."""
+        gone = log.below_floor()
+        if not gone:
+            return
+        self.usage.used -= sum(e.size for e in gone)
+        journal = self.journal
+        if journal is not None:
+            journal.extend(Removed(log.name, e.seq) for e in gone if e.message.persistent)
+            journal.undo.append((TRIMMED, log, gone, self.usage))
+
+    def _saved(self, durable: DurableSubscription) -> DurableSaved:
+        return DurableSaved(
+            durable.client_id, durable.name, durable.topic, durable.selector_text, durable.no_local, durable.behind
+        )
+
+    def _restore_logged(self, record: Stored) -> None:
+        """A log row from the store: back into its topic's log."""
+        topic = self.topic(record.queue[len(LOG_PREFIX) :])
+        log = topic.log
+        if log is None:
+            log = topic.log = TopicLog(topic.destination.name)
+        entry = log.restore(record.seq, self.numbering.broker_sequence.take(), record.message)
+        self.usage.used += entry.size
+
+    def _restore_positions(self, saved: Iterable[DurableSaved]) -> None:
+        """After a restart every durable subscription is away: those that may read their topic's log do, from the
+        position the store kept (or, for one that had a subscriber, from what is new)."""
+        positions = {(s.client_id, s.name): s.position for s in saved}
+        for key, durable in self.durables.items():
+            if durable.shares_log:
+                self._defer(durable, positions.get(key), journaled=False)
+        for topic in self.topics.values():
+            if topic.log is not None:
+                self._trim_log(topic.log)
 
     def unsubscribe(self, connection_id: int, name: str) -> None:
         """Remove the connection's client id's durable subscription ``name`` and what it kept (JMS ``unsubscribe``)."""
@@ -160,7 +334,14 @@ class DurableConsumers(CoreState):
         self._drop_durable(durable)
 
     def durable_subscriptions(self, topic: str | None = None) -> list[DurableView]:
-        return [d.view() for d in self.durables.values() if topic is None or d.topic == topic]
+        return [d.view(self._logged(d)) for d in self.durables.values() if topic is None or d.topic == topic]
+
+    def _logged(self, durable: DurableSubscription) -> int:
+        """How many messages its topic's log holds for ``durable`` (0 unless it reads the log)."""
+        if durable.behind is None:
+            return 0
+        log = self.topics[durable.topic].log
+        return 0 if log is None else log.count_since(durable.behind)
 
     # -- what a durable subscriber's acks change beyond its queue -----------------------------------------------------
 

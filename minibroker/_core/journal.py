@@ -16,8 +16,9 @@ stored, as in ActiveMQ):
 * :class:`Purged`: every message of a queue went;
 * :class:`Scheduled` / :class:`Unscheduled`: a persistent message waits in the scheduler (delayed delivery, the
   broker redelivery plugin) under a job id, then comes due;
-* :class:`DurableSaved` / :class:`DurableDropped`: a durable topic subscription was made or removed (its messages
-  are journaled as those of its internal queue, ``durable://<client id>/<name>``).
+* :class:`DurableSaved` / :class:`DurableDropped`: a durable topic subscription was made or removed, or went away or
+  came back (its position in its topic's log, topic_log.py); its messages are journaled as those of its internal
+  queue, ``durable://<client id>/<name>``, or, while it reads the log, as the log's (``topic-log://<topic>``).
 
 The operations of one batch are in the order they happened; a store may cancel a ``Stored`` against a later
 ``Removed`` of the same ``(queue, seq)`` (a message sent and consumed between two flushes), since sequence numbers
@@ -85,6 +86,9 @@ class DurableSaved(NamedTuple):
     topic: str
     selector: str | None
     no_local: bool
+    #: the log sequence number from which its topic's log holds its messages (topic_log.py; saved again each time
+    #: it goes away or comes back); None: its messages are all in its own queue
+    position: int | None = None
 
 
 class DurableDropped(NamedTuple):
@@ -110,6 +114,13 @@ UNSCHEDULED = 6
 #: a durable subscription made or dropped (the record's queue slot holds the core, its entry the subscription)
 DURABLE_SAVED = 7
 DURABLE_DROPPED = 8
+#: a message appended to a topic's log, entries let go of below its floor (the record's queue slot holds the log),
+#: a durable subscription that began reading the log or stopped (the queue slot holds the core; the holder slot the
+#: position it had)
+LOGGED = 9
+TRIMMED = 10
+DEFERRED = 11
+CAUGHT_UP = 12
 
 
 class Journal(list[JournalOp]):

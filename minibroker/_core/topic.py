@@ -13,6 +13,7 @@ from .subscription import QueueEntry, Subscription
 
 if TYPE_CHECKING:
     from .durable import DurableSubscription
+    from .topic_log import TopicLog
 
 __all__ = ["Topic", "count_acked"]
 
@@ -29,8 +30,12 @@ class Topic:
         #: (subscription, entry) discarded by the limit since the broker last looked (it dead-letters them)
         self.discarded: list[tuple[Subscription, QueueEntry]] = []
         self.subscriptions: list[Subscription] = []
-        #: durable subscriptions of this topic, active or not (durable.py): each publish feeds their queues
+        #: durable subscriptions of this topic, active or not (durable.py)
         self.durables: list[DurableSubscription] = []
+        #: those a publish feeds a copy, in the order of ``durables``: the others read ``log``
+        self.fed: list[DurableSubscription] = []
+        #: the one copy of what its offline durable subscriptions have not had yet (topic_log.py), once one went away
+        self.log: TopicLog | None = None
         self.pending: dict[int, deque[QueueEntry]] = {}
         self.next_seq = 0
         #: the retained message (retained.py), what a retroactive subscriber gets first

@@ -8,7 +8,9 @@ journaled change is logged with what takes it back (``Journal.undo``), and :func
 backwards: a stored message leaves its queue (and the dispatch of it not yet routed), a removed one returns to the
 consumer that held it (or to the head of its queue), a raised redelivery counter is lowered again, a purged queue
 gets its messages back, a scheduled job leaves the scheduler and a job taken from it returns, a durable
-subscription made goes (with its subscriber) and one dropped comes back.
+subscription made goes (with its subscriber) and one dropped comes back; a message appended to a topic's log leaves
+it and entries let go of come back, and a durable subscription that began or stopped reading the log stops or
+begins again (its copies, journaled as stored, leave its queue by their own records).
 """
 
 from __future__ import annotations
@@ -16,7 +18,20 @@ from __future__ import annotations
 import heapq
 from typing import TYPE_CHECKING, Any
 
-from .journal import COUNTER, DURABLE_DROPPED, DURABLE_SAVED, ON_DISK, PURGED, SCHEDULED, STORED, UNSCHEDULED
+from .journal import (
+    CAUGHT_UP,
+    COUNTER,
+    DEFERRED,
+    DURABLE_DROPPED,
+    DURABLE_SAVED,
+    LOGGED,
+    ON_DISK,
+    PURGED,
+    SCHEDULED,
+    STORED,
+    TRIMMED,
+    UNSCHEDULED,
+)
 
 if TYPE_CHECKING:
     from .dead_letter import DeadLetters
@@ -34,6 +49,7 @@ def roll_back(
     was taken back from ``output``; a dead-letter copy taken back may be made again (``dead_letters`` forgets it).
     The number of operations taken back."""
     unsent: set[tuple[int, int]] = set()  # (consumer id, id of the message) of dispatches to drop
+    unsent_to: set[int] = set()  # consumers whose every dispatch is dropped (they were taken back)
     for kind, queue, entry, holder in reversed(records):
         if kind == ON_DISK:
             queue.on_disk -= 1
@@ -53,14 +69,28 @@ def roll_back(
             queue._unmake_durable(entry)
         elif kind == DURABLE_DROPPED:
             queue._remake_durable(entry)
+        elif kind == LOGGED:
+            queue.take_back(entry)  # the queue slot holds the topic's log, the holder slot the memory usage
+            holder.used -= entry.size
+        elif kind == TRIMMED:
+            queue.put_back(entry)
+            holder.used += sum(e.size for e in entry)
+        elif kind == DEFERRED:
+            queue._undefer(entry)
+        elif kind == CAUGHT_UP:
+            gone = queue._uncatch_up(entry, holder)
+            if gone is not None:
+                unsent_to.add(gone)
         elif kind == STORED:
             _unstore(queue, entry, unsent)
             if dead_letters is not None and entry.message.original_destination is not None:
                 dead_letters.forget(queue.destination, entry.message.message_id)
         else:
             _unremove(queue, entry, holder)
-    if unsent:
-        output[:] = [d for d in output if (d.consumer_id, id(d.message)) not in unsent]
+    if unsent or unsent_to:
+        output[:] = [
+            d for d in output if (d.consumer_id, id(d.message)) not in unsent and d.consumer_id not in unsent_to
+        ]
     return len(records)
 
 

@@ -41,6 +41,7 @@ class _ReplayableReads:
     def _ranges_of(self, queue: str) -> CursorBook:
         """The cursor book, with every message of ``queue`` in memory (a range spans what paging left on disk)."""
         book = self.core.replay.cursors(self.epoch_source)
+        self.core.catch_up_queue(queue)  # a durable subscription away: its messages from its topic's log first
         if self._journal is not None and queue in self._journal.paged:
             self._load_whole(queue)
         return book
@@ -58,6 +59,8 @@ class _ReplayableReads:
     def broker_info(self, queues: Iterable[str] | None = None, cursor: str | None = None) -> BrokerInfo:
         """The epoch, the name, and the positions of ``queues`` (None: every queue), with ``cursor``'s floors."""
         self.core.replay.cursors(self.epoch_source)
+        for name in self.core.queues if queues is None else queues:
+            self.core.catch_up_queue(name)  # a durable subscription away: its messages from its topic's log first
         return BrokerInfo(self.epoch, self.name, self.core.replay.queue_positions(queues, cursor))
 
     def read_range(

@@ -78,6 +78,7 @@ class _BrokerViews:
 
     def queue_statistics(self, name: str) -> QueueStatistics | None:
         """The counters of queue ``name``; None when it does not exist (and asking does not create it)."""
+        self.core.catch_up_queue(name)  # a durable subscription away: its messages from its topic's log first
         q = self.core.queues.get(name)
         return None if q is None else q.statistics()
 
@@ -109,6 +110,7 @@ class _BrokerViews:
 
     def queue_memory(self, queue: str) -> int:
         """Bytes held by the queue's unacked messages, as its memory limit counts them (0: no such queue)."""
+        self.core.catch_up_queue(queue)
         q = self.core.queues.get(queue)
         return 0 if q is None else q.memory
 

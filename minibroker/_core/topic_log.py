@@ -1,0 +1,133 @@
+"""A topic's one copy of what its offline durable subscriptions have not had yet (issue 31: stored once).
+
+ActiveMQ's KahaDB keeps a topic message once and, per durable subscription, how far it has read. So does this: while
+a durable subscription reads all of a topic (no selector, no ``noLocal``, no wildcard) and has no subscriber, its
+topic does not copy each message into the subscription's queue. It appends the message once to its log, and the
+subscription keeps only its position there (``DurableSubscription.behind``: the log sequence number from which the
+messages are its). When something needs the subscription's messages (a subscriber comes back, a browse, a purge, a
+range read, an expiry sweep), they are copied into its queue at once, numbered as the topic numbered them, and from
+then on it is fed as before. A publish to a topic with a thousand offline subscriptions is one append, one stored
+row, whatever their number.
+
+The log keeps an entry while some subscription's position is at or before it: the subscriptions wait in the order
+they went away (their positions only grow that way), so the first one's position is the floor, and what lies below it
+is let go of (:meth:`TopicLog.below_floor`). The store keeps the log as the rows of an internal queue
+(:func:`log_name`), and each subscription's position beside it (``DurableSaved.position``).
+"""
+
+from __future__ import annotations
+
+import bisect
+from typing import TYPE_CHECKING
+
+import attrs
+
+from ..message import Message
+
+if TYPE_CHECKING:
+    from .durable import DurableSubscription
+
+__all__ = ["LOG_PREFIX", "LogEntry", "TopicLog", "log_name"]
+
+#: the prefix of the store's name for a topic's log (no client can spell it: ``Destination.parse`` refuses ``://``)
+LOG_PREFIX = "topic-log://"
+
+
+def log_name(topic: str) -> str:
+    """The name the store keeps topic ``topic``'s log under."""
+    return f"{LOG_PREFIX}{topic}"
+
+
+@attrs.define(slots=True, eq=False)
+class LogEntry:
+    """A message in the log: its log sequence number, the broker sequence id the topic gave it, the bytes it holds."""
+
+    seq: int
+    broker_seq: int
+    message: Message
+    size: int
+
+
+class TopicLog:
+    """The messages published to one topic while some of its durable subscriptions are away, in publish order."""
+
+    __slots__ = ("entries", "expiring", "head", "name", "next_seq", "waiting")
+
+    def __init__(self, topic: str) -> None:
+        self.name = log_name(topic)
+        #: ``entries[head:]`` are the live ones, seq ascending (the head advances as the floor rises; compacted)
+        self.entries: list[LogEntry] = []
+        self.head = 0
+        self.next_seq = 0
+        #: the subscriptions reading the log, each with its position, in the order their positions grow
+        self.waiting: dict[DurableSubscription, int] = {}
+        #: live entries with an expiration (an expiry sweep then looks at the log)
+        self.expiring = 0
+
+    def __len__(self) -> int:
+        return len(self.entries) - self.head
+
+    def append(self, message: Message, broker_seq: int) -> LogEntry:
+        entry = LogEntry(self.next_seq, broker_seq, message, message.size_estimate())
+        self.next_seq += 1
+        self.entries.append(entry)
+        if message.expiration:
+            self.expiring += 1
+        return entry
+
+    def restore(self, seq: int, broker_seq: int, message: Message) -> LogEntry:
+        """Put back an entry loaded from the store (in seq order)."""
+        entry = LogEntry(seq, broker_seq, message, message.size_estimate())
+        self.entries.append(entry)
+        self.next_seq = max(self.next_seq, seq + 1)
+        if message.expiration:
+            self.expiring += 1
+        return entry
+
+    def _index(self, position: int) -> int:
+        return bisect.bisect_left(self.entries, position, lo=self.head, key=lambda e: e.seq)
+
+    def since(self, position: int) -> list[LogEntry]:
+        """The live entries from log sequence number ``position`` on."""
+        return self.entries[self._index(position) :]
+
+    def count_since(self, position: int) -> int:
+        return len(self.entries) - self._index(position)
+
+    def wait(self, durable: DurableSubscription, position: int) -> None:
+        """``durable`` reads the log from ``position`` on (its place among the waiting ones kept in position order)."""
+        waiting = self.waiting
+        if waiting and position < next(reversed(waiting.values())):
+            ordered = sorted([*waiting.items(), (durable, position)], key=lambda item: item[1])
+            waiting.clear()
+            waiting.update(ordered)
+        else:
+            waiting[durable] = position
+
+    def below_floor(self) -> list[LogEntry]:
+        """Take out the entries no waiting subscription needs any more (all of them when none waits), oldest first."""
+        floor = next(iter(self.waiting.values())) if self.waiting else self.next_seq
+        cut = self._index(floor)
+        gone = self.entries[self.head : cut]
+        if gone:
+            self.head = cut
+            self.expiring -= sum(1 for e in gone if e.message.expiration)
+            if self.head > 64 and self.head * 2 > len(self.entries):
+                del self.entries[: self.head]
+                self.head = 0
+        return gone
+
+    def put_back(self, gone: list[LogEntry]) -> None:
+        """Take back :meth:`below_floor` (undo.py): those entries are live again, at the head."""
+        if not gone:
+            return
+        self.entries = [*gone, *self.entries[self.head :]]
+        self.head = 0
+        self.expiring += sum(1 for e in gone if e.message.expiration)
+
+    def take_back(self, entry: LogEntry) -> None:
+        """Take back :meth:`append` (undo.py): the entry was never published."""
+        if self.entries and self.entries[-1] is entry:
+            self.entries.pop()
+            if entry.message.expiration:
+                self.expiring -= 1
