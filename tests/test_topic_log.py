@@ -129,24 +129,26 @@ class FullDisk(SqliteStore):
 
 async def test_a_publish_and_a_return_the_disk_refused_are_taken_back(tmp_path: Path) -> None:
     store = FullDisk(tmp_path)
-    async with Broker(clock=ManualClock(autojump=True), store=store) as broker:
-        async with await connect(broker, client_id="c") as conn:
-            await subscribe_and_leave(conn, ["s"])
-            producer = await (await conn.create_session()).create_producer("topic://audit")
-            await producer.send("kept", persistent=True)
-            store.full = True
-            with pytest.raises(StoreError):
-                await producer.send("refused", persistent=True)
-            (view,) = broker.durable_subscriptions()
-            assert view.pending == 1
-            session = await conn.create_session()
-            with pytest.raises(StoreError):
-                await session.create_durable_subscriber("topic://audit", "s")
-            (view,) = broker.durable_subscriptions()
-            assert (view.active, view.pending) == (False, 1)  # still away, still reading the log
-            assert broker.core.durables[("c", "s")].behind is not None
-            store.full = False
-            consumer = await session.create_durable_subscriber("topic://audit", "s")
-            received = await consumer.receive(timeout=1)
-            assert received is not None and received.body == "kept"
-            assert await consumer.receive(timeout=0.1) is None
+    async with (
+        Broker(clock=ManualClock(autojump=True), store=store) as broker,
+        await connect(broker, client_id="c") as conn,
+    ):
+        await subscribe_and_leave(conn, ["s"])
+        producer = await (await conn.create_session()).create_producer("topic://audit")
+        await producer.send("kept", persistent=True)
+        store.full = True
+        with pytest.raises(StoreError):
+            await producer.send("refused", persistent=True)
+        (view,) = broker.durable_subscriptions()
+        assert view.pending == 1
+        session = await conn.create_session()
+        with pytest.raises(StoreError):
+            await session.create_durable_subscriber("topic://audit", "s")
+        (view,) = broker.durable_subscriptions()
+        assert (view.active, view.pending) == (False, 1)  # still away, still reading the log
+        assert broker.core.durables[("c", "s")].behind is not None
+        store.full = False
+        consumer = await session.create_durable_subscriber("topic://audit", "s")
+        received = await consumer.receive(timeout=1)
+        assert received is not None and received.body == "kept"
+        assert await consumer.receive(timeout=0.1) is None
