@@ -19,6 +19,8 @@ offending key as a dotted path (``destinations."orders.>".memory_limit``). Every
     stomp_ssl_port = 61612             # absent: no stomp+ssl:// listener (needs [tls])
     mqtt_port = 1883                   # absent: no MQTT listener
     mqtt_ssl_port = 8883               # absent: no mqtt+ssl:// listener (needs [tls])
+    http_port = 8161                   # absent: no web console, Jolokia or REST API
+    https_port = 8162                  # absent: no https:// listener (needs [tls])
     mqtt_subscription_strategy = "default"   # or "virtual-topic" (ActiveMQ's subscriptionStrategy)
 
     [tls]                              # PEM files, relative to this file
@@ -118,6 +120,9 @@ class ServerConfig:
     stomp_ssl_port: int | None = None
     mqtt_port: int | None = None
     mqtt_ssl_port: int | None = None
+    #: the web console, Jolokia and the REST message API (plugins/http), plain and over TLS
+    http_port: int | None = None
+    https_port: int | None = None
     #: ActiveMQ's MQTT ``subscriptionStrategy``: "default" or "virtual-topic"
     mqtt_subscription_strategy: str = "default"
     tls: TlsSettings | None = None
@@ -378,6 +383,8 @@ def parse_config(doc: Mapping[str, Any], *, path: str | os.PathLike[str] | None 
             "mqtt_port",
             "mqtt_ssl_port",
             "mqtt_subscription_strategy",
+            "http_port",
+            "https_port",
         },
         "server",
     )
@@ -419,6 +426,8 @@ def parse_config(doc: Mapping[str, Any], *, path: str | os.PathLike[str] | None 
         stomp_ssl_port=reader.value(server, "stomp_ssl_port", "int", None, "server"),
         mqtt_port=reader.value(server, "mqtt_port", "int", None, "server"),
         mqtt_ssl_port=reader.value(server, "mqtt_ssl_port", "int", None, "server"),
+        http_port=reader.value(server, "http_port", "int", None, "server"),
+        https_port=reader.value(server, "https_port", "int", None, "server"),
         mqtt_subscription_strategy=reader.value(server, "mqtt_subscription_strategy", "str", "default", "server"),
         tls=_tls(reader, doc, base),
         max_connections=reader.value(limits, "max_connections", "int", DEFAULT_MAX_CONNECTIONS, "limits"),
@@ -440,6 +449,8 @@ def parse_config(doc: Mapping[str, Any], *, path: str | os.PathLike[str] | None 
         ("server.stomp_ssl_port", server_config.stomp_ssl_port, 0),
         ("server.mqtt_port", server_config.mqtt_port, 0),
         ("server.mqtt_ssl_port", server_config.mqtt_ssl_port, 0),
+        ("server.http_port", server_config.http_port, 0),
+        ("server.https_port", server_config.https_port, 0),
         ("limits.max_connections", server_config.max_connections, 1),
         ("limits.max_frame_size", server_config.max_frame_size, MIN_FRAME_SIZE),
         ("limits.max_transformation_entries", server_config.max_transformation_entries, 1),
@@ -452,7 +463,7 @@ def parse_config(doc: Mapping[str, Any], *, path: str | os.PathLike[str] | None 
             "server.mqtt_subscription_strategy",
             f"expected default or virtual-topic, not {server_config.mqtt_subscription_strategy!r}",
         )
-    for key in ("ssl_port", "stomp_ssl_port", "mqtt_ssl_port"):
+    for key in ("ssl_port", "stomp_ssl_port", "mqtt_ssl_port", "https_port"):
         if getattr(server_config, key) is not None and server_config.tls is None:
             raise reader.fail(f"server.{key}", "a TLS listener needs a [tls] table with cert and key")
 

@@ -21,6 +21,7 @@ import attrs
 from .._core.commands import ConsumerInfo, MessageAck
 from .._core.durable import DurableView
 from .._core.effects import Dispatch
+from .._core.history import HistoryRecord
 from .._core.queue import QueueStatistics
 from .._core.replay import BrokerInfo, CursorAck, PublishResult, RangeRead
 from .._core.subscription import QueueEntry
@@ -404,6 +405,110 @@ class BrokerConnection:
                 self.authorize(ADMIN, broker.readable_as(name))
         return broker.purge(queue, selector)
 
+    # -- an operator's requests on single messages (ActiveMQ's QueueViewMBean, for the web console and Jolokia) ----
+
+    def remove_message(self, queue: str, message_id: str) -> bool:
+        """ActiveMQ's ``QueueView.removeMessage(id)``: the waiting message ``message_id`` of ``queue`` goes, as if
+        acked (counted dequeued, nothing dead-lettered); False when no waiting message has that id. Needs the
+        right to administer ``queue``."""
+        self.authorize(ADMIN, Destination.queue(queue))
+        return self.broker.purge(queue, _id_selector(message_id)) > 0
+
+    def copy_message(self, queue: str, message_id: str, destination: Destination) -> bool:
+        """ActiveMQ's ``copyMessageTo(id, dest)``: a copy of the waiting message ``message_id`` of ``queue`` is sent
+        to ``destination`` (same id and content; its ``original_destination`` is ``queue``, as ActiveMQ's
+        ``BrokerSupport.resend`` sets it); False when no waiting message has that id. Needs the right to
+        administer both."""
+        self.authorize(ADMIN, Destination.queue(queue))
+        self.authorize(ADMIN, destination)
+        message = self._waiting(queue, message_id)
+        if message is None:
+            return False
+        self._resend(message, destination)
+        return True
+
+    def move_message(self, queue: str, message_id: str, destination: Destination) -> bool:
+        """ActiveMQ's ``moveMessageTo(id, dest)``: :meth:`copy_message`, then the original goes (a move to the
+        queue itself does nothing, as ActiveMQ's). Needs the right to administer both."""
+        self.authorize(ADMIN, Destination.queue(queue))
+        self.authorize(ADMIN, destination)
+        if destination == Destination.queue(queue):
+            return False
+        message = self._waiting(queue, message_id)
+        if message is None:
+            return False
+        self._move(queue, message, destination)
+        return True
+
+    def retry_messages(self, queue: str, message_id: str | None = None) -> int:
+        """ActiveMQ's ``retryMessages()`` on a dead-letter queue (``retryMessage(id)`` with ``message_id``): each
+        waiting message that knows its original destination is moved back there, and the dead-letter strategy
+        forgets it (so it can be dead-lettered again). Returns how many moved. Needs the right to administer
+        ``queue``."""
+        self.authorize(ADMIN, Destination.queue(queue))
+        broker = self.broker
+        moved = 0
+        for message in broker.browse_all(queue):
+            if message_id is not None and message.message_id != message_id:
+                continue
+            original = message.original_destination
+            if original is None or not self._is_waiting(queue, message.message_id):
+                continue
+            self._move(queue, message, original)
+            broker.core.dead_letter_router.forget(Destination.queue(queue), message.message_id)
+            moved += 1
+        return moved
+
+    @property
+    def history_kept(self) -> bool:
+        """Whether the broker keeps messages' histories (``history_limit`` above 0), what :meth:`message_history`
+        reads."""
+        return self.broker.core.history.enabled
+
+    def message_history(self, queue: str, message_id: str) -> tuple[HistoryRecord, ...]:
+        """What the broker did with ``message_id`` (its history, when the broker keeps one), for a connection that
+        may read ``queue``, where the message is or was."""
+        self._authorize_read(queue)
+        return self.broker.history(message_id)
+
+    def producer_count(self, destination: Destination) -> int:
+        """The producers sending to ``destination`` now (ActiveMQ's destination ``ProducerCount``), for a connection
+        that may read it."""
+        self.authorize(READ, destination)
+        return self.broker.core.producer_count(destination)
+
+    def _waiting(self, queue: str, message_id: str) -> Message | None:
+        """The message ``message_id`` of ``queue`` when it waits (not in flight), else None."""
+        if not self._is_waiting(queue, message_id):
+            return None
+        for message in self.broker.browse_all(queue):
+            if message.message_id == message_id:
+                return message
+        return None
+
+    def _is_waiting(self, queue: str, message_id: str) -> bool:
+        """Whether ``message_id`` waits in ``queue``: what a selector purge removes (not in flight, not acked in a
+        transaction)."""
+        broker = self.broker
+        if not broker.has_queue(queue):
+            return False
+        broker._load_whole(queue)
+        entries = broker.core.queues[queue].entries.values()
+        return any(e.message.message_id == message_id and e.holder is None and e.acked_in_txn is None for e in entries)
+
+    def _resend(self, message: Message, destination: Destination) -> None:
+        broker = self.broker
+        copy = attrs.evolve(message, destination=destination, original_destination=message.destination)
+        if broker._hook_send:
+            broker._chain.on_send(self.context, copy, None)
+        else:
+            broker.core.send(self.connection_id, copy, None)
+        broker._flush()
+
+    def _move(self, queue: str, message: Message, destination: Destination) -> None:
+        self._resend(message, destination)
+        self.broker.purge(queue, _id_selector(message.message_id))
+
     def read_range(
         self,
         queue: str,
@@ -449,6 +554,12 @@ class BrokerConnection:
         broker = self.broker
         if broker._hook_authorize:
             self.authorize(READ, broker.readable_as(queue))
+
+
+def _id_selector(message_id: str) -> str:
+    """The selector matching one message id (quotes doubled, as in SQL)."""
+    quoted = message_id.replace("'", "''")
+    return f"JMSMessageID = '{quoted}'"
 
 
 #: a request's type -> how the connection carries it out (one row per command; the methods above authorize)

@@ -46,6 +46,9 @@ __all__ = ["build_parser", "main"]
 #: where a served broker differs from ``Broker()`` (``BrokerConfig()`` says the same): no delivery history, which
 #: ``minibroker.testing`` reads from an in-process broker and nothing outside the process can read
 SERVED_HISTORY_LIMIT = 0
+#: with the web console on (--http-port), the messages whose histories are kept for its timelines (the config's
+#: ``[broker] history_limit`` when it gives one)
+CONSOLE_HISTORY_LIMIT = 10_000
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -196,6 +199,23 @@ def _serve_options(parser: argparse.ArgumentParser) -> None:
         help="also serve MQTT over TLS (mqtt+ssl://) on this port (needs --tls-cert)",
     )
     parser.add_argument(
+        "--http-port",
+        type=int,
+        default=None,
+        metavar="PORT",
+        help="also serve the web console (/), Jolokia (/api/jolokia) and the REST message API (/api/message) on "
+        "this port, as ActiveMQ's web module does on 8161 (0 picks a free one); off unless given. Requests log in "
+        "with HTTP basic authentication as the broker's users; the broker then keeps the last "
+        f"{CONSOLE_HISTORY_LIMIT:,} messages' histories for the console's timelines",
+    )
+    parser.add_argument(
+        "--https-port",
+        type=int,
+        default=None,
+        metavar="PORT",
+        help="the same over TLS (https://); needs --tls-cert",
+    )
+    parser.add_argument(
         "--max-connections",
         type=int,
         default=None,
@@ -272,6 +292,8 @@ class ServeSettings:
         "config",
         "data_dir",
         "host",
+        "http_port",
+        "https_port",
         "max_connections",
         "max_frame_size",
         "mqtt_port",
@@ -325,11 +347,15 @@ class ServeSettings:
         self.mqtt_ssl_port: int | None = _given(
             args.mqtt_ssl_port, server.mqtt_ssl_port if server is not None else None
         )
+        self.http_port: int | None = _given(args.http_port, server.http_port if server is not None else None)
+        self.https_port: int | None = _given(args.https_port, server.https_port if server is not None else None)
         self.tls: TlsSettings | None = _tls_settings(args, server.tls if server is not None else None)
         if self.tls is None and any(p is not None for p in (self.ssl_port, self.stomp_ssl_port, self.mqtt_ssl_port)):
             raise _UsageProblem(
                 "--ssl-port, --stomp-ssl-port and --mqtt-ssl-port need --tls-cert (or a [tls] table in the config)"
             )
+        if self.tls is None and self.https_port is not None:
+            raise _UsageProblem("--https-port needs --tls-cert (or a [tls] table in the config)")
 
 
 class _UsageProblem(ValueError):
@@ -377,6 +403,8 @@ def _serve_main(args: argparse.Namespace) -> int:
         ("stomp+ssl", settings.stomp_ssl_port),
         ("mqtt", settings.mqtt_port),
         ("mqtt+ssl", settings.mqtt_ssl_port),
+        ("http", settings.http_port),
+        ("https", settings.https_port),
     ):
         if port is None:
             continue
@@ -389,7 +417,7 @@ def _serve_main(args: argparse.Namespace) -> int:
     # TLS files that cannot be used and a data directory the store could not open fail here, before a URL is
     # printed (after binding: a port in use leaves no directory behind)
     tls_context = None
-    if settings.tls is not None and ("ssl" in extra or "stomp+ssl" in extra or "mqtt+ssl" in extra):
+    if settings.tls is not None and any(s in extra for s in ("ssl", "stomp+ssl", "mqtt+ssl", "https")):
         from minibroker.errors import InvalidConfiguration
         from minibroker.tls import server_context
 
@@ -442,9 +470,11 @@ async def _serve(
 
     from .tcp import start_server
 
+    console = "http" in listeners.extra or "https" in listeners.extra
     try:
         if config is None:  # BrokerConfig()'s settings: no need to import minibroker.config
-            broker = Broker(clock=RealClock(), data_dir=args.data_dir, history_limit=SERVED_HISTORY_LIMIT)
+            history = CONSOLE_HISTORY_LIMIT if console else SERVED_HISTORY_LIMIT
+            broker = Broker(clock=RealClock(), data_dir=args.data_dir, history_limit=history)
         else:
             from pathlib import Path
 
@@ -452,7 +482,10 @@ async def _serve(
 
             if args.data_dir is not None:
                 config = attrs.evolve(config, data_dir=Path(args.data_dir))
-            broker = Broker(clock=RealClock(), **config.broker_kwargs())
+            kwargs = config.broker_kwargs()
+            if console and not kwargs.get("history_limit"):
+                kwargs["history_limit"] = CONSOLE_HISTORY_LIMIT
+            broker = Broker(clock=RealClock(), **kwargs)
     except MinibrokerError as exc:
         close_all(listeners.all())
         return _error(args, f"minibroker serve: {exc}", exc)
@@ -510,6 +543,22 @@ async def _serve(
                         subscription_strategy=(
                             config.server.mqtt_subscription_strategy if config is not None else "default"
                         ),
+                    )
+                )
+        for scheme in ("http", "https"):
+            if scheme in listeners.extra:
+                from minibroker.plugins.http import start_http_server
+
+                servers.append(
+                    await start_http_server(
+                        broker,
+                        sock=listeners.extra[scheme],
+                        max_connections=listeners.max_connections,
+                        handshake_timeout=handshake_timeout,
+                        idle_timeout=idle_timeout,
+                        # --max-frame-size bounds a request's body as every protocol's frames
+                        max_body_size=listeners.max_frame_size,
+                        ssl=listeners.tls_context if scheme == "https" else None,
                     )
                 )
         signals = (signal.SIGTERM, signal.SIGINT)

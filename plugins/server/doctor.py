@@ -77,6 +77,8 @@ def _check_serve_settings(report: _Report, args: argparse.Namespace) -> None:
         ("stomp+ssl", settings.stomp_ssl_port),
         ("mqtt", settings.mqtt_port),
         ("mqtt+ssl", settings.mqtt_ssl_port),
+        ("http", settings.http_port),
+        ("https", settings.https_port),
     ):
         if port is not None:
             _check_port(report, scheme, settings.host, port)
