@@ -21,7 +21,7 @@ import heapq
 from collections import OrderedDict, deque
 from collections.abc import Callable, Iterable, Sequence
 from datetime import tzinfo
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 
@@ -57,6 +57,7 @@ from .advisory import (
     connection_info,
     remove_info,
 )
+from .binding import TopicBinding
 from .commands import AckType, ConsumerInfo, MessageAck
 from .connection import ConnectionState
 from .dead_letter import DeadLetters, expiry_cause
@@ -105,7 +106,7 @@ PolicyLookup = Callable[[Destination], DestinationPolicy]
 EXPIRE_PERIOD = 30.0
 
 
-class BrokerCore(Advising, DurableConsumers, MemoryLimits, Scheduling):
+class BrokerCore(Advising, DurableConsumers, MemoryLimits, Scheduling, TopicBinding):
     """All destinations, subscriptions and transactions of one broker."""
 
     # Rarely set attributes live here as class defaults, not in __init__: CPython (3.11+) keeps an instance's
@@ -163,6 +164,8 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, Scheduling):
         self.queues: dict[str, Queue] = {}
         #: durable topic subscriptions by (client id, name) (durable.py); their queues are in ``queues`` too
         self.durables: dict[tuple[str, str], DurableSubscription] = {}
+        #: wildcard topic subscriptions still joining the topics they read, by consumer id (binding.py)
+        self.binding: dict[int, Any] = {}
         #: consumers on wildcards (``A.*``, ``A.>``) and composites (``QA,QB``): each is in every destination it
         #: reads, present and future (multi.py)
         self.subs_on_many: list[Subscription] = []
@@ -222,17 +225,6 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, Scheduling):
             if self.advisory_support:
                 self._advise_destination(dest, added=True)
         return q
-
-    def _recover_retained(self, sub: Subscription) -> None:
-        """A retroactive subscriber gets the retained message of each topic it reads (retained.py)."""
-        if isinstance(sub, SubscriptionOnMany):
-            for t in self.topics.values():
-                if reads(sub.destination, t.destination.name) and self._may_read(sub, t.destination):
-                    t.recover(sub)
-        else:
-            topic = self.topics.get(sub.destination.name)
-            if topic is not None:
-                topic.recover(sub)
 
     def _may_read(self, sub: Subscription, destination: Destination) -> bool:
         """Whether a wildcard or composite subscription may read ``destination`` (see :attr:`read_check`)."""
@@ -471,14 +463,12 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, Scheduling):
                     ):
                         source.queues.append(q)
                         q.add_consumer(sub)
-            else:
-                for topic in self.topics.values():
-                    if reads(info.destination, topic.destination.name) and self._may_read(sub, topic.destination):
-                        topic.add_subscription(sub)
+            else:  # a step at a time when there are many topics (binding.py), retained messages on the way
+                self._bind_topics(sub, info.retroactive)
         elif isinstance(source, Topic):
             source.add_subscription(sub)
-        if info.retroactive and info.destination.is_topic:
-            self._recover_retained(sub)
+            if info.retroactive:
+                source.recover(sub)  # its retained message first
         self._dispatch_destination(info.destination)
         if self.advisory_support and not info.destination.name.startswith(DURABLE_PREFIX):
             if info.destination.name.startswith(ADVISORY_PREFIX):
@@ -515,6 +505,7 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, Scheduling):
         if sub.destination.is_topic:
             if isinstance(sub, SubscriptionOnMany):
                 self.subs_on_many.remove(sub)
+                self.binding.pop(sub.consumer_id, None)
                 for topic in self.topics.values():
                     topic.remove_subscription(sub)
                 return
@@ -654,6 +645,8 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, Scheduling):
             t = self.topics.get(dest.name)
             if t is None:  # a topic exists once something was published to it (ActiveMQ; recorded)
                 t = self.topic(dest.name)  # with the wildcard subscribers that read it
+            elif self.binding:
+                self._bind_before_publish(t)
             broker_seq = t.publish(message, connection_id, reserved.pop(0) if reserved else 0)
             if t.discarded:
                 self._discarded(t)
@@ -1091,6 +1084,10 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, Scheduling):
             if q.consumers and q.dispatchable():
                 pending.append(f"broker: queue {name} has {q.pending_count} message(s) ready to dispatch")
         pending.extend(f"broker: queue {name} throttled" for name in sorted(self._throttle_due))
+        pending.extend(
+            f"broker: consumer {consumer_id} still joining {len(work.topics) - work.next} topic(s)"
+            for consumer_id, work in self.binding.items()
+        )
         return pending
 
     def next_deadline(self) -> float | None:

@@ -12,7 +12,7 @@ core and call back into it, the same coupling behind one more attribute hop on t
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -62,6 +62,7 @@ class CoreState:
         memory_limited: int
         usage: MemoryUsage
         numbering: Numbering
+        binding: dict[int, Any]
         _virtual_queues: dict[str, list[str]]
         _policy_for: Callable[[Destination], DestinationPolicy]
 
@@ -74,6 +75,10 @@ class CoreState:
         def topic(self, name: str) -> Topic: ...
 
         def _arm_sweep(self) -> None: ...
+
+        def _may_read(self, sub: Subscription, destination: Destination) -> bool: ...
+
+        def _dispatch_waiting(self, sub: Subscription) -> None: ...
 
         def queue(self, name: str) -> Queue: ...
 

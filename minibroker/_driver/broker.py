@@ -170,6 +170,8 @@ class Broker(_BrokerViews, _ReplayableReads, _FaultInjection):
         self._routes: dict[int, DispatchRoute] = {}
         self._timer: TimerHandle | None = None
         self._timer_at: float | None = None
+        #: a step of the core's topic binding is scheduled on the loop (binding.py)
+        self._binding_soon = False
         #: the core's timers_set when the driver last asked for its deadline
         self._timers_seen = -1
         self._started = False
@@ -427,6 +429,8 @@ class Broker(_BrokerViews, _ReplayableReads, _FaultInjection):
         if self._space_waiters.waiting:
             self._space_waiters.wake(self.core.has_space)
         core = self.core
+        if core.binding and not self._binding_soon:
+            self._bind_later()
         out = core.output
         if out:
             core.output = []
@@ -465,6 +469,25 @@ class Broker(_BrokerViews, _ReplayableReads, _FaultInjection):
                 log.error("%s: cannot page messages in: %s", self.name, exc)
                 failure = failure or exc
         return failure
+
+    def _bind_later(self) -> None:
+        """A wildcard subscription still joins its topics (binding.py): its next step runs after what else the loop
+        has ready, so other clients are served between steps; without a running loop, every step now."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            while self.core.bind_more():
+                pass
+            return
+        self._binding_soon = True
+        loop.call_soon(self._bind_step)
+
+    def _bind_step(self) -> None:
+        self._binding_soon = False
+        if self._closed:
+            return
+        self.core.bind_more()
+        self._flush()
 
     def _arm(self, deadline: float | None) -> None:
         if self._timer is not None:

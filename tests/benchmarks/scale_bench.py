@@ -6,13 +6,15 @@ small case measured in the same run (CPU seconds of this process, best of ``--ru
 
 Rows: a ``data.>`` subscriber's 2,000 messages while 0 / 8,000 other topics have subscribers (target: <= 1.5x);
 a consumer on a composite of 2,000 existing queues (target: <= 100 ms); a retroactive ``r.>`` subscriber (an MQTT
-``#``) replaying N retained topics, the broker's part of the MQTT scenario (target: <= 2 s for 50,000).
+``#``) replaying N retained topics, the broker's part of the MQTT scenario (target: <= 2 s for 50,000), and the
+longest stretch it holds the event loop meanwhile, what another client's round trip waits (target: <= 100 ms).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import sys
 import time
 from collections.abc import Callable, Coroutine
@@ -52,20 +54,45 @@ async def composite(queues: int) -> float:
         return time.process_time() - start_cpu
 
 
-async def retained(topics: int) -> float:
+async def retained(topics: int, stalls: list[float] | None = None) -> float:
+    """CPU seconds for a retroactive ``r.>`` subscriber to get and ack ``topics`` retained messages; ``stalls``
+    gets the longest stretch the event loop was held meanwhile (what another client's round trip waits at most)."""
     async with Broker(clock=ManualClock(), history_limit=0) as broker:
         conn = broker.connect()
         for i in range(topics):
             conn.send(Message(f"ID:{i}", Destination.topic(f"r.{i}"), b"v", {"ActiveMQ.Retain": True}))
         got: list[Any] = []
+        done = False
+        longest = 0.0
+
+        async def ticker() -> None:
+            nonlocal longest
+            while not done:
+                before = time.perf_counter()
+                await asyncio.sleep(0)
+                longest = max(longest, time.perf_counter() - before)
+
+        watch = asyncio.create_task(ticker())
+        await asyncio.sleep(0)
         start_cpu = time.process_time()
         sub = conn.add_consumer(ConsumerInfo(Destination.topic("r.>"), prefetch=100, retroactive=True), got.append)
         acked = 0
-        while acked < len(got):
-            conn.ack_one(sub, got[acked].message.message_id)
-            acked += 1
-        assert acked == topics
-        return time.process_time() - start_cpu
+        while acked < topics:
+            if acked < len(got) and acked % 100:
+                conn.ack_one(sub, got[acked].message.message_id)
+                acked += 1
+            elif acked < len(got):  # a prefetch window's worth acked: the client lets the loop run, as over a socket
+                conn.ack_one(sub, got[acked].message.message_id)
+                acked += 1
+                await asyncio.sleep(0)
+            else:
+                await asyncio.sleep(0)  # the rest of the topics join between other clients' work (binding.py)
+        spent = time.process_time() - start_cpu
+        done = True
+        await watch
+        if stalls is not None:
+            stalls.append(longest)
+        return spent
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -92,12 +119,24 @@ def main(argv: list[str] | None = None) -> int:
         f"{many * 1000:.0f} ms (1 queue: {one * 1000:.1f} ms)",
         many <= 0.1,
     )
-    base, replay = best(1, lambda: retained(100)), best(1, lambda: retained(args.retained))
+    stalls: list[float] = []
+    base, replay = best(1, lambda: retained(100)), best(1, lambda: retained(args.retained, stalls))
     row(
         f"retroactive r.> over {args.retained:,} retained topics (100: baseline)",
         f"{replay:.2f} s ({base * 1000:.0f} ms)",
         replay <= 2.0,
     )
+    row(
+        "  the longest the event loop was held meanwhile (another client waits)",
+        f"{stalls[0] * 1000:.0f} ms",
+        stalls[0] <= 0.1,
+    )
+    gc.disable()  # the same, without CPython's full collections of a heap that holds 50,000 topics
+    try:
+        asyncio.run(retained(args.retained, stalls))
+    finally:
+        gc.enable()
+    print(f"{'  ... of which the broker, its collector off':<62} {stalls[1] * 1000:>31.0f} ms")
     return 1 if failed else 0
 
 
