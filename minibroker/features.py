@@ -43,6 +43,7 @@ class Kind(enum.Enum):
     BROKER_CONFIG = "Broker configuration"
     CLIENT_API = "Consumers, sessions and connections"
     MQTT = "MQTT"
+    HTTP = "HTTP: the web console, Jolokia and the REST API"
 
 
 @attrs.frozen(slots=True)
@@ -67,6 +68,7 @@ _THIS = "tests/test_features.py"
 #: the feature recordings of issue 17 (tests/differential/record_features.py)
 _FEATURES = "tests/differential/features/"
 _MQTT = "tests/plugins/mqtt/"
+_HTTP = "tests/plugins/http/"
 
 # Destination options ActiveMQ reads from ``queue://name?consumer.x=y`` (ActiveMQMessageConsumer sets them on its
 # ConsumerInfo); minibroker.destination_options reads them for the client's consumers and STOMP SUBSCRIBE.
@@ -1126,6 +1128,117 @@ FEATURES: tuple[Feature, ...] = (
         Status.VERIFIED,
         "a stopped connection holds prefetched messages back from receive()",
         recordings=(f"{_FEATURES}connect_start_false.json",),
+    ),
+    # -- HTTP (plugins/http): ActiveMQ's web module has no Debian package to record, so these rows follow its
+    # sources (activemq-web MessageServlet, BrokerMBeanSupport, the Jolokia 1.7.1 agent it ships) and are tested
+    Feature(
+        "http-listener",
+        Kind.HTTP,
+        "the web module's HTTP connector (port 8161)",
+        Status.IMPLEMENTED,
+        "`serve --http-port` / `[server] http_port` (off unless given; `--https-port` over TLS); bounded requests, "
+        "head and idle deadlines, a 4xx for bad input, the other listeners' connection slots",
+        tests=(f"{_HTTP}test_listener.py", f"{_HTTP}test_serve_http.py", f"{_HTTP}test_fuzz.py"),
+    ),
+    Feature(
+        "http-users",
+        Kind.HTTP,
+        "the web console's users (`jetty-realm.properties`, `admin`/`admin`)",
+        Status.IMPLEMENTED,
+        "HTTP basic authentication against the broker's own users and authorization entries instead: reads need "
+        "`read`, purge/delete/move/retry `admin`, sends `write`; a wrong login is 401 (realm `ActiveMQRealm`)",
+        tests=(f"{_HTTP}test_listener.py", f"{_HTTP}test_jolokia.py::test_mutations_need_admin_rights"),
+    ),
+    Feature(
+        "jolokia-read",
+        Kind.HTTP,
+        "Jolokia `read` (GET path or POST, one attribute, several, all, a pattern, an inner path)",
+        Status.IMPLEMENTED,
+        "ActiveMQ's object names and attribute names; answers in Jolokia 1.x's shape, names canonical; HTTP 200 "
+        "with `status` in the body",
+        tests=(f"{_HTTP}test_jolokia.py",),
+    ),
+    Feature(
+        "jolokia-exec",
+        Kind.HTTP,
+        "Jolokia `exec` of a queue's `purge()`, `removeMessage`, `moveMessageTo`, `copyMessageTo`, "
+        "`retryMessages()`, `retryMessage`, `browse()`",
+        Status.IMPLEMENTED,
+        "as ActiveMQ's Queue: only waiting messages are removed or moved (the id is kept, originalDestination set); "
+        "retry only on a dead-letter queue; `browse()` rows carry the fields harnesses read (JMSMessageID, Text, "
+        "StringProperties, ...), not every CompositeData field",
+        tests=(f"{_HTTP}test_jolokia.py",),
+    ),
+    Feature(
+        "jolokia-search-list-version",
+        Kind.HTTP,
+        "Jolokia `search`, `list`, `version`",
+        Status.IMPLEMENTED,
+        "the `org.apache.activemq` broker, queue and topic MBeans only (no `java.lang` or `JMImplementation`); "
+        "`version` says agent 1.7.1, protocol 7.2",
+        tests=(f"{_HTTP}test_jolokia.py",),
+    ),
+    Feature(
+        "jolokia-errors",
+        Kind.HTTP,
+        "Jolokia errors: unknown MBean, unknown attribute, malformed request, refused",
+        Status.IMPLEMENTED,
+        "404 `javax.management.InstanceNotFoundException`, 404 `javax.management.AttributeNotFoundException`, 400 "
+        "`java.lang.IllegalArgumentException`, 403; no stack trace (ActiveMQ's `allowErrorDetails=false`)",
+        tests=(f"{_HTTP}test_jolokia.py",),
+    ),
+    Feature(
+        "jolokia-other-mbeans",
+        Kind.HTTP,
+        "other MBeans (connections, subscriptions, connectors, JobScheduler, Health, persistence) and `write`",
+        Status.NOT_APPLICABLE,
+        "not served: an unknown MBean's 404; `write` is a 500 `UnsupportedOperationException`. Usage percentages "
+        "read 0, `TotalConnectionsCount` counts the open connections",
+    ),
+    Feature(
+        "jolokia-cross-site",
+        Kind.HTTP,
+        "Jolokia's CORS `strict-checking` (`jolokia-access.xml`)",
+        Status.IMPLEMENTED,
+        "a POST or a GET `exec` a browser marks cross-site (`Origin` of another host, `Sec-Fetch-Site`) is refused "
+        "with 403; curl and harnesses send neither",
+        tests=(f"{_HTTP}test_jolokia.py::test_cross_site_mutations_are_refused",),
+    ),
+    Feature(
+        "rest-send",
+        Kind.HTTP,
+        "`POST /api/message/DEST?type=queue|topic` (MessageServlet)",
+        Status.IMPLEMENTED,
+        "a topic unless `type=queue`; `body` or the raw body line by line (a form post's body is parameters); "
+        "JMSType, JMSCorrelationID, JMSReplyTo, JMSPriority (5), JMSTimeToLive, JMSDeliveryMode; other parameters "
+        "are string properties; `Message sent` and a `messageID` header",
+        tests=(f"{_HTTP}test_rest.py",),
+    ),
+    Feature(
+        "rest-consume",
+        Kind.HTTP,
+        "`GET /api/message/DEST` with `clientId`, `readTimeout`, `oneShot`, a `selector` header",
+        Status.IMPLEMENTED,
+        "waits up to readTimeout ms (at most and by default 20,000), 204 when none came; the text with its "
+        "properties as headers; a clientId keeps its prefetch-1 consumer until oneShot or action=unsubscribe",
+        tests=(f"{_HTTP}test_rest.py",),
+    ),
+    Feature(
+        "rest-http-session",
+        Kind.HTTP,
+        "a GET without `clientId` (ActiveMQ: a consumer per HTTP session cookie)",
+        Status.NOT_APPLICABLE,
+        "no session cookies: each such GET is a one-shot consumer. The AJAX servlet (`/api/amq`) is not served",
+    ),
+    Feature(
+        "web-console",
+        Kind.HTTP,
+        "the web console (`/admin`)",
+        Status.IMPLEMENTED,
+        "minibroker's own page at `/`, not ActiveMQ's JSPs: destinations with live counts, a queue's messages, a "
+        "message with its delivery history as a timeline, purge/delete/move/copy/retry behind a confirmation, "
+        "send; CSRF token and same-origin checks. No connections, network or scheduled-jobs pages",
+        tests=(f"{_HTTP}test_browser.py", f"{_HTTP}test_console_api.py"),
     ),
 )
 

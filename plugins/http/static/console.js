@@ -268,7 +268,9 @@ function timeline(history, kept) {
       if (h.delay !== null) parts.push(`redelivery delay ${h.delay} s`);
       if (h.destination) parts.push(`to ${h.destination}`);
       if (h.detail) parts.push(h.detail);
-      const kind = GOOD.has(h.event) ? "good" : BAD.has(h.event) ? "bad" : "";
+      const poison = h.ackType === "POISON";
+      const settled = h.event === "committed" || (h.event === "ack" && ["STANDARD", "INDIVIDUAL"].includes(h.ackType));
+      const kind = poison || BAD.has(h.event) ? "bad" : settled && GOOD.has(h.event) ? "good" : "";
       return el(
         "li",
         { class: kind, "data-event": h.event },

@@ -1,0 +1,212 @@
+"""The web console in a real browser (Debian's chromium and chromium-driver, driven by selenium): a queue fills
+live, a dead-lettered message's timeline and its retry, purge, send, and hostile names and bodies shown as text.
+
+The broker and its HTTP listener run on an event loop in a thread of their own, so the browser's blocking calls
+never stop them. Waits are selenium's (a condition polled until it holds, with a timeout), never fixed sleeps."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import threading
+from collections.abc import Coroutine, Iterator
+from concurrent.futures import Future
+from typing import Any, TypeVar
+
+import pytest
+from selenium import webdriver
+from selenium.common.exceptions import NoAlertPresentException
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import WebDriverWait
+
+from minibroker import Broker
+from minibroker.client import AckMode, RedeliveryPolicy, connect
+from minibroker.plugins.http import HttpServer, start_http_server
+
+T = TypeVar("T")
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
+HOSTILE = "<img src=x onerror=alert(1)>"
+
+
+class Served:
+    """A broker and its HTTP listener on an event loop in a background thread."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self.thread.start()
+        self.broker: Broker = self.run(self._start_broker())
+        self.server: HttpServer = self.run(start_http_server(self.broker))
+
+    async def _start_broker(self) -> Broker:
+        broker = Broker()
+        await broker.__aenter__()
+        return broker
+
+    def run(self, coro: Coroutine[Any, Any, T]) -> T:
+        future: Future[T] = asyncio.run_coroutine_threadsafe(coro, self.loop)
+        return future.result(timeout=30)
+
+    def send(self, queue: str, *bodies: str, properties: dict[str, Any] | None = None) -> None:
+        async def go() -> None:
+            async with await connect(self.broker) as conn:
+                producer = await (await conn.create_session()).create_producer(queue)
+                for body in bodies:
+                    await producer.send(body, properties=properties or {})
+
+        self.run(go())
+
+    def close(self) -> None:
+        async def stop() -> None:
+            await self.server.close()
+            await self.broker.__aexit__(None, None, None)
+
+        self.run(stop())
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(10)
+        self.loop.close()
+
+
+@pytest.fixture
+def served() -> Iterator[Served]:
+    running = Served()
+    try:
+        yield running
+    finally:
+        running.close()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1280,800"):
+        options.add_argument(argument)
+    driver = webdriver.Chrome(options=options, service=webdriver.ChromeService(executable_path=CHROMEDRIVER))
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+def wait(driver: Any, condition: Any, timeout: float = 10.0) -> Any:
+    return WebDriverWait(driver, timeout).until(condition)
+
+
+def text_of(driver: Any, css: str) -> str:
+    found = driver.find_elements(By.CSS_SELECTOR, css)
+    return str(found[0].text) if found else ""
+
+
+def confirm(driver: Any) -> None:
+    wait(driver, lambda d: d.find_element(By.ID, "confirm").get_attribute("open") is not None)
+    driver.find_element(By.ID, "confirm-ok").click()
+
+
+def no_alert(driver: Any) -> bool:
+    try:
+        driver.switch_to.alert  # noqa: B018
+    except NoAlertPresentException:
+        return True
+    return False
+
+
+def test_a_queue_fills_live_and_is_purged(served: Served, browser: Any) -> None:
+    browser.get(served.server.url)
+    wait(browser, lambda d: d.find_elements(By.ID, "no-queues") or d.find_elements(By.ID, "queues"))
+    served.send("orders", "a", "b", "c")
+    # the page polls: the row appears and counts three without a reload
+    wait(browser, lambda d: text_of(d, 'tr[data-queue="orders"] td.size') == "3")
+    browser.find_element(By.LINK_TEXT, "orders").click()
+    wait(browser, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#messages tbody tr")) == 3)
+    browser.find_element(By.ID, "purge").click()
+    confirm(browser)
+    wait(browser, lambda d: not d.find_elements(By.CSS_SELECTOR, "#messages tbody tr"))
+    assert served.broker.queue("orders").size == 0
+
+
+def test_cancel_leaves_the_queue_alone(served: Served, browser: Any) -> None:
+    served.send("keep", "x")
+    browser.get(f"{served.server.url}#/queue/keep")
+    wait(browser, lambda d: d.find_elements(By.ID, "purge"))
+    browser.find_element(By.ID, "purge").click()
+    wait(browser, lambda d: d.find_element(By.ID, "confirm").get_attribute("open") is not None)
+    browser.find_element(By.ID, "confirm-cancel").click()
+    wait(browser, lambda d: d.find_element(By.ID, "confirm").get_attribute("open") is None)
+    assert served.broker.queue("keep").size == 1
+
+
+def test_send_from_the_form(served: Served, browser: Any) -> None:
+    browser.get(f"{served.server.url}#/send")
+    wait(browser, lambda d: d.find_elements(By.ID, "send-form"))
+    browser.find_element(By.ID, "send-destination").send_keys("from-form")
+    browser.find_element(By.ID, "send-body").send_keys("typed in a browser")
+    browser.find_element(By.ID, "send-properties").send_keys("colour=green")
+    browser.find_element(By.ID, "send-submit").click()
+    wait(browser, lambda d: "sent" in text_of(d, "#status"))
+    [message] = served.broker.queue("from-form").browse()
+    assert message.body == "typed in a browser" and message.properties == {"colour": "green"}
+
+
+def test_hostile_names_and_bodies_are_text(served: Served, browser: Any) -> None:
+    served.send(HOSTILE, HOSTILE, properties={"p": HOSTILE})
+    browser.get(served.server.url)
+    wait(browser, lambda d: HOSTILE in text_of(d, "#queues"))
+    assert not browser.find_elements(By.CSS_SELECTOR, "main img") and no_alert(browser)
+    browser.find_element(By.LINK_TEXT, HOSTILE).click()
+    wait(browser, lambda d: text_of(d, "#queue-name") == HOSTILE)
+    assert HOSTILE in text_of(browser, "#messages")
+    browser.find_element(By.CSS_SELECTOR, "#messages tbody td.mono a").click()
+    wait(browser, lambda d: text_of(d, "#body") == HOSTILE)
+    assert HOSTILE in text_of(browser, "#properties")
+    assert not browser.find_elements(By.CSS_SELECTOR, "main img") and no_alert(browser)
+
+
+def test_a_dead_letter_timeline_and_its_retry(served: Served, browser: Any) -> None:
+    """A message rolled back past its redeliveries lands on the DLQ; its page draws the journey, Retry sends it
+    back to its queue."""
+
+    async def poison() -> str:
+        policy = RedeliveryPolicy(maximum_redeliveries=1, initial_redelivery_delay=0.0)
+        async with await connect(served.broker, redelivery_policy=policy) as conn:
+            producer = await (await conn.create_session()).create_producer("payments")
+            await producer.send("poison")
+            session = await conn.create_session(AckMode.SESSION_TRANSACTED)
+            consumer = await session.create_consumer("payments")
+            message_id = ""
+            for _ in range(2):
+                got = await consumer.receive(timeout=5)
+                assert got is not None
+                message_id = got.message_id
+                await session.rollback()
+            await consumer.close()
+            await served.broker.settled()
+            return message_id
+
+    message_id = served.run(poison())
+    assert served.broker.queue("ActiveMQ.DLQ").size == 1
+    browser.get(f"{served.server.url}#/queue/ActiveMQ.DLQ")
+    wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "#messages tbody td.mono a"))
+    browser.find_element(By.CSS_SELECTOR, "#messages tbody td.mono a").click()
+    wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "#timeline li"))
+    events = [li.get_attribute("data-event") for li in browser.find_elements(By.CSS_SELECTOR, "#timeline li")]
+    assert events[0] == "sent" and "dispatched" in events and "dead-lettered" in events
+    assert text_of(browser, "#message-id") == message_id
+    browser.find_element(By.ID, "retry").click()
+    confirm(browser)
+    wait(browser, lambda d: "/queue/ActiveMQ.DLQ" in d.current_url and not d.find_elements(By.ID, "timeline"))
+    assert served.broker.queue("ActiveMQ.DLQ").size == 0
+    assert [m.body for m in served.broker.queue("payments").browse()] == ["poison"]
+
+
+def test_readable_on_a_narrow_window(served: Served, browser: Any) -> None:
+    served.send("narrow", "x")
+    browser.set_window_size(420, 800)
+    try:
+        browser.get(served.server.url)
+        wait(browser, lambda d: text_of(d, 'tr[data-queue="narrow"] td.size') == "1")
+        width = browser.execute_script("return document.documentElement.scrollWidth")
+        assert width <= 440  # no sideways scrolling of the page itself
+    finally:
+        browser.set_window_size(1280, 800)
