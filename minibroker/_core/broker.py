@@ -337,11 +337,14 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, Scheduling, TopicBind
     def _record_dispatches(self, start: int, now: float) -> None:
         history = self.history
         output = self.output
+        append = history.log.append
         for i in range(start, len(output)):
             d = output[i]
             message = d.message
             if message is not None:
-                history.note(message.message_id, (now, "dispatched", d.consumer_id, None, None, d.redelivery_counter))
+                append((message.message_id, now, "dispatched", d.consumer_id, None, None, d.redelivery_counter))
+        if len(history.log) > history.cap:
+            history.compact()
 
     # -- connections ------------------------------------------------------------------------------------------------
 
@@ -591,8 +594,12 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, Scheduling, TopicBind
                 self._hold_for_transaction(message, 1)
             self.history.add(message.message_id, self.clock.now(), "sent", transaction_id=transaction_id)
             return
-        if self.history.enabled:
-            self.history.note(message.message_id, (self.clock.now(), "sent"))
+        history = self.history
+        if history.enabled:
+            log = history.log
+            log.append((message.message_id, self.clock.now(), "sent"))  # one flat record per event (history.py)
+            if len(log) > history.cap:
+                history.compact()
         if self.scheduler_support:
             if dest.name == MANAGEMENT and dest.kind is not QUEUE:
                 self._manage_scheduler(message)
@@ -762,17 +769,17 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, Scheduling, TopicBind
         entry = sub.dispatched.get(message_id)
         if entry is None:
             return False
-        if self.history.enabled:
-            self.history.note(
-                message_id,
+        if self.history.enabled:  # the message's sent record came first: that append checked the log's length
+            self.history.log.append(
                 (
+                    message_id,
                     self.clock.now(),
                     "ack",
                     consumer_id,
                     "INDIVIDUAL" if individual else "STANDARD",
                     None,
                     entry.redelivery_counter,
-                ),
+                )
             )
         sub.consume(entry)
         # at least half the window free (always, for a pull consumer): worth a refill in one batch

@@ -48,18 +48,29 @@ class DeadLetterRecord:
 
 
 class History:
-    """Records per message id, keeping the most recent ``limit`` messages (0 turns recording off)."""
+    """What happened to the most recent ``limit`` messages (0 turns recording off).
 
-    __slots__ = ("_order", "enabled", "limit", "records")
+    Filed as one flat record per event, ``(message id, time, event, consumer id, ...)`` (:class:`HistoryRecord`'s
+    fields after the id; trailing defaults may be left out), appended to :attr:`log`: one append on the per-message
+    paths, where a record per message kept in a dict of lists cost a lookup, and for a new message a list, a dict
+    entry and an eviction (issue 34). A message's records are assembled when they are read (:meth:`of`), and the
+    oldest messages are forgotten then, or when the log outgrows its allowance (:meth:`compact`), by the rule the
+    dict of lists followed, so a read sees exactly what it saw (tests/core/test_history_log.py holds the two side by
+    side).
+    """
+
+    __slots__ = ("_index", "_indexed", "cap", "enabled", "limit", "log")
 
     def __init__(self, limit: int = 10_000) -> None:
         self.limit = limit
         self.enabled = limit > 0
-        # plain tuples on the hot path; HistoryRecord objects are built only when a test reads them
-        self.records: dict[str, list[tuple[object, ...]]] = {}
-        # the ids in recording order, to drop the oldest in O(1) (a plain dict's next(iter()) would skip every slot
-        # deleted before, once the history is full: on every new message; an OrderedDict is slower to fill)
-        self._order: deque[str] = deque()
+        #: the records, oldest first; writers that append here directly call :meth:`compact` past :attr:`cap`
+        self.log: list[tuple[object, ...]] = []
+        #: the log's length past which it is compacted (grows with what compaction has to keep)
+        self.cap = max(4 * limit, 256)
+        #: the records by message id, as of ``len(log) == _indexed`` (built by a read)
+        self._index: dict[str, list[tuple[object, ...]]] = {}
+        self._indexed = 0
 
     def add(
         self,
@@ -75,23 +86,52 @@ class History:
         delay: float | None = None,
     ) -> None:
         if self.enabled:
-            self.note(
-                message_id,
-                (time, event, consumer_id, ack_type, transaction_id, redelivery_counter, detail, destination, delay),
+            log = self.log
+            log.append(
+                (message_id, time, event, consumer_id, ack_type, transaction_id, redelivery_counter, detail)
+                if destination is None and delay is None
+                else (
+                    message_id,
+                    time,
+                    event,
+                    consumer_id,
+                    ack_type,
+                    transaction_id,
+                    redelivery_counter,
+                    detail,
+                    destination,
+                    delay,
+                )
             )
+            if len(log) > self.cap:
+                self.compact()
 
-    def note(self, message_id: str, record: tuple[object, ...]) -> None:
-        """:meth:`add` for the per-message hot paths (send, dispatch, ack), which check ``enabled`` first: the record
-        is a tuple of :class:`HistoryRecord`'s leading fields (the rest take their defaults when it is read)."""
-        records = self.records.get(message_id)
-        if records is None:
-            self.records[message_id] = [record]
-            order = self._order
-            order.append(message_id)
-            if len(order) > self.limit:
-                del self.records[order.popleft()]
-        else:
-            records.append(record)
+    def compact(self) -> None:
+        """Keep the records of the last ``limit`` messages and index them. The rule is the one a record per message
+        kept in a dict followed, replayed over the log: a message's first record (or its first after it was
+        forgotten) makes it the newest, and forgets the oldest past ``limit``."""
+        log, limit = self.log, self.limit
+        index: dict[str, list[tuple[object, ...]]] = {}
+        order: deque[str] = deque()
+        forgot = False
+        for record in log:
+            message_id: str = record[0]  # type: ignore[assignment]
+            records = index.get(message_id)
+            if records is None:
+                index[message_id] = [record]
+                order.append(message_id)
+                if len(order) > limit:
+                    del index[order.popleft()]
+                    forgot = True
+            else:
+                records.append(record)
+        if forgot:
+            kept = {id(record) for records in index.values() for record in records}
+            log[:] = [record for record in log if id(record) in kept]
+        self._index, self._indexed = index, len(log)
+        self.cap = max(self.cap, 2 * len(log))
 
     def of(self, message_id: str) -> tuple[HistoryRecord, ...]:
-        return tuple(HistoryRecord(*fields) for fields in self.records.get(message_id, ()))  # type: ignore[arg-type]
+        if self._indexed != len(self.log):
+            self.compact()
+        return tuple(HistoryRecord(*record[1:]) for record in self._index.get(message_id, ()))  # type: ignore[arg-type]
