@@ -246,10 +246,11 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, Scheduling, TopicBind
                 source.queues.append(q)
                 q.add_consumer(sub)
 
-    def topic(self, name: str) -> Topic:
+    def topic(self, name: str, destination: Destination | None = None) -> Topic:
+        """Topic ``name``, made if it is new (``destination``: the publishing message's, shared rather than a copy)."""
         t = self.topics.get(name)
         if t is None:
-            dest = Destination.topic(name)
+            dest = Destination.topic(name) if destination is None else destination
             t = Topic(dest, self._policy_for(dest).pending_message_limit, self.numbering.broker_sequence)
             self.topics[name] = t
             for sub in self.subs_on_many:  # a wildcard subscriber also reads topics made after it (ActiveMQ)
@@ -257,8 +258,7 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, Scheduling, TopicBind
                     t.add_subscription(sub)
             for durable in self.durables.values():  # and so does a durable subscription to a wildcard
                 if is_wildcard(durable.topic) and topic_matches(durable.topic, name):
-                    t.durables.append(durable)
-                    t.fed.append(durable)
+                    t.add_durable(durable)
             if self.advisory_support:
                 self._advise_destination(dest, added=True)
         return t
@@ -651,7 +651,7 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, Scheduling, TopicBind
                 self._copy_to_consumer_queues(virtual, message, connection_id, reserved)
             t = self.topics.get(dest.name)
             if t is None:  # a topic exists once something was published to it (ActiveMQ; recorded)
-                t = self.topic(dest.name)  # with the wildcard subscribers that read it
+                t = self.topic(dest.name, dest)  # with the wildcard subscribers that read it
             elif self.binding:
                 self._bind_before_publish(t)
             broker_seq = t.publish(message, connection_id, reserved.pop(0) if reserved else 0)
@@ -792,7 +792,7 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, Scheduling, TopicBind
     def _discarded(self, t: Topic) -> None:
         """Messages a slow subscriber's pending limit discarded: dead-lettered as ActiveMQ's TopicSubscription does
         (``TopicSubDiscard``; a persistent one reaches the DLQ, a non-persistent one is dropped by default)."""
-        discarded, t.discarded = t.discarded, []
+        discarded, t.discarded = t.discarded, ()
         policy = self._policy_for(t.destination)
         now = self.clock.now()
         for sub, entry in discarded:

@@ -110,12 +110,9 @@ class DurableConsumers(CoreState):
         if is_wildcard(topic):  # fed by every matching topic, present and future (topic() adds it to new ones)
             for t in self.topics.values():
                 if topic_matches(topic, t.destination.name):
-                    t.durables.append(durable)
-                    t.fed.append(durable)
+                    t.add_durable(durable)
         else:
-            t = self.topic(topic)
-            t.durables.append(durable)
-            t.fed.append(durable)
+            self.topic(topic).add_durable(durable)
         if self.journal is not None and journaled:
             self.journal.append(DurableSaved(client_id, name, topic, selector_text, no_local))
             self.journal.undo.append((DURABLE_SAVED, self, durable, None))
@@ -137,9 +134,7 @@ class DurableConsumers(CoreState):
             self.memory_limited -= 1
         for topic in self.topics.values() if is_wildcard(durable.topic) else [self.topics.get(durable.topic)]:
             if topic is not None and durable in topic.durables:
-                topic.durables.remove(durable)
-                if durable in topic.fed:
-                    topic.fed.remove(durable)
+                topic.remove_durable(durable)
                 log = topic.log
                 if log is not None and log.waiting.pop(durable, None) is not None:
                     self._trim_log(log)  # ``durable.behind`` stays: a drop taken back reads the log again
@@ -166,14 +161,11 @@ class DurableConsumers(CoreState):
         if is_wildcard(durable.topic):
             for t in self.topics.values():
                 if topic_matches(durable.topic, t.destination.name) and durable not in t.durables:
-                    t.durables.append(durable)
-                    t.fed.append(durable)
+                    t.add_durable(durable)
         else:
             t = self.topic(durable.topic)
-            t.durables.append(durable)
-            if durable.behind is None:
-                t.fed.append(durable)
-            else:
+            t.add_durable(durable, fed=durable.behind is None)
+            if durable.behind is not None:
                 assert t.log is not None
                 t.log.wait(durable, durable.behind)
 
@@ -189,8 +181,7 @@ class DurableConsumers(CoreState):
         durable.behind = log.next_seq if position is None else position
         log.next_seq = max(log.next_seq, durable.behind)
         log.wait(durable, durable.behind)
-        if durable in topic.fed:
-            topic.fed.remove(durable)
+        topic.refeed()
         journal = self.journal
         if journal is not None and journaled:
             journal.append(self._saved(durable))
@@ -210,7 +201,7 @@ class DurableConsumers(CoreState):
             q.add(entry.message, 0, entry.broker_seq)
             if entry.message.expiration:
                 self._arm_sweep()
-        topic.fed = [d for d in topic.durables if d.behind is None]
+        topic.refeed()
         journal = self.journal
         if journal is not None:
             journal.append(self._saved(durable))
@@ -224,7 +215,7 @@ class DurableConsumers(CoreState):
             return
         topic.log.waiting.pop(durable, None)
         durable.behind = None
-        topic.fed = [d for d in topic.durables if d.behind is None]
+        topic.refeed()
 
     def _uncatch_up(self, durable: DurableSubscription, position: int) -> int | None:
         """Take back :meth:`_catch_up` the store never saw (its copies leave its queue by their own records): it
@@ -245,7 +236,7 @@ class DurableConsumers(CoreState):
         assert topic.log is not None
         durable.behind = position
         topic.log.wait(durable, position)
-        topic.fed = [d for d in topic.durables if d.behind is None]
+        topic.refeed()
         return None if sub is None else sub.consumer_id
 
     def catch_up_queue(self, name: str) -> bool:
