@@ -414,6 +414,8 @@ def render_pytest(missing: list[str]) -> str:
     out += ["", "| ini key | default | meaning |", "|---|---|---|"]
     for name, help_text, default in parser.ini:
         out.append(f"| `{name}` | `{default!r}` | {help_text} |")
+    report = importlib.import_module("minibroker.plugins.report")
+    out += ["", "## The failed tests' report (`--minibroker-report`)", "", _doc(report)]
     return "\n".join(out).rstrip() + "\n"
 
 

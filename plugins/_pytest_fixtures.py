@@ -26,7 +26,7 @@ from minibroker.filters import BrokerPlugin
 from minibroker.testing import delivery_history
 from minibroker.tls import TlsSettings
 
-from .pytest_plugin import MARKER
+from .pytest_plugin import BROKERS_KEY, MARKER, report_path
 from .pytest_plugin import _async_fixture as async_fixture  # one home for the pytest-asyncio fallback
 
 __all__ = [
@@ -104,6 +104,12 @@ def _make_broker(options: BrokerOptions) -> Broker:
     )
 
 
+def _note_broker(request: pytest.FixtureRequest, label: str, broker: Broker) -> None:
+    """With ``--minibroker-report``: ``broker`` is one of this test's, drawn in the report if the test fails."""
+    if report_path(request.config) is not None:
+        request.node.stash.setdefault(BROKERS_KEY, []).append((label, broker))
+
+
 def _teardown_report(broker: Broker, options: BrokerOptions, loop_errors: list[dict[str, Any]]) -> str | None:
     """What the test did not expect: dead letters, listener exceptions, exceptions in the event loop."""
     sections = []
@@ -144,6 +150,7 @@ async def minibroker(request: pytest.FixtureRequest) -> AsyncIterator[Broker]:
     """A fresh in-process broker for this test (virtual time by default), checked on teardown."""
     options = _options(request)
     broker = _make_broker(options)
+    _note_broker(request, "minibroker", broker)
     loop = asyncio.get_running_loop()
     loop_errors: list[dict[str, Any]] = []
     previous = loop.get_exception_handler()
@@ -183,7 +190,7 @@ BrokerFactory = Callable[..., Awaitable[Broker]]
 
 
 @async_fixture
-async def minibroker_factory() -> AsyncIterator[BrokerFactory]:
+async def minibroker_factory(request: pytest.FixtureRequest) -> AsyncIterator[BrokerFactory]:
     """``await minibroker_factory(clock=..., policies=..., ...)`` builds and starts another broker (the arguments of
     :class:`~minibroker.Broker`); all are stopped after the test."""
     brokers: list[Broker] = []
@@ -192,6 +199,7 @@ async def minibroker_factory() -> AsyncIterator[BrokerFactory]:
         broker = Broker(**kwargs)
         await broker.start()
         brokers.append(broker)
+        _note_broker(request, f"minibroker_factory, broker {len(brokers)}", broker)
         return broker
 
     try:
@@ -209,6 +217,7 @@ async def minibroker_server(request: pytest.FixtureRequest) -> AsyncIterator[Any
 
     options = attrs.evolve(_options(request), virtual_time=False)
     broker = _make_broker(options)
+    _note_broker(request, "minibroker_server", broker)
     async with broker:
         server = await start_server(broker, "127.0.0.1", 0, ssl=_tls_context(options))
         try:

@@ -34,7 +34,9 @@ jumps to the next timer whenever everything waits), ``autojump_threshold`` (real
 Options, on the command line or in the ini file (underscores): ``--minibroker-host`` (127.0.0.1),
 ``--minibroker-port``, ``--minibroker-stomp-port`` and ``--minibroker-mqtt-port`` (0: a free port for processes;
 61616, 61613 and 1883 for noproc),
-``--minibroker-config`` (a broker.toml for ``minibroker_proc``).
+``--minibroker-config`` (a broker.toml for ``minibroker_proc``),
+``--minibroker-report=report.html`` (for each failed test that used an in-process broker, its messages' journeys drawn
+as the web console draws them, in one HTML file: :mod:`minibroker.plugins.report`).
 
 On teardown a test fails, with a report, when messages were dead-lettered or dropped and the test never looked at
 them (browsed the DLQ, listed them with ``minibroker.testing.dead_letters`` or ``assert_dead_lettered``, or consumed
@@ -45,7 +47,8 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Generator, Iterator
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -89,6 +92,11 @@ _ADDRESS_OPTIONS = (
     ("password", "that administrator's password"),
 )
 
+_REPORT_HELP = (
+    "write an HTML report to PATH: for each failed test that used an in-process broker (minibroker, "
+    "minibroker_server, minibroker_factory), the journeys of its messages, drawn as the web console draws them"
+)
+
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("minibroker")
@@ -99,6 +107,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     help_config = "a broker.toml (users, policies, limits) for the minibroker_proc process"
     group.addoption("--minibroker-config", dest="minibroker_config", default=None, help=help_config)
     parser.addini("minibroker_config", help_config, default=None)
+    group.addoption("--minibroker-report", dest="minibroker_report", default=None, metavar="PATH", help=_REPORT_HELP)
+    parser.addini("minibroker_report", _REPORT_HELP, default=None)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -111,6 +121,71 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     # the Spark guide's test marks itself so (it runs a real local Spark): known wherever the plugin is
     config.addinivalue_line("markers", "spark: runs a real local Spark (the minibroker_spark fixture)")
+
+
+# -- --minibroker-report: the brokers each test made, the failed tests' sections, the file ---------------------------
+
+#: the in-process brokers a test's fixtures made, as (fixture, broker), noted only with ``--minibroker-report``
+BROKERS_KEY = pytest.StashKey[list[tuple[str, Any]]]()
+#: the test's failed phases so far, as (phase, text)
+_FAILURES_KEY = pytest.StashKey[list[tuple[str, str]]]()
+#: the attribute of a failed test's teardown report that carries its section of the report (pytest-xdist sends a
+#: report's attributes from the worker to the controller, which writes the file)
+REPORT_ATTRIBUTE = "minibroker_journeys"
+
+
+def report_path(config: pytest.Config) -> str | None:
+    """``--minibroker-report`` (or the ini's ``minibroker_report``), None when not asked for."""
+    value = config.getoption("minibroker_report", default=None) or config.getini("minibroker_report") or None
+    return None if value is None else str(value)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, Any]:
+    report = yield
+    if report_path(item.config) is None:
+        return report
+    failures = item.stash.setdefault(_FAILURES_KEY, [])
+    if report.failed:
+        failures.append((report.when, report.longreprtext))
+    if report.when == "teardown":
+        brokers = item.stash.get(BROKERS_KEY, [])
+        if failures and brokers:
+            from .report import test_section
+
+            setattr(report, REPORT_ATTRIBUTE, test_section(item.nodeid, failures, brokers))
+        item.stash[BROKERS_KEY] = []  # the brokers go with the test
+        item.stash[_FAILURES_KEY] = []
+    return report
+
+
+class _ReportWriter:
+    """Collects the failed tests' sections (from this process's tests, or from pytest-xdist's workers) and writes
+    the report when the session ends."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.sections: list[str] = []
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        section = getattr(report, REPORT_ATTRIBUTE, None)
+        if isinstance(section, str):
+            self.sections.append(section)
+
+    def pytest_sessionfinish(self) -> None:
+        from .report import write_report
+
+        write_report(self.path, self.sections)
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        terminalreporter.write_sep("-", f"minibroker report ({len(self.sections)} failed test(s)): {self.path}")
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    config = session.config
+    path = report_path(config)
+    if path is not None and not hasattr(config, "workerinput"):  # an xdist worker's sections go to the controller
+        config.pluginmanager.register(_ReportWriter(config.invocation_params.dir / path), "minibroker-report")
 
 
 def _impl() -> ModuleType:
@@ -169,10 +244,10 @@ async def minibroker_connection(minibroker: Any, request: Any) -> AsyncIterator[
 
 
 @_async_fixture
-async def minibroker_factory() -> AsyncIterator[Any]:
+async def minibroker_factory(request: Any) -> AsyncIterator[Any]:
     """``await minibroker_factory(clock=..., policies=..., ...)`` builds and starts another broker (the arguments of
     :class:`~minibroker.Broker`); all are stopped after the test."""
-    async for value in _body("minibroker_factory")():
+    async for value in _body("minibroker_factory")(request):
         yield value
 
 

@@ -12,6 +12,7 @@ from minibroker._ids import PROCESS_ID_PREFIX
 from minibroker.errors import InvalidDestination
 from minibroker.message import Destination, Message, body_as_bytes, jms_class, string_properties
 
+from ..timeline import timeline_rows
 from .mbeans import ACTIVEMQ_VERSION, MBeans
 
 if TYPE_CHECKING:
@@ -191,8 +192,9 @@ class ConsoleApi:
                     "detail": r.detail,
                     "destination": r.destination,
                     "delay": r.delay,
+                    **row.as_json(),  # how the timeline draws it (plugins/timeline.py)
                 }
-                for r in history
+                for r, row in zip(history, timeline_rows(history), strict=True)
             ],
         }
 
