@@ -887,9 +887,10 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, Scheduling, TopicBind
             self.rollback(connection_id, transaction_id)
             raise error
         self._end(txn)
-        for sub, entry in txn.acks:  # counted on their topic when the acks came (_count_durable_transacted_ack)
-            if entry.acked_in_txn == transaction_id and (topic := self._durable_ack_topic(sub, entry)) is not None:
-                topic.dequeued -= 1
+        if self.durables:  # counted on their topic when the acks came (_count_durable_transacted_ack)
+            for sub, entry in txn.acks:
+                if entry.acked_in_txn == transaction_id and (topic := self._durable_ack_topic(sub, entry)) is not None:
+                    topic.dequeued -= 1
         touched = txn.commit_acks(self.clock.now(), self.history)
         for message, reserved in zip(txn.sends, txn.reserved, strict=True):
             if message.destination.kind is QUEUE:

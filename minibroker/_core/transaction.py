@@ -15,6 +15,8 @@ Held-back sends are the broker's to deliver at commit (they may be scheduled ins
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import attrs
 
 from ..message import Destination, Message
@@ -22,6 +24,9 @@ from .history import History
 from .journal import COUNTER
 from .multi import queue_of
 from .subscription import QueueEntry, Subscription
+
+if TYPE_CHECKING:
+    from .queue import Queue
 
 __all__ = ["Transaction"]
 
@@ -44,41 +49,44 @@ class Transaction:
         self.acks.append((sub, entry))
         return True
 
-    def _settled(self) -> list[tuple[Subscription, QueueEntry]]:
-        """The acks this transaction still owns, unmarked now that it ends; a message purged meanwhile is gone for
-        good (PURGED is final), and is left out."""
+    def _settled(self) -> list[tuple[Subscription, QueueEntry, Queue | None]]:
+        """The acks this transaction still owns, unmarked now that it ends, each with the queue holding its message
+        (None on a topic); a message purged meanwhile is gone for good (PURGED is final), and is left out."""
         mine = []
+        txn_id = self.transaction_id
         for sub, entry in self.acks:
-            if entry.acked_in_txn == self.transaction_id:
+            if entry.acked_in_txn == txn_id:
                 entry.acked_in_txn = None
-                if sub.destination.is_topic or queue_of(sub, entry) is not None:
-                    mine.append((sub, entry))
+                q = queue_of(sub, entry)
+                if q is not None or sub.destination.is_topic:
+                    mine.append((sub, entry, q))
         return mine
 
     def commit_acks(self, now: float, history: History) -> set[Destination]:
         """Consume every message acked in the transaction; the destinations touched (to dispatch again)."""
         touched: set[Destination] = set()
         txn_id = self.transaction_id
-        for sub, entry in self._settled():
-            history.add(entry.message.message_id, now, "committed", sub.consumer_id, transaction_id=txn_id)
-            q = queue_of(sub, entry)
+        recording = history.enabled
+        for sub, entry, q in self._settled():
+            if recording:
+                history.add(entry.message.message_id, now, "committed", sub.consumer_id, transaction_id=txn_id)
             if not sub.closed:
                 sub.consume(entry)
             elif q is not None:
                 # its consumer left during the transaction: the entry is no longer dispatched anywhere
                 q.consume(entry)
             touched.add(sub.destination)
-        for message in self.sends:
-            history.add(message.message_id, now, "committed", transaction_id=txn_id)
+        if recording:
+            for message in self.sends:
+                history.add(message.message_id, now, "committed", transaction_id=txn_id)
         return touched
 
     def roll_back(self, now: float, history: History) -> set[Destination]:
         """Undo the transaction's acks and discard its sends; the destinations touched (to dispatch again)."""
         touched: set[Destination] = set()
         txn_id = self.transaction_id
-        for sub, entry in self._settled():
+        for sub, entry, q in self._settled():
             history.add(entry.message.message_id, now, "rolled-back", sub.consumer_id, transaction_id=txn_id)
-            q = queue_of(sub, entry)
             if sub.closed and q is not None:
                 if q.journal is not None and entry.message.persistent:
                     q.journal.undo.append((COUNTER, q, entry, entry.redelivery_counter))

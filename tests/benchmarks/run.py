@@ -621,6 +621,7 @@ INSTRUCTION_SCENARIOS = (
     ("in-process AUTO p1000", "inprocess_pair(n)"),
     ("in-process AUTO p1000, default broker (history on)", "inprocess_pair(n, history=True)"),
     ("in-process CLIENT p1000 (ack every 100)", "inprocess_pair(n, AckMode.CLIENT_ACKNOWLEDGE)"),
+    ("in-process TRANSACTED p1000 (commit every 100)", "inprocess_pair(n, AckMode.SESSION_TRANSACTED)"),
 )
 
 
@@ -663,9 +664,12 @@ def tcp_broker_instructions(n: int) -> int:
 
 
 #: issue 21, target 1: instructions per message in-process (by scenario name; the rest have none)
+#: issue 34's targets
 INSTRUCTION_TARGETS = {
     "in-process AUTO p1000": 41_000,
-    "in-process AUTO p1000, default broker (history on)": 50_000,
+    "in-process AUTO p1000, default broker (history on)": 46_000,
+    "in-process CLIENT p1000 (ack every 100)": 45_000,
+    "in-process TRANSACTED p1000 (commit every 100)": 45_000,
 }
 
 
