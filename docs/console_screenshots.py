@@ -1,5 +1,6 @@
-"""Render the screenshots of docs/console.md: a broker with a few queues, a dead-lettered message, and the console in
-headless chromium at 1280x800 (Debian's chromium and chromium-driver, selenium from the ``test`` extra).
+"""Render the screenshots of docs/console.md: a broker with a few queues, a dead-lettered message, a client with
+consumers and producers, a scheduled job, and the console in headless chromium at 1280x800 (Debian's chromium and
+chromium-driver, selenium from the ``test`` extra); then the same dead letter in a ``--minibroker-report`` page.
 
 Run from the checkout: ``.venv/bin/python docs/console_screenshots.py`` writes ``docs/images/console-*.png``.
 """
@@ -9,7 +10,9 @@ from __future__ import annotations
 import asyncio
 import shutil
 import sys
+import tempfile
 from pathlib import Path
+from typing import Any
 
 from selenium import webdriver
 from selenium.webdriver.common.by import By
@@ -37,7 +40,42 @@ async def _fill(broker: object) -> None:
         await consumer.close()
 
 
-def _shoot(url: str) -> None:
+async def _client(broker: object) -> Any:
+    """A client that stays connected while the pages are shot: consumers, producers, a job in the scheduler."""
+    from minibroker.client import connect
+
+    conn = await connect(broker, client_id="billing-service")  # type: ignore[arg-type]
+    session = await conn.create_session()
+    await session.create_consumer("invoices", selector="total > 100")
+    await session.create_durable_subscriber("topic://prices.eu", "price-watch")
+    reminders = await session.create_producer("reminders")
+    await session.create_producer("invoices")
+    await reminders.send(
+        "send the monthly statement",
+        properties={"AMQ_SCHEDULED_DELAY": 3_600_000, "AMQ_SCHEDULED_PERIOD": 86_400_000, "AMQ_SCHEDULED_REPEAT": 30},
+    )
+    return conn
+
+
+def _report_page(broker: Any) -> str:
+    """A ``--minibroker-report`` page for a failed test that used ``broker``, written to a temporary file."""
+    from minibroker.plugins.report import failed_test_section, render_report
+
+    failure = (
+        "    async def test_a_declined_card_is_retried(minibroker, minibroker_connection):\n"
+        "        ...\n"
+        '>       assert minibroker.queue("payments").size == 1\n'
+        "E       assert 0 == 1"
+    )
+    section = failed_test_section(
+        "tests/test_payments.py::test_a_declined_card_is_retried", [("call", failure)], [("minibroker", broker)]
+    )
+    with tempfile.NamedTemporaryFile("w", suffix=".html", delete=False, encoding="utf-8") as out:
+        out.write(render_report([section]))
+    return out.name
+
+
+def _shoot(url: str, report: str) -> None:
     options = webdriver.ChromeOptions()
     options.binary_location = shutil.which("chromium") or "/usr/bin/chromium"
     for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1280,800"):
@@ -58,6 +96,16 @@ def _shoot(url: str) -> None:
         wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#timeline li"))
         driver.execute_script("document.getElementById('body').scrollIntoView()")
         driver.save_screenshot(str(OUT / "console-timeline.png"))
+        driver.get(f"{url}#/consumers")
+        wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#consumers tbody tr"))
+        driver.save_screenshot(str(OUT / "console-consumers.png"))
+        driver.get(f"{url}#/scheduled")
+        wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#scheduled tbody tr"))
+        driver.save_screenshot(str(OUT / "console-scheduled.png"))
+        driver.get(Path(report).as_uri())
+        wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "details.journey"))
+        driver.execute_script("document.querySelector('details.journey').scrollIntoView()")
+        driver.save_screenshot(str(OUT / "pytest-report.png"))
     finally:
         driver.quit()
 
@@ -67,12 +115,19 @@ async def main() -> int:
     from minibroker.plugins.http import start_http_server
 
     OUT.mkdir(exist_ok=True)
-    async with Broker(name="localhost") as broker:
+    async with Broker(name="localhost", scheduler_support=True) as broker:
         server = await start_http_server(broker)
         async with server:
             await _fill(broker)
-            await asyncio.to_thread(_shoot, server.url)
-    print(f"wrote {', '.join(sorted(p.name for p in OUT.glob('console-*.png')))} in {OUT}")
+            report = _report_page(broker)
+            client = await _client(broker)
+            try:
+                await asyncio.to_thread(_shoot, server.url, report)
+            finally:
+                await client.close()
+                Path(report).unlink()
+    shots = sorted(p.name for p in OUT.glob("*.png") if p.name.startswith(("console-", "pytest-")))
+    print(f"wrote {', '.join(shots)} in {OUT}")
     return 0
 
 

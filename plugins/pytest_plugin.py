@@ -151,9 +151,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     if report.when == "teardown":
         brokers = item.stash.get(BROKERS_KEY, [])
         if failures and brokers:
-            from .report import test_section
+            from .report import failed_test_section
 
-            setattr(report, REPORT_ATTRIBUTE, test_section(item.nodeid, failures, brokers))
+            setattr(report, REPORT_ATTRIBUTE, failed_test_section(item.nodeid, failures, brokers))
         item.stash[BROKERS_KEY] = []  # the brokers go with the test
         item.stash[_FAILURES_KEY] = []
     return report

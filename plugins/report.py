@@ -13,9 +13,9 @@ text. Under pytest-xdist the workers draw their failed tests and the controller 
 """
 
 # How: the pytest plugin (minibroker.plugins.pytest_plugin) notes the brokers each test's fixtures make; when a test
-# has failed, its teardown report carries the test's section, made here by test_section() right after the fixtures
-# stopped (the broker objects still hold their histories), so that pytest-xdist sends it from the worker to the
-# controller; the controller writes the whole with write_report() when the session ends. The timelines come from
+# has failed, its teardown report carries the test's section, made here by failed_test_section() right after the
+# fixtures stopped (the broker objects still hold their histories), so that pytest-xdist sends it from the worker to
+# the controller; the controller writes the whole with write_report() when the session ends. The timelines come from
 # minibroker.plugins.timeline (the console's own), the style from the console's stylesheet, inlined.
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from minibroker._core.history import DeadLetterRecord
     from minibroker.message import Body
 
-__all__ = ["MESSAGES_PER_BROKER", "broker_section", "render_report", "test_section", "write_report"]
+__all__ = ["MESSAGES_PER_BROKER", "broker_section", "failed_test_section", "render_report", "write_report"]
 
 #: the most messages drawn per broker (the troubled ones first); the rest are counted
 MESSAGES_PER_BROKER = 50
@@ -77,9 +77,12 @@ def _message_ids(broker: Broker) -> list[str]:
     return [message_id for message_id in seen if broker.history(message_id)]
 
 
-def _troubled(records: Sequence[HistoryRecord]) -> bool:
-    """Whether a journey is worth drawing first: anything but a send and a plain consume."""
-    return outcome(records) != "consumed" or any(row.kind in ("bad", "wait") for row in timeline_rows(records))
+def _rank(records: Sequence[HistoryRecord]) -> int:
+    """Which journeys come first: 0, a troubled one (a rollback, a redelivery, a poison ack, a dead letter, an expiry:
+    any red or amber step); 1, a message still pending; 2, one simply consumed."""
+    if any(row.kind in ("bad", "wait") for row in timeline_rows(records)):
+        return 0
+    return 1 if outcome(records) == "pending" else 2
 
 
 def broker_section(label: str, broker: Broker) -> str:
@@ -93,9 +96,10 @@ def broker_section(label: str, broker: Broker) -> str:
     if not ids:
         return heading + '<p class="note">No message went through this broker.</p>'
     histories = {message_id: broker.history(message_id) for message_id in ids}
-    troubled = [i for i in ids if _troubled(histories[i])]
-    chosen = set(troubled[:MESSAGES_PER_BROKER])
-    chosen.update([i for i in ids if i not in chosen][: MESSAGES_PER_BROKER - len(chosen)])
+    ranks = {message_id: _rank(histories[message_id]) for message_id in ids}
+    # the troubled first, then the pending, then the consumed; in the order the broker saw them within each
+    shown = sorted(ids, key=ranks.__getitem__)[:MESSAGES_PER_BROKER]
+    chosen = set(shown)
     where: dict[str, tuple[str, Message]] = {}
     for queue in broker.queue_names():
         for message in broker.browse_all(queue):
@@ -106,11 +110,16 @@ def broker_section(label: str, broker: Broker) -> str:
         if letter.message_id in chosen:
             letters[letter.message_id] = letter
     parts = [heading]
-    shown = [i for i in ids if i in chosen]
-    drawn = f"{len(shown)} drawn, the troubled first" if len(shown) < len(ids) else "all drawn"
-    parts.append(f'<p class="note">{len(ids)} message(s) with a history; {drawn}.</p>')
+    troubled = sum(1 for rank in ranks.values() if rank == 0)
+    drawn = "all drawn" if len(shown) == len(ids) else f"the first {len(shown)} drawn"
+    parts.append(
+        f'<p class="note">{len(ids)} message(s) with a history, {troubled} with a troubled journey (shown first, '
+        f"open); {drawn}.</p>"
+    )
     for message_id in shown:
-        parts.append(_journey(message_id, histories[message_id], where.get(message_id), letters.get(message_id)))
+        records = histories[message_id]
+        found, dead = where.get(message_id), letters.get(message_id)
+        parts.append(_journey(message_id, records, found, dead, opened=ranks[message_id] == 0))
     return "".join(parts)
 
 
@@ -119,6 +128,8 @@ def _journey(
     records: Sequence[HistoryRecord],
     found: tuple[str, Message] | None,
     letter: DeadLetterRecord | None,
+    *,
+    opened: bool,
 ) -> str:
     ended = outcome(records)
     badge = {"consumed": "good", "pending": "pending"}.get(ended, "")
@@ -138,7 +149,8 @@ def _journey(
         facts.append(("Body", _preview(body)))
     listed = "".join(f"<dt>{_escape(k)}</dt><dd>{_escape(v)}</dd>" for k, v in facts)
     return (
-        f'<details class="journey" open data-message="{_escape(message_id)}" data-outcome="{_escape(ended)}">'
+        f'<details class="journey"{" open" if opened else ""} data-message="{_escape(message_id)}" '
+        f'data-outcome="{_escape(ended)}">'
         f'<summary><span class="mono">{_escape(message_id)}</span> '
         f'<span class="badge {badge}">{_escape(ended)}</span></summary>'
         + (f'<dl class="headers">{listed}</dl>' if listed else "")
@@ -147,7 +159,7 @@ def _journey(
     )
 
 
-def test_section(nodeid: str, failures: Sequence[tuple[str, str]], brokers: Sequence[tuple[str, Broker]]) -> str:
+def failed_test_section(nodeid: str, failures: Sequence[tuple[str, str]], brokers: Sequence[tuple[str, Broker]]) -> str:
     """A failed test's part of the report: how it failed (``(phase, text)`` per failed phase) and its brokers."""
     parts = [f'<section class="test" data-test="{_escape(nodeid)}"><h2>{_escape(nodeid)}</h2>']
     for phase, text in failures:

@@ -39,7 +39,7 @@ from ..message import Destination, DestinationKind, Message, composite_parts
 from ..refusals import check_send_destination
 from ..transport import commands as c
 from ..transport.commands import Command
-from .results import Admission
+from .results import Admission, ConnectionView, ConsumerView, ProducerView, ScheduledJobView
 
 if TYPE_CHECKING:
     from .broker import Broker
@@ -448,11 +448,12 @@ class BrokerConnection:
         self.authorize(ADMIN, Destination.queue(queue))
         broker = self.broker
         moved = 0
+        waiting = self._waiting_ids(queue)  # once: a check per message would read the whole queue each time
         for message in broker.browse_all(queue):
             if message_id is not None and message.message_id != message_id:
                 continue
             original = message.original_destination
-            if original is None or not self._is_waiting(queue, message.message_id):
+            if original is None or message.message_id not in waiting:
                 continue
             self._move(queue, message, original)
             broker.core.dead_letter_router.forget(Destination.queue(queue), message.message_id)
@@ -477,24 +478,125 @@ class BrokerConnection:
         self.authorize(READ, destination)
         return self.broker.core.producer_count(destination)
 
+    # -- who is connected, what they read and send, what the scheduler holds (the web console's listings) ----------
+
+    def connection_listing(self) -> list[ConnectionView]:
+        """The open connections this connection may see: all of them without a security filter, or for the
+        application itself (no principal); else those logged in as the same user, and those with a consumer or a
+        producer on a destination this connection may administer (RabbitMQ's rule for its management users: your
+        own connections, or those of what you manage)."""
+        broker = self.broker
+        core = broker.core
+        every = not broker._hook_authorize or self.principal is None
+        rows = []
+        for state in core.connections.values():
+            context = broker._contexts.get(state.connection_id)
+            user = None if context is None else context.user
+            if not every and user != self.context.user and not self._administers_any(state.connection_id):
+                continue
+            rows.append(
+                ConnectionView(
+                    state.connection_id,
+                    state.name,
+                    state.client_id,
+                    user,
+                    context is not None and context.remote,
+                    len(state.consumers),
+                    len(state.producers),
+                    len(state.transactions),
+                )
+            )
+        return rows
+
+    def _administers_any(self, connection_id: int) -> bool:
+        """Whether this connection may administer a destination connection ``connection_id`` reads or sends to."""
+        return any(self.may(ADMIN, c.destination) for c in self._consumers_of(connection_id)) or any(
+            p.destination is not None and self.may(ADMIN, p.destination) for p in self._producers_of(connection_id)
+        )
+
+    def consumer_listing(self) -> list[ConsumerView]:
+        """The consumers (queue and topic consumers, durable subscribers, browsers) of every connection, on the
+        destinations this connection may see (read or administer), oldest first."""
+        hooked = self.broker._hook_authorize
+        return [c for c in self._consumers_of(None) if not hooked or self.may_see(c.destination)]
+
+    def producer_listing(self) -> list[ProducerView]:
+        """The producers of every connection on the destinations this connection may see; an anonymous producer
+        (no destination of its own) is listed with its connection (see :meth:`connection_listing`)."""
+        if not self.broker._hook_authorize:
+            return self._producers_of(None)
+        visible = {c.connection_id for c in self.connection_listing()}
+        return [
+            p
+            for p in self._producers_of(None)
+            if (p.connection_id in visible if p.destination is None else self.may_see(p.destination))
+        ]
+
+    def scheduled_jobs(self) -> list[ScheduledJobView]:
+        """The scheduler's waiting jobs (delayed, repeating and cron messages, broker-side redeliveries), soonest
+        first, whose destination this connection may see."""
+        broker = self.broker
+        hooked = broker._hook_authorize
+        return [
+            ScheduledJobView(message.message_id, due, message, counter)
+            for due, _job, message, counter in sorted(broker.core._scheduled, key=lambda entry: entry[:2])
+            if not hooked or self.may_see(message.destination)
+        ]
+
+    def _consumers_of(self, connection_id: int | None) -> list[ConsumerView]:
+        """The consumers of one connection (None: of all), as views; a durable subscriber is shown on its topic."""
+        core = self.broker.core
+        durables = {d.consumer_id: d for d in core.durables.values() if d.consumer_id is not None}
+        rows = []
+        for sub in core.subscriptions.values():
+            if sub.closed or (connection_id is not None and sub.connection_id != connection_id):
+                continue
+            state = core.connections.get(sub.connection_id)
+            durable = durables.get(sub.consumer_id)
+            rows.append(
+                ConsumerView(
+                    sub.consumer_id,
+                    sub.connection_id,
+                    None if state is None else state.client_id,
+                    sub.destination if durable is None else Destination.topic(durable.topic),
+                    _selector_text(sub.selector) if durable is None else durable.selector_text,
+                    sub.prefetch,
+                    len(sub.dispatched),
+                    sub.dispatch_count,
+                    browser=sub.browser,
+                    exclusive=sub.exclusive,
+                    durable_name=None if durable is None else durable.name,
+                )
+            )
+        return rows
+
+    def _producers_of(self, connection_id: int | None) -> list[ProducerView]:
+        core = self.broker.core
+        return [
+            ProducerView(producer_id, state.connection_id, state.client_id, destination)
+            for state in core.connections.values()
+            if connection_id is None or state.connection_id == connection_id
+            for producer_id, destination in state.producers.items()
+        ]
+
     def _waiting(self, queue: str, message_id: str) -> Message | None:
         """The message ``message_id`` of ``queue`` when it waits (not in flight), else None."""
-        if not self._is_waiting(queue, message_id):
+        if message_id not in self._waiting_ids(queue):
             return None
         for message in self.broker.browse_all(queue):
             if message.message_id == message_id:
                 return message
         return None
 
-    def _is_waiting(self, queue: str, message_id: str) -> bool:
-        """Whether ``message_id`` waits in ``queue``: what a selector purge removes (not in flight, not acked in a
-        transaction)."""
+    def _waiting_ids(self, queue: str) -> set[str]:
+        """The ids of the messages waiting in ``queue``: what a selector purge removes (not in flight, not acked
+        in a transaction)."""
         broker = self.broker
         if not broker.has_queue(queue):
-            return False
+            return set()
         broker._load_whole(queue)
         entries = broker.core.queues[queue].entries.values()
-        return any(e.message.message_id == message_id and e.holder is None and e.acked_in_txn is None for e in entries)
+        return {e.message.message_id for e in entries if e.holder is None and e.acked_in_txn is None}
 
     def _resend(self, message: Message, destination: Destination) -> None:
         broker = self.broker
@@ -554,6 +656,11 @@ class BrokerConnection:
         broker = self.broker
         if broker._hook_authorize:
             self.authorize(READ, broker.readable_as(queue))
+
+
+def _selector_text(selector: object) -> str | None:
+    """A compiled selector's text (None: no selector)."""
+    return None if selector is None else str(getattr(selector, "text", selector))
 
 
 def _id_selector(message_id: str) -> str:

@@ -17,7 +17,16 @@ from ..message import Body, Destination, Message
 if TYPE_CHECKING:
     from .broker import Broker
 
-__all__ = ["Admission", "BrokerStatistics", "ListenerFailure", "QueueView"]
+__all__ = [
+    "Admission",
+    "BrokerStatistics",
+    "ConnectionView",
+    "ConsumerView",
+    "ListenerFailure",
+    "ProducerView",
+    "QueueView",
+    "ScheduledJobView",
+]
 
 
 @attrs.frozen(slots=True)
@@ -28,6 +37,71 @@ class ListenerFailure:
     message_id: str
     body: Body
     error: BaseException
+
+
+@attrs.frozen(slots=True)
+class ConnectionView:
+    """An open client connection, as ActiveMQ's connection view lists it
+    (:meth:`BrokerConnection.connection_listing`)."""
+
+    connection_id: int
+    #: the ``ID:...`` name its consumers' and producers' ids start with
+    name: str
+    client_id: str | None
+    #: the user it logged in as (None: no credentials, e.g. the application itself in process)
+    user: str | None
+    #: TCP, TLS, STOMP, MQTT or HTTP rather than in process
+    remote: bool
+    consumers: int
+    producers: int
+    transactions: int
+
+
+@attrs.frozen(slots=True)
+class ConsumerView:
+    """A consumer, as ActiveMQ's subscription views list it (:meth:`BrokerConnection.consumer_listing`)."""
+
+    consumer_id: int
+    connection_id: int
+    client_id: str | None
+    #: what it reads: a queue, a topic (a durable subscription: its topic), a composite or a wildcard
+    destination: Destination
+    selector: str | None
+    prefetch: int
+    #: messages dispatched to it and not acked yet
+    in_flight: int
+    #: messages dispatched to it so far
+    dispatched: int
+    browser: bool = False
+    exclusive: bool = False
+    #: the durable subscription's name, for a durable subscriber
+    durable_name: str | None = None
+
+
+@attrs.frozen(slots=True)
+class ProducerView:
+    """A producer (:meth:`BrokerConnection.producer_listing`)."""
+
+    producer_id: int
+    connection_id: int
+    client_id: str | None
+    #: where it sends (None: an anonymous producer, which names a destination per message)
+    destination: Destination | None
+
+
+@attrs.frozen(slots=True)
+class ScheduledJobView:
+    """A message waiting in the scheduler, as ActiveMQ's ``JobSchedulerView`` lists a job
+    (:meth:`BrokerConnection.scheduled_jobs`): a delayed, repeating or cron job, or a broker-side redelivery."""
+
+    #: the job's id (its message's id, as ActiveMQ's ``scheduledJobId``)
+    job_id: str
+    #: when it is due next, on the broker's clock
+    due: float
+    #: the message as it waits (its ``AMQ_SCHEDULED_*`` properties say delay, period, repeats and cron entry)
+    message: Message
+    #: above 0: a redelivery the broker scheduled (the redelivery plugin), this many deliveries in
+    redelivery_counter: int
 
 
 @attrs.frozen(slots=True)

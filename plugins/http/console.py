@@ -37,6 +37,18 @@ def _body_text(message: Message, limit: int) -> str:
     return body_as_bytes(body)[:limit].decode("utf-8", "replace")
 
 
+def _destination(destination: Destination | None) -> dict[str, Any]:
+    """A destination as the console's JSON names it: ``destination`` (``queue://orders``), and its kind and name
+    (None for an anonymous producer's)."""
+    if destination is None:
+        return {"destination": None, "destinationKind": None, "destinationName": None}
+    return {
+        "destination": str(destination),
+        "destinationKind": "queue" if destination.is_queue else "topic",
+        "destinationName": destination.name,
+    }
+
+
 def _summary(message: Message) -> dict[str, Any]:
     return {
         "id": message.message_id,
@@ -67,6 +79,14 @@ class ConsoleApi:
             return self._messages(params.get("queue", ""), params.get("page", "0"))
         if action == "message":
             return self._message(params.get("queue", ""), params.get("id", ""))
+        if action == "connections":
+            return 200, self._connections()
+        if action == "consumers":
+            return 200, self._consumers()
+        if action == "producers":
+            return 200, self._producers()
+        if action == "scheduled":
+            return 200, self._scheduled()
         return 404, {"error": f"no such console request: {action}"}
 
     def post(self, action: str, body: dict[str, Any]) -> Answer:
@@ -144,6 +164,79 @@ class ConsoleApi:
                 for d in durables
             ],
         }
+
+    def _connections(self) -> dict[str, Any]:
+        own = self.connection.connection_id  # this request's own connection is not one of the broker's clients
+        return {
+            "connections": [
+                {
+                    "id": c.connection_id,
+                    "name": c.name,
+                    "clientId": c.client_id,
+                    "user": c.user,
+                    "remote": c.remote,
+                    "consumers": c.consumers,
+                    "producers": c.producers,
+                    "transactions": c.transactions,
+                }
+                for c in self.connection.connection_listing()
+                if c.connection_id != own
+            ]
+        }
+
+    def _consumers(self) -> dict[str, Any]:
+        return {
+            "consumers": [
+                {
+                    "id": c.consumer_id,
+                    "connectionId": c.connection_id,
+                    "clientId": c.client_id,
+                    **_destination(c.destination),
+                    "selector": c.selector,
+                    "prefetch": c.prefetch,
+                    "inFlight": c.in_flight,
+                    "dispatched": c.dispatched,
+                    "browser": c.browser,
+                    "exclusive": c.exclusive,
+                    "durable": c.durable_name,
+                }
+                for c in self.connection.consumer_listing()
+            ]
+        }
+
+    def _producers(self) -> dict[str, Any]:
+        own = self.connection.connection_id
+        return {
+            "producers": [
+                {
+                    "id": p.producer_id,
+                    "connectionId": p.connection_id,
+                    "clientId": p.client_id,
+                    **_destination(p.destination),
+                }
+                for p in self.connection.producer_listing()
+                if p.connection_id != own
+            ]
+        }
+
+    def _scheduled(self) -> dict[str, Any]:
+        jobs = []
+        for job in self.connection.scheduled_jobs():
+            props = job.message.properties
+            jobs.append(
+                {
+                    "jobId": job.job_id,
+                    "next": job.due,
+                    **_destination(job.message.destination),
+                    "delay": props.get("AMQ_SCHEDULED_DELAY"),
+                    "period": props.get("AMQ_SCHEDULED_PERIOD"),
+                    "repeat": props.get("AMQ_SCHEDULED_REPEAT"),
+                    "cron": props.get("AMQ_SCHEDULED_CRON"),
+                    "redelivery": job.redelivery_counter,
+                    "preview": _body_text(job.message, PREVIEW),
+                }
+            )
+        return {"now": self.broker.clock.now(), "jobs": jobs}
 
     def _messages(self, queue: str, page_text: str) -> Answer:
         stats = self.connection.queue_statistics(queue) if queue else None

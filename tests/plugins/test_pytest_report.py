@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from minibroker import Broker, HistoryRecord
-from minibroker.plugins.report import broker_section
+from minibroker import Broker, HistoryRecord, ManualClock
+from minibroker.client import AckMode, RedeliveryPolicy, connect
+from minibroker.plugins.report import MESSAGES_PER_BROKER, broker_section
 from minibroker.plugins.timeline import outcome, timeline_html, timeline_rows
 
 pytest_plugins = ()
@@ -231,3 +232,30 @@ async def test_a_broker_without_history_says_so() -> None:
         assert "history_limit is 0" in broker_section("minibroker", broker)
     async with Broker() as broker:
         assert "No message went through this broker" in broker_section("minibroker", broker)
+
+
+async def test_the_troubled_journeys_come_first_and_at_most_fifty_are_drawn() -> None:
+    """Sixty messages consumed, then one rolled back to the dead-letter queue: the dead letter is drawn first (its
+    journey open), then forty-nine of the others (closed), and the report says how many there were."""
+    async with Broker(clock=ManualClock(autojump=True)) as broker:
+        policy = RedeliveryPolicy(maximum_redeliveries=0)
+        async with await connect(broker, redelivery_policy=policy) as conn:
+            session = await conn.create_session()
+            producer = await session.create_producer("orders")
+            consumer = await session.create_consumer("orders")
+            for i in range(60):
+                await producer.send(f"order {i}")
+                assert await consumer.receive(timeout=5) is not None
+            await consumer.close()
+            await producer.send("poison")
+            transacted = await conn.create_session(AckMode.SESSION_TRANSACTED)
+            taker = await transacted.create_consumer("orders")
+            assert await taker.receive(timeout=5) is not None
+            await transacted.rollback()
+            await broker.settled()
+        page = Page(broker_section("minibroker", broker))
+    assert page.values("details", "data-outcome") == ["dead-lettered"] + ["consumed"] * (MESSAGES_PER_BROKER - 1)
+    opened = [attributes for name, attributes in page.tags if name == "details" and "open" in attributes]
+    assert len(opened) == 1
+    assert "61 message(s) with a history, 1 with a troubled journey" in page.all_text
+    assert f"the first {MESSAGES_PER_BROKER} drawn" in page.all_text

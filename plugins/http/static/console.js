@@ -331,6 +331,99 @@ async function showMessage(queue, id) {
   main.replaceChildren(...parts);
 }
 
+// -- who is connected, what they consume and produce, what the scheduler holds ------------------------------------
+
+// a column's heading takes its alignment and its hiding on a narrow window, not the cells' monospace
+function headingClass(cls) {
+  return (cls || "").split(" ").filter((c) => c === "num" || c === "opt").join(" ");
+}
+
+// a table of `items`, one column per [heading, class, value-of-item] (values are text or nodes, never HTML)
+function dataTable(id, columns, items) {
+  return el(
+    "div",
+    { class: "scroll" },
+    el(
+      "table",
+      { class: "wide", id },
+      el("thead", {}, el("tr", {}, columns.map(([heading, cls]) => el("th", { class: headingClass(cls) }, heading)))),
+      el(
+        "tbody",
+        {},
+        items.map((item) => el("tr", {}, columns.map(([, cls, value]) => cell(value(item), cls)))),
+      ),
+    ),
+  );
+}
+
+function destinationLink(item) {
+  if (!item.destination) return "(anonymous: a destination per message)";
+  if (item.destinationKind === "queue") return link(queueHref(item.destinationName), item.destination);
+  return item.destination;
+}
+
+function connectionName(item) {
+  return item.clientId ? `${item.connectionId} (${item.clientId})` : String(item.connectionId);
+}
+
+function listing(title, id, rows, none, columns) {
+  main.replaceChildren(
+    el("h2", {}, title),
+    rows.length ? dataTable(id, columns, rows) : el("p", { class: "note", id: `no-${id}` }, none),
+  );
+}
+
+async function showConnections() {
+  const data = await getJson("/console/api/connections");
+  listing("Connections", "connections", data.connections, "No client is connected.", [
+    ["Connection", "mono", (c) => c.name],
+    ["Client id", "", (c) => c.clientId],
+    ["User", "opt", (c) => c.user],
+    ["Transport", "opt", (c) => (c.remote ? "remote" : "in process")],
+    ["Consumers", "num", (c) => c.consumers],
+    ["Producers", "num", (c) => c.producers],
+    ["Transactions", "num opt", (c) => c.transactions],
+  ]);
+}
+
+async function showConsumers() {
+  const data = await getJson("/console/api/consumers");
+  listing("Consumers", "consumers", data.consumers, "No consumers.", [
+    ["Consumer", "num", (c) => c.id],
+    ["Connection", "opt", connectionName],
+    ["Destination", "", destinationLink],
+    ["Selector", "opt mono", (c) => c.selector],
+    ["Kind", "opt", (c) => (c.durable ? `durable ${c.durable}` : c.browser ? "browser" : c.exclusive ? "exclusive" : "")],
+    ["Prefetch", "num opt", (c) => c.prefetch],
+    ["In flight", "num", (c) => c.inFlight],
+    ["Dispatched", "num", (c) => c.dispatched],
+  ]);
+}
+
+async function showProducers() {
+  const data = await getJson("/console/api/producers");
+  listing("Producers", "producers", data.producers, "No producers.", [
+    ["Producer", "num", (p) => p.id],
+    ["Connection", "", connectionName],
+    ["Destination", "", destinationLink],
+  ]);
+}
+
+async function showScheduled() {
+  const data = await getJson("/console/api/scheduled");
+  listing("Scheduled jobs", "scheduled", data.jobs, "No job is scheduled.", [
+    ["Job id", "mono", (j) => j.jobId],
+    ["Next", "", (j) => when(j.next)],
+    ["Destination", "", destinationLink],
+    ["Delay (ms)", "num opt", (j) => j.delay],
+    ["Period (ms)", "num opt", (j) => j.period],
+    ["Repeat", "num opt", (j) => j.repeat],
+    ["Cron", "opt mono", (j) => j.cron],
+    ["Redelivery", "num opt", (j) => j.redelivery || ""],
+    ["Body", "preview", (j) => j.preview],
+  ]);
+}
+
 function showSend() {
   const destination = el("input", { id: "send-destination", name: "destination", required: "", placeholder: "orders, or topic://prices" });
   const body = el("textarea", { id: "send-body", name: "body" });
@@ -375,12 +468,28 @@ function showSend() {
 
 // -- routing --------------------------------------------------------------------------------------------------------
 
+const LISTINGS = { connections: showConnections, consumers: showConsumers, producers: showProducers, scheduled: showScheduled };
+
+// what has the focus in the page, found again after a redraw (an id, or a link's address)
+function focusKey(node) {
+  if (!node || node === main || !main.contains(node)) return null;
+  if (node.id) return `#${CSS.escape(node.id)}`;
+  if (node.tagName === "A") return `a[href="${CSS.escape(node.getAttribute("href"))}"]`;
+  return null;
+}
+
 async function render() {
   clearTimeout(pollTimer);
+  const focused = focusKey(document.activeElement);
   const hash = location.hash || "#/";
   const [path, query] = hash.slice(1).split("?");
   const parts = path.split("/").slice(1).map(decodeURIComponent);
   const page = Number(new URLSearchParams(query || "").get("page") || 0);
+  for (const a of document.querySelectorAll("nav a")) {
+    const section = a.getAttribute("href").slice(2);
+    if (section === (LISTINGS[parts[0]] || parts[0] === "send" ? parts[0] : "")) a.setAttribute("aria-current", "page");
+    else a.removeAttribute("aria-current");
+  }
   let poll = false;
   try {
     if (parts[0] === "queue" && parts[1] !== undefined) {
@@ -390,11 +499,16 @@ async function render() {
       await showMessage(parts[1], parts.slice(2).join("/"));
     } else if (parts[0] === "send") {
       showSend();
+    } else if (LISTINGS[parts[0]]) {
+      await LISTINGS[parts[0]]();
+      poll = true;
     } else {
       await showDestinations();
       poll = true;
     }
     if (!statusLine.classList.contains("error")) statusLine.textContent = `updated ${new Date().toLocaleTimeString()}`;
+    // a live redraw keeps a keyboard user's place
+    if (focused) main.querySelector(focused)?.focus();
   } catch (error) {
     say(`failed: ${error.message}`, true);
   }

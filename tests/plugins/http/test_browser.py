@@ -1,5 +1,6 @@
 """The web console in a real browser (Debian's chromium and chromium-driver, driven by selenium): a queue fills
-live, a dead-lettered message's timeline and its retry, purge, send, and hostile names and bodies shown as text.
+live, a dead-lettered message's timeline and its retry, purge, send, hostile names and bodies shown as text, the
+connections, consumers, producers and scheduled jobs, and the keyboard alone.
 
 The broker and its HTTP listener run on an event loop in a thread of their own, so the browser's blocking calls
 never stop them. Waits are selenium's (a condition polled until it holds, with a timeout), never fixed sleeps."""
@@ -16,11 +17,13 @@ from typing import Any, TypeVar
 import pytest
 from selenium import webdriver
 from selenium.common.exceptions import NoAlertPresentException
+from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
 
 from minibroker import Broker
-from minibroker.client import AckMode, RedeliveryPolicy, connect
+from minibroker.client import AckMode, Connection, RedeliveryPolicy, connect
 from minibroker.plugins.http import HttpServer, start_http_server
 
 T = TypeVar("T")
@@ -40,7 +43,7 @@ class Served:
         self.server: HttpServer = self.run(start_http_server(self.broker))
 
     async def _start_broker(self) -> Broker:
-        broker = Broker()
+        broker = Broker(scheduler_support=True)
         await broker.__aenter__()
         return broker
 
@@ -210,3 +213,75 @@ def test_readable_on_a_narrow_window(served: Served, browser: Any) -> None:
         assert width <= 440  # no sideways scrolling of the page itself
     finally:
         browser.set_window_size(1280, 800)
+
+
+def test_connections_consumers_producers_and_scheduled_jobs(served: Served, browser: Any) -> None:
+    """A client's connection, its consumers and producers with their destinations, and a job waiting in the
+    scheduler each have a page; a hostile destination name and body are shown as text there too."""
+
+    async def open_client() -> Connection:
+        conn = await connect(served.broker, client_id="billing-app")
+        session = await conn.create_session()
+        await session.create_consumer("invoices", selector="total > 100")
+        await session.create_consumer(HOSTILE)
+        await session.create_durable_subscriber("topic://prices", "ticker")
+        producer = await session.create_producer("invoices")
+        await session.create_producer()
+        await producer.send(HOSTILE, properties={"AMQ_SCHEDULED_DELAY": 3_600_000, "AMQ_SCHEDULED_REPEAT": 3})
+        return conn
+
+    conn = served.run(open_client())
+    try:
+        browser.get(f"{served.server.url}#/connections")
+        wait(browser, lambda d: "billing-app" in text_of(d, "#connections"))
+        assert browser.find_element(By.CSS_SELECTOR, 'nav a[href="#/connections"]').get_attribute("aria-current")
+
+        browser.find_element(By.LINK_TEXT, "Consumers").click()
+        wait(browser, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#consumers tbody tr")) == 3)
+        consumers = text_of(browser, "#consumers")
+        assert "total > 100" in consumers and "durable ticker" in consumers and "topic://prices" in consumers
+        assert f"queue://{HOSTILE}" in consumers
+        assert not browser.find_elements(By.CSS_SELECTOR, "main img") and no_alert(browser)
+
+        browser.find_element(By.LINK_TEXT, "Producers").click()
+        wait(browser, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#producers tbody tr")) == 2)
+        assert "anonymous" in text_of(browser, "#producers")
+        # a queue's name is a link to its page
+        browser.find_element(By.LINK_TEXT, "queue://invoices").click()
+        wait(browser, lambda d: text_of(d, "#queue-name") == "invoices")
+
+        browser.find_element(By.LINK_TEXT, "Scheduled").click()
+        wait(browser, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#scheduled tbody tr")) == 1)
+        scheduled = text_of(browser, "#scheduled")
+        assert "3600000" in scheduled and "queue://invoices" in scheduled and HOSTILE in scheduled
+        assert not browser.find_elements(By.CSS_SELECTOR, "main img") and no_alert(browser)
+    finally:
+        served.run(conn.close())
+    # the page follows the broker: the client is gone on the next poll
+    browser.find_element(By.LINK_TEXT, "Connections").click()
+    wait(browser, lambda d: d.find_elements(By.ID, "no-connections"))
+
+
+def test_the_keyboard_reaches_the_navigation_and_purge_and_escape_cancels(served: Served, browser: Any) -> None:
+    """Tab goes through the navigation to the Purge button, Enter opens the confirmation, Escape closes it and
+    nothing is purged."""
+    served.send("kbd", "x")
+    browser.get(f"{served.server.url}#/queue/kbd")
+    wait(browser, lambda d: d.find_elements(By.ID, "purge"))
+    # a fresh load: the focus is on the document, before the first link
+    reached: list[str] = []
+    for _ in range(30):
+        ActionChains(browser).send_keys(Keys.TAB).perform()
+        focused = browser.switch_to.active_element
+        reached.append(focused.get_attribute("id") or focused.get_attribute("href") or focused.tag_name)
+        if focused.get_attribute("id") == "purge":
+            break
+    assert reached[-1] == "purge", reached
+    nav = [a.get_attribute("href") for a in browser.find_elements(By.CSS_SELECTOR, "nav a")]
+    assert set(nav) <= set(reached), reached
+    ActionChains(browser).send_keys(Keys.ENTER).perform()
+    wait(browser, lambda d: d.find_element(By.ID, "confirm").get_attribute("open") is not None)
+    assert browser.switch_to.active_element.get_attribute("id") == "confirm-cancel"
+    ActionChains(browser).send_keys(Keys.ESCAPE).perform()
+    wait(browser, lambda d: d.find_element(By.ID, "confirm").get_attribute("open") is None)
+    assert served.broker.queue("kbd").size == 1
