@@ -214,18 +214,13 @@ class Consumer:
         # reference: with FAST_RECEIVE off every receive takes it, and a test checks both give the same results.
         if buffer and FAST_RECEIVE and not pull and self._running and self._started:
             item = buffer[0]
-            if item is not None and not item.message.expiration and self._transacted and not self._ack_batch:
-                # transacted: delivered, then acked DELIVERED in a batch (the commit acks); a message past the
-                # redelivery limit takes the loop below, which poisons it
-                if not self._redelivery_exceeded(item):
-                    buffer.popleft()
-                    self.last_delivered_seq = seq = item.broker_seq
-                    if seq > session.last_delivered_seq:
-                        session.last_delivered_seq = seq
-                    self._delivered.append(item)
-                    self._ack_later(item, AckType.DELIVERED)
-                    return item
-            elif item is not None and not item.message.expiration and not self._ack_batch:
+            # (a transacted message past the redelivery limit takes the loop below, which poisons it)
+            if (
+                item is not None
+                and not item.message.expiration
+                and not self._ack_batch
+                and not (self._transacted and self._redelivery_exceeded(item))
+            ):
                 buffer.popleft()
                 self.last_delivered_seq = seq = item.broker_seq
                 if seq > session.last_delivered_seq:
@@ -245,7 +240,7 @@ class Consumer:
                             self._send_ack(
                                 MessageAck(item.sub_id, AckType.STANDARD, item.message_id, item.message_id, 1)
                             )
-                else:
+                else:  # CLIENT, INDIVIDUAL and transacted: delivered, acked DELIVERED in a batch (ackLater)
                     self._delivered.append(item)
                     self._ack_later(item, AckType.DELIVERED)
                 return item
