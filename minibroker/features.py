@@ -1237,8 +1237,9 @@ FEATURES: tuple[Feature, ...] = (
         Status.IMPLEMENTED,
         "minibroker's own page at `/`, not ActiveMQ's JSPs: destinations with live counts, a queue's messages, a "
         "message with its delivery history as a timeline, purge/delete/move/copy/retry behind a confirmation, "
-        "send; CSRF token and same-origin checks. No connections, network or scheduled-jobs pages",
-        tests=(f"{_HTTP}test_browser.py", f"{_HTTP}test_console_api.py"),
+        "send; connections, consumers, producers and scheduled jobs; CSRF token and same-origin checks. No network "
+        "page (minibroker has no network connectors)",
+        tests=(f"{_HTTP}test_browser.py", f"{_HTTP}test_console_api.py", f"{_HTTP}test_console_listings.py"),
     ),
 )
 

@@ -25,13 +25,12 @@ import html
 import os
 from collections.abc import Sequence
 from importlib import resources
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from .timeline import outcome, timeline_html, timeline_rows
 
 if TYPE_CHECKING:
     from minibroker import Broker, HistoryRecord, Message
-    from minibroker._core.history import DeadLetterRecord
     from minibroker.message import Body
 
 __all__ = ["MESSAGES_PER_BROKER", "broker_section", "failed_test_section", "render_report", "write_report"]
@@ -56,6 +55,19 @@ details.journey > summary .mono { font-weight: 600; }
 """
 
 
+class _DeadLetter(Protocol):
+    """What the report reads of a dead letter (``Broker.dead_letters()``'s records)."""
+
+    @property
+    def destination(self) -> str: ...
+    @property
+    def dead_letter_queue(self) -> str | None: ...
+    @property
+    def cause(self) -> str | None: ...
+    @property
+    def body(self) -> Body: ...
+
+
 def _escape(text: object) -> str:
     return html.escape(str(text), quote=True)
 
@@ -71,7 +83,9 @@ def _preview(body: object) -> str:
 
 
 def _message_ids(broker: Broker) -> list[str]:
-    """The ids of the messages whose history the broker keeps, in the order it first saw them."""
+    """The ids of the messages whose history the broker keeps, in the order it first saw them. (The broker reads one
+    message's history, not the list of them: this reads its history's log, one ``(message id, time, event, ...)``
+    per event, and keeps the ids whose history is still kept.)"""
     history = broker.core.history
     seen = dict.fromkeys(str(record[0]) for record in history.log)  # (message id, time, event, ...) per event
     return [message_id for message_id in seen if broker.history(message_id)]
@@ -105,7 +119,7 @@ def broker_section(label: str, broker: Broker) -> str:
         for message in broker.browse_all(queue):
             if message.message_id in chosen:
                 where.setdefault(message.message_id, (queue, message))
-    letters: dict[str, DeadLetterRecord] = {}
+    letters: dict[str, _DeadLetter] = {}
     for letter in broker.dead_letters():
         if letter.message_id in chosen:
             letters[letter.message_id] = letter
@@ -127,7 +141,7 @@ def _journey(
     message_id: str,
     records: Sequence[HistoryRecord],
     found: tuple[str, Message] | None,
-    letter: DeadLetterRecord | None,
+    letter: _DeadLetter | None,
     *,
     opened: bool,
 ) -> str:
