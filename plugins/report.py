@@ -82,15 +82,6 @@ def _preview(body: object) -> str:
     return text if len(text) <= PREVIEW else text[:PREVIEW] + "\u2026"
 
 
-def _message_ids(broker: Broker) -> list[str]:
-    """The ids of the messages whose history the broker keeps, in the order it first saw them. (The broker reads one
-    message's history, not the list of them: this reads its history's log, one ``(message id, time, event, ...)``
-    per event, and keeps the ids whose history is still kept.)"""
-    history = broker.core.history
-    seen = dict.fromkeys(str(record[0]) for record in history.log)  # (message id, time, event, ...) per event
-    return [message_id for message_id in seen if broker.history(message_id)]
-
-
 def _rank(records: Sequence[HistoryRecord]) -> int:
     """Which journeys come first: 0, a troubled one (a rollback, a redelivery, a poison ack, a dead letter, an expiry:
     any red or amber step); 1, a message still pending; 2, one simply consumed."""
@@ -103,10 +94,10 @@ def broker_section(label: str, broker: Broker) -> str:
     """One broker's messages, each with its timeline (:data:`MESSAGES_PER_BROKER` at most, the troubled first)."""
     name = _escape(broker.name)
     heading = f"<h3>Broker {name} <span class='note'>({_escape(label)})</span></h3>"
-    kept = broker.core.history.enabled
+    kept = broker.history_kept
     if not kept:
         return heading + timeline_html((), kept=False)
-    ids = _message_ids(broker)
+    ids = broker.history_message_ids()
     if not ids:
         return heading + '<p class="note">No message went through this broker.</p>'
     histories = {message_id: broker.history(message_id) for message_id in ids}

@@ -131,6 +131,12 @@ class History:
         self._index, self._indexed = index, len(log)
         self.cap = max(self.cap, 2 * len(log))
 
+    def message_ids(self) -> list[str]:
+        """The ids of the messages whose records are kept, in the order the history took them in."""
+        if self._indexed != len(self.log):
+            self.compact()
+        return list(self._index)
+
     def of(self, message_id: str) -> tuple[HistoryRecord, ...]:
         if self._indexed != len(self.log):
             self.compact()

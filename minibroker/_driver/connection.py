@@ -464,7 +464,7 @@ class BrokerConnection:
     def history_kept(self) -> bool:
         """Whether the broker keeps messages' histories (``history_limit`` above 0), what :meth:`message_history`
         reads."""
-        return self.broker.core.history.enabled
+        return self.broker.history_kept
 
     def message_history(self, queue: str, message_id: str) -> tuple[HistoryRecord, ...]:
         """What the broker did with ``message_id`` (its history, when the broker keeps one), for a connection that

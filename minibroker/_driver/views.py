@@ -152,6 +152,15 @@ class _BrokerViews:
         """Everything the broker did with one message: dispatches, acks (with their type), releases, dead letters."""
         return self.core.history.of(message_id)
 
+    @property
+    def history_kept(self) -> bool:
+        """Whether the broker keeps messages' histories (``history_limit`` above 0)."""
+        return self.core.history.enabled
+
+    def history_message_ids(self) -> list[str]:
+        """The ids of the messages whose history the broker keeps (the last ``history_limit``), oldest first."""
+        return self.core.history.message_ids()
+
     def statistics(self) -> BrokerStatistics:
         core = self.core
         return BrokerStatistics(

@@ -62,6 +62,7 @@ def test_reads_see_what_the_reference_keeps(seed: int) -> None:
         reference.add(mid, record)
     for mid in ids:
         assert history.of(mid) == reference.of(mid)
+    assert history.message_ids() == list(reference.records)
 
 
 def test_the_log_stays_bounded_by_what_it_must_keep() -> None:
