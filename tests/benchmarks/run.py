@@ -475,15 +475,16 @@ def tcp_processes(n: int, serve: list[str] | None = None) -> TcpRun:
 #: ActiveMQ 5.17 serving stomp.py on these machines (issue 7): 25-36k msg/s with ack:auto, 11-25 us of broker CPU
 #: per message. The target: at least that throughput at a quarter of the CPU (the lenient end: 25 / 4 us).
 STOMP_REFERENCE_RATE = 25_000
-#: issue 21, target 3: broker CPU per message for auto acks, and client-individual acks at p1 at most 3x auto's
+#: issue 21, target 3 (kept by issue 34): broker CPU per message for auto acks; client-individual acks at p1 at most
+#: 1.5x the same round trips against a bare asyncio server (issue 34, decision 2)
 STOMP_TARGET_CPU_US = 11.0
-STOMP_INDIVIDUAL_RATIO = 3.0
+STOMP_INDIVIDUAL_FLOOR_RATIO = 1.5
 
 
 #: issue 21, target 2: the native TCP path's broker CPU per message, and its throughput against ActiveMQ 5.17 driven
 #: by stomp.py (measured in the same run when ActiveMQ is installed, else the top of issue 7's range)
 TCP_TARGET_CPU_US = 10.0
-TCP_TARGET_VS_ACTIVEMQ = 1.5
+TCP_TARGET_VS_ACTIVEMQ = 2.0  # issue 34
 ACTIVEMQ_REFERENCE_RATE = 36_000
 
 
@@ -538,29 +539,19 @@ def stomp_rows(messages: int, runs: int, activemq: dict[tuple[str, int], Any] | 
     by_case = {(r.ack, r.prefetch): r.broker_us_per_message for r in results}
     auto_p1, individual_p1 = by_case.get(("auto", 1)), by_case.get(("client-individual", 1))
     if auto_p1 and individual_p1:
-        ratio = individual_p1 / auto_p1
+        # issue 34, decision 2: judged against the same round trips with no broker at all (stomp_floor.py), what
+        # asyncio alone costs per message; the former "<= 3x auto" is withdrawn (below any asyncio server's floor)
+        (floor,) = stomp_bench.measure(messages, runs=runs, cases=(("client-individual", 1),), broker_kind="floor")
+        ratio = individual_p1 / floor.broker_us_per_message
         rows.append(
             Row(
-                "STOMP client-individual p1: broker CPU vs auto p1",
+                "STOMP client-individual p1: broker CPU vs a bare asyncio server",
                 individual_p1,
                 "us",
-                f"auto p1: {auto_p1:.1f} us",
+                f"no broker: {floor.broker_us_per_message:.1f} us",
                 ratio,
-                f"<= {STOMP_INDIVIDUAL_RATIO:.0f}x auto",
-                ratio <= STOMP_INDIVIDUAL_RATIO,
-            )
-        )
-        # the same round trips against no broker at all (stomp_floor.py): what asyncio alone costs per message
-        (floor,) = stomp_bench.measure(messages, runs=runs, cases=(("client-individual", 1),), broker_kind="floor")
-        rows.append(
-            Row(
-                "  the same against a bare asyncio server (no broker)",
-                floor.broker_us_per_message,
-                "us",
-                f"auto p1: {auto_p1:.1f} us",
-                floor.broker_us_per_message / auto_p1,
-                "-",
-                None,
+                f"<= {STOMP_INDIVIDUAL_FLOOR_RATIO}x floor",
+                ratio <= STOMP_INDIVIDUAL_FLOOR_RATIO,
             )
         )
     return rows
@@ -738,7 +729,7 @@ def measure_table(args: argparse.Namespace, rows: list[Row]) -> None:
     base_rate = n / base
     base_text = f"asyncio.Queue pair {base_rate:,.0f}/s"
     for name, mode, target, history in (
-        ("in-process AUTO p1000", AckMode.AUTO_ACKNOWLEDGE, 0.2, False),
+        ("in-process AUTO p1000", AckMode.AUTO_ACKNOWLEDGE, 0.13, False),  # issue 34: >= 0.13 on a quiet run
         ("in-process AUTO p1000, default broker (history on)", AckMode.AUTO_ACKNOWLEDGE, None, True),
         ("in-process CLIENT p1000 (ack every 100)", AckMode.CLIENT_ACKNOWLEDGE, None, False),
         ("in-process TRANSACTED p1000 (commit every 100)", AckMode.SESSION_TRANSACTED, None, False),
@@ -880,8 +871,8 @@ def measure_table(args: argparse.Namespace, rows: list[Row]) -> None:
                 "s",
                 f"asyncio.Queue fixture {suite.queue_s:.2f} s",
                 suite.ratio,
-                "<= 1.5x",
-                suite.ratio <= 1.5,
+                "<= 1.1x",  # issue 34
+                suite.ratio <= 1.1,
             )
         )
     if wanted("conformance"):
