@@ -32,6 +32,12 @@ class Listener(Generic[C]):
     port: int
     tls: bool
 
+    def _url(self, scheme: str, suffix: str = "") -> str:
+        """``scheme://host:port`` + ``suffix`` where this listener answers (an IPv6 literal in brackets, as the TCP
+        URL has it)."""
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"{scheme}://{host}:{self.port}{suffix}"
+
     def __init__(self) -> None:
         #: one per listening socket (a host name can resolve to several addresses); empty once closed
         self._servers: list[asyncio.Server] = []

@@ -256,8 +256,7 @@ class HttpServer(Listener[_HttpProtocol]):
 
     @property
     def url(self) -> str:
-        host = f"[{self.host}]" if ":" in self.host else self.host
-        return f"{'https' if self.tls else 'http'}://{host}:{self.port}/"
+        return self._url("https" if self.tls else "http", "/")
 
     async def close(self) -> None:
         await self.handler.close()

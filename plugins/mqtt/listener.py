@@ -279,8 +279,7 @@ class MqttServer(Listener["_MqttProtocol"]):
 
     @property
     def url(self) -> str:
-        host = f"[{self.host}]" if ":" in self.host else self.host
-        return f"{'mqtt+ssl' if self.tls else 'mqtt'}://{host}:{self.port}"
+        return self._url("mqtt+ssl" if self.tls else "mqtt")
 
     @property
     def handshakes_pending(self) -> int:

@@ -367,8 +367,7 @@ class StompServer(Listener["_StompProtocol"]):
 
     @property
     def url(self) -> str:
-        host = f"[{self.host}]" if ":" in self.host else self.host  # an IPv6 literal, bracketed as the TCP URL
-        return f"{'stomp+ssl' if self.tls else 'stomp'}://{host}:{self.port}"
+        return self._url("stomp+ssl" if self.tls else "stomp")
 
     @property
     def handshakes_pending(self) -> int:
