@@ -14,9 +14,10 @@ REPO = Path(__file__).resolve().parents[1]
 OUTSIDE = [REPO / "plugins", REPO / "client"]
 #: where authorization may be asked for: the connection object, and the filter chain (the driver's end of it, the
 #: filters themselves, the plugin that implements the rules)
-AUTHORIZERS = {REPO / "minibroker" / name for name in ("_driver/connection.py", "_driver/broker.py", "filters.py")} | {
-    REPO / "plugins" / "auth.py"
-}
+AUTHORIZERS = {
+    REPO / "minibroker" / name
+    for name in ("_driver/connection.py", "_driver/operations.py", "_driver/broker.py", "filters.py")
+} | {REPO / "plugins" / "auth.py"}
 
 
 def _sources(*roots: Path) -> list[Path]:
