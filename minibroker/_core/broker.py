@@ -645,7 +645,7 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, Scheduling, TopicBind
         else:
             if message.properties and is_retained(message):
                 message, kept = retain(message)
-                self.topic(dest.name).retained = kept
+                self.topic(dest.name, dest).retained = kept
             virtual = self.virtual_topics
             if virtual is not None and virtual.is_virtual(dest.name):
                 self._copy_to_consumer_queues(virtual, message, connection_id, reserved)
