@@ -59,8 +59,12 @@ class _ReplayableReads:
     def broker_info(self, queues: Iterable[str] | None = None, cursor: str | None = None) -> BrokerInfo:
         """The epoch, the name, and the positions of ``queues`` (None: every queue), with ``cursor``'s floors."""
         self.core.replay.cursors(self.epoch_source)
-        for name in self.core.queues if queues is None else queues:
-            self.core.catch_up_queue(name)  # a durable subscription away: its messages from its topic's log first
+        if queues is None:  # durable subscriptions away: their messages from their topics' logs first
+            self.core.catch_up_all()
+        else:
+            queues = list(queues)  # read twice: here and for the positions
+            for name in queues:
+                self.core.catch_up_queue(name)
         return BrokerInfo(self.epoch, self.name, self.core.replay.queue_positions(queues, cursor))
 
     def read_range(
