@@ -250,12 +250,6 @@ class DurableConsumers(CoreState):
                 return True
         return False
 
-    def catch_up_all(self) -> None:
-        """Before a read of every queue: each durable subscription away gets what the log holds for it."""
-        for durable in list(self.durables.values()):
-            if durable.behind is not None:
-                self._catch_up(durable)
-
     def _catch_up_expiring(self, now: float) -> None:
         """An expiry sweep: the subscriptions reading a log that holds an expired message get their copies, which
         expire as their queue's do (ActiveMQ expires an offline durable subscription's messages too)."""

@@ -59,9 +59,9 @@ class _ReplayableReads:
     def broker_info(self, queues: Iterable[str] | None = None, cursor: str | None = None) -> BrokerInfo:
         """The epoch, the name, and the positions of ``queues`` (None: every queue), with ``cursor``'s floors."""
         self.core.replay.cursors(self.epoch_source)
-        if queues is None:  # durable subscriptions away: their messages from their topics' logs first
-            self.core.catch_up_all()
-        else:
+        # a durable subscription's queue named here gets what its topic's log holds for it first; a listing of
+        # every queue does not copy them all (a reader that reads one names it, and it catches up then)
+        if queues is not None:
             queues = list(queues)  # read twice: here and for the positions
             for name in queues:
                 self.core.catch_up_queue(name)
