@@ -25,7 +25,7 @@ from ..errors import InvalidAcknowledge
 from .commands import MessageAck
 from .history import History
 from .subscription import QueueEntry, Subscription
-from .topic import count_acked
+from .topic import count_before
 from .transaction import Transaction
 
 __all__ = [
@@ -117,7 +117,7 @@ def ack_individual(sub: Subscription, ack: MessageAck, txn: Transaction | None, 
     _record(history, now, sub, (entry,), ack)
     if txn is None:
         if sub.inflight_record is not None:  # ActiveMQ's client names no first message: all before it count too
-            count_acked(sub.inflight_record, entry.message.message_id, from_oldest=True)
+            count_before(sub.inflight_record, entry.message.message_id)  # and the consume counts it
         sub.consume(entry)
     elif txn.add_ack(sub, entry):
         sub.expand(1)

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from .durable import DurableSubscription
     from .topic_log import TopicLog
 
-__all__ = ["Topic", "count_acked"]
+__all__ = ["Topic", "count_acked", "count_before"]
 
 
 class Topic:
@@ -164,6 +164,17 @@ class Topic:
                         (sub.consumer_id, entry.message, entry.seq, entry.redelivery_counter, False, entry.broker_seq),
                     )
                 )
+
+
+def count_before(record: deque[tuple[str, Topic]], message_id: str) -> None:
+    """Count on their topics the messages dispatched before ``message_id`` (all that are listed, when it is not):
+    what an INDIVIDUAL ack counts besides its own message, which its consume then counts as the record's oldest.
+    (Counting it here too left the consume a scan of the whole record that found nothing, per ack: MQTT subscribers
+    ack that way, and their broker CPU per message had doubled.)"""
+    while record and record[0][0] != message_id:
+        _, topic = record.popleft()
+        topic.dequeued += 1
+        topic.inflight -= 1
 
 
 def count_acked(record: deque[tuple[str, Topic]], message_id: str, *, from_oldest: bool = False) -> list[Topic]:
