@@ -28,9 +28,9 @@ class Listener(Generic[C]):
     """A running listener's sockets and connections (a subclass adds its protocol's settings and ``url``)."""
 
     #: where it listens (the first bound address), and whether it speaks TLS: set by :meth:`_listen`
-    host: str
-    port: int
-    tls: bool
+    host: str = ""
+    port: int = 0
+    tls: bool = False
 
     def _url(self, scheme: str, suffix: str = "") -> str:
         """``scheme://host:port`` + ``suffix`` where this listener answers (an IPv6 literal in brackets, as the TCP

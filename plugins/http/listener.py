@@ -247,9 +247,6 @@ class HttpServer(Listener[_HttpProtocol]):
         self.handshake_timeout = handshake_timeout
         self.idle_timeout = idle_timeout
         self.max_body_size = max_body_size
-        self.host = ""
-        self.port = 0
-        self.tls = False
 
     def __repr__(self) -> str:
         return f"<HttpServer {self.url} connections={len(self._connections)}>"
@@ -261,9 +258,6 @@ class HttpServer(Listener[_HttpProtocol]):
     async def close(self) -> None:
         await self.handler.close()
         await super().close()
-
-    def broker_stopped(self) -> None:
-        super().broker_stopped()
 
 
 async def start_http_server(

@@ -270,9 +270,6 @@ class MqttServer(Listener["_MqttProtocol"]):
         self.connect_timeout = connect_timeout
         self.max_connections = max_connections
         self.max_write_buffer = DEFAULT_MAX_WRITE_BUFFER
-        self.host = ""
-        self.port = 0
-        self.tls = False
 
     def __repr__(self) -> str:
         return f"<MqttServer {self.url} connections={len(self._connections)}>"

@@ -357,10 +357,6 @@ class StompServer(Listener["_StompProtocol"]):
         self.authenticator = authenticator
         self.max_frame_size = max_frame_size
         self.connect_timeout = connect_timeout
-        self.host = ""
-        #: the listener speaks TLS (``stomp+ssl://``)
-        self.tls = False
-        self.port = 0
 
     def __repr__(self) -> str:
         return f"<StompServer {self.url} connections={len(self._connections)}>"
