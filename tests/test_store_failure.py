@@ -4,28 +4,15 @@ item 6): a send reported failed is never delivered, an ack the disk never saw le
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
+from support.stores import FullDisk
 from support.transports import TRANSPORTS, connect_to
 
 from minibroker import Broker, ManualClock
-from minibroker._core.journal import JournalOp
 from minibroker.client import AckMode, Connection, Consumer, Session
 from minibroker.errors import StoreError
-from minibroker.store import SqliteStore
-
-
-class FullDisk(SqliteStore):
-    """A SQLite store whose disk can be made full: every batch then fails, and nothing reaches the file."""
-
-    full = False
-
-    def apply(self, ops: Sequence[JournalOp]) -> None:
-        if self.full:
-            raise StoreError(f"the message store {self.path} failed: database or disk is full")
-        super().apply(ops)
 
 
 @pytest.fixture

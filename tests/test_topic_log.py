@@ -9,12 +9,13 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
+from support.stores import FullDisk
 
 from minibroker import Broker, ManualClock
 from minibroker._core.journal import JournalOp, Stored
 from minibroker.client import AckMode, Connection, connect
 from minibroker.errors import StoreError
-from minibroker.store import MemoryStore, SqliteStore
+from minibroker.store import MemoryStore
 
 
 class CountingStore(MemoryStore):
@@ -116,15 +117,6 @@ async def test_a_restart_keeps_positions_loses_nothing_and_brings_back_nothing_a
                 await consumer.close()
     async with Broker(data_dir=tmp_path) as broker:  # all read and acked: nothing comes back
         assert {v.name: v.pending for v in broker.durable_subscriptions()} == {"a": 0, "b": 0}
-
-
-class FullDisk(SqliteStore):
-    full = False
-
-    def apply(self, ops: Sequence[JournalOp]) -> None:
-        if self.full:
-            raise StoreError(f"the message store {self.path} failed: database or disk is full")
-        super().apply(ops)
 
 
 async def test_a_publish_and_a_return_the_disk_refused_are_taken_back(tmp_path: Path) -> None:
