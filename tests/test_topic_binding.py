@@ -5,9 +5,12 @@ what it would have seen bound at once."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
 from typing import Any
 
-from minibroker import Broker, ConsumerInfo, Destination, ManualClock, Message
+import pytest
+
+from minibroker import Broker, BrokerConnection, ConsumerInfo, Destination, ManualClock, Message
 from minibroker._core.binding import BIND_STEP
 
 TOPICS = 2 * BIND_STEP + 500
@@ -29,43 +32,48 @@ async def until_bound(broker: Broker) -> None:
     raise AssertionError(f"still binding: {broker.core.pending_work()}")
 
 
-async def test_the_subscribing_call_joins_one_step_and_the_loop_the_rest() -> None:
+@pytest.fixture
+async def retained() -> AsyncIterator[tuple[Broker, BrokerConnection]]:
+    """A broker with TOPICS retained topics (r.0, r.1, ...), and a connection to it."""
     async with Broker(clock=ManualClock(), history_limit=0) as broker:
         conn = broker.connect()
         for i in range(TOPICS):
             conn.send(retain(i))
-        got: list[Any] = []
-        sub = conn.add_consumer(ConsumerInfo(Destination.topic("r.>"), prefetch=TOPICS, retroactive=True), got.append)
-        assert joined(broker, sub) == BIND_STEP  # one step's work in the call, not a pass over every topic
-        assert any("still joining" in line for line in broker.core.pending_work())
-        await until_bound(broker)
-        assert joined(broker, sub) == TOPICS
-        assert sorted(d.message.body for d in got) == sorted(f"v{i}" for i in range(TOPICS))
+        yield broker, conn
 
 
-async def test_a_publish_to_a_topic_not_joined_yet_reaches_the_subscriber_after_its_retained_message() -> None:
-    async with Broker(clock=ManualClock(), history_limit=0) as broker:
-        conn = broker.connect()
-        for i in range(TOPICS):
-            conn.send(retain(i))
-        got: list[Any] = []
-        sub = conn.add_consumer(ConsumerInfo(Destination.topic("r.>"), prefetch=TOPICS, retroactive=True), got.append)
-        last = f"r.{TOPICS - 1}"
-        assert sub not in broker.core.topics[last].pending
-        conn.send(Message("ID:new", Destination.topic(last), "new"))
-        mine = [d.message.body for d in got if d.message.destination.name == last]
-        assert mine == [f"v{TOPICS - 1}", "new"]  # as if it had been joined at once
-        await until_bound(broker)
-        assert [d.message.body for d in got if d.message.destination.name == last] == [f"v{TOPICS - 1}", "new"]
+async def test_the_subscribing_call_joins_one_step_and_the_loop_the_rest(
+    retained: tuple[Broker, BrokerConnection],
+) -> None:
+    broker, conn = retained
+    got: list[Any] = []
+    sub = conn.add_consumer(ConsumerInfo(Destination.topic("r.>"), prefetch=TOPICS, retroactive=True), got.append)
+    assert joined(broker, sub) == BIND_STEP  # one step's work in the call, not a pass over every topic
+    assert any("still joining" in line for line in broker.core.pending_work())
+    await until_bound(broker)
+    assert joined(broker, sub) == TOPICS
+    assert sorted(d.message.body for d in got) == sorted(f"v{i}" for i in range(TOPICS))
 
 
-async def test_a_subscriber_that_leaves_while_joining_stops_joining() -> None:
-    async with Broker(clock=ManualClock(), history_limit=0) as broker:
-        conn = broker.connect()
-        for i in range(TOPICS):
-            conn.send(retain(i))
-        sub = conn.add_consumer(ConsumerInfo(Destination.topic("r.>"), prefetch=10, retroactive=True), lambda d: None)
-        conn.remove_consumer(sub)
-        assert not broker.core.binding
-        await asyncio.sleep(0)
-        assert joined(broker, sub) == 0
+async def test_a_publish_to_a_topic_not_joined_yet_reaches_the_subscriber_after_its_retained_message(
+    retained: tuple[Broker, BrokerConnection],
+) -> None:
+    broker, conn = retained
+    got: list[Any] = []
+    sub = conn.add_consumer(ConsumerInfo(Destination.topic("r.>"), prefetch=TOPICS, retroactive=True), got.append)
+    last = f"r.{TOPICS - 1}"
+    assert sub not in broker.core.topics[last].pending
+    conn.send(Message("ID:new", Destination.topic(last), "new"))
+    mine = [d.message.body for d in got if d.message.destination.name == last]
+    assert mine == [f"v{TOPICS - 1}", "new"]  # as if it had been joined at once
+    await until_bound(broker)
+    assert [d.message.body for d in got if d.message.destination.name == last] == [f"v{TOPICS - 1}", "new"]
+
+
+async def test_a_subscriber_that_leaves_while_joining_stops_joining(retained: tuple[Broker, BrokerConnection]) -> None:
+    broker, conn = retained
+    sub = conn.add_consumer(ConsumerInfo(Destination.topic("r.>"), prefetch=10, retroactive=True), lambda d: None)
+    conn.remove_consumer(sub)
+    assert not broker.core.binding
+    await asyncio.sleep(0)
+    assert joined(broker, sub) == 0
