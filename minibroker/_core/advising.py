@@ -77,7 +77,7 @@ class Advising(CoreState):
             if t is None:
                 return 0
             # an offline durable subscription still counts (ActiveMQ's RemoveInfo says so; recorded)
-            return len(t.subscriptions) + len(t.durables)
+            return self.subscriber_count(t)
         sources = [s.source for s in self.subs_on_many if s.destination == destination]
         if sources and isinstance(sources[0], QueueSet):
             return sum(len(q.consumers) for q in sources[0].queues)
@@ -200,10 +200,8 @@ class Advising(CoreState):
             name = message.destination.name
             if name == sub.destination.name or (isinstance(sub, SubscriptionOnMany) and reads(sub.destination, name)):
                 t = self.topic(name)
-                if sub.consumer_id in t.pending:
-                    t.pending[sub.consumer_id].append(
-                        QueueEntry(message, t.next_seq, broker_seq=t.broker_sequence.take())
-                    )
+                if sub in t.pending:
+                    t.waiting_for(sub).append(QueueEntry(message, t.next_seq, broker_seq=t.broker_sequence.take()))
                     t.next_seq += 1
                     t.enqueued += 1
                     self._dispatch_topic(t)

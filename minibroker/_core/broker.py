@@ -292,11 +292,10 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, Scheduling, TopicBind
         first, until its window is full; a topic with nothing left for it leaves the list."""
         waiting = sub.waiting_in
         assert waiting is not None
-        consumer_id = sub.consumer_id
         while waiting and sub.room() > 0:  # from the front, O(1) a step (an OrderedDict: a deque with membership)
             t = next(iter(waiting))
             self._dispatch_topic(t)
-            if t.pending.get(consumer_id):
+            if t.pending.get(sub):
                 return  # the window is full again, t still has more
             del waiting[t]
 
@@ -1095,6 +1094,7 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, Scheduling, TopicBind
         pending.extend(
             f"broker: consumer {consumer_id} still joining {len(work.topics) - work.next} topic(s)"
             for consumer_id, work in self.binding.items()
+            if self.step_ready(work)  # a subscription waiting for its subscriber to take more is not work left
         )
         return pending
 

@@ -4,7 +4,11 @@ subscribed, through its own prefetch window and its own pending list."""
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import KeysView
+from itertools import chain
 from typing import TYPE_CHECKING
+
+import attrs
 
 from ..message import Destination, Message
 from .effects import Dispatch
@@ -15,7 +19,15 @@ if TYPE_CHECKING:
     from .durable import DurableSubscription
     from .topic_log import TopicLog
 
-__all__ = ["Topic", "count_acked", "count_before"]
+__all__ = ["NOTHING_WAITING", "Topic", "count_acked", "count_before"]
+
+#: what ``Topic.pending`` holds for a wildcard or composite subscriber with nothing waiting on that topic: such a
+#: subscriber joins every topic it reads (an MQTT ``#``: 50,000), and an empty deque per topic was one more object
+#: for each full garbage collection to walk
+NOTHING_WAITING: tuple[()] = ()
+
+#: a retained message's fields after its id and destination, in Message's order, from its body (Topic.retained)
+_KEPT_FIELDS = tuple(field.name for field in attrs.fields(Message)[2:])
 
 
 class Topic:
@@ -24,15 +36,14 @@ class Topic:
     # every full collection (issue 31: 150 ms pauses during a retained replay).
     #: (subscription, entry) discarded by the limit since the broker last looked (it dead-letters them)
     discarded: list[tuple[Subscription, QueueEntry]] | tuple[()] = ()
-    subscriptions: list[Subscription] | tuple[()] = ()
     #: durable subscriptions of this topic, active or not (durable.py)
     durables: list[DurableSubscription] | tuple[()] = ()
     #: those a publish feeds a copy, in the order of ``durables``: the others read ``log``
     fed: list[DurableSubscription] | tuple[()] = ()
     #: the one copy of what its offline durable subscriptions have not had yet (topic_log.py), once one went away
     log: TopicLog | None = None
-    #: the retained message (retained.py), what a retroactive subscriber gets first
-    retained: Message | None = None
+    #: the retained message's fields, its destination left out (``retained``)
+    _retained: tuple[object, ...] | None = None
 
     def __init__(
         self, destination: Destination, pending_limit: int = -1, sequence: BrokerSequence | None = None
@@ -42,7 +53,10 @@ class Topic:
         self.broker_sequence = BrokerSequence() if sequence is None else sequence
         #: a subscriber's most waiting messages (DestinationPolicy.pending_message_limit; -1: no limit)
         self.pending_limit = pending_limit
-        self.pending: dict[int, deque[QueueEntry]] = {}
+        #: the subscribers, in the order they subscribed, each with its waiting copies (``NOTHING_WAITING`` or a
+        #: deque): one dict where a list of subscribers beside a dict of deques by consumer id was one more object
+        #: per topic for the garbage collector (a wildcard subscriber joins every topic it reads)
+        self.pending: dict[Subscription, deque[QueueEntry] | tuple[()]] = {}
         self.next_seq = 0
         self.enqueued = 0
         self.dequeued = 0
@@ -50,6 +64,33 @@ class Topic:
         #: dispatched to non-durable subscribers and not acked: ActiveMQ's topic InFlightCount, which a subscriber
         #: closing with unacked messages leaves as it is (recorded, mixed corpus)
         self.inflight = 0
+
+    @property
+    def retained(self) -> Message | None:
+        """The retained message (retained.py), what a retroactive subscriber gets first: each asks builds it again.
+
+        It is kept as a tuple of its fields without its destination (the topic's), which CPython's collector stops
+        tracking once it finds nothing in it to walk: a Message object per topic was one more object for every full
+        collection to visit (50,000 MQTT retained topics: 50,000 more, and 20 ms more of each pause)."""
+        kept = self._retained
+        if kept is None:
+            return None
+        message_id, body, pairs, *rest = kept
+        properties = dict(zip(pairs[::2], pairs[1::2], strict=True))  # type: ignore[index]
+        return Message(message_id, self.destination, body, properties, *rest)  # type: ignore[arg-type]
+
+    @retained.setter
+    def retained(self, message: Message | None) -> None:
+        if message is None:
+            self._retained = None
+        elif message.destination != self.destination:
+            raise ValueError(f"{message.message_id} is not a message of {self.destination}")
+        else:
+            # the properties as one flat tuple, key, value, key, value: a tuple holding a dict stays tracked even
+            # when the dict is not, and each level of nested tuples takes the collector one more pass to let go of
+            fields = [getattr(message, name) for name in _KEPT_FIELDS]
+            pairs = tuple(chain.from_iterable(message.properties.items()))
+            self._retained = (message.message_id, fields[0], pairs, *fields[2:])
 
     def add_durable(self, durable: DurableSubscription, fed: bool = True) -> None:
         """``durable`` reads this topic (fed a copy of each message unless it reads the log)."""
@@ -69,30 +110,34 @@ class Topic:
         """``fed`` again from ``durables``: those not reading the log (``behind`` None), in their order."""
         self.fed = [d for d in self.durables if d.behind is None] or ()
 
+    @property
+    def subscriptions(self) -> KeysView[Subscription]:
+        """The non-durable subscribers (and active durable ones), in the order they subscribed."""
+        return self.pending.keys()
+
     def add_subscription(self, sub: Subscription) -> None:
-        if self.subscriptions:
-            self.subscriptions.append(sub)
-        else:
-            self.subscriptions = [sub]
-        self.pending[sub.consumer_id] = deque()
+        self.pending[sub] = NOTHING_WAITING if sub.waiting_in is not None else deque()
 
     def remove_subscription(self, sub: Subscription) -> None:
-        if sub in self.subscriptions:
-            self.subscriptions.remove(sub)  # type: ignore[union-attr]
-        self.pending.pop(sub.consumer_id, None)
+        self.pending.pop(sub, None)
 
     def recover(self, sub: Subscription) -> bool:
         """Give a retroactive subscriber the retained message first; whether there was one."""
         retained = self.retained
-        if retained is None or sub.consumer_id not in self.pending:
+        if retained is None or sub not in self.pending:
             return False
-        self.pending[sub.consumer_id].appendleft(
-            QueueEntry(retained, self.next_seq, broker_seq=self.broker_sequence.take())
-        )
+        self.waiting_for(sub).appendleft(QueueEntry(retained, self.next_seq, broker_seq=self.broker_sequence.take()))
         self.next_seq += 1
         if sub.waiting_in is not None:
             sub.waiting_in[self] = None
         return True
+
+    def waiting_for(self, sub: Subscription) -> deque[QueueEntry]:
+        """The subscriber's waiting copies, made a deque if it was ``NOTHING_WAITING``."""
+        pending = self.pending[sub]
+        if pending is NOTHING_WAITING:
+            pending = self.pending[sub] = deque()
+        return pending  # type: ignore[return-value]
 
     def consume(self, entry: QueueEntry) -> None:
         """A subscriber acked its copy: only counted, as the copy was the subscriber's own."""
@@ -114,18 +159,19 @@ class Topic:
         self.enqueued += 1
         if not broker_seq:
             broker_seq = self.broker_sequence.take()
-        for sub in self.subscriptions:
+        for sub, pending in self.pending.items():
             if sub.no_local and sub.connection_id == publisher_connection:
                 continue
             if sub.selector is not None and not sub.matches(message, 0):
                 continue
-            pending = self.pending[sub.consumer_id]
-            pending.append(QueueEntry(message, seq, broker_seq=broker_seq))
+            if pending is NOTHING_WAITING:
+                pending = self.pending[sub] = deque()  # the key is there: the dict keeps its size
+            pending.append(QueueEntry(message, seq, broker_seq=broker_seq))  # type: ignore[union-attr]
             waiting = sub.waiting_in
             if waiting is not None:
                 waiting[self] = None
             if 0 <= self.pending_limit < len(pending):
-                self._discard_oldest(sub, pending)
+                self._discard_oldest(sub, pending)  # type: ignore[arg-type]
         return broker_seq
 
     def _discard_oldest(self, sub: Subscription, pending: deque[QueueEntry]) -> None:
@@ -142,8 +188,9 @@ class Topic:
                 self.discarded = [(sub, entry)]
 
     def dispatch(self, now: float, out: list[Dispatch], expired: list[QueueEntry]) -> None:
-        for sub in self.subscriptions:
-            pending = self.pending[sub.consumer_id]
+        for sub, pending in self.pending.items():
+            if not pending:
+                continue
             while pending and sub.room() > 0:
                 entry = pending.popleft()
                 if entry.message.expiration and now >= entry.message.expiration:
@@ -164,6 +211,8 @@ class Topic:
                         (sub.consumer_id, entry.message, entry.seq, entry.redelivery_counter, False, entry.broker_seq),
                     )
                 )
+            if not pending and sub.waiting_in is not None:
+                self.pending[sub] = NOTHING_WAITING
 
 
 def count_before(record: deque[tuple[str, Topic]], message_id: str) -> None:

@@ -429,7 +429,7 @@ class Broker(_BrokerViews, _ReplayableReads, _FaultInjection):
         if self._space_waiters.waiting:
             self._space_waiters.wake(self.core.has_space)
         core = self.core
-        if core.binding and not self._binding_soon:
+        if core.binding and not self._binding_soon and core.binding_ready():
             self._bind_later()
         out = core.output
         if out:

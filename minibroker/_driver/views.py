@@ -59,7 +59,7 @@ class _BrokerViews:
         if t is None:
             return None
         dequeued = t.dequeued + sum(d.queue.dequeued for d in t.durables)
-        consumers = len(t.subscriptions) + len(t.durables)
+        consumers = self.core.subscriber_count(t)
         # dispatched and not acked yet, prefetched ones included (ActiveMQ's topic InFlightCount; recorded)
         inflight = t.inflight + sum(d.queue.inflight for d in t.durables)
         return QueueStatistics(topic, 0, inflight, t.enqueued, dequeued, t.expired, consumers, 0)
