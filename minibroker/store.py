@@ -23,6 +23,7 @@ import contextlib
 import hashlib
 import os
 import sqlite3
+from array import array
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any, Protocol
@@ -33,6 +34,8 @@ from ._core.journal import (
     DurableDropped,
     DurableSaved,
     JournalOp,
+    LogCopied,
+    LogTrimmed,
     Purged,
     Redelivered,
     Removed,
@@ -67,6 +70,9 @@ class StoredState:
     durables: tuple[DurableSaved, ...] = ()
     #: queues loaded only in part (a page): (queue, messages left on disk, last seq loaded, last seq on disk)
     paged: tuple[tuple[str, int, int, int], ...] = ()
+    #: for each topic log among them, the sequence numbers of its rows left on disk (a log is not paged in: a
+    #: subscription that catches up has them copied to its queue, which is, and counts need them)
+    log_seqs: tuple[tuple[str, array[int]], ...] = ()
 
 
 class MessageStore(Protocol):
@@ -126,7 +132,12 @@ class _Batch:
         return bool(self.added or self.counters or self.removed or self.scheduled or self.unscheduled)
 
 
-def _segments(ops: Iterable[JournalOp]) -> Iterator[_Batch | Purged | DurableSaved | DurableDropped]:
+_Cut = Purged | DurableSaved | DurableDropped | LogCopied | LogTrimmed
+#: operations that apply between what came before them and after: a batch is cut at each
+_CUTS = frozenset((Purged, DurableSaved, DurableDropped, LogCopied, LogTrimmed))
+
+
+def _segments(ops: Iterable[JournalOp]) -> Iterator[_Batch | _Cut]:
     """Fold ``ops`` into batches, cut at each purge and durable subscription change (which must apply between what
     came before and after it)."""
     batch = _Batch()
@@ -156,8 +167,10 @@ def _segments(ops: Iterable[JournalOp]) -> Iterator[_Batch | Purged | DurableSav
             assert isinstance(op, Unscheduled)
             if batch.scheduled.pop(op.job, None) is None:
                 batch.unscheduled.append(op.job)
-        elif kind is Purged or kind is DurableSaved or kind is DurableDropped:
-            assert isinstance(op, Purged | DurableSaved | DurableDropped)
+        elif (
+            kind is Purged or kind is DurableSaved or kind is DurableDropped or kind is LogCopied or kind is LogTrimmed
+        ):
+            assert isinstance(op, _Cut)
             if batch:
                 yield batch
                 batch = _Batch()
@@ -315,6 +328,7 @@ class SqliteStore:
     def load(self, page: int | None = None) -> StoredState:
         self._check_open()
         paged: list[tuple[str, int, int, int]] = []
+        log_seqs: list[tuple[str, array[int]]] = []
         try:
             # rows first, without their bodies, then each body once: a body read per row would hold as many copies
             # of a message as durable subscriptions keep it before decoding shares one object
@@ -326,11 +340,17 @@ class SqliteStore:
                 for queue, count, last in counts:
                     head = self._db.execute(
                         "SELECT queue, seq, counter, body FROM messages WHERE queue = ? ORDER BY seq LIMIT ?",
-                        (queue, -1 if queue.startswith(LOG_PREFIX) else page),  # a topic's log is loaded whole
+                        (queue, page),
                     ).fetchall()
                     rows += head
                     if count > len(head):
                         paged.append((queue, count - len(head), head[-1][1], last))
+                        if queue.startswith(LOG_PREFIX):
+                            left = self._db.execute(
+                                "SELECT seq FROM messages WHERE queue = ? AND seq > ? ORDER BY seq",
+                                (queue, head[-1][1]),
+                            )
+                            log_seqs.append((queue, array("q", (seq for (seq,) in left))))
             blobs = self._bodies({row[3] for row in rows})
             jobs = self._db.execute("SELECT job, due, counter, message FROM scheduled ORDER BY job").fetchall()
             durable_rows = self._db.execute(
@@ -347,7 +367,7 @@ class SqliteStore:
                 f"the message store {self.path} holds an unreadable message: {exc}", path=str(self.path)
             ) from exc
         durables = tuple(DurableSaved(c, n, t, s, bool(nl), p) for c, n, t, s, nl, p in durable_rows)
-        return StoredState(messages, scheduled, durables, tuple(paged))
+        return StoredState(messages, scheduled, durables, tuple(paged), tuple(log_seqs))
 
     def _bodies(self, ids: set[int]) -> dict[int, bytes]:
         """The stored bodies of these ids, read in chunks (SQLite bounds a statement's parameters)."""
@@ -410,6 +430,19 @@ class SqliteStore:
                     if isinstance(segment, DurableDropped):
                         db.execute("DELETE FROM durables WHERE client_id = ? AND name = ?", tuple(segment))
                         continue
+                    if isinstance(segment, LogCopied):
+                        log, from_seq, queue, first = segment
+                        db.execute(_LOG_ROWS_REFS.format(op="+", cmp=">="), (log, from_seq, log, from_seq))
+                        db.execute(
+                            "INSERT OR REPLACE INTO messages SELECT ?, seq - ? + ?, 0, body FROM messages "
+                            "WHERE queue = ? AND seq >= ?",
+                            (queue, from_seq, first, log, from_seq),
+                        )
+                        continue
+                    if isinstance(segment, LogTrimmed):
+                        db.execute(_LOG_ROWS_REFS.format(op="-", cmp="<"), (*segment, *segment))
+                        db.execute("DELETE FROM messages WHERE queue = ? AND seq < ?", tuple(segment))
+                        continue
                     if segment.added:
                         _add_rows(db, list(segment.added.values()))
                     if segment.counters:
@@ -456,6 +489,13 @@ class SqliteStore:
             return int(self._db.execute("SELECT count(*) FROM messages").fetchone()[0])
         return int(self._db.execute("SELECT count(*) FROM messages WHERE queue = ?", (queue,)).fetchone()[0])
 
+
+#: a log's rows from (>=) or below (<) a sequence number are copied (+) or go (-): their bodies' references
+_LOG_ROWS_REFS = (
+    "UPDATE bodies SET refs = refs {op} (SELECT COUNT(*) FROM messages m "
+    "WHERE m.queue = ? AND m.seq {cmp} ? AND m.body = bodies.id) "
+    "WHERE id IN (SELECT body FROM messages WHERE queue = ? AND seq {cmp} ?)"
+)
 
 #: a queue row is going (removed, or replaced): its body has one reference less
 _RELEASE_BODY = "UPDATE bodies SET refs = refs - 1 WHERE id = (SELECT body FROM messages WHERE queue = ? AND seq = ?)"
@@ -527,6 +567,17 @@ class MemoryStore:
                 continue
             if isinstance(segment, DurableDropped):
                 self.durables.pop((segment.client_id, segment.name), None)
+                continue
+            if isinstance(segment, LogCopied):
+                log, from_seq, queue, first = segment
+                rows = [op for (name, seq), op in self.messages.items() if name == log and seq >= from_seq]
+                for op in rows:
+                    copy = Stored(queue, op.seq - from_seq + first, op.message, 0)
+                    self.messages[(queue, copy.seq)] = copy
+                continue
+            if isinstance(segment, LogTrimmed):
+                for key in [k for k in self.messages if k[0] == segment.log and k[1] < segment.below_seq]:
+                    del self.messages[key]
                 continue
             self.messages.update(segment.added)
             for key, counter in segment.counters.items():

@@ -1025,12 +1025,14 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, Scheduling, TopicBind
         scheduled: Iterable[Scheduled] = (),
         durables: Iterable[DurableSaved] = (),
         paged: Iterable[tuple[str, int, int, int]] = (),
+        log_seqs: Iterable[tuple[str, Sequence[int]]] = (),
     ) -> None:
         """Load what a store kept into this fresh core, without journaling it again.
 
         ``messages`` must come in sequence order per queue: each goes back to its queue's store cursor with its
         sequence number and redelivery counter, so dispatch order is the original order. Scheduled jobs are re-armed
-        under their job ids at their due time (already due ones fire at the next tick).
+        under their job ids at their due time (already due ones fire at the next tick). ``paged``: the queues and
+        topic logs loaded only in part (paging.py), with ``log_seqs`` the sequence numbers a log left on disk.
         """
         durables = list(durables)
         for saved in durables:  # not journaled again: the store has them
@@ -1047,13 +1049,15 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, Scheduling, TopicBind
             q.restore(record.message, record.seq, record.redelivery_counter)
             if record.message.expiration:
                 self._arm_sweep()
+        for name, seqs in log_seqs:  # before the positions: trimming below them reaches the part on disk
+            self._restore_log_on_disk(name, seqs)
         self._restore_positions(durables)
         for job in scheduled:
             self._scheduled_seq = max(self._scheduled_seq, job.job)
             heapq.heappush(self._scheduled, (job.due, job.job, job.message, job.redelivery_counter))
             self.timers_set += 1
         for name, left, after, last in paged:  # big queues: the rest of their messages is paged in later
-            if name.startswith(LOG_PREFIX):  # a store loads a topic's log whole
+            if name.startswith(LOG_PREFIX):  # a log is not paged in (topic_log.py): log_seqs says what is on disk
                 continue
             q = self.queues.get(name) if name.startswith(DURABLE_PREFIX) else self.queue(name)
             if q is None or self.journal is None:

@@ -3,7 +3,7 @@ subscription itself, and its queue, are in durable.py)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 import attrs
 
@@ -17,12 +17,17 @@ from .durable import DURABLE_PREFIX, DurableSubscription, DurableView, durable_q
 from .journal import (
     CAUGHT_UP,
     DEFERRED,
+    DISK_TRIMMED,
     DURABLE_DROPPED,
     DURABLE_SAVED,
+    LOG_COPIED,
     LOGGED,
+    LOGGED_ON_DISK,
     TRIMMED,
     DurableDropped,
     DurableSaved,
+    LogCopied,
+    LogTrimmed,
     Removed,
     Stored,
 )
@@ -201,12 +206,31 @@ class DurableConsumers(CoreState):
             q.add(entry.message, 0, entry.broker_seq)
             if entry.message.expiration:
                 self._arm_sweep()
+        on_disk = log.disk_since(position)
+        if on_disk:
+            self._copy_from_disk(log, on_disk, q)
         topic.refeed()
         journal = self.journal
         if journal is not None:
             journal.append(self._saved(durable))
             journal.undo.append((CAUGHT_UP, self, durable, position))
         self._trim_log(log)
+
+    def _copy_from_disk(self, log: TopicLog, seqs: Sequence[int], q: Queue) -> None:
+        """The log's rows ``seqs`` (on disk only) become rows of ``q`` behind what it has, for it to page in."""
+        journal = q.journal
+        assert journal is not None  # a log has a part on disk only with a store
+        first = q.next_seq
+        journal.append(LogCopied(log.name, seqs[0], q.destination.name, first))
+        journal.undo.append(
+            (LOG_COPIED, q, (q.on_disk, q.next_seq, q.disk_after, q.destination.name in journal.paged), None)
+        )
+        if not q.on_disk:
+            q.disk_after = first - 1
+        q.on_disk += len(seqs)
+        q.enqueued += len(seqs)
+        q.next_seq = first + seqs[-1] - seqs[0] + 1
+        journal.paged[q.destination.name] = q
 
     def _undefer(self, durable: DurableSubscription) -> None:
         """Take back :meth:`_defer` the store never saw: it is fed copies again (as the disk says)."""
@@ -264,6 +288,12 @@ class DurableConsumers(CoreState):
 
     def _log_message(self, log: TopicLog, message: Message, broker_seq: int) -> None:
         entry = log.append(message, broker_seq)
+        if isinstance(entry, int):  # behind what a restart left on disk: written, not kept in memory
+            journal = self.journal
+            assert journal is not None
+            journal.append(Stored(log.name, entry, message, 0))
+            journal.undo.append((LOGGED_ON_DISK, log, entry, None))
+            return
         usage = self.usage
         usage.used += entry.size
         if usage.used >= usage.limit and not usage.full:
@@ -277,6 +307,13 @@ class DurableConsumers(CoreState):
 
     def _trim_log(self, log: TopicLog) -> None:
         """Let go of the log's entries no subscription reads any more."""
+        if log.disk:
+            gone_from_disk = log.disk_below_floor()
+            if gone_from_disk:
+                journal = self.journal
+                assert journal is not None
+                journal.append(LogTrimmed(log.name, gone_from_disk[-1] + 1))
+                journal.undo.append((DISK_TRIMMED, log, gone_from_disk, None))
         gone = log.below_floor()
         if not gone:
             return
@@ -299,6 +336,17 @@ class DurableConsumers(CoreState):
             log = topic.log = TopicLog(topic.destination.name)
         entry = log.restore(record.seq, self.numbering.broker_sequence.take(), record.message)
         self.usage.used += entry.size
+
+    def _restore_log_on_disk(self, name: str, seqs: Sequence[int]) -> None:
+        """The sequence numbers of a log's rows a restart left on disk, behind the page it loaded (topic_log.py)."""
+        if not seqs:
+            return
+        topic = self.topic(name[len(LOG_PREFIX) :])
+        log = topic.log
+        if log is None:
+            log = topic.log = TopicLog(topic.destination.name)
+        log.disk.extend(seqs)
+        log.next_seq = max(log.next_seq, seqs[-1] + 1)
 
     def _restore_positions(self, saved: Iterable[DurableSaved]) -> None:
         """After a restart every durable subscription is away: those that may read their topic's log do, from the

@@ -18,7 +18,10 @@ stored, as in ActiveMQ):
   broker redelivery plugin) under a job id, then comes due;
 * :class:`DurableSaved` / :class:`DurableDropped`: a durable topic subscription was made or removed, or went away or
   came back (its position in its topic's log, topic_log.py); its messages are journaled as those of its internal
-  queue, ``durable://<client id>/<name>``, or, while it reads the log, as the log's (``topic-log://<topic>``).
+  queue, ``durable://<client id>/<name>``, or, while it reads the log, as the log's (``topic-log://<topic>``);
+* :class:`LogCopied` / :class:`LogTrimmed`: a restart left part of a topic's log on disk (paging.py), and a
+  subscription caught up with it (its rows become rows of the subscription's queue, read a page at a time like any
+  paged queue's), or no subscription reads them any more.
 
 The operations of one batch are in the order they happened; a store may cancel a ``Stored`` against a later
 ``Removed`` of the same ``(queue, seq)`` (a message sent and consumed between two flushes), since sequence numbers
@@ -36,6 +39,8 @@ __all__ = [
     "DurableSaved",
     "Journal",
     "JournalOp",
+    "LogCopied",
+    "LogTrimmed",
     "Purged",
     "Redelivered",
     "Removed",
@@ -91,6 +96,23 @@ class DurableSaved(NamedTuple):
     position: int | None = None
 
 
+class LogCopied(NamedTuple):
+    """The rows of topic log ``log`` from log sequence number ``from_seq`` on (the part a restart left on disk) are
+    copied to ``queue``, a durable subscription's that caught up: row ``seq`` becomes ``seq - from_seq + first``."""
+
+    log: str
+    from_seq: int
+    queue: str
+    first: int
+
+
+class LogTrimmed(NamedTuple):
+    """The rows of topic log ``log`` below ``below_seq`` went: no subscription reads them any more."""
+
+    log: str
+    below_seq: int
+
+
 class DurableDropped(NamedTuple):
     """A durable topic subscription was removed (unsubscribed, or replaced by another topic or selector)."""
 
@@ -98,7 +120,18 @@ class DurableDropped(NamedTuple):
     name: str
 
 
-JournalOp: TypeAlias = Stored | Removed | Redelivered | Purged | Scheduled | Unscheduled | DurableSaved | DurableDropped
+JournalOp: TypeAlias = (
+    Stored
+    | Removed
+    | Redelivered
+    | Purged
+    | Scheduled
+    | Unscheduled
+    | DurableSaved
+    | DurableDropped
+    | LogCopied
+    | LogTrimmed
+)
 
 #: the kinds of ``Journal.undo`` records (undo.py): a message stored, a message removed
 STORED = 0
@@ -121,6 +154,12 @@ LOGGED = 9
 TRIMMED = 10
 DEFERRED = 11
 CAUGHT_UP = 12
+#: a message appended to a paged topic log's part on disk (the record's queue slot holds the log, its entry the seq);
+#: seqs of that part let go of (the entry holds them); a log's disk part copied to a queue (the queue slot holds
+#: the queue, the entry what it was: on_disk, next_seq, disk_after, whether it was paged)
+LOGGED_ON_DISK = 13
+DISK_TRIMMED = 14
+LOG_COPIED = 15
 
 
 class Journal(list[JournalOp]):

@@ -13,11 +13,19 @@ The log keeps an entry while some subscription's position is at or before it: th
 they went away (their positions only grow that way), so the first one's position is the floor, and what lies below it
 is let go of (:meth:`TopicLog.below_floor`). The store keeps the log as the rows of an internal queue
 (:func:`log_name`), and each subscription's position beside it (``DurableSaved.position``).
+
+A restart loads a log as it loads a queue, a page at a time (paging.py): the oldest page in memory, and of the rest
+only the sequence numbers (``TopicLog.disk``); new persistent messages then go to disk behind them. The log itself
+is never paged in: a subscription that catches up gets what memory holds as copies, and the rows on disk copied to
+its queue by the store (``LogCopied``), which its queue pages in as its consumer takes them. Non-persistent messages
+(never stored) stay in memory, and reach such a subscription before the older persistent ones still on disk, as
+ActiveMQ's durable cursor keeps them in a cursor of their own.
 """
 
 from __future__ import annotations
 
 import bisect
+from array import array
 from typing import TYPE_CHECKING
 
 import attrs
@@ -51,7 +59,7 @@ class LogEntry:
 class TopicLog:
     """The messages published to one topic while some of its durable subscriptions are away, in publish order."""
 
-    __slots__ = ("entries", "expiring", "head", "name", "next_seq", "waiting")
+    __slots__ = ("disk", "entries", "expiring", "head", "name", "next_seq", "waiting")
 
     def __init__(self, topic: str) -> None:
         self.name = log_name(topic)
@@ -63,13 +71,22 @@ class TopicLog:
         self.waiting: dict[DurableSubscription, int] = {}
         #: live entries with an expiration (an expiry sweep then looks at the log)
         self.expiring = 0
+        #: the sequence numbers of the persistent messages only on disk (a restart's paging), ascending; each is
+        #: after every persistent entry in memory
+        self.disk: array[int] = array("q")
 
     def __len__(self) -> int:
-        return len(self.entries) - self.head
+        return len(self.entries) - self.head + len(self.disk)
 
-    def append(self, message: Message, broker_seq: int) -> LogEntry:
-        entry = LogEntry(self.next_seq, broker_seq, message, message.size_estimate())
-        self.next_seq += 1
+    def append(self, message: Message, broker_seq: int) -> LogEntry | int:
+        """The new entry; or, for a persistent message while older ones are only on disk, its sequence number
+        (the message goes to disk behind them, not into memory)."""
+        seq = self.next_seq
+        self.next_seq = seq + 1
+        if self.disk and message.persistent:
+            self.disk.append(seq)
+            return seq
+        entry = LogEntry(seq, broker_seq, message, message.size_estimate())
         self.entries.append(entry)
         if message.expiration:
             self.expiring += 1
@@ -92,7 +109,11 @@ class TopicLog:
         return self.entries[self._index(position) :]
 
     def count_since(self, position: int) -> int:
-        return len(self.entries) - self._index(position)
+        return len(self.entries) - self._index(position) + len(self.disk) - bisect.bisect_left(self.disk, position)
+
+    def disk_since(self, position: int) -> array[int]:
+        """The sequence numbers on disk from ``position`` on."""
+        return self.disk[bisect.bisect_left(self.disk, position) :]
 
     def wait(self, durable: DurableSubscription, position: int) -> None:
         """``durable`` reads the log from ``position`` on (its place among the waiting ones kept in position order)."""
@@ -104,10 +125,21 @@ class TopicLog:
         else:
             waiting[durable] = position
 
+    def floor(self) -> int:
+        """The lowest sequence number a waiting subscription reads (``next_seq`` when none waits)."""
+        return next(iter(self.waiting.values())) if self.waiting else self.next_seq
+
+    def disk_below_floor(self) -> array[int]:
+        """Take out the sequence numbers on disk that no waiting subscription needs any more."""
+        cut = bisect.bisect_left(self.disk, self.floor())
+        gone = self.disk[:cut]
+        if cut:
+            del self.disk[:cut]
+        return gone
+
     def below_floor(self) -> list[LogEntry]:
         """Take out the entries no waiting subscription needs any more (all of them when none waits), oldest first."""
-        floor = next(iter(self.waiting.values())) if self.waiting else self.next_seq
-        cut = self._index(floor)
+        cut = self._index(self.floor())
         gone = self.entries[self.head : cut]
         if gone:
             self.head = cut

@@ -22,9 +22,12 @@ from .journal import (
     CAUGHT_UP,
     COUNTER,
     DEFERRED,
+    DISK_TRIMMED,
     DURABLE_DROPPED,
     DURABLE_SAVED,
+    LOG_COPIED,
     LOGGED,
+    LOGGED_ON_DISK,
     ON_DISK,
     PURGED,
     SCHEDULED,
@@ -75,6 +78,16 @@ def roll_back(
         elif kind == TRIMMED:
             queue.put_back(entry)
             holder.used += sum(e.size for e in entry)
+        elif kind == LOGGED_ON_DISK:
+            queue.disk.pop()  # the queue slot holds the log: the seq appended last
+        elif kind == DISK_TRIMMED:
+            queue.disk[0:0] = entry
+        elif kind == LOG_COPIED:
+            on_disk, next_seq, disk_after, was_paged = entry
+            queue.enqueued -= queue.on_disk - on_disk
+            queue.on_disk, queue.next_seq, queue.disk_after = on_disk, next_seq, disk_after
+            if not was_paged:
+                queue.journal.paged.pop(queue.destination.name, None)
         elif kind == DEFERRED:
             queue._undefer(entry)
         elif kind == CAUGHT_UP:

@@ -385,7 +385,7 @@ class Broker(_BrokerViews, _ReplayableReads, _FaultInjection):
     def _load_store(self) -> None:
         if self.store is not None:
             state = self.store.load(PAGE)
-            self.core.restore(state.messages, state.scheduled, state.durables, state.paged)
+            self.core.restore(state.messages, state.scheduled, state.durables, state.paged, state.log_seqs)
 
     def _page_in(self) -> None:
         """Read the next page of each paged queue that runs low in memory (paging.py)."""
@@ -400,6 +400,8 @@ class Broker(_BrokerViews, _ReplayableReads, _FaultInjection):
         journal, store = self._journal, self.store
         if journal is None or store is None:
             return
+        if journal and queue in journal.paged:
+            self._persist()  # rows this call gave the queue (a topic log's, copied at a catch-up) are read next
         while queue in journal.paged and journal.paged[queue].on_disk > 0:
             self.core.page_in(queue, store.load_page(queue, journal.paged[queue].disk_after, PAGE))
         journal.paged.pop(queue, None)
