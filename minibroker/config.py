@@ -399,6 +399,7 @@ def parse_config(doc: Mapping[str, Any], *, path: str | os.PathLike[str] | None 
             "max_consumers_per_connection",
             "max_transactions_per_connection",
             "max_producers_per_connection",
+            "max_composite_parts",
             "max_transformation_entries",
         },
         "limits",
@@ -413,6 +414,9 @@ def parse_config(doc: Mapping[str, Any], *, path: str | os.PathLike[str] | None 
             ),
             max_producers=reader.value(
                 limits, "max_producers_per_connection", "int", DEFAULT_CONNECTION_LIMITS.max_producers, "limits"
+            ),
+            max_composite_parts=reader.value(
+                limits, "max_composite_parts", "int", DEFAULT_CONNECTION_LIMITS.max_composite_parts, "limits"
             ),
         )
         if _positive(reader, limits)
@@ -508,7 +512,12 @@ def parse_config(doc: Mapping[str, Any], *, path: str | os.PathLike[str] | None 
 def _positive(reader: _Reader, limits: Mapping[str, Any]) -> bool:
     """Checks the per-connection limits are at least 1 (naming the key); True when any is given."""
     given = False
-    for key in ("max_consumers_per_connection", "max_transactions_per_connection", "max_producers_per_connection"):
+    for key in (
+        "max_consumers_per_connection",
+        "max_transactions_per_connection",
+        "max_producers_per_connection",
+        "max_composite_parts",
+    ):
         if key in limits:
             given = True
             value = reader.value(limits, key, "int", 1, "limits")

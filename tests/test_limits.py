@@ -68,6 +68,29 @@ async def test_producers_past_the_limit_are_refused() -> None:
         await conn.close()
 
 
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_a_composite_past_the_part_limit_is_refused_and_one_at_it_works(transport: str) -> None:
+    """issue 31: ActiveMQ takes composites of any size (20,000 parts recorded with the oracle); minibroker bounds
+    the parts one command may name, loudly, naming the limit."""
+    limits = ConnectionLimits(max_composite_parts=3)
+    async with Broker(clock=ManualClock(autojump=True), connection_limits=limits) as broker:
+        conn = await connect_to(broker, transport)
+        session = await conn.create_session()
+        with pytest.raises(LimitExceeded, match=r"at most 3 parts, not 4: qa,qb,qc,qd") as refused:
+            await session.create_consumer("qa,qb,qc,qd")
+        if transport == "memory":  # (an error frame carries the code and the text)
+            assert refused.value.limit == "max_composite_parts" and refused.value.maximum == 3
+        producer = await session.create_producer()
+        with pytest.raises(LimitExceeded, match="at most 3 parts, not 4"):
+            await producer.send("m", destination="qa,qb,qc,qd")
+        assert not any(broker.queue(name).exists for name in ("qa", "qb", "qc", "qd"))  # nothing half-done
+        consumer = await session.create_consumer("qa,qb,qc")
+        await producer.send("m", destination="qa,qb,qc")
+        got = [await consumer.receive(timeout=1) for _ in range(3)]
+        assert [m.body for m in got if m is not None] == ["m", "m", "m"]
+        await conn.close()
+
+
 def test_limits_are_configured_and_checked() -> None:
     config = parse_config(
         {
@@ -75,10 +98,14 @@ def test_limits_are_configured_and_checked() -> None:
                 "max_consumers_per_connection": 5,
                 "max_transactions_per_connection": 7,
                 "max_producers_per_connection": 9,
+                "max_composite_parts": 11,
             }
         }
     )
-    assert config.broker_kwargs()["connection_limits"] == ConnectionLimits(5, 7, 9)
+    assert config.broker_kwargs()["connection_limits"] == ConnectionLimits(5, 7, 9, 11)
+    with pytest.raises(ConfigError) as info:
+        parse_config({"limits": {"max_composite_parts": 0}})
+    assert info.value.key == "limits.max_composite_parts"
     with pytest.raises(ConfigError) as info:
         parse_config({"limits": {"max_consumers_per_connection": 0}})
     assert info.value.key == "limits.max_consumers_per_connection"
