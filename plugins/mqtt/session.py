@@ -107,6 +107,10 @@ class _Subscription:
     durable_name: str | None
 
 
+#: topic names whose destination a session keeps (MqttSession._destinations)
+_DESTINATIONS_KEPT = 4096
+
+
 class MqttSession:
     """The state of one client connection. ``write(bytes)`` sends to the client; ``close()`` ends the socket;
     ``link_stealer(client_id, session)`` takes over a client id held by another session of this listener."""
@@ -147,6 +151,9 @@ class MqttSession:
         self._acks: list[tuple[int, str]] = []
         self._id_prefix = f"ID:{PROCESS_ID_PREFIX}-mqtt-{next(_ids)}:1:1:"
         self._published = 0
+        #: the broker destination of each MQTT topic name this session published to (a name converted and parsed
+        #: once, not per PUBLISH: what the STOMP and native parsers keep too); bounded, cleared when full
+        self._destinations: dict[str, Destination] = {}
         self.closed = False
         #: a PUBLISH waiting for the broker to admit it (producer flow control); the listener stops reading meanwhile
         self.held: tuple[Admission, Publish] | None = None
@@ -311,9 +318,15 @@ class MqttSession:
         properties: dict[str, int | bool] = {QOS_PROPERTY: publish.qos}
         if publish.retain:
             properties[RETAIN_PROPERTY] = True
+        destination = self._destinations.get(publish.topic)
+        if destination is None:
+            destination = Destination.topic(self._topic_of(publish.topic))
+            if len(self._destinations) >= _DESTINATIONS_KEPT:
+                self._destinations.clear()
+            self._destinations[publish.topic] = destination
         return Message(
             f"{self._id_prefix}{self.connection_id}:{self._published}",
-            Destination.topic(self._topic_of(publish.topic)),
+            destination,
             publish.payload,
             properties,
             4,

@@ -5,7 +5,8 @@ Runs minibroker (``minibroker serve --mqtt-port 0``, a child process) and, when 
 and drives each with paho-mqtt: one publisher sends N messages of 100 bytes at QoS 0, then at QoS 1, to a topic with
 one subscriber at the same QoS. Printed per broker and QoS: messages per second (first publish to last delivery),
 the broker process's CPU time per message (from /proc: user + system), and minibroker's ratio to ActiveMQ. Not part
-of the test run; the figures go to the issue's closing note.
+of the test run; the figures go to the issue's closing note. ``--instructions`` counts minibroker's instructions per
+message instead (callgrind), a figure machine noise does not move.
 """
 
 from __future__ import annotations
@@ -31,9 +32,9 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def start_minibroker() -> tuple[subprocess.Popen[str], int]:
+def start_minibroker(wrapper: list[str] | None = None) -> tuple[subprocess.Popen[str], int]:
     proc = subprocess.Popen(
-        [sys.executable, "-P", "-m", "minibroker", "serve", "--port", "0", "--mqtt-port", "0"],
+        [*(wrapper or []), sys.executable, "-P", "-m", "minibroker", "serve", "--port", "0", "--mqtt-port", "0"],
         stdout=subprocess.PIPE,
         text=True,
     )
@@ -82,21 +83,56 @@ def run_once(port: int, pid: int, qos: int, messages: int) -> tuple[float, float
     cpu0, t0 = cpu_seconds(pid), time.perf_counter()
     for _ in range(messages):
         pub.publish("bench/t", payload, qos)
-    finished = done.wait(120)
+    finished = done.wait(600) if messages else True
     elapsed, cpu = time.perf_counter() - t0, cpu_seconds(pid) - cpu0
     for client in (pub, sub):
         client.disconnect()
         client.loop_stop()
     if not finished:
         raise RuntimeError(f"only {count[0]} of {messages} messages arrived")
-    return messages / elapsed, cpu / messages * 1e6
+    return (messages / elapsed, cpu / messages * 1e6) if messages else (0.0, 0.0)
+
+
+def broker_instructions(qos: int, messages: int) -> int:
+    """CPU instructions of the ``minibroker serve`` process, under callgrind, for one run of ``messages``."""
+    import re
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        log = Path(tmp) / "callgrind.log"
+        proc, port = start_minibroker(
+            ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", f"--log-file={log}"]
+        )
+        try:
+            run_once(port, proc.pid, qos, messages)
+        finally:
+            proc.terminate()
+            proc.wait()
+        found = re.search(r"Collected : (\d+)", log.read_text())
+    assert found is not None, "callgrind wrote no total"
+    return int(found.group(1))
+
+
+def print_instructions(messages: int) -> int:
+    """--instructions: the broker's instructions per message at each QoS (a figure the machine's noise does not
+    move): the same run with and without the messages, the difference divided by their number."""
+    print(f"MQTT, minibroker serve under callgrind, {messages} messages of 100 bytes, one publisher, one subscriber")
+    for qos in (0, 1):
+        per = (broker_instructions(qos, messages) - broker_instructions(qos, 0)) / messages
+        print(f"QoS {qos}: {per:,.0f} broker instructions per message")
+    return 0
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--messages", type=int, default=20_000)
     parser.add_argument("--runs", type=int, default=3, help="best of this many runs per case")
+    parser.add_argument(
+        "--instructions", action="store_true", help="count the broker's instructions per message instead (valgrind)"
+    )
     args = parser.parse_args()
+    if args.instructions:
+        return print_instructions(min(args.messages, 2000))
     brokers = {"minibroker": start_minibroker()}
     activemq = start_activemq()
     if activemq is not None:
