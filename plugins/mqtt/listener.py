@@ -25,7 +25,7 @@ from minibroker import Admission, Broker
 from minibroker._defaults import DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_WRITE_BUFFER, PRE_LOGIN_MAX_FRAME_SIZE
 from minibroker.clock import TimerHandle
 from minibroker.errors import InvalidConfiguration, MinibrokerError, RemoteProtocolError
-from minibroker.plugins._listening import Listener
+from minibroker.plugins._listening import FRAMES_PER_TURN, Listener, TakesTurns
 
 from .codec import MqttDecoder
 from .session import STRATEGIES, MqttSession
@@ -42,7 +42,7 @@ DEFAULT_MAX_PACKET_SIZE = 268_435_456
 KEEP_ALIVE_GRACE = 1.5
 
 
-class _MqttProtocol(asyncio.Protocol):
+class _MqttProtocol(TakesTurns, asyncio.Protocol):
     def __init__(self, server: MqttServer) -> None:
         self.server = server
         self.broker = server.broker
@@ -94,16 +94,22 @@ class _MqttProtocol(asyncio.Protocol):
             return
         self._last_read = self.broker.clock.now()
         self.decoder.receive_data(data)
-        self._handle_packets()
+        self._handle_input()
 
-    def _handle_packets(self) -> None:
+    def _handle_input(self) -> None:
+        """The packets read so far, a turn's worth at a time (TakesTurns), until one is held (flow control)."""
         session = self.session
         assert session is not None
         try:
+            handled = 0
             while not self._closing and session.held is None:
+                if handled == FRAMES_PER_TURN:
+                    self._give_way()
+                    break
                 packet = self.decoder.next_packet()
                 if packet is None:
                     break
+                handled += 1
                 was_connected = session.connected
                 session.receive(packet)
                 if session.connected and not was_connected:
@@ -129,9 +135,8 @@ class _MqttProtocol(asyncio.Protocol):
         if self._closing or session is None:
             return
         session.release_held(error)
-        self._handle_packets()
-        if self._holding is None and not self._closing and not self._paused and self.transport is not None:
-            self.transport.resume_reading()
+        self._handle_input()
+        self._resume_reading()
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._closing = True
@@ -160,8 +165,7 @@ class _MqttProtocol(asyncio.Protocol):
 
     def resume_writing(self) -> None:
         self._paused = False
-        if self.transport is not None and not self._closing and self._holding is None:
-            self.transport.resume_reading()
+        self._resume_reading()
 
     # -- output -----------------------------------------------------------------------------------------------------
 

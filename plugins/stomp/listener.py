@@ -32,7 +32,7 @@ from minibroker._defaults import (
 )
 from minibroker.clock import TimerHandle
 from minibroker.errors import MinibrokerError, RemoteProtocolError
-from minibroker.plugins._listening import Listener
+from minibroker.plugins._listening import FRAMES_PER_TURN, Listener, TakesTurns
 
 from .codec import HEARTBEAT, StompDecoder
 from .converter import Authenticator, StompConverter
@@ -63,7 +63,7 @@ _ACK_BATCH = 1000
 _RENDER_BUDGET = 1024 * 1024
 
 
-class _StompProtocol(asyncio.Protocol):
+class _StompProtocol(TakesTurns, asyncio.Protocol):
     def __init__(self, server: StompServer) -> None:
         self.server = server
         self.broker = server.broker
@@ -141,21 +141,27 @@ class _StompProtocol(asyncio.Protocol):
             converter.protocol_error(exc)
             self._flush()
             return
-        self._handle_frames()
+        self._handle_input()
 
-    def _handle_frames(self) -> None:
-        """Hand the decoded frames to the converter until none is left or one is held (flow control)."""
+    def _handle_input(self) -> None:
+        """Hand the decoded frames to the converter, a turn's worth at a time (TakesTurns), until none is left or
+        one is held (flow control)."""
         converter = self.converter
         assert converter is not None
         decoder = self.decoder
         try:
+            handled = 0
             while not converter.close_after_output:
                 if converter.held_admission is not None:
                     self._hold(converter.held_admission)
                     break
+                if handled == FRAMES_PER_TURN:
+                    self._give_way()
+                    break
                 frame = decoder.next_frame()
                 if frame is None:
                     break
+                handled += 1
                 converter.receive_frame(frame)
                 decoder.version = converter.version
                 if converter.connected and not self._heartbeats_started:
@@ -184,9 +190,8 @@ class _StompProtocol(asyncio.Protocol):
         if self._closing or converter is None:
             return
         converter.release_held(error)
-        self._handle_frames()  # the frames that came behind the SEND (or hold again)
-        if self._holding is None and not self._closing and not self._paused and self.transport is not None:
-            self.transport.resume_reading()
+        self._handle_input()  # the frames that came behind the SEND (or hold again)
+        self._resume_reading()
 
     def eof_received(self) -> bool | None:
         return None  # close our side too: connection_lost follows
@@ -217,8 +222,7 @@ class _StompProtocol(asyncio.Protocol):
 
     def resume_writing(self) -> None:
         self._paused = False
-        if self.transport is not None and not self._closing and self._holding is None:
-            self.transport.resume_reading()
+        self._resume_reading()
         self._schedule_flush()
 
     # -- output -----------------------------------------------------------------------------------------------------
