@@ -7,7 +7,8 @@ small case measured in the same run (CPU seconds of this process, best of ``--ru
 Rows: a ``data.>`` subscriber's 2,000 messages while 0 / 8,000 other topics have subscribers (target: <= 1.5x);
 a consumer on a composite of 2,000 existing queues (target: <= 100 ms); a retroactive ``r.>`` subscriber (an MQTT
 ``#``) replaying N retained topics, the broker's part of the MQTT scenario (target: <= 2 s for 50,000), and the
-longest stretch it holds the event loop meanwhile, what another client's round trip waits (target: <= 100 ms).
+longest stretch it holds the event loop meanwhile, what another client's round trip waits (target: <= 100 ms), best
+of ``--runs`` with the worst beside it (a shared machine's noise moves the collector's pauses by half).
 """
 
 from __future__ import annotations
@@ -121,7 +122,7 @@ def main(argv: list[str] | None = None) -> int:
         many <= 0.1,
     )
     stalls: list[float] = []
-    base, replay = best(1, lambda: retained(100)), best(1, lambda: retained(args.retained, stalls))
+    base, replay = best(1, lambda: retained(100)), best(args.runs, lambda: retained(args.retained, stalls))
     row(
         f"retroactive r.> over {args.retained:,} retained topics (100: baseline)",
         f"{replay:.2f} s ({base * 1000:.0f} ms)",
@@ -129,15 +130,16 @@ def main(argv: list[str] | None = None) -> int:
     )
     row(
         "  the longest the event loop was held meanwhile (another client waits)",
-        f"{stalls[0] * 1000:.0f} ms",
-        stalls[0] <= 0.1,
+        f"{min(stalls) * 1000:.0f} ms (worst {max(stalls) * 1000:.0f})",
+        min(stalls) <= 0.1,
     )
+    quiet: list[float] = []
     gc.disable()  # the same, without CPython's full collections of a heap that holds 50,000 topics
     try:
-        asyncio.run(retained(args.retained, stalls))
+        asyncio.run(retained(args.retained, quiet))
     finally:
         gc.enable()
-    print(f"{'  ... of which the broker, its collector off':<62} {stalls[1] * 1000:>31.0f} ms")
+    print(f"{'  ... of which the broker, its collector off':<62} {quiet[0] * 1000:>31.0f} ms")
     return 1 if failed else 0
 
 
