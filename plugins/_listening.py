@@ -19,7 +19,8 @@ __all__ = ["FRAMES_PER_TURN", "FailureLog", "Listener", "TakesTurns", "TlsGate",
 #: frames (MQTT packets) of one connection handled per turn of the event loop. asyncio reads up to 256 KiB at once:
 #: 17,000 small MQTT PUBLISHes, which held the loop for half a second and more while a publisher flooded the broker
 #: (another client waited 1.5 s). 100 are 1 to 4 ms of work (a retained publish to a new topic costs the most), and
-#: a turn costs about 3 us (reading paused, then resumed)
+#: a turn costs about 3 us (reading paused, then resumed). The native protocol's connections (plugins/server) take
+#: the same turns, by letting the loop run between them
 FRAMES_PER_TURN = 100
 
 

@@ -111,3 +111,36 @@ async def test_another_client_is_answered_between_the_turns_of_a_flood(turns: li
             other.close()
         finally:
             await server.close()
+
+
+async def test_the_native_protocol_hands_a_read_of_many_frames_over_in_turns(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A turn of one frame: every frame of a read waits for its own turn of the loop; sends, a transaction and
+    acks still come out whole and in order."""
+    from support.transports import connect_to
+
+    from minibroker import ManualClock
+    from minibroker.client import AckMode
+    from minibroker.plugins.server import connection as native
+
+    monkeypatch.setattr(native, "NATIVE_FRAMES_PER_TURN", 1)
+    yields = 0
+    sleep = asyncio.sleep
+
+    async def counted(delay: float, *args: object) -> object:
+        nonlocal yields
+        yields += delay == 0
+        return await sleep(delay, *args)
+
+    monkeypatch.setattr(native.asyncio, "sleep", counted)
+    async with Broker(clock=ManualClock(autojump=True)) as broker:
+        conn = await connect_to(broker, "tcp")
+        session = await conn.create_session(AckMode.SESSION_TRANSACTED)
+        producer = await session.create_producer("turns")
+        sends = [producer.send(f"m{i}", persistent=False) for i in range(FRAMES)]
+        await asyncio.gather(*sends)  # written back to back: the broker reads several frames at once
+        await session.commit()
+        reader = await (await conn.create_session()).create_consumer("turns")
+        got = [await reader.receive(timeout=1) for _ in range(FRAMES)]
+        assert [m.body for m in got if m is not None] == [f"m{i}" for i in range(FRAMES)]
+        await conn.close()
+    assert yields > 0
