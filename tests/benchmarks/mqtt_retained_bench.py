@@ -39,6 +39,7 @@ def client(port: int, name: str) -> mqtt.Client:
 def round_trips(port: int, stop: Event, longest: multiprocessing.sharedctypes.Synchronized[float]) -> None:
     """Publish at QoS 1 until ``stop``, one at a time; the longest PUBACK wait goes to ``longest``."""
     other = client(port, "bench-other")
+    other.publish("other/ping", b"p", 1).wait_for_publish(30)  # untimed: the first waits for the connection too
     most = 0.0
     while not stop.is_set():
         before = time.perf_counter()
