@@ -56,16 +56,22 @@ async def take(conn: Connection, name: str, count: int, prefetch: int = 5) -> li
     return got
 
 
+async def restarted_with_one_away(broker: Broker, count: int) -> None:
+    """Subscription ``c/s`` goes away, ``count`` messages are published to it, and the broker restarts: past a
+    page, the log is paged."""
+    async with await connect(broker, client_id="c") as conn:
+        await leave(conn, "s")
+    await publish(broker, bodies(0, count))
+    await broker.restart()
+
+
 def bodies(start: int, stop: int) -> list[str]:
     return [f"m{i}" for i in range(start, stop)]
 
 
 async def test_a_restart_keeps_one_page_of_the_log_in_memory_and_a_subscriber_gets_all_of_it(tmp_path: Path) -> None:
     async with Broker(clock=ManualClock(autojump=True), data_dir=tmp_path) as broker:
-        async with await connect(broker, client_id="c") as conn:
-            await leave(conn, "s")
-        await publish(broker, bodies(0, 180))
-        await broker.restart()
+        await restarted_with_one_away(broker, 180)
         log = broker.core.topics["audit"].log
         assert log is not None and len(log.entries) - log.head == PAGE and len(log.disk) == 130
         assert [v.pending for v in broker.durable_subscriptions()] == [180]  # what is on disk counts
@@ -107,10 +113,7 @@ async def test_subscriptions_away_from_different_points_each_get_their_own_part(
 
 async def test_a_browse_and_a_range_read_of_an_offline_subscription_see_what_is_on_disk(tmp_path: Path) -> None:
     async with Broker(clock=ManualClock(autojump=True), data_dir=tmp_path) as broker:
-        async with await connect(broker, client_id="c") as conn:
-            await leave(conn, "s")
-        await publish(broker, bodies(0, 120))
-        await broker.restart()
+        await restarted_with_one_away(broker, 120)
         read = broker.read_range("durable://c/s", 0, None)
         assert [e.message.body for e in read.entries] == bodies(0, 120)
         await broker.restart()  # the copies are the subscription's rows now; the log's are gone
@@ -122,10 +125,7 @@ async def test_a_restart_mid_way_through_a_catch_up_loses_nothing_and_brings_bac
     tmp_path: Path,
 ) -> None:
     async with Broker(clock=ManualClock(autojump=True), data_dir=tmp_path) as broker:
-        async with await connect(broker, client_id="c") as conn:
-            await leave(conn, "s")
-        await publish(broker, bodies(0, 150))
-        await broker.restart()
+        await restarted_with_one_away(broker, 150)
         async with await connect(broker, client_id="c") as conn:
             session = await conn.create_session(AckMode.CLIENT_ACKNOWLEDGE)
             consumer = await session.create_durable_subscriber("topic://audit", "s", prefetch=5)
@@ -142,10 +142,7 @@ async def test_a_restart_mid_way_through_a_catch_up_loses_nothing_and_brings_bac
 async def test_a_failed_store_write_takes_a_catch_up_from_disk_back(tmp_path: Path) -> None:
     store = FullDisk(tmp_path)
     async with Broker(clock=ManualClock(autojump=True), store=store) as broker:
-        async with await connect(broker, client_id="c") as conn:
-            await leave(conn, "s")
-        await publish(broker, bodies(0, 120))
-        await broker.restart()
+        await restarted_with_one_away(broker, 120)
         q = broker.core.queues["durable://c/s"]
         log = broker.core.topics["audit"].log
         assert log is not None

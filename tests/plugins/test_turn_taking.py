@@ -49,6 +49,12 @@ def _mqtt_publish(topic: bytes, payload: bytes) -> bytes:
     return bytes([0x30, len(body)]) + body
 
 
+def stomp_flood(count: int) -> bytes:
+    """A STOMP CONNECT and ``count`` SENDs to queue flood, in one piece."""
+    frames = b"".join(b"SEND\ndestination:/queue/flood\n\nm%d\x00" % i for i in range(count))
+    return b"CONNECT\naccept-version:1.2\nhost:/\n\n\x00" + frames
+
+
 async def test_an_mqtt_flood_is_handled_in_turns_in_order(turns: list[str]) -> None:
     async with Broker(clock=RealClock()) as broker:
         server = await start_mqtt_server(broker)
@@ -75,9 +81,7 @@ async def test_a_stomp_flood_is_handled_in_turns_in_order(turns: list[str]) -> N
         server = await start_stomp_server(broker)
         try:
             reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
-            frames = b"CONNECT\naccept-version:1.2\nhost:/\n\n\x00"
-            frames += b"".join(b"SEND\ndestination:/queue/flood\n\nm%d\x00" % i for i in range(FRAMES))
-            frames += b"SEND\ndestination:/queue/flood\nreceipt:last\n\nlast\x00"
+            frames = stomp_flood(FRAMES) + b"SEND\ndestination:/queue/flood\nreceipt:last\n\nlast\x00"
             writer.write(frames)
             seen = b""
             while b"receipt-id:last" not in seen:
@@ -99,8 +103,7 @@ async def test_another_client_is_answered_between_the_turns_of_a_flood(turns: li
         server = await start_stomp_server(broker)
         try:
             _, flooder = await asyncio.open_connection("127.0.0.1", server.port)
-            frames = b"CONNECT\naccept-version:1.2\nhost:/\n\n\x00"
-            frames += b"".join(b"SEND\ndestination:/queue/flood\n\nm%d\x00" % i for i in range(2000))
+            frames = stomp_flood(2000)
             reader, other = await asyncio.open_connection("127.0.0.1", server.port)
             flooder.write(frames)
             other.write(b"CONNECT\naccept-version:1.2\nhost:/\n\n\x00")
