@@ -299,9 +299,13 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, Scheduling, TopicBind
                 return  # the window is full again, t still has more
             del waiting[t]
 
-    def _dispatch_topic(self, t: Topic) -> None:
+    def _dispatch_topic(self, t: Topic, only: Subscription | None = None) -> None:
+        """Dispatch what waits on ``t`` (for ``only``, or for every subscriber); expired copies are counted."""
         expired: list[QueueEntry] = []
-        t.dispatch(self.clock.now(), self.output, expired)
+        if only is None:
+            t.dispatch(self.clock.now(), self.output, expired)
+        else:
+            t.dispatch_to(only, self.clock.now(), self.output, expired)
         if expired:
             t.expired += len(expired)
             t.dequeued += len(expired)
@@ -471,7 +475,7 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, Scheduling, TopicBind
             source.add_subscription(sub)
             if info.retroactive:
                 source.recover(sub)  # its retained message first
-        self._dispatch_destination(info.destination)
+        self._dispatch_for(sub)
         if self.advisory_support and not info.destination.name.startswith(DURABLE_PREFIX):
             if info.destination.name.startswith(ADVISORY_PREFIX):
                 self._replay_advisories(sub)
@@ -741,7 +745,7 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, Scheduling, TopicBind
                     q.consume(entry)
         else:
             raise InvalidAcknowledge(f"ack type {kind.name} is not accepted by this broker", ack=ack)
-        self._dispatch_destination(sub.destination)
+        self._dispatch_for(sub)
 
     def ack_one(
         self,
@@ -783,8 +787,20 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, Scheduling, TopicBind
         sub.consume(entry)
         # at least half the window free (always, for a pull consumer): worth a refill in one batch
         if not refill_at_half or 2 * (sub.prefetch + sub.extension - len(sub.dispatched)) >= sub.prefetch:
-            self._dispatch_destination(sub.destination)
+            self._dispatch_for(sub)
         return True
+
+    def _dispatch_for(self, sub: Subscription) -> None:
+        """Dispatch what ``sub``'s window has room for, after it subscribed or acked. A subscriber of one topic:
+        only its own copies (no other subscriber's window changed; the whole topic visited every subscriber per
+        ack, so a message to 2,000 of them cost 2,000 x 2,000 steps: issue 31). Anything else: its destination,
+        as any dispatch."""
+        t = sub.source
+        if t.__class__ is Topic and sub.waiting_in is None:
+            if t.pending.get(sub):
+                self._dispatch_topic(t, sub)
+            return
+        self._dispatch_destination(sub.destination)
 
     # -- expiry and dead letters (semantics §5) ---------------------------------------------------------------------
 

@@ -188,31 +188,45 @@ class Topic:
                 self.discarded = [(sub, entry)]
 
     def dispatch(self, now: float, out: list[Dispatch], expired: list[QueueEntry]) -> None:
+        """Give each subscriber what waits for it, as far as its window allows."""
         for sub, pending in self.pending.items():
-            if not pending:
+            if pending:
+                self._dispatch_to(sub, pending, now, out, expired)
+
+    def dispatch_to(self, sub: Subscription, now: float, out: list[Dispatch], expired: list[QueueEntry]) -> None:
+        """:meth:`dispatch` for one subscriber: what an ack of ``sub``'s opens room for (no other subscriber's
+        window changed; visiting them all made each ack cost as much as the topic had subscribers)."""
+        pending = self.pending.get(sub)
+        if pending:
+            self._dispatch_to(sub, pending, now, out, expired)
+
+    def _dispatch_to(
+        self, sub: Subscription, pending: deque[QueueEntry], now: float, out: list[Dispatch], expired: list[QueueEntry]
+    ) -> None:
+        """What waits for ``sub`` in ``pending``, dispatched while its window has room; an expired copy goes to
+        ``expired``."""
+        while pending and sub.room() > 0:
+            entry = pending.popleft()
+            if entry.message.expiration and now >= entry.message.expiration:
+                expired.append(entry)
                 continue
-            while pending and sub.room() > 0:
-                entry = pending.popleft()
-                if entry.message.expiration and now >= entry.message.expiration:
-                    expired.append(entry)
-                    continue
-                entry.holder = sub
-                sub.dispatched[entry.message.message_id] = entry
-                sub.dispatch_count += 1
-                self.inflight += 1
-                record = sub.inflight_record
-                if record is not None:
-                    record.append((entry.message.message_id, self))
-                if sub.prefetch == 0:
-                    sub.extension = max(0, sub.extension - 1)
-                out.append(
-                    tuple.__new__(
-                        Dispatch,
-                        (sub.consumer_id, entry.message, entry.seq, entry.redelivery_counter, False, entry.broker_seq),
-                    )
+            entry.holder = sub
+            sub.dispatched[entry.message.message_id] = entry
+            sub.dispatch_count += 1
+            self.inflight += 1
+            record = sub.inflight_record
+            if record is not None:
+                record.append((entry.message.message_id, self))
+            if sub.prefetch == 0:
+                sub.extension = max(0, sub.extension - 1)
+            out.append(
+                tuple.__new__(
+                    Dispatch,
+                    (sub.consumer_id, entry.message, entry.seq, entry.redelivery_counter, False, entry.broker_seq),
                 )
-            if not pending and sub.waiting_in is not None:
-                self.pending[sub] = NOTHING_WAITING
+            )
+        if not pending and sub.waiting_in is not None:
+            self.pending[sub] = NOTHING_WAITING
 
 
 def count_before(record: deque[tuple[str, Topic]], message_id: str) -> None:

@@ -4,7 +4,9 @@ small case measured in the same run (CPU seconds of this process, best of ``--ru
 
     .venv/bin/python tests/benchmarks/scale_bench.py [--runs 3] [--retained 50000]
 
-Rows: a ``data.>`` subscriber's 2,000 messages while 0 / 8,000 other topics have subscribers (target: <= 1.5x);
+Rows: a ``data.>`` subscriber's 2,000 messages while 0 / 8,000 other topics have subscribers (target: <= 1.5x); a
+message to 2,000 subscribers of one topic, per delivery and ack, against 10 (no target: an ack visited every
+subscriber of its topic);
 a consumer on a composite of 2,000 existing queues (target: <= 100 ms); a retroactive ``r.>`` subscriber (an MQTT
 ``#``) replaying N retained topics, the broker's part of the MQTT scenario (target: <= 2 s for 50,000), and the
 longest stretch it holds the event loop meanwhile, what another client's round trip waits (target: <= 100 ms), best
@@ -43,6 +45,25 @@ async def wildcard(other_topics: int) -> float:
             conn.send(Message(f"ID:{i}", Destination.topic("data.x"), "x"))
             conn.ack_one(sub, got[-1].message.message_id)
         return time.process_time() - start_cpu
+
+
+async def fan_out(subscribers: int, messages: int = 100) -> float:
+    """CPU seconds per delivery (and its ack) of ``messages`` to ``subscribers`` of one topic."""
+    async with Broker(clock=ManualClock(), history_limit=0) as broker:
+        got: list[tuple[Any, Any]] = []
+        for start in range(0, subscribers, 900):  # at most 1,000 consumers per connection
+            conn = broker.connect()
+            for _ in range(start, min(start + 900, subscribers)):
+                info = ConsumerInfo(Destination.topic("fan"), prefetch=10)
+                conn.add_consumer(info, lambda d, c=conn: got.append((c, d)))
+        publisher = broker.connect()
+        start_cpu = time.process_time()
+        for i in range(messages):
+            publisher.send(Message(f"ID:{i}", Destination.topic("fan"), "x"))
+            batch, got[:] = list(got), []
+            for conn, dispatch in batch:
+                conn.ack_one(dispatch.consumer_id, dispatch.message.message_id)
+        return (time.process_time() - start_cpu) / (subscribers * messages)
 
 
 async def composite(queues: int) -> float:
@@ -114,6 +135,11 @@ def main(argv: list[str] | None = None) -> int:
         "wildcard subscriber, 2,000 messages: 8,000 other topics / 0",
         f"{large:.3f} / {small:.3f} s = {large / small:.2f}x",
         large / small <= 1.5,
+    )
+    few, crowd = best(args.runs, lambda: fan_out(10)), best(args.runs, lambda: fan_out(2000))
+    print(
+        f"{'a topic with 2,000 subscribers, per delivery and ack / with 10':<62} "
+        f"{f'{crowd * 1e6:.1f} / {few * 1e6:.1f} us = {crowd / few:.2f}x':>34}  (no target; was 58 / 4.6 us)"
     )
     one, many = best(args.runs, lambda: composite(1)), best(args.runs, lambda: composite(2000))
     row(

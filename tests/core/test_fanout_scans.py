@@ -1,7 +1,8 @@
 """Work that must not grow with the broker's size (issue 31): count the topics a dispatch visits, not the time.
 
 A wildcard topic subscriber's acks used to dispatch every topic it reads (and test every topic of the broker
-against its pattern); they dispatch only the topics where something waits for it, until its window is full.
+against its pattern); they dispatch only the topics where something waits for it, until its window is full. A
+subscriber of one topic's acks used to visit every subscriber of the topic; they dispatch only its own copies.
 """
 
 from __future__ import annotations
@@ -20,9 +21,9 @@ def visits(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
     seen: list[str] = []
     original = BrokerCore._dispatch_topic
 
-    def counting(self: BrokerCore, t: object) -> None:
+    def counting(self: BrokerCore, t: object, *only: object) -> None:
         seen.append(t.destination.name)  # type: ignore[attr-defined]
-        original(self, t)  # type: ignore[arg-type]
+        original(self, t, *only)  # type: ignore[arg-type]
 
     monkeypatch.setattr(BrokerCore, "_dispatch_topic", counting)
     yield seen
@@ -133,3 +134,58 @@ async def test_individual_acks_in_order_never_scan_the_in_flight_record(
         stats = broker.topic_statistics("prices")
         assert stats is not None and (stats.dequeued, stats.inflight) == (300, 0)
         conn.close()
+
+
+def _fan_out(subscribers: int, messages: int, order: int) -> list[tuple[int, str]]:
+    """``subscribers`` of one topic (prefetch 1 to 3, one with a selector, one INDIVIDUAL acker) get ``messages``;
+    they ack in an order that depends on ``order``; the dispatches, in the order the core made them."""
+    core = BrokerCore(ManualClock())
+    conn = core.add_connection()
+    topic = Destination.topic("fan")
+    subs = [
+        core.add_consumer(conn, ConsumerInfo(topic, prefetch=1 + i % 3, selector="n > 2" if i == 4 else None))
+        for i in range(subscribers)
+    ]
+    made: list[tuple[int, str]] = []
+    held: dict[int, list[str]] = {sub: [] for sub in subs}
+    for m in range(messages):
+        core.send(conn, Message(f"ID:{m}", topic, "x", {"n": m}))
+        for _ in range(2):  # acks interleaved with publishes: windows open and fill
+            for d in core.output:
+                made.append((d.consumer_id, d.message.message_id))
+                held[d.consumer_id].append(d.message.message_id)
+            core.output = []
+            for k, sub in enumerate(subs):
+                if held[sub] and (k + m + order) % 3:
+                    message_id = held[sub].pop(0)
+                    if k == 1:
+                        core.ack(conn, MessageAck(sub, AckType.INDIVIDUAL, message_id, message_id))
+                    else:
+                        assert core.ack_one(conn, sub, message_id)
+    return made
+
+
+@pytest.mark.parametrize("order", [0, 1, 2])
+def test_an_ack_dispatching_only_its_subscriber_gives_what_the_whole_topic_s_dispatch_gave(
+    order: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fast = _fan_out(12, 20, order)
+    monkeypatch.setattr(BrokerCore, "_dispatch_for", lambda self, sub: self._dispatch_destination(sub.destination))
+    reference = _fan_out(12, 20, order)  # the reference: every ack dispatches the whole topic
+    assert fast == reference and len(fast) > 100
+
+
+def test_a_subscriber_s_ack_visits_its_own_copies_not_every_subscriber(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A topic with 300 subscribers: before, each of their acks visited all 300 (a message cost 300 x 300 steps)."""
+    from minibroker._core.topic import Topic
+
+    visited = [0]
+    whole = Topic.dispatch
+
+    def counting(self: Topic, *args: object) -> None:
+        visited[0] += len(self.pending)
+        whole(self, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Topic, "dispatch", counting)
+    _fan_out(300, 3, 0)
+    assert visited[0] <= 3 * 300  # the three publishes' dispatches, none per subscribe or ack (before: 300 more each)
