@@ -294,7 +294,7 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, Scheduling, TopicBind
         assert waiting is not None
         while waiting and sub.room() > 0:  # from the front, O(1) a step (an OrderedDict: a deque with membership)
             t = next(iter(waiting))
-            self._dispatch_topic(t)
+            self._dispatch_topic(t, sub)
             if t.pending.get(sub):
                 return  # the window is full again, t still has more
             del waiting[t]
@@ -791,12 +791,18 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, Scheduling, TopicBind
         return True
 
     def _dispatch_for(self, sub: Subscription) -> None:
-        """Dispatch what ``sub``'s window has room for, after it subscribed or acked. A subscriber of one topic:
-        only its own copies (no other subscriber's window changed; the whole topic visited every subscriber per
-        ack, so a message to 2,000 of them cost 2,000 x 2,000 steps: issue 31). Anything else: its destination,
-        as any dispatch."""
+        """Dispatch what ``sub``'s window has room for, after it subscribed or acked. A topic subscriber: only its
+        own copies, on its topic or on the topics where they wait for a wildcard one (no other subscriber's window
+        changed; the whole topic visited every subscriber per ack, and a wildcard one's ack every wildcard
+        subscriber, so a message to 2,000 of them cost 2,000 x 2,000 steps: issue 31). A queue consumer: its
+        destination, as any dispatch."""
+        waiting = sub.waiting_in
+        if waiting is not None:  # a wildcard or composite topic subscription: the topics where copies wait for it
+            if waiting:
+                self._dispatch_waiting(sub)
+            return
         t = sub.source
-        if t.__class__ is Topic and sub.waiting_in is None:
+        if t.__class__ is Topic:
             if t.pending.get(sub):
                 self._dispatch_topic(t, sub)
             return
