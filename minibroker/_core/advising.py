@@ -200,7 +200,7 @@ class Advising(CoreState):
             name = message.destination.name
             if name == sub.destination.name or (isinstance(sub, SubscriptionOnMany) and reads(sub.destination, name)):
                 t = self.topic(name)
-                if sub in t.pending:
+                if t.has_subscriber(sub):
                     t.waiting_for(sub).append(QueueEntry(message, t.next_seq, broker_seq=t.broker_sequence.take()))
                     t.next_seq += 1
                     t.enqueued += 1

@@ -60,7 +60,7 @@ class TopicBinding(CoreState):
         destination, live = sub.destination, self.topics
         for t in topics:
             name = t.destination.name
-            if sub in t.pending or live.get(name) is not t:
+            if t.has_subscriber(sub) or live.get(name) is not t:
                 continue  # joined already (a publish bound it first), or gone since
             if reads(destination, name) and self._may_read(sub, t.destination):
                 t.add_subscription(sub)
@@ -105,7 +105,7 @@ class TopicBinding(CoreState):
             sub = work.sub
             if (
                 not sub.closed
-                and sub not in t.pending
+                and not t.has_subscriber(sub)
                 and reads(sub.destination, t.destination.name)
                 and self._may_read(sub, t.destination)
             ):
@@ -117,5 +117,5 @@ class TopicBinding(CoreState):
         they read it (bound at once, they would have)."""
         for work in self.binding.values():
             sub = work.sub
-            if not sub.closed and sub not in t.pending:
+            if not sub.closed and not t.has_subscriber(sub):
                 self._bind(sub, (t,), work.retroactive)

@@ -251,7 +251,9 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, Scheduling, TopicBind
         t = self.topics.get(name)
         if t is None:
             dest = Destination.topic(name) if destination is None else destination
-            t = Topic(dest, self._policy_for(dest).pending_message_limit, self.numbering.broker_sequence)
+            t = Topic(
+                dest, self._policy_for(dest).pending_message_limit, self.numbering.broker_sequence, self.subscriptions
+            )
             self.topics[name] = t
             for sub in self.subs_on_many:  # a wildcard subscriber also reads topics made after it (ActiveMQ)
                 if sub.destination.kind is not QUEUE and reads(sub.destination, name) and self._may_read(sub, dest):
@@ -295,7 +297,7 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, Scheduling, TopicBind
         while waiting and sub.room() > 0:  # from the front, O(1) a step (an OrderedDict: a deque with membership)
             t = next(iter(waiting))
             self._dispatch_topic(t, sub)
-            if t.pending.get(sub):
+            if t.waiting(sub):
                 return  # the window is full again, t still has more
             del waiting[t]
 
@@ -803,7 +805,7 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, Scheduling, TopicBind
             return
         t = sub.source
         if t.__class__ is Topic:
-            if t.pending.get(sub):
+            if t.waiting(sub):
                 self._dispatch_topic(t, sub)
             return
         self._dispatch_destination(sub.destination)

@@ -4,8 +4,9 @@ subscribed, through its own prefetch window and its own pending list."""
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import KeysView
+from collections.abc import Mapping
 from itertools import chain
+from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 import attrs
@@ -25,6 +26,9 @@ __all__ = ["NOTHING_WAITING", "Topic", "count_acked", "count_before"]
 #: subscriber joins every topic it reads (an MQTT ``#``: 50,000), and an empty deque per topic was one more object
 #: for each full garbage collection to walk
 NOTHING_WAITING: tuple[()] = ()
+
+#: the registry of a topic made without its broker's (Topic(subscriptions=...))
+_NO_REGISTRY: Mapping[int, Subscription] = MappingProxyType({})
 
 #: a retained message's fields after its id and destination, in Message's order, from its body (Topic.retained)
 _KEPT_FIELDS = tuple(field.name for field in attrs.fields(Message)[2:])
@@ -46,17 +50,25 @@ class Topic:
     _retained: tuple[object, ...] | None = None
 
     def __init__(
-        self, destination: Destination, pending_limit: int = -1, sequence: BrokerSequence | None = None
+        self,
+        destination: Destination,
+        pending_limit: int = -1,
+        sequence: BrokerSequence | None = None,
+        subscriptions: Mapping[int, Subscription] = _NO_REGISTRY,
     ) -> None:
         self.destination = destination
+        #: the broker's subscriptions by consumer id, shared by every topic: ``pending`` keys are consumer ids
+        self.registry = subscriptions
         #: the broker's sequence (see Queue.broker_sequence): one number per published message
         self.broker_sequence = BrokerSequence() if sequence is None else sequence
         #: a subscriber's most waiting messages (DestinationPolicy.pending_message_limit; -1: no limit)
         self.pending_limit = pending_limit
-        #: the subscribers, in the order they subscribed, each with its waiting copies (``NOTHING_WAITING`` or a
-        #: deque): one dict where a list of subscribers beside a dict of deques by consumer id was one more object
-        #: per topic for the garbage collector (a wildcard subscriber joins every topic it reads)
-        self.pending: dict[Subscription, deque[QueueEntry] | tuple[()]] = {}
+        #: the subscribers by consumer id, in the order they subscribed, each with its waiting copies
+        #: (``NOTHING_WAITING`` or a deque). Keyed by id, not by subscription, so that a topic whose subscribers
+        #: have nothing waiting holds only ints and empty tuples: CPython's collector stops tracking such a dict.
+        #: A wildcard subscriber joins every topic it reads (an MQTT ``#``: 50,000 of them), and a dict (or list)
+        #: holding the subscription itself was one more object per topic for every full collection to walk.
+        self.pending: dict[int, deque[QueueEntry] | tuple[()]] = {}
         self.next_seq = 0
         self.enqueued = 0
         self.dequeued = 0
@@ -111,20 +123,29 @@ class Topic:
         self.fed = [d for d in self.durables if d.behind is None] or ()
 
     @property
-    def subscriptions(self) -> KeysView[Subscription]:
-        """The non-durable subscribers (and active durable ones), in the order they subscribed."""
-        return self.pending.keys()
+    def subscriptions(self) -> list[Subscription]:
+        """The subscribers, in the order they subscribed."""
+        registry = self.registry
+        return [registry[consumer_id] for consumer_id in self.pending]
+
+    def has_subscriber(self, sub: Subscription) -> bool:
+        return sub.consumer_id in self.pending
+
+    def waiting(self, sub: Subscription) -> deque[QueueEntry] | tuple[()]:
+        """The copies waiting for ``sub`` here (empty when none, or when it does not read this topic)."""
+        return self.pending.get(sub.consumer_id, NOTHING_WAITING)
 
     def add_subscription(self, sub: Subscription) -> None:
-        self.pending[sub] = NOTHING_WAITING if sub.waiting_in is not None else deque()
+        """``sub`` reads this topic from now on (it must be in ``registry``)."""
+        self.pending[sub.consumer_id] = NOTHING_WAITING if sub.waiting_in is not None else deque()
 
     def remove_subscription(self, sub: Subscription) -> None:
-        self.pending.pop(sub, None)
+        self.pending.pop(sub.consumer_id, None)
 
     def recover(self, sub: Subscription) -> bool:
         """Give a retroactive subscriber the retained message first; whether there was one."""
         retained = self.retained
-        if retained is None or sub not in self.pending:
+        if retained is None or sub.consumer_id not in self.pending:
             return False
         self.waiting_for(sub).appendleft(QueueEntry(retained, self.next_seq, broker_seq=self.broker_sequence.take()))
         self.next_seq += 1
@@ -134,9 +155,9 @@ class Topic:
 
     def waiting_for(self, sub: Subscription) -> deque[QueueEntry]:
         """The subscriber's waiting copies, made a deque if it was ``NOTHING_WAITING``."""
-        pending = self.pending[sub]
+        pending = self.pending[sub.consumer_id]
         if pending is NOTHING_WAITING:
-            pending = self.pending[sub] = deque()
+            pending = self.pending[sub.consumer_id] = deque()
         return pending  # type: ignore[return-value]
 
     def consume(self, entry: QueueEntry) -> None:
@@ -159,13 +180,15 @@ class Topic:
         self.enqueued += 1
         if not broker_seq:
             broker_seq = self.broker_sequence.take()
-        for sub, pending in self.pending.items():
+        registry = self.registry
+        for consumer_id, pending in self.pending.items():
+            sub = registry[consumer_id]
             if sub.no_local and sub.connection_id == publisher_connection:
                 continue
             if sub.selector is not None and not sub.matches(message, 0):
                 continue
             if pending is NOTHING_WAITING:
-                pending = self.pending[sub] = deque()  # the key is there: the dict keeps its size
+                pending = self.pending[consumer_id] = deque()  # the key is there: the dict keeps its size
             pending.append(QueueEntry(message, seq, broker_seq=broker_seq))  # type: ignore[union-attr]
             waiting = sub.waiting_in
             if waiting is not None:
@@ -189,14 +212,15 @@ class Topic:
 
     def dispatch(self, now: float, out: list[Dispatch], expired: list[QueueEntry]) -> None:
         """Give each subscriber what waits for it, as far as its window allows."""
-        for sub, pending in self.pending.items():
+        registry = self.registry
+        for consumer_id, pending in self.pending.items():
             if pending:
-                self._dispatch_to(sub, pending, now, out, expired)
+                self._dispatch_to(registry[consumer_id], pending, now, out, expired)
 
     def dispatch_to(self, sub: Subscription, now: float, out: list[Dispatch], expired: list[QueueEntry]) -> None:
         """:meth:`dispatch` for one subscriber: what an ack of ``sub``'s opens room for (no other subscriber's
         window changed; visiting them all made each ack cost as much as the topic had subscribers)."""
-        pending = self.pending.get(sub)
+        pending = self.pending.get(sub.consumer_id)
         if pending:
             self._dispatch_to(sub, pending, now, out, expired)
 
@@ -226,7 +250,7 @@ class Topic:
                 )
             )
         if not pending and sub.waiting_in is not None:
-            self.pending[sub] = NOTHING_WAITING
+            self.pending[sub.consumer_id] = NOTHING_WAITING
 
 
 def count_before(record: deque[tuple[str, Topic]], message_id: str) -> None:
