@@ -16,9 +16,14 @@ about 300 ms). The default keeps one command near 150 ms.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import attrs
 
 from .errors import InvalidConfiguration, LimitExceeded
+
+if TYPE_CHECKING:
+    from .message import Destination
 
 __all__ = ["DEFAULT_CONNECTION_LIMITS", "ConnectionLimits"]
 
@@ -54,8 +59,9 @@ class ConnectionLimits:
                 maximum=self.max_producers,
             )
 
-    def check_composite(self, destination: object, name: str) -> None:
-        """Refuse a composite destination (``name``, of ``destination``) of more than ``max_composite_parts``."""
+    def check_composite(self, destination: Destination) -> None:
+        """Refuse a composite destination of more than ``max_composite_parts`` parts."""
+        name = destination.name
         if "," not in name:
             return
         parts = name.count(",") + 1

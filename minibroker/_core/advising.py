@@ -201,7 +201,7 @@ class Advising(CoreState):
             if name == sub.destination.name or (isinstance(sub, SubscriptionOnMany) and reads(sub.destination, name)):
                 t = self.topic(name)
                 if t.has_subscriber(sub):
-                    t.waiting_for(sub).append(QueueEntry(message, t.next_seq, broker_seq=t.broker_sequence.take()))
+                    t.waiting_deque(sub).append(QueueEntry(message, t.next_seq, broker_seq=t.broker_sequence.take()))
                     t.next_seq += 1
                     t.enqueued += 1
                     self._dispatch_topic(t)

@@ -79,7 +79,7 @@ class Topic:
 
     @property
     def retained(self) -> Message | None:
-        """The retained message (retained.py), what a retroactive subscriber gets first: each asks builds it again.
+        """The retained message (retained.py), what a retroactive subscriber gets first: built again on each read.
 
         It is kept as a tuple of its fields without its destination (the topic's), which CPython's collector stops
         tracking once it finds nothing in it to walk: a Message object per topic was one more object for every full
@@ -100,9 +100,9 @@ class Topic:
         else:
             # the properties as one flat tuple, key, value, key, value: a tuple holding a dict stays tracked even
             # when the dict is not, and each level of nested tuples takes the collector one more pass to let go of
-            fields = [getattr(message, name) for name in _KEPT_FIELDS]
+            body, _properties, *rest = (getattr(message, name) for name in _KEPT_FIELDS)
             pairs = tuple(chain.from_iterable(message.properties.items()))
-            self._retained = (message.message_id, fields[0], pairs, *fields[2:])
+            self._retained = (message.message_id, body, pairs, *rest)
 
     def add_durable(self, durable: DurableSubscription, fed: bool = True) -> None:
         """``durable`` reads this topic (fed a copy of each message unless it reads the log)."""
@@ -147,13 +147,13 @@ class Topic:
         retained = self.retained
         if retained is None or sub.consumer_id not in self.pending:
             return False
-        self.waiting_for(sub).appendleft(QueueEntry(retained, self.next_seq, broker_seq=self.broker_sequence.take()))
+        self.waiting_deque(sub).appendleft(QueueEntry(retained, self.next_seq, broker_seq=self.broker_sequence.take()))
         self.next_seq += 1
         if sub.waiting_in is not None:
             sub.waiting_in[self] = None
         return True
 
-    def waiting_for(self, sub: Subscription) -> deque[QueueEntry]:
+    def waiting_deque(self, sub: Subscription) -> deque[QueueEntry]:
         """The subscriber's waiting copies, made a deque if it was ``NOTHING_WAITING``."""
         pending = self.pending[sub.consumer_id]
         if pending is NOTHING_WAITING:

@@ -133,7 +133,7 @@ class BrokerConnection(_OperatorRequests):
         connection = broker.core.connections.get(self.connection_id)
         if connection is not None:
             broker.connection_limits.check_consumers(self.connection_id, len(connection.consumers))
-        broker.connection_limits.check_composite(info.destination, info.destination.name)
+        broker.connection_limits.check_composite(info.destination)
         if broker._hook_authorize:
             self.authorize(READ, info.destination)
         consumer_id = broker._chain.on_subscribe(self.context, info)
@@ -185,7 +185,7 @@ class BrokerConnection(_OperatorRequests):
         if connection is not None:
             broker.connection_limits.check_producers(self.connection_id, len(connection.producers))
         if destination is not None:
-            broker.connection_limits.check_composite(destination, destination.name)
+            broker.connection_limits.check_composite(destination)
         broker.core.add_producer(self.connection_id, producer_id, destination)
         broker._flush()
 
@@ -210,7 +210,7 @@ class BrokerConnection(_OperatorRequests):
         if transaction_id is not None:
             self._check_transaction_owner(transaction_id)
         if "," in message.destination.name:
-            broker.connection_limits.check_composite(message.destination, message.destination.name)
+            broker.connection_limits.check_composite(message.destination)
             self._send_composite(message, transaction_id)
             return
         if broker._hook_authorize:
