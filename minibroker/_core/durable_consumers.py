@@ -350,11 +350,15 @@ class DurableConsumers(CoreState):
 
     def _restore_positions(self, saved: Iterable[DurableSaved]) -> None:
         """After a restart every durable subscription is away: those that may read their topic's log do, from the
-        position the store kept (or, for one that had a subscriber, from what is new)."""
+        position the store kept, or, for one that had a subscriber when the broker stopped (the store kept no
+        position: its messages were all in its own queue), from what is new. That position is journaled: were the
+        store not told before something is logged for it, the next restart would put it at the log's end again, past
+        what it had not read, and the trim would delete that (issue 41)."""
         positions = {(s.client_id, s.name): s.position for s in saved}
         for key, durable in self.durables.items():
             if durable.shares_log:
-                self._defer(durable, positions.get(key), journaled=False)
+                position = positions.get(key)
+                self._defer(durable, position, journaled=position is None)
         for topic in self.topics.values():
             if topic.log is not None:
                 self._trim_log(topic.log)

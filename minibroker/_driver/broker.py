@@ -386,6 +386,7 @@ class Broker(_BrokerViews, _ReplayableReads, _FaultInjection):
         if self.store is not None:
             state = self.store.load(PAGE)
             self.core.restore(state.messages, state.scheduled, state.durables, state.paged, state.log_seqs)
+            self._persist()  # what the restore decided (positions, trims) is on disk before anything else happens
 
     def _page_in(self) -> None:
         """Read the next page of each paged queue that runs low in memory (paging.py)."""
