@@ -9,7 +9,9 @@ from typing import TYPE_CHECKING
 
 import attrs
 
+from .._core.durable import DURABLE_PREFIX
 from .._core.history import HistoryRecord
+from ..errors import InvalidDestination
 from ..message import Destination, Message
 from .results import ConnectionView, ConsumerView, ProducerView, ScheduledJobView
 from .rights import ADMIN, READ
@@ -18,7 +20,36 @@ if TYPE_CHECKING:
     from ..filters import ConnectionContext
     from .broker import Broker
 
-__all__ = ["_OperatorRequests"]
+__all__ = ["_OperatorRequests", "one_queue"]
+
+
+def one_queue(name: str, role: str = "queue") -> Destination:
+    """The one queue an operation on single messages names: ActiveMQ's ``QueueView`` operations act on one queue,
+    so a wildcard or a composite (which would be authorized as a whole, then expanded over queues the user may not
+    touch) is refused with :class:`~minibroker.errors.InvalidDestination` naming it (issue 41)."""
+    destination = Destination.queue(name)
+    if not name or _names_many(name) or name.startswith(DURABLE_PREFIX):
+        raise InvalidDestination(
+            f"{role} {name!r} must name one queue (no wildcard, composite or subscription queue)", destination=name
+        )
+    return destination
+
+
+def _names_many(name: str) -> bool:
+    """Whether a purge or a consumer would read ``name`` as several destinations: a composite, or a wildcard segment
+    (``*``, ``>``; a ``>`` inside a segment, as in ``<b>``, is a plain character, as the broker's matching reads
+    it)."""
+    return "," in name or any(segment in ("*", ">") for segment in name.split("."))
+
+
+def _one_target(destination: Destination) -> Destination:
+    """A copy's or a move's target: one destination too (a wildcard or composite target is refused)."""
+    if _names_many(destination.name):
+        raise InvalidDestination(
+            f"the target {destination} must name one destination (no wildcard or composite)",
+            destination=str(destination),
+        )
+    return destination
 
 
 class _OperatorRequests:
@@ -46,7 +77,7 @@ class _OperatorRequests:
         """ActiveMQ's ``QueueView.removeMessage(id)``: the waiting message ``message_id`` of ``queue`` goes, as if
         acked (counted dequeued, nothing dead-lettered); False when no waiting message has that id. Needs the
         right to administer ``queue``."""
-        self.authorize(ADMIN, Destination.queue(queue))
+        self.authorize(ADMIN, one_queue(queue))
         return self.broker.purge(queue, _id_selector(message_id)) > 0
 
     def copy_message(self, queue: str, message_id: str, destination: Destination) -> bool:
@@ -54,8 +85,8 @@ class _OperatorRequests:
         to ``destination`` (same id and content; its ``original_destination`` is ``queue``, as ActiveMQ's
         ``BrokerSupport.resend`` sets it); False when no waiting message has that id. Needs the right to
         administer both."""
-        self.authorize(ADMIN, Destination.queue(queue))
-        self.authorize(ADMIN, destination)
+        self.authorize(ADMIN, one_queue(queue))
+        self.authorize(ADMIN, _one_target(destination))
         message = self._waiting(queue, message_id)
         if message is None:
             return False
@@ -65,8 +96,8 @@ class _OperatorRequests:
     def move_message(self, queue: str, message_id: str, destination: Destination) -> bool:
         """ActiveMQ's ``moveMessageTo(id, dest)``: :meth:`copy_message`, then the original goes (a move to the
         queue itself does nothing, as ActiveMQ's). Needs the right to administer both."""
-        self.authorize(ADMIN, Destination.queue(queue))
-        self.authorize(ADMIN, destination)
+        self.authorize(ADMIN, one_queue(queue))
+        self.authorize(ADMIN, _one_target(destination))
         if destination == Destination.queue(queue):
             return False
         message = self._waiting(queue, message_id)
@@ -80,7 +111,7 @@ class _OperatorRequests:
         waiting message that knows its original destination is moved back there, and the dead-letter strategy
         forgets it (so it can be dead-lettered again). Returns how many moved. Needs the right to administer
         ``queue``."""
-        self.authorize(ADMIN, Destination.queue(queue))
+        self.authorize(ADMIN, one_queue(queue))
         broker = self.broker
         moved = 0
         waiting = self._waiting_ids(queue)  # once: a check per message would read the whole queue each time
@@ -103,9 +134,27 @@ class _OperatorRequests:
 
     def message_history(self, queue: str, message_id: str) -> tuple[HistoryRecord, ...]:
         """What the broker did with ``message_id`` (its history, when the broker keeps one), for a connection that
-        may read ``queue``, where the message is or was."""
+        may read ``queue``, where the message is or was: it is in ``queue`` now (waiting or in flight), or a record
+        of its history names ``queue`` (dead-lettered to it, purged from it, redelivered to it). Else nothing, so a
+        name the user may read cannot show another queue's message (issue 41). Without a security filter every
+        history is shown (anyone may read every queue)."""
+        destination = one_queue(queue)
         self._authorize_read(queue)
-        return self.broker.history(message_id)
+        broker = self.broker
+        history = broker.history(message_id)
+        if not broker._hook_authorize or not history:
+            return history
+        named = {queue, str(destination)}
+        if any(r.destination in named for r in history) or self._holds(queue, message_id):
+            return history
+        return ()
+
+    def _holds(self, queue: str, message_id: str) -> bool:
+        """Whether ``queue`` holds ``message_id`` now (waiting, in flight or acked in an open transaction)."""
+        broker = self.broker
+        if not broker.has_queue(queue):
+            return False
+        return any(m.message_id == message_id for m in broker.browse_all(queue))
 
     def producer_count(self, destination: Destination) -> int:
         """The producers sending to ``destination`` now (ActiveMQ's destination ``ProducerCount``), for a connection
