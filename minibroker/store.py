@@ -30,11 +30,12 @@ from typing import IO, Any, Protocol
 
 import attrs
 
+from ._core.durable import DURABLE_PREFIX
 from ._core.journal import (
     DurableDropped,
     DurableSaved,
     JournalOp,
-    LogCopied,
+    LogShared,
     LogTrimmed,
     Purged,
     Redelivered,
@@ -46,6 +47,8 @@ from ._core.journal import (
 from ._core.replay import random_epoch
 from ._core.topic_log import LOG_PREFIX
 from ._data_dir_lock import DATABASE_NAME, in_use_message, lock_data_dir
+from ._store_schema import SCHEMA_VERSION, create_tables, upgrade
+from ._store_shares import hand_over, share_counts, shared_queues, shares
 from .errors import IllegalStateError, InvalidConfiguration, MinibrokerError, StoreError
 from .message import Message
 from .wire.encoders import write_message as _encode_message_parts
@@ -55,10 +58,10 @@ __all__ = ["DATABASE_NAME", "MemoryStore", "MessageStore", "SqliteStore", "Store
 
 #: the database file inside a data directory. Version 2 keeps each distinct message once (``bodies``, with the
 #: number of queue rows that refer to it): a topic message fed to a thousand durable subscriptions is one body and a
-#: thousand small rows, where version 1 wrote it a thousand times (issue 31). Version 1 files are converted on open.
-#: Version 3 keeps, with each durable subscription, its position in its topic's log (a topic message an offline
-#: subscription has not had yet is kept once, as a row of ``topic-log://<topic>``: topic_log.py).
-_SCHEMA_VERSION = 3
+#: thousand small rows, where version 1 wrote it a thousand times (issue 31). Version 3 keeps, with each durable
+#: subscription, its position in its topic's log (a topic message an offline subscription has not had yet is kept
+#: once, as a row of ``topic-log://<topic>``: topic_log.py). Version 4: _store_schema.py. Older files are converted
+#: on open.
 
 
 @attrs.frozen(slots=True)
@@ -71,8 +74,11 @@ class StoredState:
     #: queues loaded only in part (a page): (queue, messages left on disk, last seq loaded, last seq on disk)
     paged: tuple[tuple[str, int, int, int], ...] = ()
     #: for each topic log among them, the sequence numbers of its rows left on disk (a log is not paged in: a
-    #: subscription that catches up has them copied to its queue, which is, and counts need them)
+    #: subscription that catches up shares them with its queue, which is, and counts need them)
     log_seqs: tuple[tuple[str, array[int]], ...] = ()
+    #: the parts of topic logs durable subscription queues still read there: (queue, first, log, from_seq, to_seq,
+    #: rows left) (topic_log.py ``LogShare``)
+    shares: tuple[tuple[str, int, str, int, int, int], ...] = ()
 
 
 class MessageStore(Protocol):
@@ -132,9 +138,9 @@ class _Batch:
         return bool(self.added or self.counters or self.removed or self.scheduled or self.unscheduled)
 
 
-_Cut = Purged | DurableSaved | DurableDropped | LogCopied | LogTrimmed
+_Cut = Purged | DurableSaved | DurableDropped | LogShared | LogTrimmed
 #: operations that apply between what came before them and after: a batch is cut at each
-_CUTS = frozenset((Purged, DurableSaved, DurableDropped, LogCopied, LogTrimmed))
+_CUTS = frozenset((Purged, DurableSaved, DurableDropped, LogShared, LogTrimmed))
 
 
 def _segments(ops: Iterable[JournalOp]) -> Iterator[_Batch | _Cut]:
@@ -168,7 +174,7 @@ def _segments(ops: Iterable[JournalOp]) -> Iterator[_Batch | _Cut]:
             if batch.scheduled.pop(op.job, None) is None:
                 batch.unscheduled.append(op.job)
         elif (
-            kind is Purged or kind is DurableSaved or kind is DurableDropped or kind is LogCopied or kind is LogTrimmed
+            kind is Purged or kind is DurableSaved or kind is DurableDropped or kind is LogShared or kind is LogTrimmed
         ):
             assert isinstance(op, _Cut)
             if batch:
@@ -238,82 +244,16 @@ class SqliteStore:
         if str(mode).lower() != "wal":
             raise StoreError(f"SQLite refused the WAL journal mode for {self.path} (got {mode})")
         db.execute(f"PRAGMA synchronous={synchronous}")
-        version = db.execute("PRAGMA user_version").fetchone()[0]
-        if version == 1:
-            self._upgrade_from_1()
-            version = 2
-        if version == 2:
-            self._upgrade_from_2()
-            version = _SCHEMA_VERSION
-        if version not in (0, _SCHEMA_VERSION):
+        version = upgrade(db, db.execute("PRAGMA user_version").fetchone()[0], body_key)
+        if version not in (0, SCHEMA_VERSION):
             raise StoreError(
-                f"{self.path} has schema version {version}; this minibroker reads version {_SCHEMA_VERSION}",
+                f"{self.path} has schema version {version}; this minibroker reads version {SCHEMA_VERSION}",
                 path=str(self.path),
             )
         db.execute("BEGIN IMMEDIATE")
         try:
-            self._create_message_tables()
-            db.execute(
-                "CREATE TABLE IF NOT EXISTS scheduled (job INTEGER PRIMARY KEY, due REAL NOT NULL, "
-                "counter INTEGER NOT NULL, message BLOB NOT NULL)"
-            )
-            db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
-            db.execute(
-                "CREATE TABLE IF NOT EXISTS durables (client_id TEXT NOT NULL, name TEXT NOT NULL, "
-                "topic TEXT NOT NULL, selector TEXT, no_local INTEGER NOT NULL, position INTEGER, "
-                "PRIMARY KEY (client_id, name)) "
-                "WITHOUT ROWID"
-            )
-            db.execute(f"PRAGMA user_version={_SCHEMA_VERSION}")
-            db.execute("COMMIT")
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
-
-    def _create_message_tables(self) -> None:
-        db = self._db
-        db.execute(
-            "CREATE TABLE IF NOT EXISTS bodies (id INTEGER PRIMARY KEY, key BLOB NOT NULL UNIQUE, "
-            "message BLOB NOT NULL, refs INTEGER NOT NULL)"
-        )
-        db.execute("CREATE INDEX IF NOT EXISTS bodies_unreferenced ON bodies (refs) WHERE refs <= 0")
-        db.execute(
-            "CREATE TABLE IF NOT EXISTS messages (queue TEXT NOT NULL, seq INTEGER NOT NULL, "
-            "counter INTEGER NOT NULL, body INTEGER NOT NULL, PRIMARY KEY (queue, seq)) WITHOUT ROWID"
-        )
-
-    def _upgrade_from_1(self) -> None:
-        """Convert a version 1 file (a message blob in each queue row) to version 2, in one transaction."""
-        db = self._db
-        db.create_function("minibroker_body_key", 1, body_key, deterministic=True)
-        db.execute("BEGIN IMMEDIATE")
-        try:
-            db.execute("ALTER TABLE messages RENAME TO messages_v1")
-            self._create_message_tables()
-            db.execute(
-                "INSERT INTO bodies (key, message, refs) SELECT minibroker_body_key(message), message, COUNT(*) "
-                "FROM messages_v1 GROUP BY minibroker_body_key(message)"
-            )
-            db.execute(
-                "INSERT INTO messages SELECT m.queue, m.seq, m.counter, b.id FROM messages_v1 m "
-                "JOIN bodies b ON b.key = minibroker_body_key(m.message)"
-            )
-            db.execute("DROP TABLE messages_v1")
-            db.execute("PRAGMA user_version=2")
-            db.execute("COMMIT")
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
-
-    def _upgrade_from_2(self) -> None:
-        """Convert a version 2 file to version 3: durable subscriptions get a position (none: all their messages
-        are in their own queues, as version 2 kept them)."""
-        db = self._db
-        db.execute("BEGIN IMMEDIATE")
-        try:
-            if db.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'durables'").fetchone():
-                db.execute("ALTER TABLE durables ADD COLUMN position INTEGER")
-            db.execute(f"PRAGMA user_version={_SCHEMA_VERSION}")
+            create_tables(db)
+            db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
             db.execute("COMMIT")
         except BaseException:
             db.execute("ROLLBACK")
@@ -332,25 +272,41 @@ class SqliteStore:
         try:
             # rows first, without their bodies, then each body once: a body read per row would hold as many copies
             # of a message as durable subscriptions keep it before decoding shares one object
+            db = self._db
+            sharing = shared_queues(db)
             if page is None:
-                rows = self._db.execute("SELECT queue, seq, counter, body FROM messages ORDER BY queue, seq").fetchall()
+                for queue in sharing:  # every row it shares becomes its own
+                    hand_over(db, queue, -1, None)
+                rows = db.execute("SELECT queue, seq, counter, body FROM messages ORDER BY queue, seq").fetchall()
             else:
                 rows = []
-                counts = self._db.execute("SELECT queue, COUNT(*), MAX(seq) FROM messages GROUP BY queue").fetchall()
-                for queue, count, last in counts:
-                    head = self._db.execute(
-                        "SELECT queue, seq, counter, body FROM messages WHERE queue = ? ORDER BY seq LIMIT ?",
-                        (queue, page),
-                    ).fetchall()
+                # a queue's first page, taken from its shares too where it has some (they become its own rows)
+                heads = {queue: [(queue, *row) for row in hand_over(db, queue, -1, page)] for queue in sharing}
+                counts = {
+                    q: (n, last)
+                    for q, n, last in db.execute("SELECT queue, COUNT(*), MAX(seq) FROM messages GROUP BY queue")
+                }
+                for queue in sharing:
+                    own, own_last = counts.get(queue, (0, -1))
+                    more, more_last = share_counts(db, queue)
+                    counts[queue] = (own + more, max(own_last, more_last))
+                for queue, (count, last) in counts.items():
+                    head = heads.get(queue)
+                    if head is None:
+                        head = db.execute(
+                            "SELECT queue, seq, counter, body FROM messages WHERE queue = ? ORDER BY seq LIMIT ?",
+                            (queue, page),
+                        ).fetchall()
                     rows += head
                     if count > len(head):
-                        paged.append((queue, count - len(head), head[-1][1], last))
+                        paged.append((queue, count - len(head), head[-1][1] if head else -1, last))
                         if queue.startswith(LOG_PREFIX):
-                            left = self._db.execute(
+                            left = db.execute(
                                 "SELECT seq FROM messages WHERE queue = ? AND seq > ? ORDER BY seq",
                                 (queue, head[-1][1]),
                             )
                             log_seqs.append((queue, array("q", (seq for (seq,) in left))))
+            log_shares = shares(db)
             blobs = self._bodies({row[3] for row in rows})
             jobs = self._db.execute("SELECT job, due, counter, message FROM scheduled ORDER BY job").fetchall()
             durable_rows = self._db.execute(
@@ -367,7 +323,7 @@ class SqliteStore:
                 f"the message store {self.path} holds an unreadable message: {exc}", path=str(self.path)
             ) from exc
         durables = tuple(DurableSaved(c, n, t, s, bool(nl), p) for c, n, t, s, nl, p in durable_rows)
-        return StoredState(messages, scheduled, durables, tuple(paged), tuple(log_seqs))
+        return StoredState(messages, scheduled, durables, tuple(paged), tuple(log_seqs), log_shares)
 
     def _bodies(self, ids: set[int]) -> dict[int, bytes]:
         """The stored bodies of these ids, read in chunks (SQLite bounds a statement's parameters)."""
@@ -382,6 +338,10 @@ class SqliteStore:
     def load_page(self, queue: str, after_seq: int, limit: int) -> list[Stored]:
         self._check_open()
         try:
+            if queue.startswith(DURABLE_PREFIX) and queue in shared_queues(self._db):
+                taken = hand_over(self._db, queue, after_seq, limit)
+                blobs = self._bodies({body for _, _, body in taken})
+                return [Stored(queue, seq, decode_message(blobs[body]), counter) for seq, counter, body in taken]
             rows = self._db.execute(
                 "SELECT m.seq, m.counter, b.message FROM messages m JOIN bodies b ON b.id = m.body "
                 "WHERE m.queue = ? AND m.seq > ? ORDER BY m.seq LIMIT ?",
@@ -417,12 +377,13 @@ class SqliteStore:
                 for segment in _segments(ops):
                     if isinstance(segment, Purged):
                         db.execute(
-                            "UPDATE bodies SET refs = refs - (SELECT COUNT(*) FROM messages m "
-                            "WHERE m.queue = ? AND m.body = bodies.id) "
-                            "WHERE id IN (SELECT body FROM messages WHERE queue = ?)",
+                            "UPDATE body_refs SET refs = refs - (SELECT COUNT(*) FROM messages m "
+                            "WHERE m.queue = ? AND m.body = body_refs.body) "
+                            "WHERE body IN (SELECT body FROM messages WHERE queue = ?)",
                             (segment.queue, segment.queue),
                         )
                         db.execute("DELETE FROM messages WHERE queue = ?", (segment.queue,))
+                        db.execute("DELETE FROM log_shares WHERE queue = ?", (segment.queue,))
                         continue
                     if isinstance(segment, DurableSaved):
                         db.execute("INSERT OR REPLACE INTO durables VALUES (?, ?, ?, ?, ?, ?)", tuple(segment))
@@ -430,17 +391,15 @@ class SqliteStore:
                     if isinstance(segment, DurableDropped):
                         db.execute("DELETE FROM durables WHERE client_id = ? AND name = ?", tuple(segment))
                         continue
-                    if isinstance(segment, LogCopied):
-                        log, from_seq, queue, first = segment
-                        db.execute(_LOG_ROWS_REFS.format(op="+", cmp=">="), (log, from_seq, log, from_seq))
+                    if isinstance(segment, LogShared):
+                        log, from_seq, to_seq, queue, first = segment
                         db.execute(
-                            "INSERT OR REPLACE INTO messages SELECT ?, seq - ? + ?, 0, body FROM messages "
-                            "WHERE queue = ? AND seq >= ?",
-                            (queue, from_seq, first, log, from_seq),
+                            "INSERT OR REPLACE INTO log_shares VALUES (?, ?, ?, ?, ?)",
+                            (queue, first, log, from_seq, to_seq),
                         )
                         continue
                     if isinstance(segment, LogTrimmed):
-                        db.execute(_LOG_ROWS_REFS.format(op="-", cmp="<"), (*segment, *segment))
+                        db.execute(_LOG_ROWS_GO, (*segment, *segment))
                         db.execute("DELETE FROM messages WHERE queue = ? AND seq < ?", tuple(segment))
                         continue
                     if segment.added:
@@ -463,14 +422,21 @@ class SqliteStore:
                         )
                     if segment.unscheduled:
                         db.executemany("DELETE FROM scheduled WHERE job = ?", [(j,) for j in segment.unscheduled])
-                db.execute("DELETE FROM bodies WHERE refs <= 0")  # (the partial index finds them)
+                _let_go_of_bodies(db)
                 db.execute("COMMIT")
             except BaseException:
-                with contextlib.suppress(sqlite3.Error):
-                    db.execute("ROLLBACK")
+                self._roll_back()
                 raise
         except (sqlite3.Error, MinibrokerError) as exc:
             raise StoreError(f"the message store {self.path} failed: {exc}", path=str(self.path)) from exc
+
+    def _roll_back(self) -> None:
+        """Take back the open transaction, and give its pages in the WAL back to the disk: a large batch that failed
+        (a full disk) must not leave a WAL as large as itself behind (issue 41)."""
+        with contextlib.suppress(sqlite3.Error):
+            self._db.execute("ROLLBACK")
+        with contextlib.suppress(sqlite3.Error):
+            self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
     def close(self) -> None:
         if self._closed:
@@ -490,15 +456,23 @@ class SqliteStore:
         return int(self._db.execute("SELECT count(*) FROM messages WHERE queue = ?", (queue,)).fetchone()[0])
 
 
-#: a log's rows from (>=) or below (<) a sequence number are copied (+) or go (-): their bodies' references
-_LOG_ROWS_REFS = (
-    "UPDATE bodies SET refs = refs {op} (SELECT COUNT(*) FROM messages m "
-    "WHERE m.queue = ? AND m.seq {cmp} ? AND m.body = bodies.id) "
-    "WHERE id IN (SELECT body FROM messages WHERE queue = ? AND seq {cmp} ?)"
+#: a log's rows below a sequence number go: their bodies' references
+_LOG_ROWS_GO = (
+    "UPDATE body_refs SET refs = refs - (SELECT COUNT(*) FROM messages m "
+    "WHERE m.queue = ? AND m.seq < ? AND m.body = body_refs.body) "
+    "WHERE body IN (SELECT body FROM messages WHERE queue = ? AND seq < ?)"
 )
 
 #: a queue row is going (removed, or replaced): its body has one reference less
-_RELEASE_BODY = "UPDATE bodies SET refs = refs - 1 WHERE id = (SELECT body FROM messages WHERE queue = ? AND seq = ?)"
+_RELEASE_BODY = (
+    "UPDATE body_refs SET refs = refs - 1 WHERE body = (SELECT body FROM messages WHERE queue = ? AND seq = ?)"
+)
+
+
+def _let_go_of_bodies(db: sqlite3.Connection) -> None:
+    """Bodies no row refers to any more go (the partial index finds them)."""
+    db.execute("DELETE FROM bodies WHERE id IN (SELECT body FROM body_refs WHERE refs <= 0)")
+    db.execute("DELETE FROM body_refs WHERE refs <= 0")
 
 
 def _add_rows(db: sqlite3.Connection, added: list[Stored]) -> None:
@@ -521,9 +495,13 @@ def _add_rows(db: sqlite3.Connection, added: list[Stored]) -> None:
             entry[2] += 1
         keys.append(key)
     db.executemany(
-        "INSERT INTO bodies (key, message, refs) VALUES (?, ?, ?) "
-        "ON CONFLICT (key) DO UPDATE SET refs = refs + excluded.refs",
-        [tuple(entry) for entry in refs.values()],
+        "INSERT INTO bodies (key, message) VALUES (?, ?) ON CONFLICT (key) DO NOTHING",
+        [(key, blob) for key, blob, _ in refs.values()],
+    )
+    db.executemany(
+        "INSERT INTO body_refs SELECT id, ? FROM bodies WHERE key = ? "
+        "ON CONFLICT (body) DO UPDATE SET refs = refs + excluded.refs",
+        [(count, key) for key, _, count in refs.values()],
     )
     db.executemany(
         "INSERT OR REPLACE INTO messages VALUES (?, ?, ?, (SELECT id FROM bodies WHERE key = ?))",
@@ -568,9 +546,9 @@ class MemoryStore:
             if isinstance(segment, DurableDropped):
                 self.durables.pop((segment.client_id, segment.name), None)
                 continue
-            if isinstance(segment, LogCopied):
-                log, from_seq, queue, first = segment
-                rows = [op for (name, seq), op in self.messages.items() if name == log and seq >= from_seq]
+            if isinstance(segment, LogShared):  # a memory store has no part on disk: the rows are copied
+                log, from_seq, to_seq, queue, first = segment
+                rows = [op for (name, seq), op in self.messages.items() if name == log and from_seq <= seq < to_seq]
                 for op in rows:
                     copy = Stored(queue, op.seq - from_seq + first, op.message, 0)
                     self.messages[(queue, copy.seq)] = copy

@@ -75,6 +75,7 @@ def test_a_version_1_file_is_converted_on_open(tmp_path: Path) -> None:
     store.close()
     assert counts(tmp_path) == (2, 1)
     db = sqlite3.connect(tmp_path / DATABASE_NAME)
-    assert db.execute("PRAGMA user_version").fetchone()[0] == 3
+    assert db.execute("PRAGMA user_version").fetchone()[0] == 4
     assert db.execute("SELECT key FROM bodies").fetchone()[0] == body_key(blob)
+    assert db.execute("SELECT refs FROM body_refs").fetchall() == [(2,)]  # the count kept apart from the blob
     db.close()

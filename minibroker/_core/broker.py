@@ -985,7 +985,10 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, Scheduling, TopicBind
             now = self.clock.now()
             for entry in q.entries.values():
                 self.history.add(entry.message.message_id, now, "purged", destination=name)
-        return q.purge()
+        count = q.purge()
+        if name.startswith(DURABLE_PREFIX):
+            self._drop_shares(name)  # the rows of its topic's log it had not been handed yet went with it
+        return count
 
     def remove_matching(self, name: str, selector: Selector) -> int:
         """Remove the waiting messages of a queue that ``selector`` matches (ActiveMQ's ``removeMatchingMessages``;
@@ -1050,13 +1053,16 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, Scheduling, TopicBind
         durables: Iterable[DurableSaved] = (),
         paged: Iterable[tuple[str, int, int, int]] = (),
         log_seqs: Iterable[tuple[str, Sequence[int]]] = (),
+        shares: Iterable[tuple[str, int, str, int, int, int]] = (),
     ) -> None:
         """Load what a store kept into this fresh core, without journaling it again.
 
         ``messages`` must come in sequence order per queue: each goes back to its queue's store cursor with its
         sequence number and redelivery counter, so dispatch order is the original order. Scheduled jobs are re-armed
         under their job ids at their due time (already due ones fire at the next tick). ``paged``: the queues and
-        topic logs loaded only in part (paging.py), with ``log_seqs`` the sequence numbers a log left on disk.
+        topic logs loaded only in part (paging.py), with ``log_seqs`` the sequence numbers a log left on disk, and
+        ``shares`` the parts of logs durable subscription queues still read there (``LogShare``'s fields, the
+        queue's first with the log's name).
         """
         durables = list(durables)
         for saved in durables:  # not journaled again: the store has them
@@ -1075,6 +1081,7 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, Scheduling, TopicBind
                 self._arm_sweep()
         for name, seqs in log_seqs:  # before the positions: trimming below them reaches the part on disk
             self._restore_log_on_disk(name, seqs)
+        self._restore_shares(shares)  # before the positions too: the trim keeps what a share reads
         self._restore_positions(durables)
         for job in scheduled:
             self._scheduled_seq = max(self._scheduled_seq, job.job)
@@ -1102,6 +1109,8 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, Scheduling, TopicBind
         q.on_disk = max(0, q.on_disk - len(messages)) if messages else 0  # nothing read: nothing more there
         if messages:
             q.disk_after = messages[-1].seq
+            if name.startswith(DURABLE_PREFIX):
+                self._shares_handed(name, [record.seq for record in messages])
         if q.consumers and q.dispatchable():
             self._dispatch_queue(q)
 

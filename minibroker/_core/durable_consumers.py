@@ -20,13 +20,14 @@ from .journal import (
     DISK_TRIMMED,
     DURABLE_DROPPED,
     DURABLE_SAVED,
-    LOG_COPIED,
+    LOG_SHARED,
     LOGGED,
     LOGGED_ON_DISK,
+    SHARES_DROPPED,
     TRIMMED,
     DurableDropped,
     DurableSaved,
-    LogCopied,
+    LogShared,
     LogTrimmed,
     Removed,
     Stored,
@@ -35,7 +36,7 @@ from .queue import Queue
 from .state import CoreState
 from .subscription import QueueEntry, Subscription
 from .topic import Topic
-from .topic_log import LOG_PREFIX, TopicLog
+from .topic_log import LOG_PREFIX, LogShare, TopicLog
 from .virtual import is_wildcard, topic_matches
 
 __all__ = ["DurableConsumers"]
@@ -208,7 +209,7 @@ class DurableConsumers(CoreState):
                 self._arm_sweep()
         on_disk = log.disk_since(position)
         if on_disk:
-            self._copy_from_disk(log, on_disk, q)
+            self._share_from_disk(log, on_disk, q)
         topic.refeed()
         journal = self.journal
         if journal is not None:
@@ -216,21 +217,59 @@ class DurableConsumers(CoreState):
             journal.undo.append((CAUGHT_UP, self, durable, position))
         self._trim_log(log)
 
-    def _copy_from_disk(self, log: TopicLog, seqs: Sequence[int], q: Queue) -> None:
-        """The log's rows ``seqs`` (on disk only) become rows of ``q`` behind what it has, for it to page in."""
+    def _share_from_disk(self, log: TopicLog, seqs: Sequence[int], q: Queue) -> None:
+        """The log's rows ``seqs`` (on disk only) become rows of ``q`` behind what it has, for it to page in: shared,
+        not copied (the store hands them over a page at a time, and the log keeps them until then)."""
         journal = q.journal
         assert journal is not None  # a log has a part on disk only with a store
-        first = q.next_seq
-        journal.append(LogCopied(log.name, seqs[0], q.destination.name, first))
-        journal.undo.append(
-            (LOG_COPIED, q, (q.on_disk, q.next_seq, q.disk_after, q.destination.name in journal.paged), None)
-        )
+        name = q.destination.name
+        share = LogShare(name, seqs[0], seqs[-1] + 1, q.next_seq, len(seqs))
+        journal.append(LogShared(log.name, share.from_seq, share.to_seq, name, share.first))
+        journal.undo.append((LOG_SHARED, q, (q.on_disk, q.next_seq, q.disk_after, name in journal.paged), (log, share)))
+        log.shares.append(share)
         if not q.on_disk:
-            q.disk_after = first - 1
+            q.disk_after = share.first - 1
         q.on_disk += len(seqs)
         q.enqueued += len(seqs)
-        q.next_seq = first + seqs[-1] - seqs[0] + 1
-        journal.paged[q.destination.name] = q
+        q.next_seq = share.first + share.to_seq - share.from_seq
+        journal.paged[name] = q
+
+    def _shares_handed(self, name: str, seqs: Sequence[int]) -> None:
+        """The store handed durable subscription queue ``name`` the rows ``seqs``: the shares they came from move on
+        (as the store's did), and the log lets go of what nobody reads any more."""
+        for durable in self.durables.values():
+            if durable.queue.destination.name == name:
+                topic = self.topics.get(durable.topic)
+                log = None if topic is None else topic.log
+                if log is not None and log.shares and log.handed(name, seqs):
+                    self._trim_log(log)
+                return
+
+    def _drop_shares(self, name: str) -> None:
+        """Durable subscription queue ``name`` was purged: the log's rows it shared are not its any more (the store's
+        purge drops its shares too)."""
+        for durable in self.durables.values():
+            if durable.queue.destination.name == name:
+                topic = self.topics.get(durable.topic)
+                log = None if topic is None else topic.log
+                if log is None or not log.shares:
+                    return
+                dropped = [share for share in log.shares if share.queue == name]
+                if dropped:
+                    log.shares = [share for share in log.shares if share.queue != name]
+                    if self.journal is not None:
+                        self.journal.undo.append((SHARES_DROPPED, log, dropped, None))
+                    self._trim_log(log)
+                return
+
+    def _restore_shares(self, shares: Iterable[tuple[str, int, str, int, int, int]]) -> None:
+        """The parts of topic logs the store still shares with durable subscription queues (after a restart's first
+        page was handed over)."""
+        for queue, first, name, from_seq, to_seq, rows in shares:
+            topic = self.topic(name[len(LOG_PREFIX) :])
+            if topic.log is None:
+                topic.log = TopicLog(topic.destination.name)
+            topic.log.shares.append(LogShare(queue, from_seq, to_seq, first, rows))
 
     def _undefer(self, durable: DurableSubscription) -> None:
         """Take back :meth:`_defer` the store never saw: it is fed copies again (as the disk says)."""

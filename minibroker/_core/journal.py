@@ -19,9 +19,9 @@ stored, as in ActiveMQ):
 * :class:`DurableSaved` / :class:`DurableDropped`: a durable topic subscription was made or removed, or went away or
   came back (its position in its topic's log, topic_log.py); its messages are journaled as those of its internal
   queue, ``durable://<client id>/<name>``, or, while it reads the log, as the log's (``topic-log://<topic>``);
-* :class:`LogCopied` / :class:`LogTrimmed`: a restart left part of a topic's log on disk (paging.py), and a
-  subscription caught up with it (its rows become rows of the subscription's queue, read a page at a time like any
-  paged queue's), or no subscription reads them any more.
+* :class:`LogShared` / :class:`LogTrimmed`: a restart left part of a topic's log on disk (paging.py), and a
+  subscription caught up with it (those rows are its queue's too, which the store hands it a page at a time like any
+  paged queue's rows, instead of copying them all at once), or no subscription reads them any more.
 
 The operations of one batch are in the order they happened; a store may cancel a ``Stored`` against a later
 ``Removed`` of the same ``(queue, seq)`` (a message sent and consumed between two flushes), since sequence numbers
@@ -39,7 +39,7 @@ __all__ = [
     "DurableSaved",
     "Journal",
     "JournalOp",
-    "LogCopied",
+    "LogShared",
     "LogTrimmed",
     "Purged",
     "Redelivered",
@@ -96,12 +96,16 @@ class DurableSaved(NamedTuple):
     position: int | None = None
 
 
-class LogCopied(NamedTuple):
-    """The rows of topic log ``log`` from log sequence number ``from_seq`` on (the part a restart left on disk) are
-    copied to ``queue``, a durable subscription's that caught up: row ``seq`` becomes ``seq - from_seq + first``."""
+class LogShared(NamedTuple):
+    """The rows of topic log ``log`` from log sequence number ``from_seq`` up to ``to_seq`` (the part a restart left
+    on disk) are rows of ``queue`` too, a durable subscription's that caught up: row ``seq`` is its ``seq - from_seq +
+    first``. The store hands them to it a page at a time (each page then becomes rows of its own, in that read's
+    transaction), and the log keeps them until then (topic_log.py ``LogShare``): a catch-up reads the log from its
+    position, it copies nothing (issue 41)."""
 
     log: str
     from_seq: int
+    to_seq: int
     queue: str
     first: int
 
@@ -129,7 +133,7 @@ JournalOp: TypeAlias = (
     | Unscheduled
     | DurableSaved
     | DurableDropped
-    | LogCopied
+    | LogShared
     | LogTrimmed
 )
 
@@ -155,11 +159,13 @@ TRIMMED = 10
 DEFERRED = 11
 CAUGHT_UP = 12
 #: a message appended to a paged topic log's part on disk (the record's queue slot holds the log, its entry the seq);
-#: seqs of that part let go of (the entry holds them); a log's disk part copied to a queue (the queue slot holds
-#: the queue, the entry what it was: on_disk, next_seq, disk_after, whether it was paged)
+#: seqs of that part let go of (the entry holds them); a log's disk part shared with a queue (the queue slot holds
+#: the queue, the entry what it was: on_disk, next_seq, disk_after, whether it was paged; the holder the log and
+#: its share); shares dropped by a purge (the queue slot holds the log, the entry the shares)
 LOGGED_ON_DISK = 13
 DISK_TRIMMED = 14
-LOG_COPIED = 15
+LOG_SHARED = 15
+SHARES_DROPPED = 16
 
 
 class Journal(list[JournalOp]):

@@ -16,8 +16,11 @@ is let go of (:meth:`TopicLog.below_floor`). The store keeps the log as the rows
 
 A restart loads a log as it loads a queue, a page at a time (paging.py): the oldest page in memory, and of the rest
 only the sequence numbers (``TopicLog.disk``); new persistent messages then go to disk behind them. The log itself
-is never paged in: a subscription that catches up gets what memory holds as copies, and the rows on disk copied to
-its queue by the store (``LogCopied``), which its queue pages in as its consumer takes them. Non-persistent messages
+is never paged in: a subscription that catches up gets what memory holds as copies, and shares the rows on disk with
+its queue (``LogShared``, a :class:`LogShare`): the store hands them to the queue a page at a time as its consumer
+takes them, and the log keeps them until then. A catch-up copies nothing on disk (issue 41: a copy of a large log in
+one transaction doubled the data directory, and could not be made at all with less free disk than the log's size).
+Non-persistent messages
 (never stored) stay in memory, and reach such a subscription before the older persistent ones still on disk, as
 ActiveMQ's durable cursor keeps them in a cursor of their own.
 """
@@ -26,6 +29,7 @@ from __future__ import annotations
 
 import bisect
 from array import array
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import attrs
@@ -35,7 +39,7 @@ from ..message import Message
 if TYPE_CHECKING:
     from .durable import DurableSubscription
 
-__all__ = ["LOG_PREFIX", "LogEntry", "TopicLog", "log_name"]
+__all__ = ["LOG_PREFIX", "LogEntry", "LogShare", "TopicLog", "log_name"]
 
 #: the prefix of the store's name for a topic's log (no client can spell it: ``Destination.parse`` refuses ``://``)
 LOG_PREFIX = "topic-log://"
@@ -56,10 +60,24 @@ class LogEntry:
     size: int
 
 
+@attrs.define(slots=True, eq=False)
+class LogShare:
+    """Rows of the log on disk (``from_seq`` up to ``to_seq``) that are rows of ``queue`` too, from its ``first``
+    on: a durable subscription's that caught up while they were on disk. The store hands them to the queue a page at
+    a time; each page handed moves the share on (:meth:`TopicLog.handed`), and the log keeps what is left."""
+
+    queue: str
+    from_seq: int
+    to_seq: int
+    first: int
+    #: how many rows of the log it still shares (the range may hold seqs of messages never stored)
+    rows: int
+
+
 class TopicLog:
     """The messages published to one topic while some of its durable subscriptions are away, in publish order."""
 
-    __slots__ = ("disk", "entries", "expiring", "head", "name", "next_seq", "waiting")
+    __slots__ = ("disk", "entries", "expiring", "head", "name", "next_seq", "shares", "waiting")
 
     def __init__(self, topic: str) -> None:
         self.name = log_name(topic)
@@ -74,6 +92,8 @@ class TopicLog:
         #: the sequence numbers of the persistent messages only on disk (a restart's paging), ascending; each is
         #: after every persistent entry in memory
         self.disk: array[int] = array("q")
+        #: the parts on disk that durable subscription queues read from here (a catch-up's; few)
+        self.shares: list[LogShare] = []
 
     def __len__(self) -> int:
         return len(self.entries) - self.head + len(self.disk)
@@ -126,8 +146,29 @@ class TopicLog:
             waiting[durable] = position
 
     def floor(self) -> int:
-        """The lowest sequence number a waiting subscription reads (``next_seq`` when none waits)."""
-        return next(iter(self.waiting.values())) if self.waiting else self.next_seq
+        """The lowest sequence number a waiting subscription or a share reads (``next_seq`` when none does)."""
+        floor = next(iter(self.waiting.values())) if self.waiting else self.next_seq
+        for share in self.shares:
+            floor = min(floor, share.from_seq)
+        return floor
+
+    def handed(self, queue: str, seqs: Sequence[int]) -> bool:
+        """The store handed ``queue`` its rows ``seqs`` (ascending): each share they fall in moves on past them, and
+        goes once nothing is left, as the store's did; whether any did (the floor may have risen)."""
+        moved = False
+        for share in [s for s in self.shares if s.queue == queue]:
+            end = share.first + share.to_seq - share.from_seq
+            inside = [seq for seq in seqs if share.first <= seq < end]
+            if not inside:
+                continue
+            taken = inside[-1] - share.first + 1
+            share.from_seq += taken
+            share.first += taken
+            share.rows -= len(inside)
+            if share.rows <= 0 or share.from_seq >= share.to_seq:
+                self.shares.remove(share)
+            moved = True
+        return moved
 
     def disk_below_floor(self) -> array[int]:
         """Take out the sequence numbers on disk that no waiting subscription needs any more."""

@@ -25,12 +25,13 @@ from .journal import (
     DISK_TRIMMED,
     DURABLE_DROPPED,
     DURABLE_SAVED,
-    LOG_COPIED,
+    LOG_SHARED,
     LOGGED,
     LOGGED_ON_DISK,
     ON_DISK,
     PURGED,
     SCHEDULED,
+    SHARES_DROPPED,
     STORED,
     TRIMMED,
     UNSCHEDULED,
@@ -82,12 +83,17 @@ def roll_back(
             queue.disk.pop()  # the queue slot holds the log: the seq appended last
         elif kind == DISK_TRIMMED:
             queue.disk[0:0] = entry
-        elif kind == LOG_COPIED:
+        elif kind == LOG_SHARED:
             on_disk, next_seq, disk_after, was_paged = entry
             queue.enqueued -= queue.on_disk - on_disk
             queue.on_disk, queue.next_seq, queue.disk_after = on_disk, next_seq, disk_after
             if not was_paged:
                 queue.journal.paged.pop(queue.destination.name, None)
+            log, share = holder
+            if share in log.shares:
+                log.shares.remove(share)
+        elif kind == SHARES_DROPPED:
+            queue.shares.extend(entry)  # the queue slot holds the log
         elif kind == DEFERRED:
             queue._undefer(entry)
         elif kind == CAUGHT_UP:
