@@ -1,0 +1,187 @@
+"""The checker: a finished crash run (its ledger, model.py) held to the broker's promises.
+
+* **lost**: a confirmed send that is not rolled back reaches every sink it was meant for: it is acked there (the
+  final drain acks everything it gets), or purged. An ack or purge that a kill cut may or may not have happened,
+  so a message it covers counts as arrived either way.
+* **delivered after ack**: nothing is delivered to a sink after its ack there (or a purge of it) was confirmed.
+* **repeats**: within one lifetime, a sink gets a message twice only as a redelivery (marked redelivered).
+* **order**: within one consumer's lifetime, each producer's messages come in the order they were sent (first
+  deliveries only: a redelivery comes back where the broker puts it).
+* **invented**: nothing arrives that was never sent, was rolled back, or was meant for another sink.
+* **early**: a scheduled message does not arrive before its delay.
+* **retained**: after the last restart a topic's retained message is its last confirmed retained publish (or one
+  attempted after it).
+
+Each promise is counted per feature, so a run prints what it held to and where it failed.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import attrs
+
+from .model import Ledger, RetainedWrite, split_body
+
+__all__ = ["Figures", "Verdict", "check"]
+
+#: a scheduled message may arrive this much (seconds) before its due time (clock granularity of two processes)
+EARLY_SLACK = 0.05
+
+
+@attrs.define(slots=True)
+class Figures:
+    """What one feature of a run did and how it held up."""
+
+    confirmed: int = 0
+    unconfirmed: int = 0
+    deliveries: int = 0
+    lost: int = 0
+    delivered_after_ack: int = 0
+    repeats: int = 0
+    out_of_order: int = 0
+    invented: int = 0
+    early: int = 0
+    retained_wrong: int = 0
+
+    def bad(self) -> int:
+        return (
+            self.lost
+            + self.delivered_after_ack
+            + self.repeats
+            + self.out_of_order
+            + self.invented
+            + self.early
+            + self.retained_wrong
+        )
+
+
+@attrs.define(slots=True)
+class Verdict:
+    """The figures per feature, and a few examples of each failure (for the report and FINDINGS.md)."""
+
+    features: dict[str, Figures] = attrs.Factory(lambda: defaultdict(Figures))
+    examples: list[str] = attrs.Factory(list)
+    errors: list[str] = attrs.Factory(list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors and not any(f.bad() for f in self.features.values())
+
+    def total(self) -> Figures:
+        out = Figures()
+        for figures in self.features.values():
+            for field in attrs.fields(Figures):
+                setattr(out, field.name, getattr(out, field.name) + getattr(figures, field.name))
+        return out
+
+    def note(self, text: str) -> None:
+        if len(self.examples) < 40:
+            self.examples.append(text)
+
+    def summary(self) -> str:
+        lines = []
+        for name, f in sorted(self.features.items()):
+            lines.append(
+                f"  {name:<10} confirmed {f.confirmed:>6}  unconfirmed {f.unconfirmed:>3}  deliveries {f.deliveries:>6}"
+                f"  lost {f.lost}  after-ack {f.delivered_after_ack}  repeats {f.repeats}  order {f.out_of_order}"
+                f"  invented {f.invented}  early {f.early}  retained {f.retained_wrong}"
+            )
+        return "\n".join(lines)
+
+
+def check(ledger: Ledger) -> Verdict:
+    verdict = Verdict(errors=list(ledger.errors))
+    features = verdict.features
+    sends = ledger.sends
+
+    # -- lost ------------------------------------------------------------------------------------------------------
+    purged: dict[str, set[str]] = defaultdict(set)
+    for purge in ledger.purges:
+        purged[purge.sink] |= purge.before
+    for record in sends.values():
+        figures = features[record.feature]
+        if record.confirmed_at is None:
+            figures.unconfirmed += 1
+            continue
+        if record.rolled_back:
+            continue
+        figures.confirmed += 1
+        for sink in record.sinks:
+            if (sink, record.body) in ledger.acks or record.body in purged[sink]:
+                continue
+            figures.lost += 1
+            if sink not in ledger.drained and f"sink {sink} was never drained" not in verdict.errors:
+                verdict.errors.append(f"sink {sink} was never drained")
+            verdict.note(f"lost: {record.body} ({record.feature}, sent in lifetime {record.lifetime}) on {sink}")
+
+    # -- each delivery ----------------------------------------------------------------------------------------------
+    confirmed_purge: dict[tuple[str, str], int] = {}
+    for purge in ledger.purges:
+        if purge.confirmed_at is not None:
+            for body in purge.before:
+                key = (purge.sink, body)
+                confirmed_purge[key] = min(confirmed_purge.get(key, purge.confirmed_at), purge.confirmed_at)
+    seen_in_lifetime: set[tuple[str, str, int]] = set()
+    seen_by_consumer: set[tuple[str, str]] = set()
+    last_seq: dict[tuple[str, str], int] = {}
+    for d in ledger.deliveries:
+        got = sends.get(d.body)
+        feature = got.feature if got is not None else "?"
+        figures = features[feature]
+        figures.deliveries += 1
+        if got is None or got.rolled_back or d.sink not in got.sinks:
+            figures.invented += 1
+            why = "never sent" if got is None else "rolled back" if got.rolled_back else "meant elsewhere"
+            verdict.note(f"invented: {d.body} on {d.sink} in lifetime {d.lifetime} ({why})")
+            continue
+        record = got
+        ack = ledger.acks.get((d.sink, d.body))
+        purged_at = confirmed_purge.get((d.sink, d.body))
+        if (ack is not None and ack.confirmed_at is not None and ack.confirmed_at < d.at) or (
+            purged_at is not None and purged_at < d.at
+        ):
+            figures.delivered_after_ack += 1
+            how = "purge" if purged_at is not None and purged_at < d.at else "ack"
+            verdict.note(
+                f"delivered after its {how} was confirmed: {d.body} on {d.sink} in lifetime {d.lifetime}"
+                f" (sent in lifetime {record.lifetime})"
+            )
+        in_lifetime = (d.sink, d.body, d.lifetime)
+        if in_lifetime in seen_in_lifetime and not d.redelivered:
+            figures.repeats += 1
+            verdict.note(f"repeated without the redelivered flag: {d.body} on {d.sink} in lifetime {d.lifetime}")
+        seen_in_lifetime.add(in_lifetime)
+        if record.not_before is not None and d.wall < record.not_before - EARLY_SLACK:
+            figures.early += 1
+            verdict.note(f"early: {d.body} on {d.sink}, {record.not_before - d.wall:.3f} s before its delay")
+        first = (d.consumer, d.body) not in seen_by_consumer
+        seen_by_consumer.add((d.consumer, d.body))
+        if first and not d.redelivered and record.not_before is None:
+            producer, seq = split_body(d.body)
+            stream = (d.consumer, producer)
+            before = last_seq.get(stream)
+            if before is not None and seq < before:
+                figures.out_of_order += 1
+                verdict.note(f"out of order: {d.body} after seq {before} to {d.consumer}")
+            last_seq[stream] = max(seq, before or 0)
+
+    # -- retained ---------------------------------------------------------------------------------------------------
+    by_topic: dict[str, list[RetainedWrite]] = defaultdict(list)
+    for write in ledger.retained:
+        by_topic[write.topic].append(write)
+    for topic, writes in by_topic.items():
+        writes.sort(key=lambda w: w.attempted_at)
+        last_confirmed = max((i for i, w in enumerate(writes) if w.confirmed_at is not None), default=None)
+        if last_confirmed is None:
+            allowed: set[str | None] = {None, *(w.value for w in writes)}
+        else:
+            allowed = {w.value for w in writes[last_confirmed:]}
+        if topic not in ledger.retained_seen:
+            verdict.errors.append(f"retained topic {topic} was never read back")
+            continue
+        seen = ledger.retained_seen[topic]
+        if seen not in allowed:
+            features["retained"].retained_wrong += 1
+            verdict.note(f"retained on {topic}: got {seen!r}, expected one of {sorted(map(str, allowed))}")
+    return verdict
