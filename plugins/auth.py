@@ -27,9 +27,11 @@ ActiveMQ's rules for the destinations that name several (:class:`~minibroker.des
 * a **wildcard** subscription (``orders.*``, MQTT ``test/+``) gets the rights of every entry that could match a
   destination it reads (``orders.>``, ``orders.*``, ``orders.eu``, ``>``), so it is allowed when any of them grants
   it;
-* a **temporary** destination is anyone's to create, read and write (ActiveMQ checks them only when a
-  ``tempDestinationAuthorizationEntry`` is configured, which minibroker does not offer); reading another
-  connection's is refused by the broker itself.
+* a **temporary** destination is its owner's to read, write and administer, and anyone's to write (ActiveMQ checks
+  them only when a ``tempDestinationAuthorizationEntry`` is configured, which minibroker does not offer); another
+  connection's is read (browsed) or administered (purged) only by a user the entries let administer it by name (an
+  entry such as ``>``), and consumed by nobody (the broker itself refuses). Creating one needs ``admin`` on
+  ``topic://ActiveMQ.Advisory.TempQueue`` (``TempTopic``), which ActiveMQ creates with the client's rights.
 
 Every edge asks the same question through its connection (:class:`~minibroker.BrokerConnection`), so the rules hold
 for in-process, TCP, TLS, STOMP and MQTT clients alike. Destinations the broker fills itself (dead-letter queues,
@@ -125,7 +127,7 @@ class AuthPlugin(BrokerFilter):
 
     def on_authorize(self, context: ConnectionContext, action: str, destination: Destination) -> None:
         if context.principal is not None:
-            self.authorize(context.principal, action, destination)
+            self.authorize(context.principal, action, destination, context.connection_id)
         self.next.on_authorize(context, action, destination)
 
     # -- the checks -------------------------------------------------------------------------------------------------
@@ -168,17 +170,33 @@ class AuthPlugin(BrokerFilter):
         groups = self.acl(destination)[action]
         return "*" in groups or not groups.isdisjoint(principal.groups)
 
-    def authorize(self, principal: object, action: str, destination: Destination) -> None:
+    def authorize(
+        self, principal: object, action: str, destination: Destination, connection_id: int | None = None
+    ) -> None:
         """Raise :class:`~minibroker.errors.AccessDenied` unless ``principal`` may ``action`` ``destination``; a
-        read or write of a destination that does not exist yet needs ``admin`` on it too (it would create it)."""
+        read or write of a destination that does not exist yet needs ``admin`` on it too (it would create it).
+        ``connection_id``: who asks, for another connection's temporary destinations (see the module notes)."""
         if not isinstance(principal, Principal):
             raise AccessDenied(f"not a principal of this plugin: {principal!r}", destination=str(destination))
         if action not in _VERBS:
             raise InvalidConfiguration(f"unknown action {action!r}; expected one of {', '.join(ACTIONS)}")
         broker = self.broker
         parts = composite_parts(destination)
-        if all(broker.temporary_owner(part) is not None for part in parts):
-            return  # temporary destinations are not checked (no temporary entry)
+        owners = [broker.temporary_owner(part) for part in parts]
+        if all(owner is not None for owner in owners):
+            # no temporary entry: a temporary destination is its owner's, and anyone's to write; another
+            # connection's is read or administered only by a user the entries let administer it (issue 41)
+            if action == "write" or connection_id is None or all(owner == connection_id for owner in owners):
+                return
+            if self.allowed(principal, "admin", destination):
+                return
+            raise AccessDenied(
+                f"User {principal.user} is not authorized to {_VERBS[action]}: {_qualified(destination)} "
+                "(another connection's temporary destination)",
+                user=principal.user,
+                destination=str(destination),
+                action=action,
+            )
         if not self.allowed(principal, action, destination):
             raise AccessDenied(
                 f"User {principal.user} is not authorized to {_VERBS[action]}: {_qualified(destination)}",

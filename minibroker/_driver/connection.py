@@ -348,9 +348,14 @@ class BrokerConnection(_OperatorRequests):
 
     def create_temporary(self, kind: DestinationKind, connection_name: str | None = None) -> Destination:
         """A temporary queue or topic owned by the connection (named ``<connection name>:<n>``), deleted with it.
-        Anyone may make one (ActiveMQ checks temporary destinations only when a temporary entry is configured)."""
+        Needs the right to administer ``topic://ActiveMQ.Advisory.TempQueue`` (``TempTopic``): ActiveMQ creates that
+        advisory topic with the client's rights when it advises the new destination (AbstractRegion.lookup ->
+        AuthorizationBroker.addDestination), so that is what its users need (issue 41)."""
         broker = self.broker
         broker._check_open()
+        if broker._hook_authorize:
+            kind_name = "TempQueue" if kind is DestinationKind.QUEUE else "TempTopic"
+            self.authorize(ADMIN, Destination.topic(f"ActiveMQ.Advisory.{kind_name}"))
         destination = broker.core.create_temporary(self.connection_id, kind, connection_name)
         broker._flush()  # its destination advisory
         return destination
