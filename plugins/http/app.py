@@ -7,18 +7,36 @@ other edge (a refused login is 401, a refused operation 403). Mutations are guar
 
 * the console's (``POST /console/api/...``) need the page's per-process token in an ``X-Minibroker-Csrf`` header
   (a page of another site cannot read it) and, when the browser says where it comes from, the same origin;
-* Jolokia's and the REST API's (a POST, a GET ``exec``) are refused when the browser says the request is
-  cross-site (``Origin`` of another host, or ``Sec-Fetch-Site: cross-site``); curl and harnesses send neither.
+* Jolokia's and the REST API's (a POST, a GET ``exec``, and a REST GET, HEAD or DELETE, which consumes a message)
+  are refused when the browser says the request is cross-site (``Origin`` or ``Referer`` of another host, or
+  ``Sec-Fetch-Site: cross-site``/``same-site``); curl and harnesses send none of them.
+
+And against pages of other sites (issue 41):
+
+* DNS rebinding: a request whose ``Host`` is not one this listener answers to is refused (403) before anything
+  else: loopback names (``localhost``, ``*.localhost``), any IP address, this machine's name, the host the listener
+  was asked to listen on, and the names given as ``allowed_hosts`` (``"*"``: any). A page of another site that
+  rebinds its own name to this address still sends its own name;
+* nothing served runs in the console's origin unless it is the console's own page: every answer carries
+  ``X-Content-Type-Options: nosniff`` and a Content-Security-Policy, the page's strict ``default-src 'self'`` and
+  every other answer's ``sandbox; default-src 'none'`` (a REST message body, whatever it holds, is a sandboxed
+  document with an opaque origin: no script runs, no token or cookie can be read). A browser asking for a page
+  (``Accept`` with ``text/html``) gets a message body as ``text/plain``;
+* ``/`` and ``/static/`` need a login as the data routes do (when the broker has users).
 """
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import binascii
+import ipaddress
 import json
 import logging
 import secrets
+import socket
 import time
+from collections.abc import Iterable
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, unquote, urlsplit
@@ -27,7 +45,7 @@ from minibroker.errors import AccessDenied, BrokerClosed, InvalidDestination, Mi
 
 from .console import ConsoleApi
 from .jolokia import Jolokia
-from .listener import Response
+from .listener import SAFE_HEADERS, Response
 from .mbeans import MBeans
 from .parser import Request, RequestHead
 from .rest import RestClients, RestProblem
@@ -45,13 +63,19 @@ _STATIC = {
     "console.css": "text/css; charset=utf-8",
     "console.js": "text/javascript; charset=utf-8",
 }
-#: every answer's headers: no sniffing, no framing by other sites, no inline script in the console's page
+#: every answer's headers: no sniffing, no framing by other sites (and a CSP: the page's, or SAFE_HEADERS' sandbox)
 _SAFE_HEADERS = [
     ("X-Content-Type-Options", "nosniff"),
     ("X-Frame-Options", "DENY"),
     ("Referrer-Policy", "same-origin"),
 ]
-_PAGE_POLICY = "default-src 'self'; style-src 'self'; script-src 'self'; img-src 'self' data:; frame-ancestors 'none'"
+_PAGE_POLICY = (
+    "default-src 'self'; style-src 'self'; script-src 'self'; img-src 'self' data:; connect-src 'self'; "
+    "form-action 'self'; base-uri 'none'; object-src 'none'; frame-ancestors 'none'"
+)
+#: the policy of every answer but the console's page: a sandboxed document, nothing loads, nothing runs
+_SANDBOX_POLICY = dict(SAFE_HEADERS)["Content-Security-Policy"]
+_LOOPBACK_NAMES = frozenset({"localhost", "localhost.localdomain", "ip6-localhost", "ip6-loopback"})
 
 
 def _text(status: int, text: str, headers: list[tuple[str, str]] | None = None) -> Response:
@@ -61,6 +85,15 @@ def _text(status: int, text: str, headers: list[tuple[str, str]] | None = None) 
 def _json(value: Any, status: int = 200, content_type: str = "application/json") -> Response:
     body = json.dumps(value, separators=(",", ":"), default=str).encode()
     return Response(status, [("Content-Type", f"{content_type}; charset=utf-8"), ("Cache-Control", "no-cache")], body)
+
+
+def _secured(response: Response) -> Response:
+    """Every answer's safety headers; a CSP that sandboxes anything but the console's page (which has its own)."""
+    names = {name.lower() for name, _ in response.headers}
+    response.headers.extend(h for h in _SAFE_HEADERS if h[0].lower() not in names)
+    if "content-security-policy" not in names:
+        response.headers.append(("Content-Security-Policy", _SANDBOX_POLICY))
+    return response
 
 
 class _Unauthorized(Exception):
@@ -91,38 +124,83 @@ class HttpApp:
     ``broker_name``: the ``brokerName`` of the MBeans' object names (ActiveMQ's default, ``localhost``, so that
     harnesses written for a stock ActiveMQ find them)."""
 
-    def __init__(self, broker: Broker, *, broker_name: str = "localhost") -> None:
+    def __init__(self, broker: Broker, *, broker_name: str = "localhost", allowed_hosts: Iterable[str] = ()) -> None:
         self.broker = broker
         self.broker_name = broker_name
         self.started = time.monotonic()
         #: the console page's anti-CSRF token, one per process
         self.csrf_token = secrets.token_urlsafe(24)
         self.rest = RestClients(broker)
+        #: the names a request's Host may give besides the loopback ones and IP addresses (see the module notes)
+        self.allowed_hosts = {h.strip().lower().rstrip(".") for h in allowed_hosts if h.strip()}
+        self.allowed_hosts.add(socket.gethostname().lower())
+
+    def serving_on(self, *hosts: str) -> None:
+        """The listener's own host names (as asked, and as bound): requests may name them in ``Host``."""
+        self.allowed_hosts.update(h.lower().rstrip(".") for h in hosts if h)
 
     # -- the listener's interface -----------------------------------------------------------------------------------
 
     def check_head(self, head: RequestHead) -> Response | None:
+        refused = self._check_host(head)
+        if refused is not None:
+            return refused
         if head.header("content-length") in (None, "0") and head.header("transfer-encoding") is None:
             return None
         try:
             self._login(head).close()
         except _Unauthorized as exc:
-            return self._unauthorized(str(exc))
+            return _secured(self._unauthorized(str(exc)))
         except BrokerClosed:
-            return _text(503, "the broker is stopping")
+            return _secured(_text(503, "the broker is stopping"))
         return None
 
-    async def handle(self, request: Request, peer: str) -> Response:
-        response = await self._answer(request)
-        response.headers.extend(_SAFE_HEADERS)
-        return response
+    async def handle(self, request: Request, peer: str, gone: asyncio.Event | None = None) -> Response:
+        refused = self._check_host(request.head)
+        if refused is not None:
+            return refused
+        return _secured(await self._answer(request, gone))
+
+    def host_allowed(self, host: str | None) -> bool:
+        """Whether a request's ``Host`` names this listener (see the module notes); no ``Host`` (HTTP/1.0, never
+        a browser) is let through."""
+        if host is None:
+            return True
+        name = host.strip().lower()
+        if name.startswith("["):  # an IPv6 literal, [::1]:8161
+            name = name[1 : name.find("]")] if "]" in name else name[1:]
+        elif name.count(":") == 1:
+            name = name.rsplit(":", 1)[0]
+        name = name.rstrip(".")
+        if "*" in self.allowed_hosts or name in self.allowed_hosts:
+            return True
+        if name in _LOOPBACK_NAMES or name.endswith(".localhost"):
+            return True
+        try:
+            ipaddress.ip_address(name)
+        except ValueError:
+            return False
+        return True  # an address: the browser's page is on this address, no other site's name
+
+    def _check_host(self, head: RequestHead) -> Response | None:
+        host = head.header("host")
+        if self.host_allowed(host):
+            return None
+        log.warning("refused an HTTP request for Host %r (not one this listener answers to)", (host or "")[:200])
+        return _secured(
+            _text(
+                403,
+                f"Host {(host or '')[:200]!r} is not one this broker answers to (a guard against DNS rebinding); "
+                "add it to the HTTP listener's allowed hosts",
+            )
+        )
 
     async def close(self) -> None:
         self.rest.close()
 
     # -- routing ----------------------------------------------------------------------------------------------------
 
-    async def _answer(self, request: Request) -> Response:
+    async def _answer(self, request: Request, gone: asyncio.Event | None = None) -> Response:
         split = urlsplit(request.target)
         path = unquote(split.path)
         params = parse_qs(split.query, keep_blank_values=True)
@@ -130,11 +208,13 @@ class HttpApp:
         if method not in ("GET", "HEAD", "POST", "DELETE", "OPTIONS"):
             return _text(405, f"{method} is not allowed", [("Allow", "GET, HEAD, POST, DELETE")])
         if path in ("/", "/index.html") or path.startswith("/static/"):
-            return self._static(path, method)
+            return await self._with_login(request, lambda conn, user: self._page(path, method))
         if path == "/api/jolokia" or path.startswith("/api/jolokia/"):
             return await self._with_login(request, lambda conn, user: self._jolokia(request, conn, split.path, params))
         if path == "/api/message" or path.startswith("/api/message/"):
-            return await self._with_login(request, lambda conn, user: self._rest(request, conn, user, path, params))
+            return await self._with_login(
+                request, lambda conn, user: self._rest(request, conn, user, path, params, gone)
+            )
         if path.startswith("/console/api/"):
             return await self._with_login(request, lambda conn, user: self._console(request, conn, path, params))
         return _text(404, "not found")
@@ -174,6 +254,9 @@ class HttpApp:
 
     # -- the parts --------------------------------------------------------------------------------------------------
 
+    async def _page(self, path: str, method: str) -> Response:
+        return self._static(path, method)
+
     def _static(self, path: str, method: str) -> Response:
         if method not in ("GET", "HEAD"):
             return _text(405, f"{method} is not allowed", [("Allow", "GET, HEAD")])
@@ -198,11 +281,12 @@ class HttpApp:
         """Whether a browser says this request comes from another site (see the module notes)."""
         if (request.header("sec-fetch-site") or "").lower() in ("cross-site", "same-site"):
             return True
+        host = (request.header("host") or "").lower()
         origin = request.header("origin")
-        if origin is None:
-            return False
-        host = request.header("host") or ""
-        return urlsplit(origin).netloc != host
+        if origin is not None and urlsplit(origin.lower()).netloc != host:
+            return True  # "null" (a sandboxed or file page) too
+        referer = request.header("referer")
+        return referer is not None and urlsplit(referer.lower()).netloc != host
 
     async def _jolokia(
         self, request: Request, connection: BrokerConnection, raw_path: str, params: dict[str, list[str]]
@@ -214,7 +298,7 @@ class HttpApp:
         mutates = request.method == "POST" or rest.lstrip("/").lower().startswith("exec")
         if mutates and self._cross_site(request):
             return _json(jolokia.refused("Origin is not allowed to call this agent"), content_type="text/plain")
-        value = jolokia.post(request.body) if request.method == "POST" else jolokia.get(unquote(rest))
+        value = await jolokia.post_in_turns(request.body) if request.method == "POST" else jolokia.get(unquote(rest))
         mime = flat.get("mimeType", "text/plain")
         return _json(value, content_type=mime if mime in ("text/plain", "application/json") else "text/plain")
 
@@ -225,6 +309,7 @@ class HttpApp:
         user: str | None,
         path: str,
         params: dict[str, list[str]],
+        gone: asyncio.Event | None,
     ) -> Response:
         dest_path = path.removeprefix("/api/message")
         if request.method == "POST":
@@ -241,10 +326,18 @@ class HttpApp:
                 body = b""
             return await self.rest.send(connection, dest_path, params, body, content_type)
         if request.method in ("GET", "HEAD", "DELETE"):
-            if request.method == "DELETE" and self._cross_site(request):
-                return _text(403, "cross-site requests are refused")
+            if self._cross_site(request):  # a GET consumes: a page of another site must not make one
+                return _text(403, "cross-site requests are refused (a REST GET consumes a message)")
+            accept = (request.header("accept") or "").lower()
             return await self.rest.consume(
-                connection, user, dest_path, params, request.header("selector"), lambda: self._login(request.head)
+                connection,
+                user,
+                dest_path,
+                params,
+                request.header("selector"),
+                lambda: self._login(request.head),
+                gone=gone,
+                as_text="text/html" in accept,
             )
         return _text(405, f"{request.method} is not allowed", [("Allow", "GET, POST, DELETE")])
 
@@ -254,7 +347,8 @@ class HttpApp:
         api = ConsoleApi(self.broker, connection, self.broker_name)
         action = path.removeprefix("/console/api/")
         if request.method == "POST":
-            if request.header(CSRF_HEADER) != self.csrf_token or self._cross_site(request):
+            token = request.header(CSRF_HEADER) or ""
+            if not secrets.compare_digest(token.encode(), self.csrf_token.encode()) or self._cross_site(request):
                 return _text(403, "a console action needs the console's token (X-Minibroker-Csrf) and origin")
             try:
                 body = json.loads(request.body.decode("utf-8") or "{}")

@@ -8,6 +8,8 @@ from __future__ import annotations
 import itertools
 from typing import TYPE_CHECKING, Any
 
+from minibroker._driver.operations import one_queue
+from minibroker._driver.rights import ADMIN
 from minibroker._ids import PROCESS_ID_PREFIX
 from minibroker.errors import InvalidDestination
 from minibroker.message import Destination, Message, body_as_bytes, jms_class, string_properties
@@ -100,6 +102,7 @@ class ConsoleApi:
         if action == "purge":
             return 200, {"purged": conn.purge(queue)}
         if action == "retry":
+            conn.authorize(ADMIN, one_queue(queue))  # rights first: a refused user learns nothing of the queue
             if not MBeans(self.broker, conn, self.broker_name, 0).is_dlq(queue):
                 return 400, {"error": f"{queue} is not a dead-letter queue"}
             return 200, {"retried": conn.retry_messages(queue, message_id if isinstance(message_id, str) else None)}

@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from minibroker._driver.operations import one_queue
+from minibroker._driver.rights import ADMIN
 from minibroker.errors import MinibrokerError
 from minibroker.message import Destination, Message, string_properties
 
@@ -395,6 +397,7 @@ class MBeans:
                 return conn.move_message(name, _text(arguments[0]), target)
             return conn.copy_message(name, _text(arguments[0]), target)
         if operation in ("retryMessages", "retryMessage"):
+            conn.authorize(ADMIN, one_queue(name))  # rights first: a refused user learns nothing of the queue
             if not self.is_dlq(name):
                 raise MBeanError(
                     "Retry of message is only possible on Dead Letter Queues!",

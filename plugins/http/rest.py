@@ -15,11 +15,15 @@ What it reproduces of ActiveMQ 5.17's ``MessageServlet`` and ``MessageServletSup
   property (so ``clientId`` is one too); the answer is ``Message sent`` with a ``messageID`` header;
 * GET waits up to ``readTimeout`` ms (none, a negative one or one above 20,000: 20,000, the servlet's
   ``maximumReadTimeout``) for a message: 200 with the text (an ``<?xml ...?>`` declaration cut), ``destination``,
-  ``id`` and one header per property, ``text/plain`` or ``application/xml`` for a body starting with ``<``; 204 when
-  none came. A ``selector`` header filters. With ``clientId`` the consumer stays open between requests (its
-  prefetched message waits for the next GET of that client), unless ``oneShot=true``; ``action=unsubscribe`` with
-  ``clientId`` (POST) closes it. Without ``clientId`` each request is a one-shot consumer (ActiveMQ keeps one per
-  HTTP session cookie instead: a fidelity row).
+  ``id`` and one header per property, ``text/plain`` or ``application/xml`` for a body starting with ``<`` (for a
+  browser asking for a page, always ``text/plain``; every answer is a sandboxed document, see ``app.py``); 204 when
+  none came. The message is acked once its answer is written to a client still there: when the client went away
+  during the wait (or before the answer could be written), nothing is acked and the message goes back to the queue,
+  redelivered (issue 41; ActiveMQ's servlet acks as it receives). A ``selector`` header filters. With
+  ``clientId`` the consumer stays open between requests (its prefetched message waits for the next GET of that
+  client), unless ``oneShot=true``; ``action=unsubscribe`` with ``clientId`` (POST) closes it. Without
+  ``clientId`` each request is a one-shot consumer (ActiveMQ keeps one per HTTP session cookie instead: a fidelity
+  row).
 """
 
 from __future__ import annotations
@@ -125,11 +129,13 @@ def message_from_request(
     )
 
 
-def message_response(message: Message, params: Params) -> tuple[list[tuple[str, str]], bytes]:
-    """The headers and body of a consumed message's answer."""
+def message_response(message: Message, params: Params, as_text: bool = False) -> tuple[list[tuple[str, str]], bytes]:
+    """The headers and body of a consumed message's answer (``as_text``: ``text/plain`` whatever the body)."""
     body = message.body
     text = body if isinstance(body, str) else None
-    if _flag(params, "xml"):
+    if as_text:
+        content_type = "text/plain"
+    elif _flag(params, "xml"):
         content_type = "application/xml"
     elif _flag(params, "json"):
         content_type = "application/json"
@@ -194,20 +200,35 @@ class _Consumer:
             self.arrived.append(dispatch)
             self._wake.set()
 
-    async def receive(self, timeout: float) -> Message | None:
+    async def receive(self, timeout: float, gone: asyncio.Event | None = None) -> Message | None:
+        """The next message (not acked: see :meth:`ack`), or None after ``timeout`` or once ``gone`` is set."""
         try:
             async with asyncio.timeout(timeout):
                 while not self.arrived:
+                    if gone is not None and gone.is_set():
+                        return None
                     self._wake.clear()
-                    await self._wake.wait()
+                    if gone is None:
+                        await self._wake.wait()
+                        continue
+                    waits = [asyncio.ensure_future(self._wake.wait()), asyncio.ensure_future(gone.wait())]
+                    try:
+                        await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+                    finally:
+                        for waiting in waits:
+                            waiting.cancel()
         except TimeoutError:
             return None
-        dispatch = self.arrived.pop(0)
-        message = dispatch.message
+        message = self.arrived.pop(0).message
         assert message is not None
-        # AUTO_ACKNOWLEDGE, as the servlet's session
-        self.connection.ack(MessageAck(self.consumer_id, AckType.STANDARD, message.message_id, message.message_id, 1))
         return message
+
+    def ack(self, message: Message) -> None:
+        """AUTO_ACKNOWLEDGE, as the servlet's session, once the message's answer is written."""
+        if self.connection.open:
+            self.connection.ack(
+                MessageAck(self.consumer_id, AckType.STANDARD, message.message_id, message.message_id, 1)
+            )
 
     def close(self) -> None:
         if self.connection.open:
@@ -246,14 +267,20 @@ class RestClients:
         params: Params,
         selector: str | None,
         login: Callable[[], BrokerConnection],
+        *,
+        gone: asyncio.Event | None = None,
+        as_text: bool = False,
     ) -> Response:
+        """A GET's message: acked when its answer is settled as written (:attr:`Response.settle`), else given back
+        (the consumer holding it closes, so it is redelivered to the next one)."""
         destination = parse_destination(path, params)
         client_id = _one(params, "clientId")
         one_shot = client_id is None or _flag(params, "oneShot")
         timeout = read_timeout(params)
         key = (str(destination), selector)
         if client_id is None:
-            consumer = _Consumer(connection, destination, selector)
+            # its own connection: the request's closes as soon as the answer is made, before it is written
+            consumer = _Consumer(login(), destination, selector)
         else:
             owner = (user, client_id)
             if owner not in self._clients:
@@ -267,18 +294,37 @@ class RestClients:
             if consumer.busy:
                 raise RestProblem("Concurrent access to consumer is not supported", status=500)
         consumer.busy = True
+
+        def retire() -> None:
+            consumer.close()
+            if client_id is None:
+                consumer.connection.close()
+            else:
+                entry = self._clients.get((user, client_id))
+                if entry is not None and entry[1].get(key) is consumer:
+                    del entry[1][key]
+
         try:
-            message = await consumer.receive(timeout)
-        finally:
+            message = await consumer.receive(timeout, gone)
+        except BaseException:
+            consumer.busy = False
+            retire()  # what it held goes back
+            raise
+        if message is None:
             consumer.busy = False
             if one_shot:
-                consumer.close()
-                if client_id is not None:
-                    self._clients.get((user, client_id), (None, {}))[1].pop(key, None)
-        if message is None:
+                retire()
             return Response(204, [("Cache-Control", "no-cache, no-store, must-revalidate")])
-        headers, body = message_response(message, params)
-        return Response(200, headers, body)
+
+        def settle(written: bool) -> None:
+            consumer.busy = False
+            if written:
+                consumer.ack(message)
+            if one_shot or not written:
+                retire()  # not written: the consumer holding the message closes, the message goes back
+
+        headers, body = message_response(message, params, as_text)
+        return Response(200, headers, body, settle=settle)
 
     def _close_client(self, connection: BrokerConnection, client_id: str) -> None:
         user = getattr(connection.principal, "user", None)

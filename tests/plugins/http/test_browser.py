@@ -3,94 +3,22 @@ live, a dead-lettered message's timeline and its retry, purge, send, hostile nam
 connections, consumers, producers and scheduled jobs, and the keyboard alone.
 
 The broker and its HTTP listener run on an event loop in a thread of their own, so the browser's blocking calls
-never stop them. Waits are selenium's (a condition polled until it holds, with a timeout), never fixed sleeps."""
+never stop them (``served`` and ``browser``, in conftest.py). Waits are selenium's (a condition polled until it
+holds, with a timeout), never fixed sleeps."""
 
 from __future__ import annotations
 
-import asyncio
-import shutil
-import threading
-from collections.abc import Coroutine, Iterator
-from concurrent.futures import Future
-from typing import Any, TypeVar
+from typing import Any
 
-import pytest
-from selenium import webdriver
 from selenium.common.exceptions import NoAlertPresentException
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
 
-from minibroker import Broker
 from minibroker.client import AckMode, Connection, RedeliveryPolicy, connect
-from minibroker.plugins.http import HttpServer, start_http_server
 
-T = TypeVar("T")
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
 HOSTILE = "<img src=x onerror=alert(1)>"
-
-
-class Served:
-    """A broker and its HTTP listener on an event loop in a background thread."""
-
-    def __init__(self) -> None:
-        self.loop = asyncio.new_event_loop()
-        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
-        self.thread.start()
-        self.broker: Broker = self.run(self._start_broker())
-        self.server: HttpServer = self.run(start_http_server(self.broker))
-
-    async def _start_broker(self) -> Broker:
-        broker = Broker(scheduler_support=True)
-        await broker.__aenter__()
-        return broker
-
-    def run(self, coro: Coroutine[Any, Any, T]) -> T:
-        future: Future[T] = asyncio.run_coroutine_threadsafe(coro, self.loop)
-        return future.result(timeout=30)
-
-    def send(self, queue: str, *bodies: str, properties: dict[str, Any] | None = None) -> None:
-        async def go() -> None:
-            async with await connect(self.broker) as conn:
-                producer = await (await conn.create_session()).create_producer(queue)
-                for body in bodies:
-                    await producer.send(body, properties=properties or {})
-
-        self.run(go())
-
-    def close(self) -> None:
-        async def stop() -> None:
-            await self.server.close()
-            await self.broker.__aexit__(None, None, None)
-
-        self.run(stop())
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self.thread.join(10)
-        self.loop.close()
-
-
-@pytest.fixture
-def served() -> Iterator[Served]:
-    running = Served()
-    try:
-        yield running
-    finally:
-        running.close()
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1280,800"):
-        options.add_argument(argument)
-    driver = webdriver.Chrome(options=options, service=webdriver.ChromeService(executable_path=CHROMEDRIVER))
-    try:
-        yield driver
-    finally:
-        driver.quit()
 
 
 def wait(driver: Any, condition: Any, timeout: float = 10.0) -> Any:
@@ -115,7 +43,7 @@ def no_alert(driver: Any) -> bool:
     return False
 
 
-def test_a_queue_fills_live_and_is_purged(served: Served, browser: Any) -> None:
+def test_a_queue_fills_live_and_is_purged(served: Any, browser: Any) -> None:
     browser.get(served.server.url)
     wait(browser, lambda d: d.find_elements(By.ID, "no-queues") or d.find_elements(By.ID, "queues"))
     served.send("orders", "a", "b", "c")
@@ -129,7 +57,7 @@ def test_a_queue_fills_live_and_is_purged(served: Served, browser: Any) -> None:
     assert served.broker.queue("orders").size == 0
 
 
-def test_cancel_leaves_the_queue_alone(served: Served, browser: Any) -> None:
+def test_cancel_leaves_the_queue_alone(served: Any, browser: Any) -> None:
     served.send("keep", "x")
     browser.get(f"{served.server.url}#/queue/keep")
     wait(browser, lambda d: d.find_elements(By.ID, "purge"))
@@ -140,7 +68,7 @@ def test_cancel_leaves_the_queue_alone(served: Served, browser: Any) -> None:
     assert served.broker.queue("keep").size == 1
 
 
-def test_send_from_the_form(served: Served, browser: Any) -> None:
+def test_send_from_the_form(served: Any, browser: Any) -> None:
     browser.get(f"{served.server.url}#/send")
     wait(browser, lambda d: d.find_elements(By.ID, "send-form"))
     browser.find_element(By.ID, "send-destination").send_keys("from-form")
@@ -152,7 +80,7 @@ def test_send_from_the_form(served: Served, browser: Any) -> None:
     assert message.body == "typed in a browser" and message.properties == {"colour": "green"}
 
 
-def test_hostile_names_and_bodies_are_text(served: Served, browser: Any) -> None:
+def test_hostile_names_and_bodies_are_text(served: Any, browser: Any) -> None:
     served.send(HOSTILE, HOSTILE, properties={"p": HOSTILE})
     browser.get(served.server.url)
     wait(browser, lambda d: HOSTILE in text_of(d, "#queues"))
@@ -166,7 +94,7 @@ def test_hostile_names_and_bodies_are_text(served: Served, browser: Any) -> None
     assert not browser.find_elements(By.CSS_SELECTOR, "main img") and no_alert(browser)
 
 
-def test_a_dead_letter_timeline_and_its_retry(served: Served, browser: Any) -> None:
+def test_a_dead_letter_timeline_and_its_retry(served: Any, browser: Any) -> None:
     """A message rolled back past its redeliveries lands on the DLQ; its page draws the journey, Retry sends it
     back to its queue."""
 
@@ -203,7 +131,7 @@ def test_a_dead_letter_timeline_and_its_retry(served: Served, browser: Any) -> N
     assert [m.body for m in served.broker.queue("payments").browse()] == ["poison"]
 
 
-def test_readable_on_a_narrow_window(served: Served, browser: Any) -> None:
+def test_readable_on_a_narrow_window(served: Any, browser: Any) -> None:
     served.send("narrow", "x")
     browser.set_window_size(420, 800)
     try:
@@ -215,7 +143,7 @@ def test_readable_on_a_narrow_window(served: Served, browser: Any) -> None:
         browser.set_window_size(1280, 800)
 
 
-def test_connections_consumers_producers_and_scheduled_jobs(served: Served, browser: Any) -> None:
+def test_connections_consumers_producers_and_scheduled_jobs(served: Any, browser: Any) -> None:
     """A client's connection, its consumers and producers with their destinations, and a job waiting in the
     scheduler each have a page; a hostile destination name and body are shown as text there too."""
 
@@ -262,7 +190,7 @@ def test_connections_consumers_producers_and_scheduled_jobs(served: Served, brow
     wait(browser, lambda d: d.find_elements(By.ID, "no-connections"))
 
 
-def test_the_keyboard_reaches_the_navigation_and_purge_and_escape_cancels(served: Served, browser: Any) -> None:
+def test_the_keyboard_reaches_the_navigation_and_purge_and_escape_cancels(served: Any, browser: Any) -> None:
     """Tab goes through the navigation to the Purge button, Enter opens the confirmation, Escape closes it and
     nothing is purged."""
     served.send("kbd", "x")

@@ -23,13 +23,13 @@ MBEAN = "org.apache.activemq:type=Broker,brokerName=localhost,destinationType=Qu
 def valid_requests(rng: random.Random) -> list[bytes]:
     body = json.dumps({"type": rng.choice(["read", "exec", "list", "search"]), "mbean": MBEAN, "operation": "purge()"})
     return [
-        b"GET /api/jolokia/read/" + MBEAN.encode() + b"/QueueSize HTTP/1.1\r\nHost: h\r\n\r\n",
-        b"POST /api/jolokia HTTP/1.1\r\nHost: h\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body.encode()),
-        b"POST /api/message/fuzz?type=queue HTTP/1.1\r\nHost: h\r\nContent-Type: text/plain\r\n"
+        b"GET /api/jolokia/read/" + MBEAN.encode() + b"/QueueSize HTTP/1.1\r\nHost: localhost\r\n\r\n",
+        b"POST /api/jolokia HTTP/1.1\r\nHost: localhost\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body.encode()),
+        b"POST /api/message/fuzz?type=queue HTTP/1.1\r\nHost: localhost\r\nContent-Type: text/plain\r\n"
         b"Transfer-Encoding: chunked\r\n\r\n4\r\nfuzz\r\n0\r\n\r\n",
-        b"GET /api/message/fuzz?type=queue&readTimeout=0 HTTP/1.1\r\nHost: h\r\n\r\n",
-        b"GET /console/api/messages?queue=fuzz&page=%d HTTP/1.1\r\nHost: h\r\n\r\n" % rng.randrange(3),
-        b'POST /console/api/purge HTTP/1.1\r\nHost: h\r\nContent-Length: 17\r\n\r\n{"queue": "fuzz"}',
+        b"GET /api/message/fuzz?type=queue&readTimeout=0 HTTP/1.1\r\nHost: localhost\r\n\r\n",
+        b"GET /console/api/messages?queue=fuzz&page=%d HTTP/1.1\r\nHost: localhost\r\n\r\n" % rng.randrange(3),
+        b'POST /console/api/purge HTTP/1.1\r\nHost: localhost\r\nContent-Length: 17\r\n\r\n{"queue": "fuzz"}',
         b"GET /static/console.js HTTP/1.0\r\n\r\n",
     ]
 

@@ -20,8 +20,8 @@ async def test_keep_alive_and_pipelined_requests(http: tuple[Broker, HttpServer]
     """Two requests written at once get two answers, in order, on one connection."""
     _, server = http
     reader, writer = await open_raw(server)
-    one = b"GET /api/jolokia/version HTTP/1.1\r\nHost: h\r\n\r\n"
-    writer.write(one + b"GET /nothing-here HTTP/1.1\r\nHost: h\r\n\r\n")
+    one = b"GET /api/jolokia/version HTTP/1.1\r\nHost: localhost\r\n\r\n"
+    writer.write(one + b"GET /nothing-here HTTP/1.1\r\nHost: localhost\r\n\r\n")
     first = await asyncio.wait_for(read_answer(reader), 5)
     second = await asyncio.wait_for(read_answer(reader), 5)
     assert (first.status, second.status) == (200, 404)
@@ -33,10 +33,10 @@ async def test_bad_input_gets_its_status_and_a_close(http: tuple[Broker, HttpSer
     _, server = http
     for data, status in [
         (b"NOT HTTP\r\n\r\n", 400),
-        (b"GET / HTTP/3.0\r\nHost: h\r\n\r\n", 505),
+        (b"GET / HTTP/3.0\r\nHost: localhost\r\n\r\n", 505),
         (b"GET /" + b"a" * 9000 + b" HTTP/1.1\r\n\r\n", 414),
-        (b"GET / HTTP/1.1\r\nHost: h\r\n" + b"X: y\r\n" * 101 + b"\r\n", 431),
-        (b"POST /api/jolokia HTTP/1.1\r\nHost: h\r\nContent-Length: 99999999999\r\n\r\n", 413),
+        (b"GET / HTTP/1.1\r\nHost: localhost\r\n" + b"X: y\r\n" * 101 + b"\r\n", 431),
+        (b"POST /api/jolokia HTTP/1.1\r\nHost: localhost\r\nContent-Length: 99999999999\r\n\r\n", 413),
     ]:
         reader, writer = await open_raw(server)
         writer.write(data)
@@ -54,12 +54,12 @@ async def test_a_slow_head_and_an_idle_connection_are_closed() -> None:
         server = await start_http_server(broker, handshake_timeout=0.2, idle_timeout=0.2)
         async with server:
             reader, writer = await open_raw(server)
-            writer.write(b"GET / HTTP/1.1\r\nHost: h\r\n")  # never ends
+            writer.write(b"GET / HTTP/1.1\r\nHost: localhost\r\n")  # never ends
             answer = await asyncio.wait_for(read_answer(reader), 5)
             assert answer.status == 408
             writer.close()
             reader, writer = await open_raw(server)
-            writer.write(b"GET /api/jolokia/version HTTP/1.1\r\nHost: h\r\n\r\n")
+            writer.write(b"GET /api/jolokia/version HTTP/1.1\r\nHost: localhost\r\n\r\n")
             assert (await asyncio.wait_for(read_answer(reader), 5)).status == 200
             assert await asyncio.wait_for(reader.read(), 5) == b""  # idle: closed
             writer.close()
@@ -78,7 +78,7 @@ async def test_a_wrong_login_is_refused_before_the_body() -> None:
             reader, writer = await open_raw(server)
             token = base64.b64encode(b"admin:nope").decode()
             writer.write(
-                b"POST /api/jolokia HTTP/1.1\r\nHost: h\r\nContent-Length: 100000\r\n"
+                b"POST /api/jolokia HTTP/1.1\r\nHost: localhost\r\nContent-Length: 100000\r\n"
                 + f"Authorization: Basic {token}\r\n\r\n".encode()
             )
             assert (await asyncio.wait_for(read_answer(reader), 5)).status == 401
@@ -91,7 +91,7 @@ async def test_expect_continue() -> None:
         async with server:
             reader, writer = await open_raw(server)
             writer.write(
-                b"POST /api/message/q?type=queue HTTP/1.1\r\nHost: h\r\nExpect: 100-continue\r\n"
+                b"POST /api/message/q?type=queue HTTP/1.1\r\nHost: localhost\r\nExpect: 100-continue\r\n"
                 b"Content-Type: text/plain\r\nContent-Length: 5\r\n\r\n"
             )
             assert (await asyncio.wait_for(read_answer(reader), 5)).status == 100
