@@ -69,7 +69,17 @@ class _DeadLetter(Protocol):
 
 
 def _escape(text: object) -> str:
-    return html.escape(str(text), quote=True)
+    return html.escape(_writable(str(text)), quote=True)
+
+
+def _writable(text: str) -> str:
+    """``text`` with each lone surrogate (a Java string's half pair, a body decoded with ``surrogateescape``)
+    written as its escape (``\\ud800``): UTF-8 cannot encode them, and one must not cost the whole page."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
 
 
 def _preview(body: object) -> str:
@@ -199,10 +209,15 @@ def render_report(sections: Sequence[str], *, title: str = "minibroker: failed t
 
 
 def write_report(path: str | os.PathLike[str], sections: Sequence[str]) -> None:
-    """Write the report to ``path`` (its directory made when missing)."""
+    """Write the report to ``path`` (its directory made when missing): whatever a section holds (text the timeline
+    wrote unescaped, a lone surrogate), the page is written whole, to a file beside it first and then moved into
+    place, so a failure never leaves an empty page (issue 41)."""
     target = os.fspath(path)
     directory = os.path.dirname(target)
     if directory:
         os.makedirs(directory, exist_ok=True)
-    with open(target, "w", encoding="utf-8") as out:
-        out.write(render_report(sections))
+    page = _writable(render_report(sections))
+    partial = f"{target}.partial"
+    with open(partial, "w", encoding="utf-8") as out:
+        out.write(page)
+    os.replace(partial, target)
