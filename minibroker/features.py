@@ -1055,10 +1055,19 @@ FEATURES: tuple[Feature, ...] = (
         "ActiveMQ's rules on every edge alike (the connection object authorizes every operation): a composite gets "
         "the rights every part has an entry for (entries with equal rights count as one), a wildcard subscription "
         "those of every entry under it and then reads only the destinations its user may read, temporary "
-        "destinations are anyone's; refusals with ActiveMQ's texts. One recorded difference: ActiveMQ refuses a "
+        "destinations are their owner's (another connection's is browsed or purged only by a user the entries let "
+        "administer it by name), and creating one needs `admin` on `topic://ActiveMQ.Advisory.TempQueue`/`TempTopic` "
+        "as ActiveMQ's advisory creates that topic with the client's rights (ActiveMQ checks only while the topic does "
+        "not exist yet; minibroker keeps no advisory topics and checks every time); refusals with ActiveMQ's texts. "
+        "One recorded difference: ActiveMQ refuses a "
         "plain subscription to a queue, with a composite's name, after an allowed composite consumer on it came and "
         "went (a leftover of its composite handling); minibroker allows it",
-        tests=("tests/test_authorization_matrix.py", "tests/plugins/test_auth.py", "tests/transport_kit/test_kit.py"),
+        tests=(
+            "tests/test_authorization_matrix.py",
+            "tests/plugins/test_auth.py",
+            "tests/transport_kit/test_kit.py",
+            f"{_HTTP}test_security.py::test_another_connections_temporary_queue",
+        ),
         recordings=("tests/auth_oracle/recordings/auth_cases.json",),
     ),
     # -- consumers, sessions and connections (the client API) ------------------------------------------------------
@@ -1140,8 +1149,16 @@ FEATURES: tuple[Feature, ...] = (
         "the web module's HTTP connector (port 8161)",
         Status.IMPLEMENTED,
         "`serve --http-port` / `[server] http_port` (off unless given; `--https-port` over TLS); bounded requests, "
-        "head and idle deadlines, a 4xx for bad input, the other listeners' connection slots",
-        tests=(f"{_HTTP}test_listener.py", f"{_HTTP}test_serve_http.py", f"{_HTTP}test_fuzz.py"),
+        "head, whole-body (30 s) and idle deadlines, a 4xx for bad input; its own count of sockets, apart from the "
+        "other listeners' `max_connections`; a `Host` check against DNS rebinding (loopback names, addresses, the "
+        "machine's and the listener's names; Jetty answers any `Host`); `nosniff` and a Content-Security-Policy on "
+        "every answer",
+        tests=(
+            f"{_HTTP}test_listener.py",
+            f"{_HTTP}test_serve_http.py",
+            f"{_HTTP}test_fuzz.py",
+            f"{_HTTP}test_security.py",
+        ),
     ),
     Feature(
         "http-users",
@@ -1168,9 +1185,19 @@ FEATURES: tuple[Feature, ...] = (
         "`retryMessages()`, `retryMessage`, `browse()`",
         Status.IMPLEMENTED,
         "as ActiveMQ's Queue: only waiting messages are removed or moved (the id is kept, originalDestination set); "
-        "retry only on a dead-letter queue; `browse()` rows carry the fields harnesses read (JMSMessageID, Text, "
-        "StringProperties, ...), not every CompositeData field",
-        tests=(f"{_HTTP}test_jolokia.py",),
+        "retry only on a dead-letter queue, rights checked first; each names one queue (a wildcard or composite "
+        "name or target is refused, never expanded); `browse()` rows carry the fields harnesses read "
+        "(JMSMessageID, Text, StringProperties, ...), not every CompositeData field",
+        tests=(f"{_HTTP}test_jolokia.py", f"{_HTTP}test_security.py::test_remove_message_names_one_queue"),
+    ),
+    Feature(
+        "jolokia-bulk",
+        Kind.HTTP,
+        "a Jolokia bulk request (a POSTed list of requests)",
+        Status.IMPLEMENTED,
+        "answered as a list, in turns of 50 requests (other clients run between them); at most 1,000 requests in "
+        "one POST, a longer list is one 400 `IllegalArgumentException` (Jolokia has no such limit)",
+        tests=(f"{_HTTP}test_security.py::test_a_jolokia_bulk_runs_in_turns_and_is_bounded",),
     ),
     Feature(
         "jolokia-search-list-version",
@@ -1203,9 +1230,12 @@ FEATURES: tuple[Feature, ...] = (
         Kind.HTTP,
         "Jolokia's CORS `strict-checking` (`jolokia-access.xml`)",
         Status.IMPLEMENTED,
-        "a POST or a GET `exec` a browser marks cross-site (`Origin` of another host, `Sec-Fetch-Site`) is refused "
-        "with 403; curl and harnesses send neither",
-        tests=(f"{_HTTP}test_jolokia.py::test_cross_site_mutations_are_refused",),
+        "a POST or a GET `exec` a browser marks cross-site (`Origin` or `Referer` of another host, `Sec-Fetch-Site`) "
+        "is refused with 403; curl and harnesses send none of them",
+        tests=(
+            f"{_HTTP}test_jolokia.py::test_cross_site_mutations_are_refused",
+            f"{_HTTP}test_security.py::test_cross_site_actions_do_nothing",
+        ),
     ),
     Feature(
         "rest-send",
@@ -1223,8 +1253,17 @@ FEATURES: tuple[Feature, ...] = (
         "`GET /api/message/DEST` with `clientId`, `readTimeout`, `oneShot`, a `selector` header",
         Status.IMPLEMENTED,
         "waits up to readTimeout ms (at most and by default 20,000), 204 when none came; the text with its "
-        "properties as headers; a clientId keeps its prefetch-1 consumer until oneShot or action=unsubscribe",
-        tests=(f"{_HTTP}test_rest.py",),
+        "properties as headers; a clientId keeps its prefetch-1 consumer until oneShot or action=unsubscribe. "
+        "Differences: the message is acked once its answer is written to a client still there (ActiveMQ acks as "
+        "it receives, so a client gone during the wait lost it); a GET a browser marks cross-site is refused; a "
+        "browser asking for a page (`Accept: text/html`) gets the body as text/plain, and every answer is a "
+        "sandboxed document (CSP `sandbox`), so a body never runs in the console's origin",
+        tests=(
+            f"{_HTTP}test_rest.py",
+            f"{_HTTP}test_security.py::test_a_long_poll_whose_client_went_acks_nothing",
+            f"{_HTTP}test_security.py::test_a_cross_site_get_never_consumes",
+            f"{_HTTP}test_security.py::test_every_answer_is_sandboxed_and_not_sniffed",
+        ),
     ),
     Feature(
         "rest-http-session",
@@ -1240,9 +1279,15 @@ FEATURES: tuple[Feature, ...] = (
         Status.IMPLEMENTED,
         "minibroker's own page at `/`, not ActiveMQ's JSPs: destinations with live counts, a queue's messages, a "
         "message with its delivery history as a timeline, purge/delete/move/copy/retry behind a confirmation, "
-        "send; connections, consumers, producers and scheduled jobs; CSRF token and same-origin checks. No network "
-        "page (minibroker has no network connectors)",
-        tests=(f"{_HTTP}test_browser.py", f"{_HTTP}test_console_api.py", f"{_HTTP}test_console_listings.py"),
+        "send; connections, consumers, producers and scheduled jobs; CSRF token and same-origin checks; the page "
+        "and its files need a login, under a strict `default-src 'self'` policy; a message's history only for the "
+        "queue it is on. No network page (minibroker has no network connectors)",
+        tests=(
+            f"{_HTTP}test_browser.py",
+            f"{_HTTP}test_console_api.py",
+            f"{_HTTP}test_console_listings.py",
+            f"{_HTTP}test_security.py",
+        ),
     ),
 )
 
