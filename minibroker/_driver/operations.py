@@ -110,21 +110,25 @@ class _OperatorRequests:
         """ActiveMQ's ``retryMessages()`` on a dead-letter queue (``retryMessage(id)`` with ``message_id``): each
         waiting message that knows its original destination is moved back there, and the dead-letter strategy
         forgets it (so it can be dead-lettered again). Returns how many moved. Needs the right to administer
-        ``queue``."""
+        ``queue`` and every destination a message goes back to (checked for all before any moves, as a move's
+        target is)."""
         self.authorize(ADMIN, one_queue(queue))
         broker = self.broker
-        moved = 0
         waiting = self._waiting_ids(queue)  # once: a check per message would read the whole queue each time
-        for message in broker.browse_all(queue):
-            if message_id is not None and message.message_id != message_id:
-                continue
-            original = message.original_destination
-            if original is None or message.message_id not in waiting:
-                continue
+        retried = [
+            (message, message.original_destination)
+            for message in broker.browse_all(queue)
+            if (message_id is None or message.message_id == message_id)
+            and message.original_destination is not None
+            and message.message_id in waiting
+        ]
+        if broker._hook_authorize:
+            for original in dict.fromkeys(original for _, original in retried):
+                self.authorize(ADMIN, _one_target(original))
+        for message, original in retried:
             self._move(queue, message, original)
             broker.core.dead_letter_router.forget(Destination.queue(queue), message.message_id)
-            moved += 1
-        return moved
+        return len(retried)
 
     @property
     def history_kept(self) -> bool:
@@ -136,14 +140,14 @@ class _OperatorRequests:
         """What the broker did with ``message_id`` (its history, when the broker keeps one), for a connection that
         may read ``queue``, where the message is or was: it is in ``queue`` now (waiting or in flight), or a record
         of its history names ``queue`` (dead-lettered to it, purged from it, redelivered to it). Else nothing, so a
-        name the user may read cannot show another queue's message (issue 41). Without a security filter every
-        history is shown (anyone may read every queue)."""
+        name the user may read cannot show another queue's message (issue 41). Without a security filter, or for the
+        application itself (no principal), every history is shown."""
         destination = one_queue(queue)
         self._authorize_read(queue)
         broker = self.broker
         history = broker.history(message_id)
-        if not broker._hook_authorize or not history:
-            return history
+        if not broker._hook_authorize or self.principal is None or not history:
+            return history  # no security filter, or the application itself: every queue is readable
         named = {queue, str(destination)}
         if any(r.destination in named for r in history) or self._holds(queue, message_id):
             return history

@@ -111,6 +111,29 @@ async def test_remove_message_names_one_queue(named: str) -> None:
         assert not broker.has_queue("orders.loot")
 
 
+async def test_retry_is_authorized_for_where_messages_go_back() -> None:
+    """A dead letter whose original destination is secret.q, in a dead-letter queue the user administers: its retry
+    is refused (the user may not administer secret.q) and nothing moves."""
+    async with guarded() as broker:
+        trusted = broker.connect()
+        trusted.send(
+            Message(
+                "ID:dead-1:1:1:1:1",
+                Destination.queue("DLQ.orders.x"),
+                "salary",
+                original_destination=Destination.queue("secret.q"),
+            )
+        )
+        trusted.close()
+        conn = broker.connect(user="orders", password=PASSWORD, remote=True)
+        try:
+            with pytest.raises(AccessDenied):
+                conn.retry_messages("DLQ.orders.x")
+        finally:
+            conn.close()
+        assert broker.queue("DLQ.orders.x").size == 1 and not broker.has_queue("secret.q")
+
+
 async def test_the_console_and_jolokia_name_one_queue() -> None:
     """The same through the console's delete, move, copy and retry, and a wildcard target of a move: 400, nothing
     moves; the named queue itself still works."""
