@@ -1195,8 +1195,8 @@ FEATURES: tuple[Feature, ...] = (
         Kind.HTTP,
         "a Jolokia bulk request (a POSTed list of requests)",
         Status.IMPLEMENTED,
-        "answered as a list, in turns of 50 requests (other clients run between them); at most 1,000 requests in "
-        "one POST, a longer list is one 400 `IllegalArgumentException` (Jolokia has no such limit)",
+        "answered as a list, in turns of 50 requests (other clients run between them); at most 1,000 requests and "
+        "1 MiB in one POST, a longer list or body is one 400 `IllegalArgumentException` (Jolokia has no such limit)",
         tests=(f"{_HTTP}test_security.py::test_a_jolokia_bulk_runs_in_turns_and_is_bounded",),
     ),
     Feature(

@@ -257,6 +257,8 @@ class MBeans:
         self._started = started
         self._queues: list[QueueStatistics] | None = None
         self._topics: list[tuple[str, QueueStatistics]] | None = None
+        #: canonical name -> (kind, destination name), built once per request (a bulk request resolves many)
+        self._index: dict[str, tuple[str, str | None]] | None = None
 
     # -- names ------------------------------------------------------------------------------------------------------
 
@@ -295,17 +297,17 @@ class MBeans:
 
     def resolve(self, name: ObjectName) -> tuple[str, str | None]:
         """(``"Broker"``, None), (``"Queue"``, queue name) or (``"Topic"``, topic name); InstanceNotFound else."""
-        for candidate in self.names():
-            if candidate.canonical == name.canonical:
-                kind = candidate.get("destinationType")
-                if kind is None:
-                    return "Broker", None
-                wanted = candidate.get("destinationName")
-                rows = [q.name for q in self.queues()] if kind == "Queue" else [t for t, _ in self.topics()]
-                for row in rows:
-                    if encode_name_part(row) == wanted:
-                        return kind, row
-        raise not_found(str(name))
+        if self._index is None:
+            index: dict[str, tuple[str, str | None]] = {self.broker_object().canonical: ("Broker", None)}
+            for queue in self.queues():
+                index.setdefault(self.destination_object("Queue", queue.name).canonical, ("Queue", queue.name))
+            for topic, _ in self.topics():
+                index.setdefault(self.destination_object("Topic", topic).canonical, ("Topic", topic))
+            self._index = index
+        found = self._index.get(name.canonical)
+        if found is None:
+            raise not_found(str(name))
+        return found
 
     def info(self, kind: str) -> MBeanInfo:
         return {"Broker": BROKER_INFO, "Queue": QUEUE_INFO, "Topic": TOPIC_INFO}[kind]

@@ -22,7 +22,7 @@ from minibroker.client import connect
 from minibroker.errors import AccessDenied, InvalidDestination
 from minibroker.plugins.auth import AuthorizationEntry, AuthPlugin, User
 from minibroker.plugins.http import HttpApp, HttpServer, Request, start_http_server
-from minibroker.plugins.http.jolokia import MAX_BULK, Jolokia
+from minibroker.plugins.http.jolokia import MAX_BULK, MAX_POST_SIZE, Jolokia
 from minibroker.plugins.http.mbeans import MBeans
 from minibroker.plugins.http.parser import RequestHead
 from minibroker.plugins.report import failed_test_section, write_report
@@ -463,8 +463,8 @@ async def test_a_trickled_body_meets_its_deadline() -> None:
 
 
 async def test_a_jolokia_bulk_runs_in_turns_and_is_bounded(http: tuple[Broker, HttpServer]) -> None:
-    """A bulk of MAX_BULK reads lets the loop run other work while it is answered; one more request than that is
-    one error answer, nothing run."""
+    """A bulk of MAX_BULK reads lets the loop run other work while it is answered; one more request than that, or a
+    body past MAX_POST_SIZE, is one error answer, nothing run."""
     broker, server = http
     await send(broker, "orders.q", "a")
     conn = broker.connect()
@@ -492,6 +492,9 @@ async def test_a_jolokia_bulk_runs_in_turns_and_is_bounded(http: tuple[Broker, H
     answer = await request(server, "POST", "/api/jolokia/", json.dumps([read] * (MAX_BULK + 1)).encode())
     value = answer.json()
     assert value["status"] == 400 and str(MAX_BULK) in value["error"]
+    padded = json.dumps([read] * 10).encode() + b" " * MAX_POST_SIZE  # refused by its size, before it is parsed
+    value = (await request(server, "POST", "/api/jolokia/", padded)).json()
+    assert value["status"] == 400 and str(MAX_POST_SIZE) in value["error"]
 
 
 # -- temporary destinations --------------------------------------------------------------------------------------------
