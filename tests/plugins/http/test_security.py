@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+import ssl
 from pathlib import Path
 from typing import Any
 
@@ -437,6 +438,25 @@ async def test_http_sockets_have_their_own_limit() -> None:
             writer.close()
             for _, w in idle:
                 w.close()
+
+
+async def test_https_sockets_count_in_the_listeners_own_slots() -> None:
+    """Over TLS too, from the handshake on: an HTTPS client holds one of the HTTP listener's slots, none of the
+    broker's, and is answered."""
+    certs = Path(__file__).resolve().parents[2] / "certs"
+    server_side = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    server_side.load_cert_chain(certs / "server.crt", certs / "server.key")
+    client_side = ssl.create_default_context(cafile=str(certs / "server.crt"))
+    async with Broker() as broker:
+        server = await start_http_server(broker, ssl=server_side)
+        async with server:
+            reader, writer = await asyncio.open_connection(server.host, server.port, ssl=client_side)
+            await server.wait_connection_count(1)
+            assert broker.sockets.open == 0 and server.slots.open == 1
+            writer.write(get_head("/api/jolokia/version", "localhost").replace("\n", "\r\n").encode() + b"\r\n")
+            answer = await asyncio.wait_for(read_answer(reader), 10)
+            assert answer.status == 200 and answer.json()["value"]["agent"] == "1.7.1"
+            writer.close()
 
 
 async def test_a_trickled_body_meets_its_deadline() -> None:
