@@ -280,7 +280,12 @@ class RestClients:
         key = (str(destination), selector)
         if client_id is None:
             # its own connection: the request's closes as soon as the answer is made, before it is written
-            consumer = _Consumer(login(), destination, selector)
+            own = login()
+            try:
+                consumer = _Consumer(own, destination, selector)
+            except BaseException:
+                own.close()  # refused (no right to read): the connection goes with the request
+                raise
         else:
             owner = (user, client_id)
             if owner not in self._clients:

@@ -418,6 +418,24 @@ async def test_an_answer_not_written_gives_its_message_back(http: tuple[Broker, 
     await app.close()
 
 
+async def test_a_refused_get_leaves_no_connection_behind() -> None:
+    """A REST GET by a user who may not read the queue is 403, and leaves no broker connection open."""
+    async with guarded() as broker:
+        server = await start_http_server(broker)
+        async with server:
+            await send(broker, "secret.q", "salary")
+            before = broker.statistics().connections
+            answer = await request(
+                server,
+                "GET",
+                "/api/message/secret.q?type=queue&readTimeout=100",
+                b"",
+                {"Authorization": basic("reader")},
+            )
+            assert answer.status == 403 and broker.queue("secret.q").size == 1
+            await until(lambda: broker.statistics().connections == before)
+
+
 # -- HTTP sockets: their own limit, a deadline for the whole body ------------------------------------------------------
 
 
