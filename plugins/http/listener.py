@@ -225,10 +225,11 @@ class _HttpProtocol(asyncio.Protocol):
             self._arm(self.server.idle_timeout, "idle")
 
     def _write(self, response: Response, close: bool, *, head_only: bool = False) -> bool:
-        """Write an answer; False when the client is gone (nothing was written)."""
+        """Write an answer; False when it was not (the client is gone, or a 500 went instead of it)."""
         transport = self.transport
         if transport is None or self._closing or transport.is_closing():
             return False
+        written = True
         try:
             data = encode_response(
                 response.status, response.headers, response.body, head_only=head_only, close=close or response.close
@@ -236,13 +237,13 @@ class _HttpProtocol(asyncio.Protocol):
         except ValueError:
             log.exception("an HTTP response that cannot be written")
             data = encode_response(500, SAFE_HEADERS, b"", close=True)
-            close = True
+            close, written = True, False
         transport.write(data)
         if close or response.close:
             self._closing = True
             self._disarm()
             transport.close()
-        return True
+        return written
 
     # -- timers -----------------------------------------------------------------------------------------------------
 
