@@ -3,18 +3,17 @@
 Each socket gets a :class:`~minibroker.plugins.http.parser.RequestParser`; this module moves bytes, runs the timers
 and hands each complete request to the :class:`Handler` (the console, Jolokia and the REST API, in ``app.py``):
 
-* one request at a time per connection: reading pauses while a request is handled, so pipelined requests wait in
-  the socket, not in memory;
+* one request at a time per connection: pipelined requests wait until the answer before them is written (at most
+  :data:`PIPELINE_BUFFER` bytes of them are read meanwhile, the rest waits in the socket, not in memory);
 * a request's head must arrive within ``handshake_timeout`` seconds of its first byte (or of the accept), its body
   within ``body_timeout`` seconds of its head (a deadline for the whole body, not re-armed by each byte: a client
   sending a byte every few seconds is closed all the same), and a connection silent for ``idle_timeout`` seconds
   between requests is closed;
 * a head the handler refuses before its body (a wrong login) is answered at once, without reading the body; an
   ``Expect: 100-continue`` is answered once the head is accepted;
-* while a request is handled the socket is still read (up to :data:`PIPELINE_BUFFER` bytes of the next requests,
-  then reading pauses), so a client that goes away during a long poll is seen at once: the handler is told
-  (``gone``), and an answer that could not reach it is settled as not written (:attr:`Response.settle`: a REST
-  message it held goes back to its queue, issue 41);
+* while a request is handled the socket is still read (up to that bound), so a client that goes away during a
+  long poll is seen at once: the handler is told (``gone``), and an answer that could not reach it is settled as
+  not written (:attr:`Response.settle`: a REST message it held goes back to its queue, issue 41);
 * a refused request (:class:`~minibroker.plugins.http.parser.BadRequest`) gets its 4xx status and the connection is
   closed; a handler bug gets a 500 and harms no other connection;
 * the listener has its own socket slots (``max_connections`` HTTP sockets at most), apart from the other
