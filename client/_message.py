@@ -5,9 +5,20 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+import attrs
+
 from minibroker import Dispatch
 from minibroker.errors import MessageFormatError
-from minibroker.message import Body, Destination, Message, ObjectBody, PropertyValue, body_as_bytes, jms_class
+from minibroker.message import (
+    ORIGINAL_EXPIRATION,
+    Body,
+    Destination,
+    Message,
+    ObjectBody,
+    PropertyValue,
+    body_as_bytes,
+    jms_class,
+)
 from minibroker.typed import convert
 
 from ._stream import StreamReader
@@ -16,6 +27,12 @@ if TYPE_CHECKING:
     from ._consumer import Consumer
 
 __all__ = ["ReceivedMessage"]
+
+
+def without_original_expiration(message: Message) -> Message:
+    """The message as ActiveMQ's JMS client hands it over: its ``Message.copy()`` of what it received drops the
+    broker's ``originalExpiration`` stamp (a dead letter's)."""
+    return attrs.evolve(message, properties={k: v for k, v in message.properties.items() if k != ORIGINAL_EXPIRATION})
 
 
 class ReceivedMessage:
@@ -43,6 +60,8 @@ class ReceivedMessage:
         # one unpacking instead of seven field reads (once per received message)
         sub_id, message, seq, redelivery_counter, group_first, broker_seq = dispatch
         assert message is not None
+        if message.properties and ORIGINAL_EXPIRATION in message.properties:
+            message = without_original_expiration(message)
         self.message: Message = message
         #: the broker's sequence number of the message in its destination (per destination, in send order; the
         #: ``seq`` of ``Connection.read_range`` and ``ack_below``)

@@ -23,13 +23,14 @@ from minibroker.errors import (
     SessionClosed,
     TransactionRolledBack,
 )
-from minibroker.message import Destination, DestinationKind, HasDestination, Message
+from minibroker.message import ORIGINAL_EXPIRATION, Destination, DestinationKind, HasDestination, Message
 from minibroker.redelivery import DelayLevelPolicy, RetryPolicy
 from minibroker.refusals import check_browser_destination
 from minibroker.transport import commands as c
 
 from ._ack_mode import AckMode
 from ._consumer import Consumer
+from ._message import without_original_expiration
 from ._producer import Producer
 from ._temporary import TemporaryDestination, TemporaryQueue, TemporaryTopic, make_temporary
 
@@ -481,7 +482,11 @@ class QueueBrowser:
         self.session._check_open()
         if not self.session.connection.started:
             return []
-        return await self.session.connection._link.request(c.Browse(self.queue.name, self.selector))
+        messages = await self.session.connection._link.request(c.Browse(self.queue.name, self.selector))
+        return [
+            without_original_expiration(m) if m.properties and ORIGINAL_EXPIRATION in m.properties else m
+            for m in messages
+        ]
 
     async def close(self) -> None:
         return None

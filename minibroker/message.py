@@ -17,6 +17,7 @@ import attrs
 from .errors import InvalidDestination
 
 __all__ = [
+    "ORIGINAL_EXPIRATION",
     "Destination",
     "DestinationKind",
     "HasDestination",
@@ -30,6 +31,11 @@ __all__ = [
 ]
 
 PropertyValue = str | int | float | bool | bytes | None
+
+#: the property a dead-lettered copy carries its former expiration in (epoch ms, 0: none), as ActiveMQ's broker
+#: stamps it; ActiveMQ's ``Message.copy()`` drops it, so a copy the broker makes of a message, and what a JMS client
+#: receives, never carries it (``minibroker.client`` drops it too)
+ORIGINAL_EXPIRATION = "originalExpiration"
 
 
 @attrs.frozen(slots=True)

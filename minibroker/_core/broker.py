@@ -697,7 +697,9 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, Scheduling, TopicBind
         """A virtual topic's message, copied to each consumer queue that exists now (virtual.py), before the topic
         gets it (ActiveMQ's VirtualTopicInterceptor)."""
         for name in self._consumer_queue_names(virtual, message.destination.name):
-            self._enqueue(attrs.evolve(message, destination=Destination(QUEUE, name)), connection_id, 0, reserved)
+            # VirtualTopicInterceptor.copy: each copy knows the topic it was published to (``original-destination``)
+            copy = attrs.evolve(message, destination=Destination(QUEUE, name), original_destination=message.destination)
+            self._enqueue(copy, connection_id, 0, reserved)
 
     # -- acknowledgements (semantics §2) ----------------------------------------------------------------------------
 

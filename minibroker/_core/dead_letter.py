@@ -7,7 +7,9 @@ Rules (``AbstractDeadLetterStrategy``, ``RegionBroker.sendToDeadLetterQueue``, `
 * a message whose dead-letter queue is its own destination is dropped (no loops);
 * the copy keeps its message id, becomes persistent, never expires (unless the strategy says so), carries the cause in
   ``dlqDeliveryFailureCause`` and its former destination in ``original_destination``, and its counter is reset to 0
-  (no ``originalExpiration`` property: ActiveMQ 5.17 does not stamp it, as the recordings show).
+  (and, unless the policy gives dead letters an expiration, ``originalExpiration``: the expiration it had, in epoch
+  milliseconds, 0 for none. ActiveMQ's JMS client drops that property when it copies what it receives, so the JMS
+  recordings never show it; STOMP subscribers see it as a header, issue 42).
 
 :class:`DeadLetters` takes the decision and keeps the audit and the record of every message given up on; the
 broker asks it after its ``dead_letter_hook`` (the broker redelivery plugin) declined the message, and enqueues the
@@ -18,7 +20,8 @@ from __future__ import annotations
 
 import attrs
 
-from ..message import Destination, Message, PropertyValue
+from ..message import ORIGINAL_EXPIRATION, Destination, Message, PropertyValue
+from ..typed import Long
 from .history import DeadLetterRecord, History
 from .policy import DestinationPolicy
 
@@ -109,16 +112,21 @@ def dead_letter_copy(
 ) -> Message:
     """The message as it lands on the dead-letter queue."""
     properties: dict[str, PropertyValue] = dict(message.properties)
+    properties.pop(ORIGINAL_EXPIRATION, None)  # ActiveMQ copies the message first, which drops it
+    if policy.dead_letter_expiration > 0:
+        expiration = now + policy.dead_letter_expiration
+    else:  # RegionBroker.stampAsExpired: what its expiration was (0: none), as a long
+        expiration = 0.0
+        properties[ORIGINAL_EXPIRATION] = Long(round(message.expiration * 1000) if message.expiration else 0)
     if not message.persistent:
         properties["originalDeliveryMode"] = "NON_PERSISTENT"
     if cause is not None:
         properties["dlqDeliveryFailureCause"] = cause
-    expiration = now + policy.dead_letter_expiration if policy.dead_letter_expiration > 0 else 0.0
     return attrs.evolve(
         message,
         destination=to,
         properties=properties,
         persistent=True,
         expiration=expiration,
-        original_destination=message.original_destination or message.destination,
+        original_destination=message.destination,  # BrokerSupport.doResend: where it was, whatever it was before
     )

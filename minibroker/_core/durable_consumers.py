@@ -402,9 +402,12 @@ class DurableConsumers(CoreState):
             if topic.log is not None:
                 self._trim_log(topic.log)
 
-    def unsubscribe(self, connection_id: int, name: str) -> None:
-        """Remove the connection's client id's durable subscription ``name`` and what it kept (JMS ``unsubscribe``)."""
-        client_id = self._connection(connection_id).client_id
+    def unsubscribe(self, connection_id: int, name: str, client_id: str | None = None) -> None:
+        """Remove the connection's client id's durable subscription ``name`` (``client_id``'s, when given) and what it
+        kept (JMS ``unsubscribe``, ActiveMQ's ``TopicRegion.removeSubscription``)."""
+        connection = self._connection(connection_id)
+        if client_id is None:
+            client_id = connection.client_id
         durable = None if client_id is None else self.durables.get((client_id, name))
         if durable is None:
             raise InvalidDestination(

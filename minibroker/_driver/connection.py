@@ -149,12 +149,13 @@ class BrokerConnection(_OperatorRequests):
         broker._routes.pop(consumer_id, None)
         broker._flush_leaving()
 
-    def unsubscribe(self, name: str) -> None:
-        """Remove the connection's durable subscription ``name`` (JMS ``session.unsubscribe``): refused while its
-        subscriber is active, or when there is none. (ActiveMQ's security plugin does not check it either.)"""
+    def unsubscribe(self, name: str, client_id: str | None = None) -> None:
+        """Remove the connection's durable subscription ``name`` (JMS ``session.unsubscribe``; of ``client_id``'s
+        when given, as ActiveMQ's RemoveSubscriptionInfo may name another): refused while its subscriber is active,
+        or when there is none. (ActiveMQ's security plugin does not check it either.)"""
         broker = self.broker
         broker._check_open()
-        broker.core.unsubscribe(self.connection_id, name)
+        broker.core.unsubscribe(self.connection_id, name, client_id)
         broker._flush()
 
     def pull(self, consumer_id: int, timeout: float) -> None:
@@ -271,7 +272,8 @@ class BrokerConnection(_OperatorRequests):
                         destination=str(part),
                     )
         for part in parts:
-            copy = attrs.evolve(message, destination=part)
+            # CompositeDestinationBroker: each part's copy knows the composite it was sent to
+            copy = attrs.evolve(message, destination=part, original_destination=message.destination)
             if broker._hook_send:
                 broker._chain.on_send(self.context, copy, transaction_id)
             else:
@@ -466,7 +468,7 @@ HANDLERS: dict[type[c.Command[Any]], Callable[[BrokerConnection, Any], Any]] = {
     c.RemoveConsumer: lambda conn, cmd: conn.remove_consumer(cmd.consumer_id, cmd.last_delivered_seq),
     c.Commit: lambda conn, cmd: conn.commit(cmd.transaction_id),
     c.Rollback: lambda conn, cmd: conn.rollback(cmd.transaction_id),
-    c.Unsubscribe: lambda conn, cmd: conn.unsubscribe(cmd.name),
+    c.Unsubscribe: lambda conn, cmd: conn.unsubscribe(cmd.name, cmd.client_id),
     c.CreateTemporary: lambda conn, cmd: conn.create_temporary(cmd.kind, cmd.connection_name),
     c.DeleteTemporary: lambda conn, cmd: conn.delete_temporary(cmd.destination),
     c.Browse: lambda conn, cmd: conn.browse(cmd.queue, cmd.selector),

@@ -75,9 +75,11 @@ class Rollback(Command[None]):
 
 @attrs.frozen(slots=True)
 class Unsubscribe(Command[None]):
-    """Remove the connection's durable subscription ``name``."""
+    """Remove the connection's durable subscription ``name`` (that of client id ``client_id`` when given: ActiveMQ's
+    STOMP 1.0 connector names the subscription as its client id)."""
 
     name: str
+    client_id: str | None = None
 
 
 @attrs.frozen(slots=True)

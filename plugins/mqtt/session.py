@@ -414,8 +414,7 @@ class MqttSession:
         if message is None or self.closed or self.connection_id is None:
             return
         props = message.properties
-        qos_value = props.get(QOS_PROPERTY)
-        qos = int(qos_value) if isinstance(qos_value, int) and 0 <= qos_value <= 2 else (0 if message.persistent else 1)
+        qos = _qos_of(props.get(QOS_PROPERTY), message.persistent)
         qos = min(qos, sub.qos)
         retained = props.get(RETAINED_PROPERTY) is True
         body = message.body
@@ -507,3 +506,14 @@ def _payload(body: Body) -> bytes:
         + ", ".join(f"{k}={v.decode('utf-8', 'replace') if isinstance(v, bytes) else v}" for k, v in ordered.items())
         + "}"
     ).encode()
+
+
+def _qos_of(value: object, persistent: bool) -> int:
+    """A delivered message's QoS, as ActiveMQ's ``convertMessage`` reads ``ActiveMQ.MQTT.QoS`` with
+    ``getIntProperty``: a number, or a text holding one (a STOMP client's header); without it, 0 when persistent and
+    1 when not (ActiveMQ's inversion). A value no QoS has falls back the same way."""
+    if isinstance(value, str):  # Integer.valueOf: digits with an optional sign, nothing around them
+        value = int(value) if (value[1:].isdigit() and value[0] in "+-") or value.isdigit() else None
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= 2:
+        return value
+    return 0 if persistent else 1

@@ -34,6 +34,9 @@ Theory of operation
 * **Closing**: DISCONNECT, UNSUBSCRIBE and a dropped transport all give back every unacked message with
   ``redelivered:true`` (the broker counts them all as delivered), roll back open transactions and forget the
   connection's temporary destinations.
+* **redelivered** is the *message's* own counter, as ActiveMQ's FrameTranslator reads ``getJMSRedelivered()`` of the
+  broker's message: a queue raises it when a consumer gives a message back, but a topic message's stays 0 (a durable
+  subscription counts a redelivery on the dispatch only, which a JMS client reads and a STOMP client never sees).
 """
 
 from __future__ import annotations
@@ -648,17 +651,20 @@ class StompConverter:
             sub.consumer_id = dispatch.consumer_id
         if sub.transformation is not None:
             message = transformed(message, sub.transformation, self.max_transformation_entries, self.max_render_size)
+        counter = dispatch.redelivery_counter
+        if counter and message.destination.kind is not QUEUE:
+            counter = 0  # a topic message's own counter stays 0 (the module's notes: redelivered)
         if sub.mode != StompAckMode.AUTO:
-            self._deliver(sub, message, dispatch.redelivery_counter)
+            self._deliver(sub, message, counter)
             return
         # _deliver and _emit inline (the hot path of an auto subscription), then the ack owed
         version = self.version
-        data = message_bytes(self._names, version, sub.id_line, message, dispatch.redelivery_counter, None)
+        data = message_bytes(self._names, version, sub.id_line, message, counter, None)
         self._out.append(
             (
                 data
                 if data is not None
-                else message_frame(self._names, version, sub.header_id, message, dispatch.redelivery_counter, None),
+                else message_frame(self._names, version, sub.header_id, message, counter, None),
                 version,
             )
         )
@@ -700,17 +706,16 @@ class StompConverter:
         if sub_id is None and destination is None:
             raise StompError("Must specify the subscriptionId or the destination you are unsubscribing from")
         durable_name = headers.get("activemq.subscriptionName")
+        if durable_name is not None:
+            # ActiveMQ sends RemoveSubscriptionInfo alone: a subscriber still open here (or anywhere) keeps it, and the
+            # broker answers "Durable consumer is in use"; STOMP 1.0 names the subscription as its client id
+            assert self.connection is not None
+            self.connection.dispatch(c.Unsubscribe(durable_name, durable_name if self.version == "1.0" else None))
+            return
         if sub_id is not None:
             sub = self._subs.pop(sub_id, None)
             if sub is not None:
                 self._remove(sub)
-                if durable_name is not None:  # ActiveMQ: close the subscriber, then remove the durable subscription
-                    assert self.connection is not None
-                    self.connection.dispatch(c.Unsubscribe(durable_name))
-                return
-            if durable_name is not None:  # no active subscriber here: remove the subscription alone
-                assert self.connection is not None
-                self.connection.dispatch(c.Unsubscribe(durable_name))
                 return
         else:
             for sub in self._all_subs:

@@ -113,6 +113,11 @@ class DestinationNames:
                     return ("/temp-queue/" if kind is QUEUE else "/temp-topic/") + own
                 return ("/remote-temp-queue/" if kind is QUEUE else "/remote-temp-topic/") + name
             return ("/queue/" if kind is QUEUE else "/topic/") + name
+        if "," in name:  # a composite: ActiveMQ's physical name is its text less the first part's own prefix
+            for prefix in ("queue://", "topic://"):
+                if name.startswith(prefix):
+                    name = name[len(prefix) :]
+                    break
         found = ("/queue/" if kind is QUEUE else "/topic/") + name
         if len(self.stomp_names) >= _CACHE_SIZE:
             self.stomp_names.clear()

@@ -15,6 +15,8 @@ import re
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypeVar
 
+import attrs
+
 from minibroker import Broker, Destination, DestinationPolicy, ManualClock, QueueStatistics
 from minibroker.advisory import data_structure
 from minibroker.client import (
@@ -38,7 +40,7 @@ from minibroker.errors import (
     MinibrokerError,
     TransactionRolledBack,
 )
-from minibroker.message import Body, ObjectBody
+from minibroker.message import ORIGINAL_EXPIRATION, Body, Message, ObjectBody
 from minibroker.plugins.redelivery import RedeliveryPlugin
 from support.typed_values import (
     classed,
@@ -699,7 +701,8 @@ class ScriptRunner:
             finally:
                 await conn.close()
         else:
-            received = [(m, 0) for m in self.broker.queue(queue).browse()[:400]]
+            # as the oracle's JMS QueueBrowser sees them: the client's copy drops the broker's originalExpiration
+            received = [(as_jms_client_sees(m), 0) for m in self.broker.queue(queue).browse()[:400]]
         for message, counter in received:
             cause = message.properties.get("dlqDeliveryFailureCause")
             self.ev(
@@ -948,3 +951,11 @@ def got_gap(events: list[Event], index: int) -> int | None:
 def public(events: list[Event]) -> list[Event]:
     """Events as the oracle prints them (without the runner's private fields)."""
     return [{k: v for k, v in e.items() if not k.startswith("_")} for e in events]
+
+
+def as_jms_client_sees(message: Message) -> Message:
+    """A message browsed broker-side, as a JMS QueueBrowser hands it over: ActiveMQ's client copies what it receives,
+    which drops the broker's ``originalExpiration`` stamp."""
+    if ORIGINAL_EXPIRATION not in message.properties:
+        return message
+    return attrs.evolve(message, properties={k: v for k, v in message.properties.items() if k != ORIGINAL_EXPIRATION})

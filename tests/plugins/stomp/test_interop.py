@@ -259,7 +259,8 @@ async def test_a_stomp_service_reads_its_virtual_topic_queue(server: StompServer
 
 async def test_a_stomp_durable_subscription(server: StompServer, broker: Broker) -> None:
     """``client-id`` on CONNECT and ``activemq.subscriptionName`` on SUBSCRIBE make a durable subscription that keeps
-    native publishes while the STOMP subscriber is away; UNSUBSCRIBE with the name removes it (ActiveMQ's headers)."""
+    native publishes while the STOMP subscriber is away; UNSUBSCRIBE with the name removes it once its subscriber is
+    gone (ActiveMQ's headers)."""
     durable = {"id": "s1", "destination": "/topic/prices", "activemq.subscriptionName": "watcher"}
     stomp = await RawStompClient.open(server.port, client_id="stomp-app")
     await stomp.request("SUBSCRIBE", durable)
@@ -272,6 +273,10 @@ async def test_a_stomp_durable_subscription(server: StompServer, broker: Broker)
     assert (view.client_id, view.name, view.active, view.pending) == ("stomp-app", "watcher", False, 2)
     await stomp.request("SUBSCRIBE", durable)
     assert [(await stomp.message()).body for _ in range(2)] == [b"p1", b"p2"]
+    # removing it needs its subscriber gone first, as on ActiveMQ (the UNSUBSCRIBE with the name alone is refused)
+    refused = await stomp.request("UNSUBSCRIBE", {"id": "s1", "activemq.subscriptionName": "watcher"})
+    assert refused.command == "ERROR" and refused.headers["message"] == "Durable consumer is in use"
+    await stomp.request("UNSUBSCRIBE", {"id": "s1"})
     await stomp.request("UNSUBSCRIBE", {"id": "s1", "activemq.subscriptionName": "watcher"})
     assert broker.durable_subscriptions() == []
     await stomp.close()

@@ -1,0 +1,193 @@
+"""What a STOMP client sees where ActiveMQ 5.17's mapping differs from a JMS client's view (issue 42): headers the
+broker stamps on copies it makes, and the answers to frames ActiveMQ refuses or takes differently. Each test names
+the ActiveMQ source it follows; the wire corpus (tests/wire_oracle) checks the same against recordings.
+"""
+
+from __future__ import annotations
+
+import pytest
+from support.stomp_helpers import RawStompClient
+
+from minibroker import Broker, ManualClock
+from minibroker.plugins.stomp import StompServer
+
+pytestmark = pytest.mark.usefixtures("loop_errors")
+
+
+async def connected(server: StompServer, **headers: str) -> RawStompClient:
+    client = await RawStompClient.open(server.port, **headers)
+    assert client.connected is not None, client.inbox
+    return client
+
+
+class TestOriginalDestination:
+    """``original-destination`` (FrameTranslator): set when the broker made the copy for another destination."""
+
+    async def test_a_virtual_topic_consumer_queue_names_the_topic(self, server: StompServer) -> None:
+        client = await connected(server)
+        await client.request("SUBSCRIBE", {"id": "s", "destination": "/queue/Consumer.A.VirtualTopic.x"})
+        await client.send("/topic/VirtualTopic.x", "v")
+        frame = await client.message()
+        assert frame.headers["destination"] == "/queue/Consumer.A.VirtualTopic.x"
+        assert frame.headers["original-destination"] == "/topic/VirtualTopic.x"
+        await client.close()
+
+    async def test_each_part_of_a_composite_send_names_the_composite(self, server: StompServer) -> None:
+        client = await connected(server)
+        await client.request("SUBSCRIBE", {"id": "a", "destination": "/queue/part.a"})
+        await client.request("SUBSCRIBE", {"id": "b", "destination": "/queue/part.b"})
+        await client.send("/queue/part.a,/queue/part.b", "c")
+        frames = [await client.message(), await client.message()]
+        assert sorted(f.headers["destination"] for f in frames) == ["/queue/part.a", "/queue/part.b"]
+        names = {f.headers["original-destination"] for f in frames}
+        assert names == {"/queue/part.a,queue://part.b"}, names  # ActiveMQ: the physical name, less its prefix
+        await client.close()
+
+    async def test_a_plain_send_has_none(self, server: StompServer) -> None:
+        client = await connected(server)
+        await client.request("SUBSCRIBE", {"id": "s", "destination": "/queue/plain"})
+        await client.send("/queue/plain", "p")
+        assert "original-destination" not in (await client.message()).headers
+        await client.close()
+
+
+class TestOriginalExpiration:
+    """``originalExpiration`` (RegionBroker.sendToDeadLetterQueue, stampAsExpired): a dead letter's former
+    expiration in epoch ms, 0 for none; a JMS client's copy drops it, a STOMP subscriber sees it."""
+
+    async def test_an_expired_message_read_from_the_dlq(
+        self, server: StompServer, broker: Broker, clock: ManualClock
+    ) -> None:
+        client = await connected(server)
+        deadline = int((clock.now() + 5) * 1000)
+        await client.send("/queue/E", "x", expires=str(deadline), persistent="true")
+        await clock.advance(6)
+        await client.request("SUBSCRIBE", {"id": "e", "destination": "/queue/E"})
+        await client.request("SUBSCRIBE", {"id": "d", "destination": "/queue/ActiveMQ.DLQ"})
+        frame = await client.message()
+        assert frame.headers["originalExpiration"] == str(deadline)
+        assert frame.headers["expires"] == "0"
+        assert frame.headers["original-destination"] == "/queue/E"
+        await client.close()
+
+    async def test_a_nacked_message_read_from_the_dlq(self, server: StompServer) -> None:
+        client = await connected(server)
+        await client.request("SUBSCRIBE", {"id": "n", "destination": "/queue/N", "ack": "client-individual"})
+        await client.send("/queue/N", "x", persistent="true")
+        frame = await client.message()
+        await client.request("NACK", {"id": frame.headers["ack"]})
+        await client.request("SUBSCRIBE", {"id": "d", "destination": "/queue/ActiveMQ.DLQ"})
+        assert (await client.message()).headers["originalExpiration"] == "0"
+        await client.close()
+
+    async def test_a_jms_client_does_not_see_it(self, server: StompServer, broker: Broker) -> None:
+        from minibroker.client import connect
+
+        client = await connected(server)
+        await client.request("SUBSCRIBE", {"id": "n", "destination": "/queue/J", "ack": "client-individual"})
+        await client.send("/queue/J", "x", persistent="true")
+        await client.request("NACK", {"id": (await client.message()).headers["ack"]})
+        assert "originalExpiration" in broker.queue("ActiveMQ.DLQ").browse()[0].properties  # the broker's copy
+        async with await connect(broker) as conn:
+            session = await conn.create_session()
+            browsed = await (await session.create_browser("ActiveMQ.DLQ")).messages()
+            received = await (await session.create_consumer("queue://ActiveMQ.DLQ")).receive(timeout=1)
+        assert received is not None and "originalExpiration" not in received.properties
+        assert "originalExpiration" not in browsed[0].properties
+        await client.close()
+
+
+class TestDurableUnsubscribe:
+    """UNSUBSCRIBE with ``activemq.subscriptionName`` is ActiveMQ's RemoveSubscriptionInfo alone
+    (ProtocolConverter.onStompUnsubscribe): it never closes a subscriber, and TopicRegion refuses it while one is
+    open."""
+
+    async def test_refused_while_its_subscriber_is_open_and_the_subscription_keeps_its_messages(
+        self, server: StompServer, broker: Broker
+    ) -> None:
+        client = await connected(server, client_id="app")
+        durable = {"id": "d", "destination": "/topic/t", "activemq.subscriptionName": "keep"}
+        await client.request("SUBSCRIBE", durable)
+        refused = await client.request("UNSUBSCRIBE", {"id": "d", "activemq.subscriptionName": "keep"})
+        assert refused.command == "ERROR"
+        assert refused.headers["message"] == "Durable consumer is in use"
+        assert refused.body.startswith(b"javax.jms.JMSException: Durable consumer is in use")
+        await client.send("/topic/t", "still mine")
+        assert (await client.message()).body == b"still mine"
+        assert [(v.name, v.active) for v in broker.durable_subscriptions()] == [("keep", True)]
+        await client.close()
+
+    async def test_without_a_receipt_the_refusal_is_an_error_frame_too(self, server: StompServer) -> None:
+        client = await connected(server, client_id="app2")
+        await client.request("SUBSCRIBE", {"id": "d", "destination": "/topic/t", "activemq.subscriptionName": "k"})
+        client.send_frame("UNSUBSCRIBE", {"id": "d", "activemq.subscriptionName": "k"})
+        assert (await client.error()).headers["message"] == "Durable consumer is in use"
+        await client.close()
+
+    async def test_a_stomp_1_0_client_names_the_subscription_as_its_client_id(
+        self, server: StompServer, broker: Broker
+    ) -> None:
+        client = await RawStompClient.open(server.port, version=None, client_id="same")
+        assert client.connected is not None and client.connected.headers["version"] == "1.0"
+        await client.request("SUBSCRIBE", {"destination": "/topic/t", "activemq.subscriptionName": "same"})
+        await client.request("UNSUBSCRIBE", {"destination": "/topic/t"})  # the subscriber goes
+        other = await client.request("UNSUBSCRIBE", {"destination": "/topic/t", "activemq.subscriptionName": "x"})
+        assert other.headers["message"] == "No durable subscription exists for clientID: x and subscriptionName: x"
+        gone = await client.request("UNSUBSCRIBE", {"destination": "/topic/t", "activemq.subscriptionName": "same"})
+        assert gone.command == "RECEIPT" and broker.durable_subscriptions() == []
+        await client.close()
+
+
+class TestRedelivered:
+    """``redelivered`` is the broker message's own flag (FrameTranslator: ``getJMSRedelivered()``)."""
+
+    async def test_a_durable_subscribers_unacked_message_after_it_comes_back_has_none(
+        self, server: StompServer
+    ) -> None:
+        durable = {"id": "d", "destination": "/topic/r", "ack": "client", "activemq.subscriptionName": "r"}
+        client = await connected(server, client_id="r-app")
+        await client.request("SUBSCRIBE", durable)
+        await client.send("/topic/r", "unacked")
+        assert (await client.message()).body == b"unacked"
+        await client.disconnect()
+        again = await connected(server, client_id="r-app")
+        await again.request("SUBSCRIBE", durable)
+        frame = await again.message()
+        assert frame.body == b"unacked" and "redelivered" not in frame.headers
+        await again.close()
+
+    async def test_a_queue_message_given_back_has_it(self, server: StompServer) -> None:
+        client = await connected(server)
+        await client.request("SUBSCRIBE", {"id": "q", "destination": "/queue/r", "ack": "client"})
+        await client.send("/queue/r", "unacked")
+        await client.message()
+        await client.disconnect()
+        again = await connected(server)
+        await again.request("SUBSCRIBE", {"id": "q", "destination": "/queue/r"})
+        assert (await again.message()).headers["redelivered"] == "true"
+        await again.close()
+
+
+async def test_an_mqtt_subscriber_gets_the_lower_of_the_stomp_qos_header_and_its_own(broker: Broker) -> None:
+    """``ActiveMQ.MQTT.QoS`` sent as a STOMP header is a text property, which ActiveMQ's MQTT connector reads with
+    ``getIntProperty``: QoS 0 here, under a QoS 1 subscription (before: ignored, QoS 1 for a non-persistent send)."""
+    from support.mqtt_helpers import Paho
+
+    from minibroker.plugins.mqtt import start_mqtt_server
+    from minibroker.plugins.stomp import start_stomp_server
+
+    stomp_server = await start_stomp_server(broker)
+    mqtt_server = await start_mqtt_server(broker)
+    try:
+        subscriber = await Paho.connect(mqtt_server.port, "q-sub")
+        await subscriber.subscribe("qos/t", qos=1)
+        client = await connected(stomp_server)
+        await client.send("/topic/qos.t", "zero", persistent="false", **{"ActiveMQ.MQTT.QoS": "0"})
+        await client.send("/topic/qos.t", "plain", persistent="false")
+        got = [await subscriber.next(), await subscriber.next()]
+        assert [(m.payload, m.qos) for m in got] == [(b"zero", 0), (b"plain", 1)]
+        await client.close()
+        await subscriber.disconnect()
+    finally:
+        await mqtt_server.close()
+        await stomp_server.close()
