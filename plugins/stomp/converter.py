@@ -515,12 +515,8 @@ class StompConverter:
         name = headers.get("destination")
         if self.version != "1.0" and sub_id is None:
             raise StompError("SUBSCRIBE received without a subscription id!")
-        if sub_id is not None and sub_id in self._subs:
-            # ActiveMQ refuses it; taking it would leave the first subscription running, unreachable by id
-            raise StompError(
-                f"There already is a subscription for: {sub_id}. Either use unique subscription IDs "
-                "or do not create multiple subscriptions for the same destination"
-            )
+        # an id already in use is taken, as ActiveMQ 5.17 takes it (recorded): the id names the new subscription
+        # from then on (UNSUBSCRIBE removes that one), and the first keeps running until the connection goes
         if not name:
             raise StompError("Invalid empty or 'null' Destination header")
         destinations = self._names.parse(name, fallback=True)

@@ -62,20 +62,6 @@ async def test_a_priority_beyond_a_java_int_drops_the_stomp_peer_only(
     assert _broker.queue_statistics("victim") is None
 
 
-async def test_a_duplicate_subscription_id_is_refused_and_the_first_keeps_its_messages(
-    servers: tuple[Broker, Server, StompServer],
-) -> None:
-    broker, _native, stomp = servers
-    peer = await RawStompClient.open(stomp.port)
-    first = await peer.request("SUBSCRIBE", {"id": "s1", "destination": "/queue/a", "ack": "client"})
-    assert first.command == "RECEIPT"
-    again = await peer.request("SUBSCRIBE", {"id": "s1", "destination": "/queue/b"})
-    assert again.command == "ERROR"
-    assert again.headers["message"].startswith("There already is a subscription for: s1.")
-    assert broker.statistics().consumers == 1
-    await peer.close()
-
-
 async def test_fast_heart_beats_keep_a_fixed_number_of_timers(server: StompServer, clock: ManualClock) -> None:
     peer = await RawStompClient.open(server.port, **{"heart-beat": "5,5"})
     (protocol,) = server._connections

@@ -191,3 +191,24 @@ async def test_an_mqtt_subscriber_gets_the_lower_of_the_stomp_qos_header_and_its
     finally:
         await mqtt_server.close()
         await stomp_server.close()
+
+
+async def test_a_subscription_id_used_again_names_the_new_subscription_and_the_first_keeps_running(
+    server: StompServer, broker: Broker
+) -> None:
+    """ActiveMQ 5.17 puts the new subscription under the id (``subscriptions.put``): no ERROR; both deliver with that
+    id, UNSUBSCRIBE removes the newer, and the first runs until the connection goes (before: ERROR, refused)."""
+    client = await connected(server)
+    first = await client.request("SUBSCRIBE", {"id": "dup", "destination": "/queue/one"})
+    again = await client.request("SUBSCRIBE", {"id": "dup", "destination": "/queue/two"})
+    assert (first.command, again.command) == ("RECEIPT", "RECEIPT")
+    assert broker.statistics().consumers == 2
+    await client.send("/queue/one", "1")
+    await client.send("/queue/two", "2")
+    frames = [await client.message(), await client.message()]
+    assert sorted((f.headers["subscription"], f.body) for f in frames) == [("dup", b"1"), ("dup", b"2")]
+    await client.request("UNSUBSCRIBE", {"id": "dup"})
+    assert (broker.queue("one").consumers, broker.queue("two").consumers) == (1, 0)
+    await client.send("/queue/one", "still")
+    assert (await client.message()).body == b"still"
+    await client.close()
