@@ -45,14 +45,20 @@ function say(text, isError) {
 
 // -- the API --------------------------------------------------------------------------------------------------------
 
+// URLs are built on location.origin: a page opened as http://user:password@host/ has a base URL with credentials,
+// from which fetch() refuses to build a request (the browser's login cache still authenticates it)
+function apiUrl(path) {
+  return new URL(path, location.origin);
+}
+
 async function getJson(path) {
-  const answer = await fetch(path, { headers: { Accept: "application/json" }, credentials: "same-origin" });
+  const answer = await fetch(apiUrl(path), { headers: { Accept: "application/json" }, credentials: "same-origin" });
   if (!answer.ok) throw new Error(`${answer.status}: ${(await answer.text()).slice(0, 200)}`);
   return answer.json();
 }
 
 async function act(action, body) {
-  const answer = await fetch(`/console/api/${action}`, {
+  const answer = await fetch(apiUrl(`/console/api/${action}`), {
     method: "POST",
     credentials: "same-origin",
     headers: { "Content-Type": "application/json", "X-Minibroker-Csrf": TOKEN },

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import asyncio
 
-from support.http_helpers import request, secured_broker
+from support.http_helpers import ENTRIES, request, secured_broker
 from support.waiting import until
 
 from minibroker import Broker
 from minibroker.client import connect
+from minibroker.plugins.auth import AuthPlugin, User
 from minibroker.plugins.http import HttpServer, start_http_server
 
 FORM = {"Content-Type": "application/x-www-form-urlencoded"}
@@ -100,3 +101,21 @@ async def test_sending_needs_the_right_to_write() -> None:
                 server, "POST", "/api/message/orders?type=queue", b"body=x", FORM, auth=("admin", "secret")
             )
             assert sent.status == 200
+
+
+async def test_a_refused_get_leaves_no_connection_behind() -> None:
+    """A REST GET by a user who may not read the queue is 403, and leaves no broker connection open (a one-shot GET
+    consumes through a connection of its own, which must go with a refusal too)."""
+    users = {"admin": User("secret", "admins"), "nobody": User("pw", "nobody")}
+    async with Broker(plugins=[AuthPlugin(users, ENTRIES)]) as broker:
+        server = await start_http_server(broker)
+        async with server:
+            target = "/api/message/orders?type=queue"
+            sent = await request(server, "POST", target, b"body=x", FORM, auth=("admin", "secret"))
+            assert sent.status == 200
+            before = broker.statistics().connections
+            answer = await request(
+                server, "GET", "/api/message/orders?type=queue&readTimeout=100", auth=("nobody", "pw")
+            )
+            assert answer.status == 403 and broker.queue("orders").size == 1
+            await until(lambda: broker.statistics().connections == before)

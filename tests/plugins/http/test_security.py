@@ -284,6 +284,27 @@ def test_a_hostile_body_opened_by_an_admin_never_runs(browser: Any) -> None:
         served.close()
 
 
+def test_the_console_asks_for_a_login_and_shows_hostile_names_as_text(browser: Any) -> None:
+    """On a broker with users the page itself needs a login (today it loaded without one); logged in, under its
+    strict CSP, the console lists hostile queue names, properties and bodies as text, and nothing of them runs."""
+    hostile = "</script><script>document.documentElement.dataset.ran='yes'</script>"
+    served = Served(guarded)
+    try:
+        served.send("orders.<b>bold</b>", hostile, properties={"p": hostile})
+        port = served.server.port
+        browser.get(f"http://127.0.0.1:{port}/")
+        wait_for(browser, lambda d: d.execute_script("return document.readyState") == "complete")
+        assert not browser.find_elements("id", "queues") and "csrf-token" not in browser.page_source
+        browser.get(f"http://admin:{PASSWORD}@127.0.0.1:{port}/")
+        wait_for(browser, lambda d: "orders.<b>bold</b>" in d.find_element("id", "queues").text)
+        browser.find_element("link text", "orders.<b>bold</b>").click()
+        wait_for(browser, lambda d: hostile in d.find_element("id", "messages").text)
+        assert browser.execute_script("return document.documentElement.dataset.ran") is None
+        assert not browser.find_elements("css selector", "main b")
+    finally:
+        served.close()
+
+
 def test_a_rebound_name_reads_nothing(browser: Any) -> None:
     """DNS rebinding: a page under another name that now resolves to the broker gets 403 for the console, the REST
     API and Jolokia (today: a broker without users served and consumed); the same page on 127.0.0.1 works."""
@@ -416,24 +437,6 @@ async def test_an_answer_not_written_gives_its_message_back(http: tuple[Broker, 
     await broker.settled()
     assert [m.body for m in broker.queue("orders.q").browse()] == ["second"]
     await app.close()
-
-
-async def test_a_refused_get_leaves_no_connection_behind() -> None:
-    """A REST GET by a user who may not read the queue is 403, and leaves no broker connection open."""
-    async with guarded() as broker:
-        server = await start_http_server(broker)
-        async with server:
-            await send(broker, "secret.q", "salary")
-            before = broker.statistics().connections
-            answer = await request(
-                server,
-                "GET",
-                "/api/message/secret.q?type=queue&readTimeout=100",
-                b"",
-                {"Authorization": basic("reader")},
-            )
-            assert answer.status == 403 and broker.queue("secret.q").size == 1
-            await until(lambda: broker.statistics().connections == before)
 
 
 # -- HTTP sockets: their own limit, a deadline for the whole body ------------------------------------------------------
