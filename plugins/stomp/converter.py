@@ -63,6 +63,7 @@ from minibroker._defaults import DEFAULT_MAX_TRANSFORMATION_ENTRIES
 from minibroker.destination_options import split_consumer_options
 from minibroker.errors import (
     AccessDenied,
+    DestinationDoesNotExist,
     LocalProtocolError,
     MinibrokerError,
     RemoteProtocolError,
@@ -95,7 +96,6 @@ from .values import (
     DropConnection,
     StompError,
     escape_value,
-    java_class,
     negotiate_version,
     parse_bool_option,
     parse_heart_beat,
@@ -255,7 +255,7 @@ class StompConverter:
             except _Held:
                 return  # answered by release_held
             except MinibrokerError as exc:
-                self._error(StompError(exc.message or str(exc), java_class=java_class(exc)), frame)
+                self._error(StompError.of(exc), frame)
                 return
             receipt = frame.headers.get("receipt")
             if receipt is not None and command not in ("CONNECT", "STOMP", "DISCONNECT"):
@@ -285,7 +285,7 @@ class StompConverter:
                 except MinibrokerError as exc:
                     error = exc
             if error is not None:
-                self._error(StompError(error.message or str(error), java_class=java_class(error)), held.frame)
+                self._error(StompError.of(error), held.frame)
                 return
             receipt = held.frame.headers.get("receipt")
             if receipt is not None:
@@ -386,7 +386,7 @@ class StompConverter:
             receipt = frame.headers.get("receipt")
             if receipt is not None:
                 headers["receipt-id"] = receipt
-        body = f"{exc.java_class}: {message}\n".encode()
+        body = f"{exc.java_class}: {exc.localized or message}\n".encode()
         self._emit(StompFrame("ERROR", headers, body))
         if exc.fatal:
             self._fail_connection()
@@ -431,7 +431,7 @@ class StompConverter:
             self.connection = self.broker.connect(client_id, user=login, password=passcode, remote=True)
             self._names.connection = self.connection
         except MinibrokerError as exc:
-            raise StompError(exc.message or str(exc), fatal=True, java_class=java_class(exc)) from None
+            raise StompError.of(exc, fatal=True) from None
         self.connected = True
         self.session_id = client_id if client_id is not None else self._name
         self.heart_beat = (client_wants, client_sends)
@@ -464,6 +464,8 @@ class StompConverter:
             raise StompError("SEND received without a Destination specified!")
         names = self._names
         destinations = names.parsed.get(name) or names.parse(name, fallback=True)
+        if names.remote_temporaries:
+            self._check_remote_temporaries(destinations)
         transformation = headers.get("transformation")
         seq = self._message_seq + 1
         message = message_from_send(frame, destinations[0], names, self._now(), self._producer_id, seq)

@@ -56,6 +56,9 @@ class DestinationNames:
         self.stomp_names: dict[Destination, str] = {}
         #: the same, escaped for the negotiated version (a version is negotiated before any MESSAGE is made)
         self._escaped: dict[Destination, str] = {}
+        #: the destinations named as another connection's temporary ones (``/remote-temp-queue/...``): a SEND to one
+        #: that does not exist is refused, where a plain name would be made
+        self.remote_temporaries: set[Destination] = set()
 
     def _temporary(self, kind: DestinationKind, name: str) -> Destination:
         physical = self._temp_by_stomp.get((kind, name))
@@ -88,10 +91,10 @@ class DestinationNames:
             return self._temporary(QUEUE, name[12:])
         if name.startswith("/temp-topic/"):
             return self._temporary(TOPIC, name[12:])
-        if name.startswith("/remote-temp-queue/"):
-            return Destination.parse("queue://" + name[19:])
-        if name.startswith("/remote-temp-topic/"):
-            return Destination.parse("topic://" + name[19:])
+        if name.startswith("/remote-temp-queue/") or name.startswith("/remote-temp-topic/"):
+            found = Destination.parse(("queue://" if name[13] == "q" else "topic://") + name[19:])
+            self.remote_temporaries.add(found)
+            return found
         if fallback:
             return Destination.parse(name)
         raise StompError(

@@ -9,11 +9,13 @@ from typing import Final
 from minibroker._java.values import java_double, java_string
 from minibroker.errors import (
     AccessDenied,
+    DestinationDoesNotExist,
     InvalidClientIdError,
     InvalidDestination,
     InvalidSelector,
     MinibrokerError,
 )
+from minibroker.selector import CONVERT_STRINGS_PREFIX
 
 from .codec import VERSIONS, escape_header
 
@@ -43,11 +45,32 @@ JAVA_WS: Final = "".join(chr(i) for i in range(0x21))
 class StompError(Exception):
     """A frame the converter refuses: becomes an ERROR frame. ``fatal`` closes the connection after it."""
 
-    def __init__(self, message: str, *, fatal: bool = False, java_class: str = PROTOCOL_EXCEPTION) -> None:
+    def __init__(
+        self, message: str, *, fatal: bool = False, java_class: str = PROTOCOL_EXCEPTION, localized: str | None = None
+    ) -> None:
         super().__init__(message)
         self.message = message
         self.fatal = fatal
         self.java_class = java_class
+        #: the exception's ``getLocalizedMessage()`` where it differs from its message: the ERROR body's first line
+        #: (the stack trace ActiveMQ prints starts with ``toString()``), while the ``message`` header is the message
+        self.localized = localized
+
+    @classmethod
+    def of(cls, exc: MinibrokerError, *, fatal: bool = False) -> StompError:
+        """The ERROR ActiveMQ's connector writes for the broker exception ``exc`` (ProtocolConverter.handleException:
+        ``message`` is its getMessage(), the body its stack trace)."""
+        if isinstance(exc, DestinationDoesNotExist):  # its message is the destination, its localized text a sentence
+            text = exc.message or str(exc)
+            return cls(
+                text,
+                fatal=fatal,
+                java_class="org.apache.activemq.DestinationDoesNotExistException",
+                localized=f"The destination {text} does not exist.",
+            )
+        if isinstance(exc, InvalidSelector) and isinstance(exc.selector, str):  # SelectorParser: the text itself
+            return cls(exc.selector.removeprefix(CONVERT_STRINGS_PREFIX), fatal=fatal, java_class=java_class(exc))
+        return cls(exc.message or str(exc), fatal=fatal, java_class=java_class(exc))
 
 
 class _Drop(Exception):

@@ -212,3 +212,47 @@ async def test_a_subscription_id_used_again_names_the_new_subscription_and_the_f
     await client.send("/queue/one", "still")
     assert (await client.message()).body == b"still"
     await client.close()
+
+
+class TestErrors:
+    """ERROR frames as ProtocolConverter.handleException writes them: ``message`` is the exception's getMessage(),
+    the body its stack trace, which starts with its toString() (class and localized message)."""
+
+    async def test_a_send_to_a_temporary_queue_that_never_existed(self, server: StompServer, broker: Broker) -> None:
+        client = await connected(server)
+        client.send_frame("SEND", {"destination": "/remote-temp-queue/ID:nobody-1:1:1"}, "x")  # no receipt asked
+        error = await client.error()
+        assert error.headers["message"] == "temp-queue://ID:nobody-1:1:1"
+        assert "receipt-id" not in error.headers
+        assert error.body.startswith(
+            b"org.apache.activemq.DestinationDoesNotExistException: "
+            b"The destination temp-queue://ID:nobody-1:1:1 does not exist."
+        )
+        assert broker.queue_statistics("ID:nobody-1:1:1") is None  # nothing was made
+        await client.send("/queue/after", "the connection stays usable")
+        await client.close()
+
+    async def test_a_send_to_a_temporary_queue_whose_owner_left(self, server: StompServer) -> None:
+        owner = await connected(server)
+        await owner.request("SUBSCRIBE", {"id": "t", "destination": "/temp-queue/replies"})
+        owner.send_frame("SEND", {"destination": "/queue/ask", "reply-to": "/temp-queue/replies"}, "q")
+        asker = await connected(server)
+        await asker.request("SUBSCRIBE", {"id": "a", "destination": "/queue/ask"})
+        reply_to = (await asker.message()).headers["reply-to"]
+        assert reply_to.startswith("/remote-temp-queue/")
+        await owner.disconnect()
+        refused = await asker.request("SEND", {"destination": reply_to}, "too late")
+        physical = reply_to.removeprefix("/remote-temp-queue/")
+        assert refused.headers["message"] == f"temp-queue://{physical}"
+        assert refused.body.startswith(
+            f"org.apache.activemq.DestinationDoesNotExistException: The destination temp-queue://{physical} does "
+            "not exist.".encode()
+        )
+        await asker.close()
+
+    async def test_an_invalid_selector_names_the_selector(self, server: StompServer) -> None:
+        client = await connected(server)
+        refused = await client.request("SUBSCRIBE", {"id": "s", "destination": "/queue/s", "selector": "color = = 'x'"})
+        assert refused.headers["message"] == "color = = 'x'"
+        assert refused.body.startswith(b"javax.jms.InvalidSelectorException: color = = 'x'")
+        await client.close()
