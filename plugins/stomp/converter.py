@@ -488,6 +488,13 @@ class StompConverter:
             messages = [attrs.evolve(message, destination=composite)]
         self._send_or_hold(frame, messages, txn)
 
+    def _check_remote_temporaries(self, destinations: list[Destination]) -> None:
+        """A SEND to a temporary destination that does not exist (never made, or gone with its connection) is
+        refused, as ActiveMQ's region refuses to make a temporary one on a send (AbstractRegion.addDestination)."""
+        for destination in destinations:
+            if destination in self._names.remote_temporaries and self.broker.temporary_owner(destination) is None:
+                raise DestinationDoesNotExist(f"temp-{destination}", destination=destination)
+
     def _send_or_hold(self, frame: StompFrame, messages: list[Message], txn: int | None) -> None:
         """Send every message once the broker admits them all (a composite SEND is never half sent), else hold."""
         broker = self.broker
