@@ -301,10 +301,22 @@ FEATURES: tuple[Feature, ...] = (
         recordings=(f"{_FEATURES}advisory_destination_wildcard.json",),
     ),
     Feature(
+        "advisory-send",
+        Kind.DESTINATION_NAME,
+        "a send to an advisory topic (`topic://ActiveMQ.Advisory.Consumer.Queue.orders`)",
+        Status.IMPLEMENTED,
+        "published there like any topic message, to whoever listens (ActiveMQ accepts it silently: recorded over "
+        "STOMP by the wire corpus, issue 42)",
+        "topic://ActiveMQ.Advisory.Consumer.Queue.orders",
+        tests=(
+            "tests/test_advisories.py::test_a_send_to_an_advisory_topic_reaches_its_subscribers_as_a_plain_message",
+        ),
+    ),
+    Feature(
         "advisory",
         Kind.DESTINATION_NAME,
         "other `ActiveMQ.Advisory.*` topics (slow consumers, fast producers, full, discarded, delivered and consumed "
-        "messages), sends to advisory topics",
+        "messages)",
         Status.REFUSED,
         "ActiveMQ publishes these only when a destination policy turns them on, which minibroker has not",
         "topic://ActiveMQ.Advisory.SlowConsumer.Queue.orders",

@@ -77,13 +77,9 @@ def _consumer_refusal(dest: Destination) -> str | None:
 
 
 def _send_refusal(dest: Destination) -> str | None:
-    name = dest.name
-    refusal = _option_refusal(name)
-    if refusal is not None:
-        return refusal
-    if name.startswith("ActiveMQ.Advisory."):
-        return "advisory"
-    return None
+    # a send to an advisory topic is a send like any other: ActiveMQ publishes it there, to whoever listens
+    # (recorded over STOMP, issue 42), and so does minibroker
+    return _option_refusal(dest.name)
 
 
 def check_durable_destination(dest: Destination) -> None:

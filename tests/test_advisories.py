@@ -106,13 +106,21 @@ async def test_advisory_support_off_publishes_nothing() -> None:
         assert await advisories(watcher) == []
 
 
-async def test_other_advisory_topics_and_sends_to_advisories_are_refused() -> None:
+async def test_other_advisory_topics_are_refused() -> None:
     async with Broker() as broker, await connect(broker) as conn:
         session = await conn.create_session()
         with pytest.raises(UnsupportedFeature, match="advisory"):
             await session.create_consumer("topic://ActiveMQ.Advisory.SlowConsumer.Queue.orders")
-        with pytest.raises(UnsupportedFeature, match="advisory"):
-            await (await session.create_producer()).send("x", destination=consumer_advisory_topic("orders"))
+
+
+async def test_a_send_to_an_advisory_topic_reaches_its_subscribers_as_a_plain_message() -> None:
+    """ActiveMQ takes it silently and publishes it there (issue 42: recorded over STOMP); it was refused."""
+    async with Broker(clock=ManualClock(autojump=True)) as broker, await connect(broker) as conn:
+        session = await conn.create_session()
+        watcher = await session.create_consumer(consumer_advisory_topic("orders"))
+        await (await session.create_producer()).send("not an advisory", destination=consumer_advisory_topic("orders"))
+        got = await watcher.receive(timeout=1)
+        assert got is not None and got.body == "not an advisory" and data_structure(got.message) is None
 
 
 def test_data_structure_is_none_for_an_ordinary_message() -> None:

@@ -157,7 +157,6 @@ CONSUMER_CASES = [
     ("queue://orders?consumer.retroactive=true", "destination-option-retroactive"),
 ]
 SEND_CASES = [
-    ("topic://ActiveMQ.Advisory.SlowConsumer.Queue.orders", "advisory"),
     ("queue://orders?consumer.prefetchSize=1", "destination-options"),
 ]
 PROPERTY_CASES = [

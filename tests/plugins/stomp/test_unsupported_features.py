@@ -63,7 +63,6 @@ async def test_subscribe_is_refused(
 
 
 SEND_CASES = [
-    ({"destination": "/queue/qa,/topic/ActiveMQ.Advisory.x"}, "advisory", "m"),
     ({"destination": "/queue/q", "transformation": "jms-object-xml"}, "stomp-object-transformation-class", "<map/>"),
     (
         {"destination": "/queue/q", "transformation": "jms-object-json"},

@@ -256,3 +256,12 @@ class TestErrors:
         assert refused.headers["message"] == "color = = 'x'"
         assert refused.body.startswith(b"javax.jms.InvalidSelectorException: color = = 'x'")
         await client.close()
+
+
+async def test_a_send_to_an_advisory_topic_is_taken(server: StompServer, broker: Broker) -> None:
+    """ActiveMQ takes it silently (recorded); it was refused with an ERROR."""
+    client = await connected(server)
+    assert (await client.send("/topic/ActiveMQ.Advisory.Consumer.Queue.x", "hello")).command == "RECEIPT"
+    assert (await client.send("/queue/q,/topic/ActiveMQ.Advisory.x", "both")).command == "RECEIPT"
+    assert broker.queue("q").size == 1
+    await client.close()
