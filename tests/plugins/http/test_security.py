@@ -178,6 +178,91 @@ async def test_a_message_history_only_for_the_queue_it_is_on() -> None:
                 conn.close()
 
 
+# -- the authorization matrix's HTTP rows ----------------------------------------------------------------------------
+
+#: one right each on the mx destinations, as in tests/test_authorization_matrix.py
+MATRIX_USERS = {
+    "none": User(PASSWORD, {"nobody"}),
+    "read": User(PASSWORD, {"readers"}),
+    "write": User(PASSWORD, {"writers"}),
+    "admin": User(PASSWORD, {"admins"}),
+}
+MATRIX_ENTRIES = [
+    AuthorizationEntry(">", read="root", write="root", admin="root"),
+    AuthorizationEntry("mx.>", read="readers,admins", write="writers,admins", admin="admins"),
+    AuthorizationEntry("topic://ActiveMQ.Advisory.>", read="*", write="*", admin="*"),
+]
+#: operation -> (the right it needs, the destination forms it is tried on)
+HTTP_OPERATIONS = {
+    "rest_send": ("write", ("plain", "temporary_other")),
+    "rest_consume": ("read", ("plain", "wildcard", "temporary_other")),
+    "jolokia_read": ("read", ("plain", "temporary_other")),
+    "jolokia_purge": ("admin", ("plain", "temporary_other")),
+    "console_browse": ("read", ("plain", "temporary_other")),
+    "console_history": ("read", ("plain", "wildcard", "temporary_other")),
+    "console_delete": ("admin", ("plain", "wildcard", "temporary_other")),
+}
+
+
+def http_expected(operation: str, form: str, right: str) -> bool:
+    """What each user may do: the right itself (or admin, which the entries give read and write too) on a plain
+    queue; a wildcard only where ActiveMQ reads one (a consumer), never for an operation on one named queue; another
+    connection's temporary queue is anyone's to send to and nobody else's to read or administer here."""
+    action = HTTP_OPERATIONS[operation][0]
+    if form == "temporary_other":
+        return operation == "rest_send"
+    if form == "wildcard" and operation != "rest_consume":
+        return False
+    return right in (action, "admin")
+
+
+async def try_http(server: HttpServer, app: HttpApp, operation: str, name: str, message_id: str, right: str) -> bool:
+    auth = {"Authorization": basic(right)}
+    if operation == "rest_send":
+        form = {**auth, "Content-Type": "application/x-www-form-urlencoded"}
+        return (await request(server, "POST", f"/api/message/{name}?type=queue", b"body=x", form)).status == 200
+    if operation == "rest_consume":
+        answer = await request(server, "GET", f"/api/message/{name}?type=queue&readTimeout=200", b"", auth)
+        return answer.status in (200, 204)
+    if operation in ("jolokia_read", "jolokia_purge"):
+        path = f"read/{QUEUE}{name}/QueueSize" if operation == "jolokia_read" else f"exec/{QUEUE}{name}/purge()"
+        return bool((await request(server, "GET", f"/api/jolokia/{path}", b"", auth)).json()["status"] == 200)
+    if operation == "console_browse":
+        return (await request(server, "GET", f"/console/api/messages?queue={name}", b"", auth)).status == 200
+    if operation == "console_history":
+        answer = await request(server, "GET", f"/console/api/message?queue={name}&id={message_id}", b"", auth)
+        return answer.status == 200 and bool(answer.json()["history"])
+    answer = await console_post(server, app, right, "delete", {"queue": name, "id": message_id})
+    return answer.status == 200 and answer.json() == {"done": True}
+
+
+async def test_the_http_rows_of_the_authorization_matrix() -> None:
+    """Every HTTP operation (REST send and consume, Jolokia read and purge, the console's browse, history and
+    delete) by each of four users on a plain queue, a wildcard and another connection's temporary queue: what each
+    may do, cell by cell (today a wildcard delete or history and another connection's temporary queue went
+    through)."""
+    async with Broker(plugins=[AuthPlugin(MATRIX_USERS, MATRIX_ENTRIES)]) as broker:
+        app = HttpApp(broker)
+        server = await start_http_server(broker, handler=app)
+        async with server:
+            owner = broker.connect()
+            temporary = owner.create_temporary(Destination.queue("x").kind)
+            wrong = []
+            for operation, (_, forms) in HTTP_OPERATIONS.items():
+                for form in forms:
+                    for right in MATRIX_USERS:
+                        [message_id] = await send(broker, "mx.a", "m")
+                        if form == "temporary_other":
+                            message_id = f"ID:temp-{operation}-{right}:1:1:1:1"
+                            owner.send(Message(message_id, temporary, "t"))
+                        name = {"plain": "mx.a", "wildcard": "mx.*", "temporary_other": temporary.name}[form]
+                        allowed = await try_http(server, app, operation, name, message_id, right)
+                        if allowed != http_expected(operation, form, right):
+                            wrong.append((operation, form, right, allowed))
+            owner.close()
+            assert wrong == []
+
+
 # -- rights before answers, and the console's files behind the login ---------------------------------------------------
 
 
