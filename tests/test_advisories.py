@@ -257,3 +257,24 @@ async def test_a_transacted_send_makes_its_destination_before_the_commit() -> No
         assert destinations(await advisories(watcher)) == [(0, "queue://quotes")]
         await transacted.rollback()
         assert broker.has_queue("quotes") and broker.queue("quotes").size == 0
+
+
+async def test_a_connection_advisory_goes_out_when_the_connection_opens() -> None:
+    """ActiveMQ sends it right after the connect; it waited for the broker's next operation on any connection (issue
+    42): a STOMP client that only connects was never announced until something else happened."""
+    from support.stomp_helpers import RawStompClient
+
+    from minibroker.plugins.stomp import start_stomp_server
+
+    async with Broker(clock=ManualClock(autojump=True)) as broker, await connect(broker) as conn:
+        session = await conn.create_session()
+        watcher = await session.create_consumer(connection_advisory_topic())
+        await watcher.receive(timeout=1)  # its own connection's
+        server = await start_stomp_server(broker)
+        try:
+            stomp = await RawStompClient.open(server.port, client_id="announced")
+            advisory = await watcher.receive(timeout=1)
+            assert advisory is not None and data_structure(advisory.message)["clientId"] == "announced"  # type: ignore[index]
+            await stomp.close()
+        finally:
+            await server.close()

@@ -537,7 +537,10 @@ class Broker(_BrokerViews, _ReplayableReads, _FaultInjection):
         context = ConnectionContext(client_id, user, password, remote)
         self._chain.on_connect(context)
         self._contexts[context.connection_id] = context
-        return BrokerConnection(self, context)
+        connection = BrokerConnection(self, context)
+        if self.core.output:  # the connection advisory goes out now, as ActiveMQ sends it (not at the next call)
+            self._flush()
+        return connection
 
     def principal(self, connection_id: int) -> object | None:
         """Who a security filter says the connection is (None: unchecked)."""
