@@ -278,3 +278,26 @@ async def test_a_connection_advisory_goes_out_when_the_connection_opens() -> Non
             await stomp.close()
         finally:
             await server.close()
+
+
+async def test_a_subscriber_to_everything_gets_the_master_broker_advisory_first() -> None:
+    """``topic://>`` reads ActiveMQ.Advisory.MasterBroker, whose last image ActiveMQ replays to it first (issue 42: it
+    got none); an MQTT ``#`` subscriber too, with an empty payload (an advisory has no content)."""
+    from support.mqtt_helpers import Paho
+
+    from minibroker.plugins.mqtt import start_mqtt_server
+
+    async with Broker(clock=ManualClock(autojump=True)) as broker, await connect(broker) as conn:
+        session = await conn.create_session()
+        everything = await session.create_consumer("topic://>")
+        first = await everything.receive(timeout=1)
+        assert first is not None and str(first.destination) == "topic://ActiveMQ.Advisory.MasterBroker"
+        server = await start_mqtt_server(broker)
+        try:
+            mqtt = await Paho.connect(server.port, "everything")
+            await mqtt.subscribe("#", qos=0)
+            got = await mqtt.next()
+            assert (got.topic, got.payload) == ("ActiveMQ/Advisory/MasterBroker", b"")
+            await mqtt.disconnect()
+        finally:
+            await server.close()

@@ -54,6 +54,7 @@ from .advisory import (
     CONNECTION,
     DLQD,
     EXPIRED,
+    MASTER_BROKER,
     connection_info,
     remove_info,
 )
@@ -482,6 +483,10 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, Scheduling, TopicBind
             if info.destination.name.startswith(ADVISORY_PREFIX):
                 self._replay_advisories(sub)
             else:
+                if info.destination.kind is not QUEUE and reads(info.destination, MASTER_BROKER):
+                    # a wildcard over the advisory topics (``>``, an MQTT ``#``) gets the master broker's last image
+                    # first, as every topic it reads replays what it keeps (ActiveMQ's recovery policies)
+                    self._replay_advisories(sub)
                 self._advise_consumer(sub, info.destination, added=True)
         return consumer_id
 

@@ -418,7 +418,10 @@ class MqttSession:
         qos = min(qos, sub.qos)
         retained = props.get(RETAINED_PROPERTY) is True
         body = message.body
-        payload = body.encode() if isinstance(body, str) else body if isinstance(body, bytes) else _payload(body)
+        if message.type == "Advisory":  # ActiveMQ's advisory carries a data structure and no content: empty payload
+            payload = b""
+        else:
+            payload = body.encode() if isinstance(body, str) else body if isinstance(body, bytes) else _payload(body)
         name = message.destination.name
         if self.virtual and VIRTUAL_TOPIC in name:  # ActiveMQ's strategy: the name after ``VirtualTopic.``
             name = name[name.index(VIRTUAL_TOPIC) + len(VIRTUAL_TOPIC) :]
