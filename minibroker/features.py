@@ -1203,6 +1203,37 @@ FEATURES: tuple[Feature, ...] = (
         tests=(f"{_HTTP}test_jolokia.py", f"{_HTTP}test_security.py::test_remove_message_names_one_queue"),
     ),
     Feature(
+        "jolokia-broker-operations",
+        Kind.HTTP,
+        "Jolokia `exec` on the Broker MBean: `addQueue`, `addTopic`, `removeQueue`, `removeTopic`, "
+        "`destroyDurableSubscriber`, `browseQueue`, `gc`",
+        Status.IMPLEMENTED,
+        "through the request's connection: creating or removing a destination needs `admin` on it (ActiveMQ's "
+        "`addDestination`/`removeDestination` check), one destination (no wildcard or composite); removing an absent "
+        "one does nothing, a removed queue's messages leave the store. Differences: `removeQueue`/`removeTopic` are "
+        "refused (500) while a consumer, a durable subscription or an open transaction holds the destination "
+        "(ActiveMQ drops it from under them), and a queue added empty does not outlive a restart (KahaDB keeps it); "
+        "`gc` does nothing (the store writes through)",
+        tests=(
+            f"{_HTTP}test_jolokia.py::test_add_and_remove_queues_and_topics",
+            f"{_HTTP}test_jolokia.py::test_a_queue_in_use_is_not_removed",
+            f"{_HTTP}test_jolokia.py::test_creating_and_removing_needs_admin_rights",
+        ),
+    ),
+    Feature(
+        "jolokia-broker-refused",
+        Kind.HTTP,
+        "the Broker MBean's other operations: `createDurableSubscriber`, `resetStatistics`, `enableStatistics`, "
+        "`disableStatistics`, `set*Limit`, `stop`, `restart`, `stopGracefully`, `terminateJVM`, `queryQueues`, "
+        "`queryTopics`, `addConnector`, `addNetworkConnector`, `removeConnector`, `removeNetworkConnector`, "
+        "`reloadLog4jProperties`, `getTransportConnectorByType`",
+        Status.NOT_APPLICABLE,
+        "listed by `list` as ActiveMQ lists them; run, each is answered as Jolokia answers an operation its policy "
+        'forbids (status 403, `java.lang.Exception`, "Operation NAME forbidden for MBean ...") and does nothing: '
+        "minibroker has no connectors, JVM, log4j or usage limits to set, its statistics are always on, and an offline "
+        "durable subscription is made by a client that subscribes with its client id",
+    ),
+    Feature(
         "jolokia-bulk",
         Kind.HTTP,
         "a Jolokia bulk request (a POSTed list of requests)",

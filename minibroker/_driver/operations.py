@@ -11,7 +11,7 @@ import attrs
 
 from .._core.durable import DURABLE_PREFIX
 from .._core.history import HistoryRecord
-from ..errors import InvalidDestination
+from ..errors import DestinationInUse, InvalidDestination
 from ..message import Destination, Message
 from .results import ConnectionView, ConsumerView, ProducerView, ScheduledJobView
 from .rights import ADMIN, READ
@@ -129,6 +129,65 @@ class _OperatorRequests:
             self._move(queue, message, original)
             broker.core.dead_letter_router.forget(Destination.queue(queue), message.message_id)
         return len(retried)
+
+    # -- destinations made and removed by an operator (ActiveMQ's BrokerViewMBean addQueue, removeTopic, ...) ------
+
+    def add_destination(self, destination: Destination) -> None:
+        """ActiveMQ's ``addQueue(name)``/``addTopic(name)``: the destination exists from now on, empty (nothing
+        when it already does). Needs the right to administer it, as ActiveMQ's ``addDestination`` checks ("not
+        authorized to create"); one destination, no wildcard or composite."""
+        target = one_queue(destination.name) if destination.is_queue else _one_target(destination)
+        self.authorize(ADMIN, target)
+        self.broker._check_open()
+        core = self.broker.core
+        if destination.is_queue:
+            core.queue(destination.name)
+        else:
+            core.topic(destination.name)
+        self.broker._flush()  # its advisory
+
+    def remove_destination(self, destination: Destination) -> None:
+        """ActiveMQ's ``removeQueue(name)``/``removeTopic(name)``: the destination and the messages it holds go
+        (nothing when it does not exist). Needs the right to administer it ("not authorized to remove"). Refused
+        with :class:`~minibroker.errors.DestinationInUse` while a consumer, a durable subscription or an open
+        transaction holds it (ActiveMQ drops it from under them; a fidelity row); a temporary destination goes
+        with its connection (:meth:`delete_temporary`)."""
+        target = one_queue(destination.name) if destination.is_queue else _one_target(destination)
+        self.authorize(ADMIN, target)
+        broker = self.broker
+        broker._check_open()
+        core = broker.core
+        if core.temporaries.is_temporary(destination):
+            raise InvalidDestination(
+                f"{destination} is temporary: it goes with its connection", destination=str(target)
+            )
+        name = destination.name
+        if destination.is_queue:
+            q = core.queues.get(name)
+            if q is None:
+                return
+            if q.consumers:
+                raise _in_use(destination, "a consumer reads it", q.consumers[0].consumer_id)
+            broker.purge(name)  # counted and journalled as any purge: the store forgets its messages
+            if q.entries:
+                raise _in_use(destination, "an open transaction holds some of its messages", None)
+            del core.queues[name]
+            core._virtual_queues.clear()
+            q.release_memory()
+            if q.policy.memory_limit:
+                core.memory_limited -= 1
+        else:
+            t = core.topics.get(name)
+            if t is None:
+                return
+            if t.pending or t.durables:
+                raise _in_use(
+                    destination, "a subscriber or a durable subscription reads it", next(iter(t.pending), None)
+                )
+            del core.topics[name]
+        if core.advisory_support:
+            core._advise_destination(destination, added=False)
+        broker._flush()
 
     @property
     def history_kept(self) -> bool:
@@ -298,6 +357,10 @@ class _OperatorRequests:
     def _move(self, queue: str, message: Message, destination: Destination) -> None:
         self._resend(message, destination)
         self.broker.purge(queue, _id_selector(message.message_id))
+
+
+def _in_use(destination: Destination, why: str, consumer_id: int | None) -> DestinationInUse:
+    return DestinationInUse(f"{destination} cannot be removed: {why}", destination=destination, consumer_id=consumer_id)
 
 
 def _selector_text(selector: object) -> str | None:

@@ -282,7 +282,6 @@ class Jolokia:
                 f"Invalid number of operation arguments. Operation {op_name} on {self._shown(name)} requires "
                 f"{len(params)} parameters, not {len(arguments)} as given"
             )
-        assert target is not None
         return self.mbeans.invoke(kind, target, op_name, arguments)
 
     def _search(self, request: dict[str, JSONValue], echo: dict[str, JSONValue]) -> JSONValue:

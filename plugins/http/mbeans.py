@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from minibroker._driver.operations import one_queue
-from minibroker._driver.rights import ADMIN
+from minibroker._driver.rights import ADMIN, READ
 from minibroker.errors import MinibrokerError
 from minibroker.message import Destination, Message, string_properties
 
@@ -241,8 +241,66 @@ _QUEUE_OPERATIONS: dict[str, tuple[tuple[tuple[str, str], ...], str, str]] = {
     "browse": ((), "[Ljavax.management.openmbean.CompositeData;", "Browse all the messages in the queue."),
 }
 _TOPIC_OPERATIONS: dict[str, tuple[tuple[tuple[str, str], ...], str, str]] = {}
+_NAME = (("name", _S),)
+_BROKER_OPERATIONS: dict[str, tuple[tuple[tuple[str, str], ...], str, str]] = {
+    "addQueue": (_NAME, "void", "Adds a Queue"),
+    "addTopic": (_NAME, "void", "Adds a Topic"),
+    "removeQueue": (_NAME, "void", "Removes a Queue"),
+    "removeTopic": (_NAME, "void", "Removes a Topic"),
+    "destroyDurableSubscriber": (
+        (("clientId", _S), ("subscriberName", _S)),
+        "void",
+        "Destroys a durable subscriber",
+    ),
+    "browseQueue": (
+        (("queueName", _S),),
+        "[Ljavax.management.openmbean.CompositeData;",
+        "Browse all the messages in the queue.",
+    ),
+    "gc": ((), "void", "Runs the Garbage Collector."),
+    # ActiveMQ's others, listed as its MBean lists them and refused when run (REFUSED_BROKER_OPERATIONS)
+    "createDurableSubscriber": (
+        (("clientId", _S), ("subscriberName", _S), ("topicName", _S), ("selector", _S)),
+        "javax.management.ObjectName",
+        "Creates a new durable topic subscriber",
+    ),
+    "resetStatistics": ((), "void", "Reset all broker statistics."),
+    "enableStatistics": ((), "void", "Enable broker statistics."),
+    "disableStatistics": ((), "void", "Disable broker statistics."),
+    "setMemoryLimit": ((("limit", "long"),), "void", "Set the memory limit."),
+    "setStoreLimit": ((("limit", "long"),), "void", "Set the store limit."),
+    "setTempLimit": ((("limit", "long"),), "void", "Set the temp limit."),
+    "setJobSchedulerStoreLimit": ((("limit", "long"),), "void", "Set the job scheduler store limit."),
+    "terminateJVM": ((("exitCode", "int"),), "void", "Shuts down the JVM."),
+    "stop": ((), "void", "Stop the broker and all its components."),
+    "restart": ((), "void", "Restart the broker and all its components."),
+    "stopGracefully": (
+        (("connectorName", _S), ("queueName", _S), ("timeout", "long"), ("pollInterval", "long")),
+        "void",
+        "Poll for queues matching queueName are empty before stopping",
+    ),
+    "queryQueues": ((("filter", _S), ("page", "int"), ("pageSize", "int")), _S, "Query queues"),
+    "queryTopics": ((("filter", _S), ("page", "int"), ("pageSize", "int")), _S, "Query topics"),
+    "addConnector": ((("discoveryAddress", _S),), _S, "Adds a Connector to the broker."),
+    "addNetworkConnector": ((("discoveryAddress", _S),), _S, "Adds a Network Connector to the broker."),
+    "removeConnector": ((("connectorName", _S),), "boolean", "Removes a Connector from the broker."),
+    "removeNetworkConnector": ((("connectorName", _S),), "boolean", "Removes a Network Connector from the broker."),
+    "reloadLog4jProperties": ((), "void", "Reloads log4j.properties from the classpath."),
+    "getTransportConnectorByType": ((("type", _S),), _S, "Address of the transport connector of a type"),
+}
+#: BrokerViewMBean operations minibroker has no meaning for, or does not reproduce (fidelity row
+#: ``jolokia-broker-refused``): Jolokia's answer to an operation its policy forbids, 403
+REFUSED_BROKER_OPERATIONS = frozenset(_BROKER_OPERATIONS) - {
+    "addQueue",
+    "addTopic",
+    "removeQueue",
+    "removeTopic",
+    "destroyDurableSubscriber",
+    "browseQueue",
+    "gc",
+}
 
-BROKER_INFO = MBeanInfo("Broker", _BROKER_ATTRIBUTES, {})
+BROKER_INFO = MBeanInfo("Broker", _BROKER_ATTRIBUTES, _BROKER_OPERATIONS)
 QUEUE_INFO = MBeanInfo("Queue", _DESTINATION_ATTRIBUTES, _QUEUE_OPERATIONS)
 TOPIC_INFO = MBeanInfo("Topic", _DESTINATION_ATTRIBUTES, _TOPIC_OPERATIONS)
 
@@ -385,8 +443,11 @@ class MBeans:
 
     # -- operations -------------------------------------------------------------------------------------------------
 
-    def invoke(self, kind: str, name: str, operation: str, arguments: list[Any]) -> Any:
-        """Run one of the queue operations (already matched to its signature) through the connection."""
+    def invoke(self, kind: str, name: str | None, operation: str, arguments: list[Any]) -> Any:
+        """Run one of the MBean's operations (already matched to its signature) through the connection."""
+        if kind == "Broker":
+            return self._invoke_broker(operation, arguments)
+        assert name is not None
         conn = self.connection
         if operation == "purge":
             conn.purge(name)
@@ -412,6 +473,39 @@ class MBeans:
         if operation == "browse":
             return [composite(m) for m in conn.browse(name)]
         raise bad_argument(f"No operation {operation} found on MBean {self.destination_object(kind, name)}")
+
+    def _invoke_broker(self, operation: str, arguments: list[Any]) -> Any:
+        """The Broker MBean's operations: each through the connection, which authorizes it as ActiveMQ's broker
+        filters do (creating or removing a destination needs ``admin`` on it)."""
+        conn = self.connection
+        if operation in REFUSED_BROKER_OPERATIONS:
+            # as Jolokia refuses an operation its access policy forbids (a SecurityException: 403)
+            raise MBeanError(
+                f"Operation {operation} forbidden for MBean {self.broker_object().canonical} (minibroker does not "
+                "reproduce it: see the fidelity matrix, row jolokia-broker-refused)",
+                java_type="java.lang.Exception",
+                status=403,
+            )
+        if operation == "gc":
+            return None  # nothing to collect or checkpoint: the store writes through
+        if operation in ("addQueue", "addTopic", "removeQueue", "removeTopic"):
+            name = _text(arguments[0])
+            destination = Destination.queue(name) if operation.endswith("Queue") else Destination.topic(name)
+            if operation.startswith("add"):
+                conn.add_destination(destination)
+            else:
+                conn.remove_destination(destination)
+            return None
+        if operation == "destroyDurableSubscriber":
+            conn.unsubscribe(_text(arguments[1]), _text(arguments[0]))
+            return None
+        if operation == "browseQueue":
+            queue = _text(arguments[0])
+            conn.authorize(READ, one_queue(queue))  # rights first: a refused user learns nothing of the queue
+            if not self.broker.has_queue(queue):
+                raise not_found(str(self.destination_object("Queue", queue)))
+            return [composite(m) for m in conn.browse(queue)]
+        raise bad_argument(f"No operation {operation} found on MBean {self.broker_object()}")
 
 
 def _text(value: Any) -> str:

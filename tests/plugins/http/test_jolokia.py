@@ -167,6 +167,95 @@ class TestExec:
                 assert [m.body for m in broker.queue("orders").browse()] == ["poison"]
 
 
+class TestBrokerOperations:
+    """The Broker MBean's operations a harness uses (BrokerViewMBean), through the request's connection (issue 43)."""
+
+    async def test_add_and_remove_queues_and_topics(self, http: tuple[Broker, HttpServer]) -> None:
+        broker, server = http
+        assert (await get(server, f"exec/{BROKER}/addQueue(java.lang.String)/orders"))["value"] is None
+        assert (await get(server, f"exec/{BROKER}/addTopic/prices"))["status"] == 200
+        assert broker.queue_names() == ["orders"] and "prices" in broker.topic_names()
+        queues = (await get(server, f"read/{BROKER}/Queues"))["value"]
+        assert queues == [{"objectName": ORDERS_CANONICAL}]
+        assert (await get(server, f"read/{ORDERS}/QueueSize"))["value"] == 0  # an MBean from now on
+        await fill(broker, "orders", 2)
+        assert (await get(server, f"exec/{BROKER}/addQueue/orders"))["status"] == 200  # there: nothing changes
+        assert broker.queue("orders").size == 2
+        assert (await get(server, f"exec/{BROKER}/removeQueue/orders"))["status"] == 200
+        assert "orders" not in broker.queue_names()
+        assert (await get(server, f"read/{ORDERS}/QueueSize"))["status"] == 404
+        assert (await get(server, f"exec/{BROKER}/removeTopic/prices"))["status"] == 200
+        assert "prices" not in broker.topic_names()
+        assert (await get(server, f"exec/{BROKER}/removeQueue/never-was"))["status"] == 200  # as ActiveMQ: nothing
+
+    async def test_removing_the_messages_with_the_queue_lasts(self, tmp_path: object) -> None:
+        """A removed queue's messages leave the store too: a restart does not bring them back."""
+        async with Broker(data_dir=tmp_path) as broker:  # type: ignore[arg-type]
+            server = await start_http_server(broker)
+            async with server:
+                await fill(broker, "orders", 3)
+                assert (await get(server, f"exec/{BROKER}/removeQueue/orders"))["status"] == 200
+                await broker.restart()
+                assert "orders" not in broker.queue_names()
+
+    async def test_a_queue_in_use_is_not_removed(self, http: tuple[Broker, HttpServer]) -> None:
+        broker, server = http
+        await fill(broker, "orders", 1)
+        async with await connect(broker) as conn:
+            await (await conn.create_session()).create_consumer("orders")
+            answer = await get(server, f"exec/{BROKER}/removeQueue/orders")
+            assert answer["status"] == 500 and "a consumer reads it" in str(answer["error"])
+            assert "orders" in broker.queue_names()
+            subscriber = await (await conn.create_session()).create_consumer("topic://prices")
+            answer = await get(server, f"exec/{BROKER}/removeTopic/prices")
+            assert answer["status"] == 500 and "prices" in broker.topic_names()
+            await subscriber.close()
+        assert (await get(server, f"exec/{BROKER}/removeTopic/prices"))["status"] == 200
+        wildcard = await get(server, f"exec/{BROKER}/addQueue/orders.>")
+        assert wildcard["status"] == 500 and "must name one queue" in str(wildcard["error"])
+
+    async def test_durable_subscribers_browse_and_gc(self, http: tuple[Broker, HttpServer]) -> None:
+        broker, server = http
+        await fill(broker, "orders", 2)
+        async with await connect(broker, client_id="app") as conn:
+            session = await conn.create_session()
+            subscriber = await session.create_durable_subscriber("topic://prices", "audit")
+            await subscriber.close()
+        assert len(broker.durable_subscriptions()) == 1
+        destroyed = await get(server, f"exec/{BROKER}/destroyDurableSubscriber/app/audit")
+        assert destroyed["status"] == 200 and broker.durable_subscriptions() == []
+        browsed = await get(server, f"exec/{BROKER}/browseQueue/orders")
+        assert [row["Text"] for row in browsed["value"]] == ["m0", "m1"]  # type: ignore[attr-defined]
+        assert (await get(server, f"exec/{BROKER}/browseQueue/nope"))["status"] == 404
+        assert (await get(server, f"exec/{BROKER}/gc()"))["status"] == 200
+
+    async def test_what_minibroker_does_not_reproduce_is_refused(self, http: tuple[Broker, HttpServer]) -> None:
+        """Listed as ActiveMQ lists them; run, each is Jolokia's 403 for a forbidden operation."""
+        broker, server = http
+        listed = await get(server, "list/org.apache.activemq/brokerName=localhost,type=Broker")
+        operations = listed["value"]["op"]  # type: ignore[index]
+        assert {"addQueue", "removeTopic", "resetStatistics", "createDurableSubscriber"} <= set(operations)
+        for path in ("resetStatistics()", "stop()", "createDurableSubscriber/app/audit/prices/[null]"):
+            answer = await get(server, f"exec/{BROKER}/{path}")
+            assert answer["status"] == 403 and answer["error_type"] == "java.lang.Exception"
+            assert "forbidden for MBean org.apache.activemq:brokerName=localhost,type=Broker" in str(answer["error"])
+        assert broker.durable_subscriptions() == []
+
+    async def test_creating_and_removing_needs_admin_rights(self) -> None:
+        async with secured_broker() as broker:
+            server = await start_http_server(broker)
+            async with server:
+                reader = ("reader", "password")
+                for operation in ("addQueue", "removeQueue", "addTopic"):
+                    path = f"/api/jolokia/exec/{BROKER}/{operation}/orders"
+                    answer = (await request(server, "GET", path, auth=reader)).json()
+                    assert answer["status"] == 403 and "not authorized" in answer["error"], operation
+                assert broker.queue_names() == []
+                path = f"/api/jolokia/exec/{BROKER}/addQueue/orders"
+                assert (await request(server, "GET", path, auth=("admin", "secret"))).json()["status"] == 200
+                assert broker.queue_names() == ["orders"]
+
+
 async def test_mutations_need_admin_rights() -> None:
     """A reader may read QueueSize but not purge; the refusal is Jolokia's 403."""
     async with secured_broker() as broker:
