@@ -304,6 +304,8 @@ class LimitExceeded(MinibrokerError):
     limit: object = None
     maximum: object = None
     timeout: float | None = None
+    #: the transaction whose own sends hold the limit (a transacted send refused at once)
+    transaction_id: object = None
 
 
 class PublishInterrupted(MinibrokerError):

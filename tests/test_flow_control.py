@@ -15,7 +15,7 @@ from support.waiting import until
 
 from minibroker import Broker, DestinationPolicy, ManualClock, Message, RealClock
 from minibroker.client import AckMode, Connection, connect
-from minibroker.errors import LimitExceeded
+from minibroker.errors import LimitExceeded, TransactionRolledBack
 from minibroker.plugins.server.tcp import Server, start_server
 from minibroker.transport.commands import GetQueueStatistics
 from minibroker.transport.tcp_link import TcpLink
@@ -135,6 +135,64 @@ class TestWaiting:
             await conn.close()
 
 
+class TestTransactedSends:
+    """A transaction's sends hold their bytes until it ends (the core's ``txn_memory``), so flow control must not
+    hold a transacted send for ever: it times out as a plain send does, and fails at once when only its own
+    transaction's end could make room."""
+
+    async def test_a_held_transacted_send_times_out_on_the_broker_clock(self) -> None:
+        clock = ManualClock()
+        async with Broker(clock=clock, policies=policies(send_fail_if_no_space_after_timeout=30.0)) as broker:
+            conn = await connect(broker)
+            await fill(conn, "limited.q", 4)
+            session = await conn.create_session(AckMode.SESSION_TRANSACTED)
+            producer = await session.create_producer("limited.q")
+            blocked = asyncio.create_task(producer.send(BODY))
+            await broker.run_ready()
+            assert not blocked.done() and broker.waiting_producers == 1
+            await clock.advance(30.0)
+            with pytest.raises(LimitExceeded, match=r"no space freed within 30\.0 s"):
+                await asyncio.wait_for(blocked, TIMEOUT)
+            await session.commit()
+            assert broker.queue("limited.q").size == 4
+            await conn.close()
+
+    async def test_a_transaction_alone_over_the_limit_fails_at_once(self) -> None:
+        clock = ManualClock()  # no timeout in the policy: a plain send would wait for ever
+        async with Broker(clock=clock, policies=policies()) as broker:
+            conn = await connect(broker)
+            session = await conn.create_session(AckMode.SESSION_TRANSACTED)
+            producer = await session.create_producer("limited.q")
+            for _ in range(4):
+                await producer.send(BODY)
+            with pytest.raises(LimitExceeded, match=r"transaction \d+ alone holds 2000 bytes") as info:
+                await asyncio.wait_for(producer.send(BODY), TIMEOUT)  # the clock never moves: no wait
+            assert info.value.limit == LIMIT and broker.waiting_producers == 0  # type: ignore[attr-defined]
+            await session.rollback()  # frees the transaction's bytes: room again
+            await asyncio.wait_for(fill(conn, "limited.q", 1), TIMEOUT)
+            assert broker.queue("limited.q").size == 1
+            await conn.close()
+
+    async def test_a_transaction_that_shares_the_queue_waits_for_the_others(self) -> None:
+        clock = ManualClock()
+        async with Broker(clock=clock, policies=policies()) as broker:
+            conn = await connect(broker)
+            await fill(conn, "limited.q", 2)
+            session = await conn.create_session(AckMode.SESSION_TRANSACTED)
+            producer = await session.create_producer("limited.q")
+            for _ in range(2):
+                await producer.send(BODY)
+            blocked = asyncio.create_task(producer.send(BODY))  # a consumer's acks can make room: it waits
+            await broker.run_ready()
+            assert not blocked.done() and broker.waiting_producers == 1
+            consumer = await (await conn.create_session()).create_consumer("limited.q", prefetch=1)
+            assert await consumer.receive(timeout=0) is not None
+            await asyncio.wait_for(blocked, TIMEOUT)
+            await session.commit()
+            assert broker.queue("limited.q").size == 4
+            await conn.close()
+
+
 # -- over TCP -------------------------------------------------------------------------------------------------------
 
 
@@ -145,6 +203,7 @@ async def server() -> AsyncIterator[Server]:
         policies={
             "limited.>": DestinationPolicy(memory_limit=LIMIT, send_fail_if_no_space_after_timeout=0.2),
             "failing.>": DestinationPolicy(memory_limit=LIMIT, send_fail_if_no_space=True),
+            "forever.>": DestinationPolicy(memory_limit=LIMIT),
         },
     ) as broker:
         s = await start_server(broker, port=0)
@@ -183,3 +242,36 @@ class TestOverTcp:
                 await asyncio.wait_for(fill(conn, "limited.q", 1), TIMEOUT)
             # the connection still works afterwards
             await fill(conn, "other", 1)
+
+    async def test_a_transacted_send_that_timed_out_rolls_its_transaction_back(self, server: Server) -> None:
+        """The client does not wait for a transacted send, so it hears of the failure as an async error; its commit
+        then fails and rolls back (ActiveMQ: "COMMIT FAILED: Transaction marked rollback only"), never committing
+        the transaction without the message."""
+        async with await connect(server.url) as conn:
+            await fill(conn, "limited.q", 3)
+            session = await conn.create_session(AckMode.SESSION_TRANSACTED)
+            producer = await session.create_producer("limited.q")
+            await producer.send(BODY)  # the fourth message: the queue is full
+            await producer.send(BODY)  # held, then refused after 0.2 s
+            await asyncio.wait_for(until(lambda: bool(conn.async_errors)), TIMEOUT)
+            assert isinstance(conn.async_errors[0], LimitExceeded)
+            with pytest.raises(TransactionRolledBack, match=r"rollback only: .*no space freed within 0\.2 s"):
+                await session.commit()
+            assert server.broker.queue("limited.q").size == 3
+            await producer.send(BODY)  # the next transaction starts clean
+            await session.commit()
+            assert server.broker.queue("limited.q").size == 4
+
+    async def test_a_transaction_alone_over_the_limit_fails_at_once(self, server: Server) -> None:
+        async with await connect(server.url) as conn:
+            session = await conn.create_session(AckMode.SESSION_TRANSACTED)
+            producer = await session.create_producer("forever.q")  # no timeout: a plain send would wait for ever
+            for _ in range(5):
+                await producer.send(BODY)
+            await asyncio.wait_for(until(lambda: bool(conn.async_errors)), TIMEOUT)
+            assert "alone holds 2000 bytes" in str(conn.async_errors[0])
+            assert server.broker.waiting_producers == 0
+            with pytest.raises(TransactionRolledBack):
+                await asyncio.wait_for(session.commit(), TIMEOUT)
+            assert server.broker.queue("forever.q").memory_usage == 0
+            await asyncio.wait_for(fill(conn, "forever.q", 1), TIMEOUT)  # its bytes were freed

@@ -568,18 +568,20 @@ class Broker(_BrokerViews, _ReplayableReads, _FaultInjection):
         except StoreError:
             pass
 
-    def admit(self, destination: Destination) -> Admission | None:
+    def admit(self, destination: Destination, transaction_id: int | None = None) -> Admission | None:
         """Producer flow control, the one admission check of every edge: None when a send to ``destination`` may
         go now (it may still fail by itself: a full queue under ``send_fail_if_no_space``), else an awaitable that
         returns once the queue is under its memory limit, or raises :class:`~minibroker.errors.LimitExceeded` after
         the policy's ``send_fail_if_no_space_after_timeout`` (broker clock). Until then the edge holds that
-        producer's following commands, as ActiveMQ blocks a flow-controlled producer."""
+        producer's following commands, as ActiveMQ blocks a flow-controlled producer. A send in transaction
+        ``transaction_id`` (the broker's id) that only its own transaction's end could make room for raises
+        LimitExceeded at once (:meth:`_refuse_own_fill`)."""
         core = self.core
         if not core.memory_limited:
             return None
         if "," in destination.name:  # a composite waits for the first of its queues without room
             for part in composite_parts(destination):
-                admission = self.admit(part)
+                admission = self.admit(part, transaction_id)
                 if admission is not None:
                     return admission
             return None
@@ -587,7 +589,40 @@ class Broker(_BrokerViews, _ReplayableReads, _FaultInjection):
             return None
         if core.queues[destination.name].policy.send_fail_if_no_space:
             return None
+        if transaction_id is not None:
+            self._refuse_own_fill(destination, transaction_id)
         return Admission(self, destination)
+
+    def _refuse_own_fill(self, destination: Destination, transaction_id: int) -> None:
+        """LimitExceeded when the transaction's own sends hold the queue's memory limit (or the broker's): the
+        bytes a transaction holds are freed only by its commit or rollback, which its producer cannot ask for while
+        its send waits, so the wait would never end."""
+        txn = self.core.transactions.get(transaction_id)
+        if txn is None:
+            return  # not a transaction of this broker: the send itself says so
+        q = self.core.queues[destination.name]
+        limit = q.policy.memory_limit
+        usage = self.core.usage
+        here = everywhere = 0
+        for message in txn.sends:
+            if message.destination.kind is DestinationKind.QUEUE:
+                size = message.size_estimate()
+                everywhere += size
+                if message.destination.name == destination.name:
+                    here += size
+        if limit and here >= limit:
+            held, what = here, f"memory limit {limit}"
+        elif usage.full and everywhere >= usage.limit:
+            held, what = everywhere, f"system memory limit {usage.limit}"
+        else:
+            return
+        raise LimitExceeded(
+            f"Usage Manager Memory Limit reached on {destination}: transaction {transaction_id} alone holds {held} "
+            f"bytes ({what}); only its commit or rollback can free them",
+            destination=str(destination),
+            limit=limit or usage.limit,
+            transaction_id=transaction_id,
+        )
 
     async def _wait_for_space(self, destination: Destination) -> None:
         start = self.clock.now()

@@ -227,7 +227,7 @@ class BrokerConnection(_OperatorRequests):
         (:meth:`send_when_admitted`). One call instead of two on the in-process hot path."""
         broker = self.broker
         core = broker.core
-        if core.memory_limited and broker.admit(message.destination) is not None:
+        if core.memory_limited and broker.admit(message.destination, transaction_id) is not None:
             return False
         if transaction_id is None and broker._plain_sends and "," not in message.destination.name:
             # the hot path: a running broker no filter watches sends or rights on, one destination
@@ -241,7 +241,7 @@ class BrokerConnection(_OperatorRequests):
         """:meth:`send` once flow control lets it through (the in-process link's send); a connection closed while
         it waited gets :class:`~minibroker.errors.ConnectionClosed`."""
         broker = self.broker
-        admission = broker.admit(message.destination)
+        admission = broker.admit(message.destination, transaction_id)
         while admission is not None:
             await admission
             if not self.open:
@@ -249,7 +249,7 @@ class BrokerConnection(_OperatorRequests):
                     "the connection closed while its send waited for room", connection_id=self.connection_id
                 )
             # a composite goes when every one of its queues has room (one destination: once admitted)
-            admission = broker.admit(message.destination) if "," in message.destination.name else None
+            admission = broker.admit(message.destination, transaction_id) if "," in message.destination.name else None
         self.send(message, transaction_id)
 
     def _send_composite(self, message: Message, transaction_id: int | None) -> None:

@@ -36,6 +36,7 @@ from minibroker.errors import (
     MinibrokerError,
     RemoteProtocolError,
     TransactionError,
+    TransactionRolledBack,
 )
 from minibroker.message import Destination, DestinationKind, Message, temporary_text
 from minibroker.plugins._listening import FRAMES_PER_TURN
@@ -135,6 +136,9 @@ class ClientConnection:
         self.connection: BrokerConnection | None = None
         #: the client's transaction ids (its choice, per connection) -> the broker's
         self.transactions: dict[int, int] = {}
+        #: the client's transactions a send without a receipt failed in -> that failure: their commit rolls back
+        #: (ActiveMQ's ``rollbackOnlyOnAsyncException``: the client never heard of the failure before committing)
+        self.rollback_only: dict[int, MinibrokerError] = {}
         self.finished = False
         self.encoded = server.encoded
         #: a send waiting for room in a queue over its memory limit (producer flow control) and the broker's
@@ -344,6 +348,7 @@ class ClientConnection:
         if self.backlog_writer is not None:
             self.backlog_writer.cancel()
         self.transactions.clear()
+        self.rollback_only.clear()
         self.writer.close()
 
     def abort(self, error: MinibrokerError) -> None:
@@ -392,6 +397,8 @@ class ClientConnection:
                     raise IllegalStateError(f"unexpected {type(frame).__name__} frame")
                 handler(self, connection, frame)
         except MinibrokerError as exc:
+            if type(frame) is Send:
+                self.send_failed(frame, exc)
             self.emit(encode_error(request_id, exc.code, str(exc)))
         except _Violation:
             raise  # a protocol violation (a second HELLO): fatal, handled by run()
@@ -411,11 +418,19 @@ class ClientConnection:
         except MinibrokerError as exc:
             self.held = None
             if not self.finished:
+                self.send_failed(frame, exc)
                 self.emit(encode_error(frame.request_id, exc.code, str(exc)))
             return
         self.held = None
         if not self.finished and self.connection is not None:
             self.handle(frame)
+
+    def send_failed(self, frame: Send, error: MinibrokerError) -> None:
+        """A transacted send without a receipt failed (flow control's timeout, a full queue): its client sent on
+        without waiting, so the transaction is marked to roll back at its commit, as ActiveMQ marks it."""
+        txn = frame.transaction_id
+        if txn is not None and not frame.receipt and txn in self.transactions:
+            self.rollback_only.setdefault(txn, error)
 
     def hello(self, frame: Hello) -> None:
         client_id = frame.client_id
@@ -542,7 +557,21 @@ class ClientConnection:
         """The broker's id of the client's transaction, which ends here (commit, rollback)."""
         txn = self.broker_transaction(transaction_id)
         del self.transactions[transaction_id]
+        self.rollback_only.pop(transaction_id, None)
         return txn
+
+    def commit_command(self, transaction_id: int) -> c.Commit:
+        """The client's commit, unless a send of the transaction failed unseen: then it is rolled back and the
+        commit fails (ActiveMQ: "COMMIT FAILED: Transaction marked rollback only")."""
+        cause = self.rollback_only.get(transaction_id)
+        txn = self.pop_transaction(transaction_id)
+        if cause is None:
+            return c.Commit(txn)
+        assert self.connection is not None  # a request is handled only for a logged-in client
+        self.connection.dispatch(c.Rollback(txn))
+        raise TransactionRolledBack(
+            f"COMMIT FAILED: Transaction marked rollback only: {cause}", transaction_id=transaction_id
+        )
 
     def second_hello(self, connection: BrokerConnection, frame: Hello) -> None:
         raise _Violation("a second HELLO frame", frame.request_id)
@@ -580,7 +609,7 @@ _Answer = Callable[[ClientConnection, Any, Any], Iterable[bytes]]
 #: a request frame's type -> (the command value it carries, the answer frames for the connection's result)
 REQUESTS: dict[type, tuple[_ToCommand, _Answer]] = {
     RemoveConsumer: (lambda s, f: c.RemoveConsumer(f.consumer_id, f.last_delivered_seq), _ok),
-    Commit: (lambda s, f: c.Commit(s.pop_transaction(f.transaction_id)), _ok),
+    Commit: (lambda s, f: s.commit_command(f.transaction_id), _ok),
     Rollback: (lambda s, f: c.Rollback(s.pop_transaction(f.transaction_id)), _ok),
     Unsubscribe: (lambda s, f: c.Unsubscribe(f.name), _ok),
     CreateTemporary: (_temporary, lambda s, f, made: (encode_temporary_created(f.request_id, temporary_text(made)),)),
