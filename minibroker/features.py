@@ -330,12 +330,29 @@ FEATURES: tuple[Feature, ...] = (
         tests=("tests/test_advisories.py::test_advisory_support_off_publishes_nothing",),
     ),
     Feature(
+        "stomp-consumer-advisory",
+        Kind.DESTINATION_NAME,
+        "STOMP SUBSCRIBE to `/topic/ActiveMQ.Advisory.Consumer.*` (with `transformation` `jms-json`/`jms-xml`/"
+        "`jms-advisory-json`/`jms-advisory-xml`, or none)",
+        Status.IMPLEMENTED,
+        "ConsumerInfo and RemoveInfo as ActiveMQ's JmsFrameTranslator writes them (XStream through Jettison, or "
+        "indented XML), field for field as ActiveMQ 5.17.2 wrote them; `type:Advisory`, `timestamp:0`, "
+        "`consumerCount`. A consumer's session id and number and the command id are minibroker's own (ActiveMQ's "
+        "count each connection's commands)",
+        "topic://ActiveMQ.Advisory.Consumer.Queue.orders",
+        tests=(
+            "tests/plugins/stomp/test_wire_mapping.py::test_a_consumer_comes_and_goes",
+            "tests/plugins/stomp/test_wire_mapping.py::test_as_xml_and_for_a_durable_subscriber",
+        ),
+    ),
+    Feature(
         "stomp-advisory",
         Kind.DESTINATION_NAME,
-        "STOMP SUBSCRIBE to `/topic/ActiveMQ.Advisory.*`",
+        "STOMP SUBSCRIBE to the other `/topic/ActiveMQ.Advisory.*` topics (connections, destinations, producers, "
+        "expired and dead-lettered messages)",
         Status.REFUSED,
-        "ActiveMQ renders advisories to STOMP as XStream JSON of its Java objects; minibroker does not (native "
-        "clients get them)",
+        "ActiveMQ renders their structures as XStream JSON with fields minibroker does not keep (a connection's client "
+        "address, a whole message); native clients get them",
     ),
     Feature(
         "scheduler-management-send",

@@ -92,12 +92,25 @@ class Advising(CoreState):
             return
         conn = self.connections.get(sub.connection_id)
         name = default_connection_name(sub.connection_id) if conn is None else conn.name
-        data = (
-            consumer_info(name, sub.consumer_id, destination, _selector_text(sub), sub.prefetch)
-            if added
-            else remove_info(f"{name}:1:{sub.consumer_id}")
-        )
+        data = self._consumer_info(name, sub, destination) if added else remove_info(f"{name}:1:{sub.consumer_id}")
         self._advise(self._advisory_topic(CONSUMER, destination), data, consumerCount=self._consumer_count(destination))
+
+    def _consumer_info(self, connection_name: str, sub: Subscription, destination: Destination) -> dict[str, object]:
+        durable = None
+        if sub.destination.name.startswith(DURABLE_PREFIX):
+            durable = next((d for d in self.durables.values() if d.consumer_id == sub.consumer_id), None)
+        return consumer_info(
+            connection_name,
+            sub.consumer_id,
+            destination,
+            _selector_text(sub) if durable is None else durable.selector_text,
+            sub.prefetch,
+            browser=sub.browser,
+            no_local=sub.no_local if durable is None else durable.no_local,
+            exclusive=sub.exclusive,
+            priority=sub.priority,
+            subscription_name=None if durable is None else durable.name,
+        )
 
     def _advise_destination(self, destination: Destination, *, added: bool) -> None:
         """A destination was made or removed: a DestinationInfo on ``ActiveMQ.Advisory.Queue`` (``.Topic``,
@@ -184,13 +197,7 @@ class Advising(CoreState):
             replay.append(
                 advisory_message(
                     self._advisory_topic(CONSUMER, dest),
-                    consumer_info(
-                        default_connection_name(other.connection_id),
-                        other.consumer_id,
-                        dest,
-                        _selector_text(other),
-                        other.prefetch,
-                    ),
+                    self._consumer_info(default_connection_name(other.connection_id), other, dest),
                     now,
                     self.broker_name,
                     consumerCount=self._consumer_count(dest),

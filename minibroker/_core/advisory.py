@@ -96,23 +96,41 @@ def advisory_message(
         body=json.dumps(data, sort_keys=True),
         properties=props,
         persistent=False,
-        priority=0,  # ActiveMQ builds advisories as bare ActiveMQMessages: priority 0 (recorded)
-        timestamp=now,
+        priority=0,  # ActiveMQ builds advisories as bare ActiveMQMessages: priority 0, no timestamp (recorded)
+        timestamp=0.0,
         type="Advisory",
         producer_id=_PRODUCER_ID,
     )
 
 
 def consumer_info(
-    connection_name: str, consumer_id: int, destination: Destination, selector: str | None, prefetch: int
+    connection_name: str,
+    consumer_id: int,
+    destination: Destination,
+    selector: str | None,
+    prefetch: int,
+    *,
+    browser: bool = False,
+    no_local: bool = False,
+    exclusive: bool = False,
+    priority: int = 0,
+    subscription_name: str | None = None,
 ) -> dict[str, object]:
-    return {
+    """ActiveMQ's ConsumerInfo, with the fields its STOMP connector writes (plugins/stomp/advisories.py)."""
+    info: dict[str, object] = {
         "dataStructure": "ConsumerInfo",
         "consumerId": f"{connection_name}:1:{consumer_id}",
         "destination": str(destination),
         "selector": selector,
         "prefetchSize": prefetch,
+        "browser": browser,
+        "noLocal": no_local,
+        "exclusive": exclusive,
+        "priority": priority,
     }
+    if subscription_name is not None:
+        info["subscriptionName"] = subscription_name
+    return info
 
 
 def producer_info(connection_name: str, producer_id: int, destination: Destination) -> dict[str, object]:

@@ -77,6 +77,7 @@ from minibroker.refusals import (
 )
 from minibroker.transport import commands as c
 
+from .advisories import ADVISORY_PREFIX, ADVISORY_TRANSFORMATIONS, render_advisory, renders_advisories_of
 from .codec import StompDecoder, StompFrame, encode_frame
 from .messages import message_bytes, message_frame, message_from_send, sanitized
 from .naming import DestinationNames, new_connection_name
@@ -125,6 +126,8 @@ TOPIC = DestinationKind.TOPIC
 #: default prefetch by kind of destination (ActiveMQPrefetchPolicy), whatever the ack mode
 QUEUE_PREFETCH: Final = 1000
 TOPIC_PREFETCH: Final = 32767
+#: a SUBSCRIBE with ``activemq.subscriptionName`` (ProtocolConverter.onStompSubscribe; recorded in its advisory)
+DURABLE_TOPIC_PREFETCH: Final = 100
 BROWSER_PREFETCH: Final = 500
 
 
@@ -535,12 +538,15 @@ class StompConverter:
         destination, options = split_consumer_options(first)  # ?consumer.* options, as ActiveMQ reads them
         transformation = headers.get("transformation")  # how messages are written to it (transformations.py)
         check_stomp_subscribe_headers(headers)  # activemq.retroactive, ...: UnsupportedFeature
-        prefetch = QUEUE_PREFETCH if destination.is_queue else TOPIC_PREFETCH
+        if destination.is_queue:
+            prefetch = QUEUE_PREFETCH
+        else:
+            prefetch = DURABLE_TOPIC_PREFETCH if "activemq.subscriptionName" in headers else TOPIC_PREFETCH
         browser = headers.get("browser") == "true"
         # also for browsers, which never reach the core's consumers
         (check_browser_destination if browser else check_consumer_destination)(destination)
-        if destination.name.startswith("ActiveMQ.Advisory."):  # ActiveMQ renders them as JSON of Java objects
-            raise refuse("stomp-advisory", str(destination))
+        if destination.name.startswith("ActiveMQ.Advisory.") and not renders_advisories_of(destination):
+            raise refuse("stomp-advisory", str(destination))  # structures minibroker does not keep (advisories.py)
         if browser:
             if self.version == "1.0":
                 raise StompError("Queue Browser feature only valid for Stomp v1.1+ clients!")
@@ -654,7 +660,9 @@ class StompConverter:
         assert message is not None
         if sub.consumer_id is None:
             sub.consumer_id = dispatch.consumer_id
-        if sub.transformation is not None:
+        if message.type == "Advisory" and message.destination.name.startswith(ADVISORY_PREFIX):
+            message = self._advisory(sub, message)
+        elif sub.transformation is not None:
             message = transformed(message, sub.transformation, self.max_transformation_entries, self.max_render_size)
         counter = dispatch.redelivery_counter
         if counter and message.destination.kind is not QUEUE:
@@ -676,6 +684,15 @@ class StompConverter:
         self._auto_acks.append((dispatch.consumer_id, message.message_id))
         if not self._in_frame and self.on_output is not None:
             self.on_output()
+
+    def _advisory(self, sub: Subscription, message: Message) -> Message:
+        """An advisory as ActiveMQ's JmsFrameTranslator writes it: its data structure marshalled (advisories.py)."""
+        header = ADVISORY_TRANSFORMATIONS.get(sub.transformation, "jms-advisory-json")
+        body = message.body
+        rendered = render_advisory(body, header) if isinstance(body, str) else None
+        if rendered is None:  # (a subscription reads only the advisories this renders)
+            return message
+        return attrs.evolve(message, body=rendered, properties={**message.properties, "transformation": header})
 
     def _deliver(self, sub: Subscription, message: Message, redelivery_counter: int) -> None:
         ack_id: str | None = None

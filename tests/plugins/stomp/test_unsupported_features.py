@@ -30,9 +30,9 @@ async def connected(server: StompServer) -> RawStompClient:
 
 SUBSCRIBE_CASES = [
     (
-        {"destination": "/topic/ActiveMQ.Advisory.Consumer.Queue.orders"},
+        {"destination": "/topic/ActiveMQ.Advisory.Connection"},
         "stomp-advisory",
-        "topic://ActiveMQ.Advisory.Consumer.Queue.orders",
+        "topic://ActiveMQ.Advisory.Connection",
     ),
     (
         {"destination": "/topic/ActiveMQ.Advisory.SlowConsumer.Queue.orders"},

@@ -265,3 +265,73 @@ async def test_a_send_to_an_advisory_topic_is_taken(server: StompServer, broker:
     assert (await client.send("/queue/q,/topic/ActiveMQ.Advisory.x", "both")).command == "RECEIPT"
     assert broker.queue("q").size == 1
     await client.close()
+
+
+class TestConsumerAdvisories:
+    """A STOMP subscription to a consumer advisory topic gets ActiveMQ's JmsFrameTranslator rendering: the
+    ConsumerInfo or RemoveInfo marshalled by XStream (JSON through Jettison by default, XML on asking), the fields as
+    ActiveMQ 5.17.2 wrote them (recorded); it was refused (UnsupportedFeature stomp-advisory)."""
+
+    @staticmethod
+    def ids_out(body: str) -> str:
+        import re
+
+        body = re.sub(r'"connectionId":"[^"]*","sessionId":-?\d+,"value":\d+', '"consumerId":"<id>"', body)
+        return re.sub(r'"commandId":\d+', '"commandId":0', body)
+
+    async def test_a_consumer_comes_and_goes(self, server: StompServer) -> None:
+        watcher = await connected(server)
+        reply = await watcher.request(
+            "SUBSCRIBE", {"id": "adv", "destination": "/topic/ActiveMQ.Advisory.Consumer.Queue.x"}
+        )
+        assert reply.command == "RECEIPT"
+        consumer = await connected(server)
+        await consumer.request("SUBSCRIBE", {"id": "s1", "destination": "/queue/x", "selector": "a = 'b'"})
+        came = await watcher.message()
+        assert came.headers["type"] == "Advisory" and came.headers["transformation"] == "jms-advisory-json"
+        assert came.headers["consumerCount"] == "1" and came.headers["timestamp"] == "0"
+        assert came.headers["priority"] == "0" and "persistent" not in came.headers
+        assert self.ids_out(came.body.decode()) == (
+            '{"ConsumerInfo":{"commandId":0,"responseRequired":true,"consumerId":{"consumerId":"<id>"},'
+            '"destination":{"@class":"ActiveMQQueue","string":"x","null":""},"prefetchSize":1000,'
+            '"maximumPendingMessageLimit":0,"browser":false,"dispatchAsync":true,'
+            '"selector":"convert_string_expressions:a = \'b\'","noLocal":false,"exclusive":false,"retroactive":false,'
+            '"priority":0,"optimizedAcknowledge":false,"noRangeAcks":false}}'
+        )
+        await consumer.request("UNSUBSCRIBE", {"id": "s1"})
+        went = await watcher.message()
+        assert went.headers["consumerCount"] == "0"
+        assert self.ids_out(went.body.decode()) == (
+            '{"RemoveInfo":{"commandId":0,"responseRequired":true,"objectId":{"@class":"ConsumerId",'
+            '"consumerId":"<id>"},"lastDeliveredSequenceId":-2}}'
+        )
+        await consumer.close()
+        await watcher.close()
+
+    async def test_as_xml_and_for_a_durable_subscriber(self, server: StompServer) -> None:
+        watcher = await connected(server)
+        await watcher.request(
+            "SUBSCRIBE",
+            {"id": "a", "destination": "/topic/ActiveMQ.Advisory.Consumer.Topic.dur", "transformation": "jms-xml"},
+        )
+        consumer = await connected(server, client_id="c-xml")
+        await consumer.request(
+            "SUBSCRIBE",
+            {"id": "d", "destination": "/topic/dur", "activemq.subscriptionName": "subn", "activemq.noLocal": "true"},
+        )
+        frame = await watcher.message()
+        assert frame.headers["transformation"] == "jms-advisory-xml"
+        lines = frame.body.decode().splitlines()
+        assert lines[0] == "<ConsumerInfo>" and lines[-1] == "</ConsumerInfo>"
+        assert '  <destination class="ActiveMQTopic">' in lines
+        assert "    <string>dur</string>" in lines and "    <null/>" in lines
+        assert "  <prefetchSize>100</prefetchSize>" in lines  # a durable subscription's default
+        assert "  <subscriptionName>subn</subscriptionName>" in lines and "  <noLocal>true</noLocal>" in lines
+        await consumer.close()
+        await watcher.close()
+
+    async def test_other_advisory_topics_are_still_refused(self, server: StompServer) -> None:
+        client = await connected(server)
+        refused = await client.request("SUBSCRIBE", {"id": "c", "destination": "/topic/ActiveMQ.Advisory.Connection"})
+        assert refused.command == "ERROR" and "stomp-advisory" in refused.headers["message"]
+        await client.close()
