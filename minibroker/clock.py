@@ -42,6 +42,12 @@ DEFAULT_AUTOJUMP_THRESHOLD = 0.01
 DEFAULT_REAL_TIMER_HORIZON = 1.0
 
 
+class VirtualLoop(Protocol):
+    """What a clock asks of the event loop it drives (:class:`~minibroker.virtual_time.VirtualTimeLoop`)."""
+
+    def next_timer_ns(self) -> int | None: ...
+
+
 class TimerHandle(Protocol):
     """What ``call_at`` returns: something that can be cancelled."""
 
@@ -252,6 +258,9 @@ class ManualClock:
         self._jumper: asyncio.Task[None] | None = None
         self._wakeup: asyncio.Event | None = None
         self._holds: list[Callable[[], str | None]] = []
+        #: the VirtualTimeLoop whose time this clock is (minibroker.virtual_time): it does the jumping, and
+        #: ``advance`` moves its timers too
+        self._driver: VirtualLoop | None = None
 
     def __repr__(self) -> str:
         return f"ManualClock(now={self.elapsed:.6f}s after start, timers={len(self._timers)})"
@@ -286,7 +295,7 @@ class ManualClock:
     def call_at(self, when: float, callback: Callable[[], None]) -> TimerHandle:
         timer = _ManualTimer(when, self._offset_ns(when), callback)
         heapq.heappush(self._timers, (timer.when_ns, next(self._counter), timer))
-        if self._autojump:
+        if self._autojump and self._driver is None:
             self._ensure_jumper()
         return timer
 
@@ -328,10 +337,30 @@ class ManualClock:
 
     async def _advance_to_ns(self, target_ns: int, at_least: float | None = None) -> None:
         await settle()
-        while self._fire_due(target_ns):
+        while self._reach_loop_timer(target_ns) or self._fire_due(target_ns):
             await settle()
         self._move_to(target_ns, at_least)
         await settle()
+
+    def _drive_from(self, loop: VirtualLoop) -> None:
+        """Be the time of ``loop`` (a :class:`~minibroker.virtual_time.VirtualTimeLoop`): the loop jumps when idle,
+        and ``advance`` fires the loop's timers in order with this clock's."""
+        self._driver = loop
+        self.stop()
+
+    def _reach_loop_timer(self, until_ns: int) -> bool:
+        """Move to the driving loop's next timer when it comes before this clock's next one and ``until_ns``; the
+        loop runs it while the caller settles. False when there is none."""
+        if self._driver is None:
+            return False
+        loop_ns = self._driver.next_timer_ns()
+        if loop_ns is None or not self._elapsed_ns < loop_ns <= until_ns:
+            return False
+        own = self._next_deadline_ns()
+        if own is not None and own <= loop_ns:
+            return False
+        self._move_to(loop_ns)
+        return True
 
     async def advance_to_next_deadline(self) -> bool:
         """Jump to the next timer and fire it; False when no timer is pending."""
@@ -442,7 +471,7 @@ class ManualClock:
         """Turn autojump on or off (on: whenever the loop is idle, jump to the next timer)."""
         self._autojump = enabled
         if enabled:
-            if self._timers:
+            if self._timers and self._driver is None:
                 self._ensure_jumper()
         else:
             self.stop()
