@@ -7,14 +7,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import socket
 import ssl
 import subprocess
 import sys
 import tempfile
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from pathlib import Path
-from typing import IO, Any, ClassVar, Literal, TypeVar
+from typing import IO, Any, ClassVar, TypeVar
 
 import attrs
 import pytest
@@ -26,6 +25,7 @@ from minibroker.filters import BrokerPlugin
 from minibroker.testing import delivery_history
 from minibroker.tls import TlsSettings
 
+from . import factories
 from .pytest_plugin import BROKERS_KEY, MARKER, report_path
 from .pytest_plugin import _async_fixture as async_fixture  # one home for the pytest-asyncio fallback
 
@@ -91,9 +91,12 @@ def _did_you_mean(matches: list[str]) -> str:
     return f" (did you mean {matches[0]!r}?)" if matches else ""
 
 
-def _make_broker(options: BrokerOptions) -> Broker:
+def _make_broker(options: BrokerOptions, loop_clock: ManualClock | None = None) -> Broker:
+    """The broker the options describe; on ``loop_clock``, the clock of a virtual-time event loop, when given."""
     clock: ManualClock | RealClock = RealClock()
-    if options.virtual_time:
+    if loop_clock is not None:
+        clock = loop_clock
+    elif options.virtual_time:
         clock = ManualClock(autojump=options.autojump, autojump_threshold=options.autojump_threshold)
     return Broker(
         clock=clock,
@@ -149,9 +152,9 @@ def _teardown_report(broker: Broker, options: BrokerOptions, loop_errors: list[d
 async def minibroker(request: pytest.FixtureRequest) -> AsyncIterator[Broker]:
     """A fresh in-process broker for this test (virtual time by default), checked on teardown."""
     options = _options(request)
-    broker = _make_broker(options)
-    _note_broker(request, "minibroker", broker)
     loop = asyncio.get_running_loop()
+    broker = _make_broker(options, _loop_clock(loop, options))
+    _note_broker(request, "minibroker", broker)
     loop_errors: list[dict[str, Any]] = []
     previous = loop.get_exception_handler()
     loop.set_exception_handler(lambda _loop, context: loop_errors.append(context))
@@ -164,6 +167,18 @@ async def minibroker(request: pytest.FixtureRequest) -> AsyncIterator[Broker]:
     report = _teardown_report(broker, options, loop_errors)
     if report is not None:
         pytest.fail(report, pytrace=False)
+
+
+def _loop_clock(loop: asyncio.AbstractEventLoop, options: BrokerOptions) -> ManualClock | None:
+    """The clock of the test's loop under ``@pytest.mark.minibroker_virtual_time``: the broker shares it."""
+    from minibroker.virtual_time import clock_of
+
+    clock = clock_of(loop)
+    if clock is not None and not options.virtual_time:
+        raise pytest.UsageError(
+            "@pytest.mark.minibroker(virtual_time=False) contradicts @pytest.mark.minibroker_virtual_time"
+        )
+    return clock
 
 
 @pytest.fixture
@@ -214,9 +229,11 @@ async def minibroker_server(request: pytest.FixtureRequest) -> AsyncIterator[Any
     """An in-process broker on real time, also listening on a random TCP port of 127.0.0.1 (``.url``,
     ``.broker``), for code under test that takes a URL."""
     from minibroker.plugins.server.tcp import start_server
+    from minibroker.virtual_time import clock_of
 
-    options = attrs.evolve(_options(request), virtual_time=False)
-    broker = _make_broker(options)
+    loop_clock = clock_of(asyncio.get_running_loop())  # under minibroker_virtual_time: the loop's time
+    options = attrs.evolve(_options(request), virtual_time=loop_clock is not None)
+    broker = _make_broker(options, loop_clock)
     _note_broker(request, "minibroker_server", broker)
     async with broker:
         server = await start_server(broker, "127.0.0.1", 0, ssl=_tls_context(options))
@@ -472,6 +489,25 @@ class BrokerProcess:
 
 
 async def _clean(url: str, user: str | None, password: str | None) -> None:
+    """Empty the broker at ``url`` as ``user``; a refusal says which right the administrator lacks and how to grant
+    it (cleaning goes through the rights the broker gives that user, as any operator's tool would)."""
+    from minibroker.errors import AccessDenied
+
+    try:
+        await _clean_as(url, user, password)
+    except AccessDenied as exc:
+        who = "no user (give one with --minibroker-user/--minibroker-password)" if user is None else f"user {user!r}"
+        raise AccessDenied(
+            f"minibroker_clean cleans as the broker's administrator, here {who}: {exc}. Clean needs read and admin on "
+            "every queue and write on topic://ActiveMQ.Scheduler.Management: in broker.toml, [[authorization]] "
+            'queue = ">" and topic = ">" with the administrator\'s group in read, write and admin',
+            user=exc.user,
+            destination=exc.destination,
+            action=exc.action,
+        ) from exc
+
+
+async def _clean_as(url: str, user: str | None, password: str | None) -> None:
     from minibroker.client import connect
     from minibroker.transport.tcp_link import TcpLink
 
@@ -556,80 +592,9 @@ def _port(text: str | None, default: int) -> int:
         raise pytest.UsageError(f"minibroker: a port must be a number, not {text!r}") from None
 
 
-Scope = Literal["session", "package", "module", "class", "function"]
-
-
-def minibroker_proc_factory(
-    config: str | os.PathLike[str] | None = None,
-    *,
-    host: str | None = None,
-    port: int | None = None,
-    stomp_port: int | None = None,
-    scope: Scope = "session",
-    mqtt_port: int | None = None,
-) -> Any:
-    """A fixture that runs one ``minibroker serve`` process for its ``scope`` (pytest-redis's ``factories.redis_proc``).
-    Arguments left out come from the options (``--minibroker-config``, ``--minibroker-host``, ...)."""
-
-    @pytest.fixture(scope=scope)
-    def proc_fixture(request: pytest.FixtureRequest) -> Iterator[BrokerProcess]:
-        """A ``minibroker serve`` process for the scope (``.url``, ``.stomp_url``, ``.host``, ``.port``), configured
-        by ``--minibroker-config``/``minibroker_config`` and the host and port options; stopped at the end."""
-        settings = request.config
-        broker = start_broker_process(
-            config if config is not None else _setting(settings, "config"),
-            host=host or _setting(settings, "host") or "127.0.0.1",
-            port=port if port is not None else _port(_setting(settings, "port"), 0),
-            stomp_port=stomp_port if stomp_port is not None else _port(_setting(settings, "stomp_port"), 0),
-            mqtt_port=mqtt_port if mqtt_port is not None else _port(_setting(settings, "mqtt_port"), 0),
-        )
-        broker = attrs.evolve(broker, user=_setting(settings, "user"), password=_setting(settings, "password"))
-        try:
-            yield broker
-        finally:
-            broker.stop()
-
-    return proc_fixture
-
-
-def minibroker_noproc_factory(
-    *,
-    host: str | None = None,
-    port: int | None = None,
-    stomp_port: int | None = None,
-    scope: Scope = "session",
-    mqtt_port: int | None = None,
-) -> Any:
-    """A fixture for a broker that is already running (started by CI, docker, another tool): its addresses, from the
-    arguments or the options (defaults 127.0.0.1, 61616, 61613); fails at once when nothing listens there."""
-
-    @pytest.fixture(scope=scope)
-    def noproc_fixture(request: pytest.FixtureRequest) -> BrokerProcess:
-        """The addresses of a broker that is already running (``--minibroker-host``/``-port``/``-stomp-port``),
-        in the shape of ``minibroker_proc``; the test fails at once when nothing listens there."""
-        settings = request.config
-        address = host or _setting(settings, "host") or "127.0.0.1"
-        tcp = port if port is not None else _port(_setting(settings, "port"), 61616)
-        stomp = stomp_port if stomp_port is not None else _port(_setting(settings, "stomp_port"), 61613)
-        mqtt = mqtt_port if mqtt_port is not None else _port(_setting(settings, "mqtt_port"), 1883)
-        try:
-            socket.create_connection((address, tcp), timeout=5).close()
-        except OSError as exc:
-            pytest.fail(
-                f"minibroker_noproc: no broker listens on {address}:{tcp} ({exc}); start one with "
-                f"`minibroker serve --port {tcp} --stomp-port {stomp}` or set --minibroker-port",
-                pytrace=False,
-            )
-        return BrokerProcess(
-            address,
-            tcp,
-            stomp,
-            mqtt_port=mqtt,
-            user=_setting(settings, "user"),
-            password=_setting(settings, "password"),
-        )
-
-    return noproc_fixture
+# the factories live in the public minibroker.plugins.factories (as pytest-redis's); these names stay for old imports
+minibroker_proc_factory = factories.minibroker_proc
+minibroker_noproc_factory = factories.minibroker_noproc
 
 
 minibroker_proc = minibroker_proc_factory()
@@ -643,7 +608,6 @@ def minibroker_session_url(minibroker_proc: BrokerProcess) -> str:
     return minibroker_proc.url
 
 
-@pytest.fixture
 def minibroker_clean(minibroker_proc: BrokerProcess) -> Iterator[BrokerProcess]:
     """``minibroker_proc``, emptied after each test (:meth:`BrokerProcess.clean`: messages, offline durable
     subscriptions, scheduled jobs), as pytest-redis's ``redisdb``: one process for the session, a clean broker for

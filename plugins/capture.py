@@ -33,16 +33,22 @@ if TYPE_CHECKING:
 __all__ = ["Capture", "Captured", "start_capture"]
 
 ADVISORY_PREFIX = "ActiveMQ.Advisory."
+#: the property ActiveMQ's MQTT transport sets on what an MQTT client publishes (plugins/mqtt/session.py)
+QOS_PROPERTY = "ActiveMQ.MQTT.QoS"
 
 
 @attrs.frozen(slots=True)
 class Captured:
-    """One captured message: its topic (ActiveMQ's name and MQTT's), body and properties."""
+    """One captured message: its topic (ActiveMQ's name and MQTT's), body and properties, and for what an MQTT client
+    published, its retain flag and QoS."""
 
     topic: str
     body: Body
     properties: dict[str, PropertyValue]
     message_id: str
+    #: published with MQTT's retain flag (``ActiveMQ.Retain``): the topic's retained message when it was captured
+    #: (the delivered copy loses the property, as on ActiveMQ)
+    retain: bool = False
 
     @property
     def mqtt_topic(self) -> str:
@@ -62,6 +68,12 @@ class Captured:
     def json(self) -> Any:
         """The body decoded as JSON."""
         return json.loads(self.text)
+
+    @property
+    def qos(self) -> int | None:
+        """The QoS an MQTT client published it with (``ActiveMQ.MQTT.QoS``); None when another client sent it."""
+        value = self.properties.get(QOS_PROPERTY)
+        return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def topic_of(pattern: str) -> str:
@@ -92,7 +104,10 @@ class Capture:
         topic = msg.destination.name
         if not self.include_advisories and topic.startswith(ADVISORY_PREFIX):
             return
-        self.messages.append(Captured(topic, msg.body, dict(msg.properties), msg.message_id))
+        kept = self.broker.core.topics.get(topic)
+        retained = None if kept is None else kept.retained
+        retain = retained is not None and retained.message_id == msg.message_id
+        self.messages.append(Captured(topic, msg.body, dict(msg.properties), msg.message_id, retain))
 
     async def wait(self, count: int, *, timeout: float = 10.0) -> list[Captured]:
         """The first ``count`` messages, once that many have come (virtual time moves as for
@@ -101,6 +116,12 @@ class Capture:
             got = [f"{m.topic}: {m.body!r}" for m in self.messages]
             raise AssertionError(f"{len(got)} message(s) on {self.pattern!r}, not {count}, after {timeout} s: {got}")
         return self.messages[:count]
+
+    @property
+    def records(self) -> list[Captured]:
+        """Every captured message so far, in arrival order (``.topic``, ``.mqtt_topic``, ``.body``, ``.text``,
+        ``.json()``, ``.properties``, ``.retain``, ``.qos``, ``.message_id``); ``messages`` is the same list."""
+        return self.messages
 
     @property
     def texts(self) -> list[str]:

@@ -77,6 +77,8 @@ __all__ = [
 ]
 
 MARKER = "minibroker"
+#: the marker that runs a whole async test (its event loop, fixtures and application) on virtual time
+VIRTUAL_TIME_MARKER = "minibroker_virtual_time"
 MISSING_ASYNCIO = (
     "the minibroker fixtures need pytest-asyncio: pip install pytest-asyncio "
     "(from a minibroker checkout: pip install '.[pytest]')"
@@ -119,8 +121,24 @@ def pytest_configure(config: pytest.Config) -> None:
         "plugins=(), history_limit=10000, allow_dead_letters=False, allow_listener_errors=False): "
         "configure the minibroker fixtures of this test",
     )
+    config.addinivalue_line(
+        "markers",
+        f"{VIRTUAL_TIME_MARKER}(autojump=True, autojump_threshold=0.01): run this async test's event loop on the "
+        "broker's virtual clock: asyncio.sleep, asyncio.timeout, wait_for and call_later in the application's code "
+        "are virtual timers (minibroker.virtual_time)",
+    )
     # the Spark guide's test marks itself so (it runs a real local Spark): known wherever the plugin is
     config.addinivalue_line("markers", "spark: runs a real local Spark (the minibroker_spark fixture)")
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """``@pytest.mark.minibroker_virtual_time``: the test's pytest-asyncio loop is a
+    :class:`~minibroker.virtual_time.VirtualTimeLoop`, for the test's loop scope."""
+    marker = metafunc.definition.get_closest_marker(VIRTUAL_TIME_MARKER)
+    if marker is not None:
+        from ._pytest_sync import parametrize_virtual_time
+
+        parametrize_virtual_time(metafunc, marker)
 
 
 # -- --minibroker-report: the brokers each test made, the failed tests' sections, the file ---------------------------
@@ -188,6 +206,13 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         config.pluginmanager.register(_ReportWriter(config.invocation_params.dir / path), "minibroker-report")
 
 
+def _check_async(request: Any, fixture: str) -> None:
+    """An async fixture in a plain ``def`` test fails at once, naming the synchronous fixture to use."""
+    from ._pytest_sync import check_async_test
+
+    check_async_test(request, fixture)
+
+
 def _impl() -> ModuleType:
     """The fixtures' bodies, imported with the broker on first use."""
     from . import _pytest_fixtures
@@ -225,7 +250,9 @@ except ImportError:  # pragma: no cover - installed without the "pytest" extra
 
 @_async_fixture
 async def minibroker(request: Any) -> AsyncIterator[Any]:
-    """A fresh in-process broker for this test (virtual time by default), checked on teardown."""
+    """A fresh in-process broker for this test (virtual time by default), checked on teardown. For ``async def``
+    tests (a plain ``def`` test uses ``minibroker_sync``)."""
+    _check_async(request, "minibroker")
     async for value in _body("minibroker")(request):
         yield value
 
@@ -247,6 +274,7 @@ async def minibroker_connection(minibroker: Any, request: Any) -> AsyncIterator[
 async def minibroker_factory(request: Any) -> AsyncIterator[Any]:
     """``await minibroker_factory(clock=..., policies=..., ...)`` builds and starts another broker (the arguments of
     :class:`~minibroker.Broker`); all are stopped after the test."""
+    _check_async(request, "minibroker_factory")
     async for value in _body("minibroker_factory")(request):
         yield value
 
@@ -254,7 +282,9 @@ async def minibroker_factory(request: Any) -> AsyncIterator[Any]:
 @_async_fixture
 async def minibroker_server(request: Any) -> AsyncIterator[Any]:
     """An in-process broker on real time, also listening on a random TCP port of 127.0.0.1 (``.url``,
-    ``.broker``), for code under test that takes a URL."""
+    ``.broker``), for code under test that takes a URL (on the loop's virtual time under
+    ``minibroker_virtual_time``)."""
+    _check_async(request, "minibroker_server")
     async for value in _body("minibroker_server")(request):
         yield value
 
@@ -288,6 +318,31 @@ async def minibroker_capture(minibroker: Any) -> AsyncIterator[Any]:
     advisory topics left out unless ``include_advisories=True``."""
     async for value in _body("minibroker_capture")(minibroker):
         yield value
+
+
+@pytest.fixture
+def minibroker_sync(request: Any) -> Iterator[Any]:
+    """For plain ``def`` tests: the test's broker on its own thread and event loop (``.url``; virtual time and the
+    marker's settings as for ``minibroker``), with the in-process assertions as blocking calls
+    (``.wait_for_queue_size``, ``.dead_letters()``, ``.assert_dead_lettered``, ``.delivery_history``, ``.browse``,
+    ``.purge``, ``.advance``, ``.capture(pattern)``), checked on teardown as ``minibroker`` is."""
+    from ._pytest_sync import sync_broker
+
+    yield from sync_broker(request)
+
+
+@pytest.fixture
+def minibroker_stomp_sync(minibroker_sync: Any) -> Any:
+    """For plain ``def`` tests: a STOMP listener on ``minibroker_sync`` (``.host_and_ports``, ``.url``; ``.broker``
+    is ``minibroker_sync``), for stomp.py's blocking clients."""
+    return minibroker_sync.listen("stomp")
+
+
+@pytest.fixture
+def minibroker_mqtt_sync(minibroker_sync: Any) -> Any:
+    """For plain ``def`` tests: an MQTT listener on ``minibroker_sync`` (``.host``, ``.port``, ``.url``;
+    ``.broker`` is ``minibroker_sync``), for paho-mqtt's blocking clients."""
+    return minibroker_sync.listen("mqtt")
 
 
 @pytest.fixture(scope="session")
