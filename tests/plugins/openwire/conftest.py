@@ -1,0 +1,70 @@
+"""The OpenWire tests' Java programs (compiled once per session against Debian's activemq-client) and, until
+pyproject.toml lists ``minibroker.plugins.openwire`` among its packages (the strict editable install maps only the
+packages listed), the source folder standing in for that package."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import os
+import shutil
+import subprocess
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+import pytest
+
+import minibroker.plugins
+
+if importlib.util.find_spec("minibroker.plugins.openwire") is None:  # pragma: no cover - until pyproject lists it
+    minibroker.plugins.__path__.append(str(Path(__file__).resolve().parents[3] / "plugins"))
+
+
+JAVA_DIR = Path(__file__).resolve().parent / "java"
+CLIENT_JAR = Path("/usr/share/java/activemq-client.jar")
+
+
+@pytest.fixture(scope="session")
+def openwire_java(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """The classpath of the compiled Java programs (java/*.java) against Debian's activemq-client 5.17.2."""
+    if shutil.which("javac") is None or not CLIENT_JAR.exists():
+        pytest.skip(
+            "needs Java 17 (javac) and Debian's libactivemq-java: "
+            "apt-get install openjdk-17-jdk-headless libactivemq-java"
+        )
+    build = tmp_path_factory.mktemp("openwire-java")
+    done = subprocess.run(
+        ["sh", str(JAVA_DIR / "build.sh")],
+        env={**os.environ, "OPENWIRE_JAVA_BUILD": str(build)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    )
+    return done.stdout.strip().splitlines()[-1]
+
+
+async def run_java(classpath: str, main: str, *args: str, timeout: float = 120.0) -> list[str]:
+    """Run a Java program to its end; its output lines (AssertionError with its output when it fails)."""
+    proc = await asyncio.create_subprocess_exec(
+        "java", "-cp", classpath, main, *args, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT
+    )
+    try:
+        out, _ = await asyncio.wait_for(proc.communicate(), timeout)
+    except TimeoutError:
+        proc.kill()
+        await proc.wait()
+        raise
+    text = out.decode()
+    assert proc.returncode == 0, f"{main} {' '.join(args)} failed ({proc.returncode}):\n{text}"
+    return text.splitlines()
+
+
+@pytest.fixture
+def java_run(openwire_java: str) -> Callable[..., Awaitable[list[str]]]:
+    """``await java_run("OpenWireClient", url, scenario)``: the program's output lines."""
+
+    async def run(main: str, *args: str, timeout: float = 120.0) -> list[str]:
+        return await run_java(openwire_java, main, *args, timeout=timeout)
+
+    return run
