@@ -71,6 +71,10 @@ class ConnectionContext:
     remote: bool = False
     connection_id: int = 0
     principal: object | None = None
+    #: the edge it came through, as the console shows it ("native", "STOMP", "MQTT", "HTTP"; None: in process),
+    #: and the client's address (``tcp://host:port``): set by the edge once the connection is open
+    protocol: str | None = None
+    remote_address: str | None = None
 
 
 @attrs.frozen(slots=True)

@@ -251,6 +251,8 @@ class _OperatorRequests:
                     len(state.consumers),
                     len(state.producers),
                     len(state.transactions),
+                    None if context is None else context.protocol,
+                    None if context is None else context.remote_address,
                 )
             )
         return rows

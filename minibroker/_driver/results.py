@@ -55,6 +55,10 @@ class ConnectionView:
     consumers: int
     producers: int
     transactions: int
+    #: the edge it came through ("native", "STOMP", "MQTT", "HTTP"; None: in process)
+    protocol: str | None = None
+    #: where the client connects from (``tcp://host:port``; None in process)
+    remote_address: str | None = None
 
 
 @attrs.frozen(slots=True)

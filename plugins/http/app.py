@@ -159,7 +159,7 @@ class HttpApp:
         refused = self._check_host(request.head)
         if refused is not None:
             return refused
-        return _secured(await self._answer(request, gone))
+        return _secured(await self._answer(request, gone, peer))
 
     def host_allowed(self, host: str | None) -> bool:
         """Whether a request's ``Host`` names this listener (see the module notes); no ``Host`` (HTTP/1.0, never
@@ -200,7 +200,7 @@ class HttpApp:
 
     # -- routing ----------------------------------------------------------------------------------------------------
 
-    async def _answer(self, request: Request, gone: asyncio.Event | None = None) -> Response:
+    async def _answer(self, request: Request, gone: asyncio.Event | None = None, peer: str = "") -> Response:
         split = urlsplit(request.target)
         path = unquote(split.path)
         params = parse_qs(split.query, keep_blank_values=True)
@@ -208,20 +208,22 @@ class HttpApp:
         if method not in ("GET", "HEAD", "POST", "DELETE", "OPTIONS"):
             return _text(405, f"{method} is not allowed", [("Allow", "GET, HEAD, POST, DELETE")])
         if path in ("/", "/index.html") or path.startswith("/static/"):
-            return await self._with_login(request, lambda conn, user: self._page(path, method))
+            return await self._with_login(request, peer, lambda conn, user: self._page(path, method))
         if path == "/api/jolokia" or path.startswith("/api/jolokia/"):
-            return await self._with_login(request, lambda conn, user: self._jolokia(request, conn, split.path, params))
+            return await self._with_login(
+                request, peer, lambda conn, user: self._jolokia(request, conn, split.path, params)
+            )
         if path == "/api/message" or path.startswith("/api/message/"):
             return await self._with_login(
-                request, lambda conn, user: self._rest(request, conn, user, path, params, gone)
+                request, peer, lambda conn, user: self._rest(request, conn, user, path, params, gone, peer)
             )
         if path.startswith("/console/api/"):
-            return await self._with_login(request, lambda conn, user: self._console(request, conn, path, params))
+            return await self._with_login(request, peer, lambda conn, user: self._console(request, conn, path, params))
         return _text(404, "not found")
 
-    async def _with_login(self, request: Request, run: Any) -> Response:
+    async def _with_login(self, request: Request, peer: str, run: Any) -> Response:
         try:
-            connection = self._login(request.head)
+            connection = self._login(request.head, peer)
         except _Unauthorized as exc:
             return self._unauthorized(str(exc))
         except BrokerClosed:
@@ -242,12 +244,16 @@ class HttpApp:
             if connection.open:
                 connection.close()
 
-    def _login(self, head: RequestHead) -> BrokerConnection:
+    def _login(self, head: RequestHead, peer: str = "") -> BrokerConnection:
         user, password = credentials(head)
         try:
-            return self.broker.connect(user=user, password=password, remote=True)
+            connection = self.broker.connect(user=user, password=password, remote=True)
         except AccessDenied as exc:
             raise _Unauthorized(str(exc)) from None
+        # what the console's Connections page shows of it (a REST clientId consumer's connection stays open)
+        connection.context.protocol = "HTTP"
+        connection.context.remote_address = f"tcp://{peer}" if peer else None
+        return connection
 
     def _unauthorized(self, why: str) -> Response:
         return _text(401, f"Unauthorized: {why}", [("WWW-Authenticate", f'Basic realm="{REALM}"')])
@@ -310,6 +316,7 @@ class HttpApp:
         path: str,
         params: dict[str, list[str]],
         gone: asyncio.Event | None,
+        peer: str = "",
     ) -> Response:
         dest_path = path.removeprefix("/api/message")
         if request.method == "POST":
@@ -335,7 +342,7 @@ class HttpApp:
                 dest_path,
                 params,
                 request.header("selector"),
-                lambda: self._login(request.head),
+                lambda: self._login(request.head, peer),
                 gone=gone,
                 as_text="text/html" in accept,
             )

@@ -1,7 +1,7 @@
 """The web console's JSON API (``/console/api/...``), what the page in ``static/`` polls and posts: destinations with
 their counts, a queue's messages a page at a time, one message with its delivery history, and the operator's actions
-(purge, delete, move, copy, retry, send). Everything goes through the request's :class:`~minibroker.BrokerConnection`,
-which authorizes it."""
+(purge, delete, move, copy, retry, send, removing a scheduled job). Everything goes through the request's
+:class:`~minibroker.BrokerConnection`, which authorizes it."""
 
 from __future__ import annotations
 
@@ -27,6 +27,8 @@ PAGE_SIZE = 25
 PREVIEW = 120
 #: characters of a body shown on a message's page
 FULL_BODY = 64 * 1024
+#: where a client sends its requests to the scheduler (ActiveMQ's ScheduledMessage.AMQ_SCHEDULER_MANAGEMENT_DESTINATION)
+SCHEDULER_MANAGEMENT = "ActiveMQ.Scheduler.Management"
 _ids = itertools.count(1)
 
 Answer = tuple[int, Any]
@@ -96,6 +98,8 @@ class ConsoleApi:
         queue = body.get("queue")
         if action == "send":
             return self._send(body)
+        if action == "unschedule":
+            return self._unschedule(body.get("jobId"))
         if not isinstance(queue, str) or not queue:
             return 400, {"error": "which queue?"}
         message_id = body.get("id")
@@ -178,6 +182,8 @@ class ConsoleApi:
                     "clientId": c.client_id,
                     "user": c.user,
                     "remote": c.remote,
+                    "protocol": c.protocol,
+                    "remoteAddress": c.remote_address,
                     "consumers": c.consumers,
                     "producers": c.producers,
                     "transactions": c.transactions,
@@ -293,6 +299,33 @@ class ConsoleApi:
                 for r, row in zip(history, timeline_rows(history), strict=True)
             ],
         }
+
+    # -- the scheduler ----------------------------------------------------------------------------------------------
+
+    def _unschedule(self, job_id: Any) -> Answer:
+        """Remove a waiting job (ActiveMQ's ``JobSchedulerViewMBean.removeJob``) as a client removes one: a REMOVE
+        request sent to ``topic://ActiveMQ.Scheduler.Management`` through the connection, so the right to write
+        there is checked as for any client; the job's destination needs ``admin`` too, as deleting a message does."""
+        if not isinstance(job_id, str) or not job_id:
+            return 400, {"error": "which job?"}
+        conn = self.connection
+        job = next((j for j in conn.scheduled_jobs() if j.job_id == job_id), None)
+        if job is None:  # none this user may see has that id
+            return 200, {"done": False}
+        conn.authorize(ADMIN, job.message.destination)
+        seq = next(_ids)
+        request = Message(
+            f"ID:{PROCESS_ID_PREFIX}-console-{seq}:1:1:1:1",
+            Destination.topic(SCHEDULER_MANAGEMENT),
+            "",
+            {"AMQ_SCHEDULER_ACTION": "REMOVE", "scheduledJobId": job_id},
+            4,
+            False,
+            self.broker.clock.now(),
+            producer_id=f"ID:{PROCESS_ID_PREFIX}-console-{seq}:1:1",
+        )
+        conn.send(request)
+        return 200, {"done": all(j.job_id != job_id for j in conn.scheduled_jobs())}
 
     # -- send -------------------------------------------------------------------------------------------------------
 

@@ -227,6 +227,9 @@ class _MqttProtocol(TakesTurns, asyncio.Protocol):
         self.decoder.max_packet_size = self.server.max_packet_size
         self.broker.register_dropper(session.connection_id, self._fail)
         self.broker.register_probe(session.connection_id, session.pending_work)
+        if session.connection is not None:  # what the web console's Connections page shows of it
+            session.connection.context.protocol = "MQTT"
+            session.connection.context.remote_address = session.remote_address
         if session.keep_alive > 0:
             self._schedule_read_check(float(session.keep_alive))
 

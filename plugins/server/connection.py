@@ -455,6 +455,11 @@ class ClientConnection:
             self.finish(None)
             return
         self.connection = connection
+        context = connection.context  # what the web console's Connections page shows of it
+        context.protocol = "native"
+        context.remote_address = (
+            f"tcp://{self.peer[0]}:{self.peer[1]}" if isinstance(self.peer, tuple) else str(self.peer)
+        )
         self.broker.register_dropper(connection.connection_id, self.drop)
         if self.decoder is not None:
             self.decoder.max_frame_size = self.server.max_frame_size

@@ -296,6 +296,9 @@ class _StompProtocol(TakesTurns, asyncio.Protocol):
             self._registered = True
             self.broker.register_dropper(converter.connection_id, self.abort)
             self.broker.register_probe(converter.connection_id, self._pending_work)
+            if converter.connection is not None:  # what the web console's Connections page shows of it
+                converter.connection.context.protocol = "STOMP"
+                converter.connection.context.remote_address = converter.remote_address
         send_ms, read_ms = converter.heart_beat
         if send_ms > 0:
             self._every(max(send_ms / 1000.0, MIN_CHECK_PERIOD), self._write_check)
