@@ -41,6 +41,7 @@ __all__ = [
     "SettleTimeout",
     "StaleEpoch",
     "StoreError",
+    "StoreUnusable",
     "TransactionError",
     "TransactionRolledBack",
     "UnsupportedFeature",
@@ -373,6 +374,16 @@ class StoreError(MinibrokerError):
     code = "store"
     path: str | None = None
     directory: str | None = None
+
+
+class StoreUnusable(StoreError):
+    """The store's database file cannot be used as one: a directory in its place, a file that is not a database or
+    has damaged pages, a schema version newer than this minibroker's, or a conversion from an older one that failed.
+    Its message names the file and the problem."""
+
+    code = "store-unusable"
+    #: the schema version the file has (None: not known)
+    version: int | None = None
 
 
 class UnsupportedFeature(MinibrokerError, NotImplementedError):

@@ -49,7 +49,7 @@ from ._core.topic_log import LOG_PREFIX
 from ._data_dir_lock import DATABASE_NAME, in_use_message, lock_data_dir
 from ._store_schema import SCHEMA_VERSION, create_tables, upgrade
 from ._store_shares import hand_over, share_counts, shared_queues, shares
-from .errors import IllegalStateError, InvalidConfiguration, MinibrokerError, StoreError
+from .errors import IllegalStateError, InvalidConfiguration, MinibrokerError, StoreError, StoreUnusable
 from .message import Message
 from .wire.encoders import write_message as _encode_message_parts
 from .wire.parsers import FrameParser
@@ -209,17 +209,28 @@ class SqliteStore:
             self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
         except (OSError, sqlite3.Error) as exc:
             self._release_lock()
+            if self.path.is_dir():
+                raise StoreUnusable(
+                    f"cannot open the message store {self.path}: it is a directory, not a database file",
+                    path=str(self.path),
+                ) from exc
             raise StoreError(
                 f"cannot open the message store in {self.directory}: {exc}", directory=str(self.directory)
             ) from exc
         self._closed = False
         try:
             self._setup(synchronous.upper())
+        except StoreError:
+            self.close()
+            raise
         except sqlite3.Error as exc:
             self.close()
             if "locked" in str(exc):
                 raise StoreError(in_use_message(self.directory), directory=str(self.directory)) from exc
-            raise StoreError(f"cannot open the message store {self.path}: {exc}", path=str(self.path)) from exc
+            # not a database, damaged pages (sqlite3.DatabaseError); OperationalError: I/O, permissions
+            unusable = type(exc) is sqlite3.DatabaseError
+            error = StoreUnusable if unusable else StoreError
+            raise error(f"cannot open the message store {self.path}: {exc}", path=str(self.path)) from exc
 
     def __repr__(self) -> str:
         return f"<SqliteStore {self.path}{' closed' if self._closed else ''}>"
@@ -244,11 +255,31 @@ class SqliteStore:
         if str(mode).lower() != "wal":
             raise StoreError(f"SQLite refused the WAL journal mode for {self.path} (got {mode})")
         db.execute(f"PRAGMA synchronous={synchronous}")
-        version = upgrade(db, db.execute("PRAGMA user_version").fetchone()[0], body_key)
-        if version not in (0, SCHEMA_VERSION):
-            raise StoreError(
-                f"{self.path} has schema version {version}; this minibroker reads version {SCHEMA_VERSION}",
+        found = db.execute("PRAGMA user_version").fetchone()[0]
+        if found > SCHEMA_VERSION:
+            raise StoreUnusable(
+                f"cannot open the message store {self.path}: it has schema version {found}, written by a newer "
+                f"minibroker (this one reads versions up to {SCHEMA_VERSION})",
                 path=str(self.path),
+                version=found,
+            )
+        try:
+            version = upgrade(db, found, body_key)
+        except sqlite3.Error as exc:
+            if "locked" in str(exc):
+                raise
+            raise StoreUnusable(
+                f"cannot convert the message store {self.path} from schema version {found} to {SCHEMA_VERSION}: "
+                f"{exc} (the conversion was rolled back)",
+                path=str(self.path),
+                version=found,
+            ) from exc
+        if version not in (0, SCHEMA_VERSION):
+            raise StoreUnusable(
+                f"cannot open the message store {self.path}: it has schema version {version}, which no minibroker "
+                f"wrote (this one reads versions up to {SCHEMA_VERSION})",
+                path=str(self.path),
+                version=version,
             )
         db.execute("BEGIN IMMEDIATE")
         try:

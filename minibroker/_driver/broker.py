@@ -575,7 +575,7 @@ class Broker(_BrokerViews, _ReplayableReads, _FaultInjection):
         the policy's ``send_fail_if_no_space_after_timeout`` (broker clock). Until then the edge holds that
         producer's following commands, as ActiveMQ blocks a flow-controlled producer. A send in transaction
         ``transaction_id`` (the broker's id) that only its own transaction's end could make room for raises
-        LimitExceeded at once (:meth:`_refuse_own_fill`)."""
+        LimitExceeded at once: the transaction alone holds the queue's limit."""
         core = self.core
         if not core.memory_limited:
             return None

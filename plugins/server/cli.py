@@ -74,7 +74,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="run a broker that clients reach over TCP",
         description="Run a broker on real time, listening for minibroker clients "
         '(connect("tcp://HOST:PORT")). The first line printed is the URL to connect to. In memory unless '
-        "--data-dir (or the config's broker.data_dir) names a directory for persistent messages. SIGTERM or SIGINT "
+        "--data-dir (or the config's broker.data_dir) names a directory for persistent messages; then the URL is "
+        "printed once its store is open and converted from an older version, and a store that cannot be used (a "
+        "newer version, a directory in the database file's place, a file that is not a database or is damaged) is "
+        "one line on stderr naming the file, no URL, exit status 1. SIGTERM or SIGINT "
         "stops it cleanly: no new connections, clients disconnected, the store flushed and closed, exit status 0. "
         "Options given here override the --config file.",
     )
@@ -386,7 +389,9 @@ def _tls_settings(args: argparse.Namespace, configured: TlsSettings | None) -> T
 
 
 def _serve_main(args: argparse.Namespace) -> int:
-    """``minibroker serve``: check the settings, bind, print the URLs, and only then import and start the broker."""
+    """``minibroker serve``: check the settings, bind, print the URLs, and only then import and start the broker.
+    With a data directory the URLs come once the store is open, converted and loaded: a store that cannot be used is
+    one line and no URL, and no client connects to a broker that will not start."""
     settings = ServeSettings(args)
     config, host = settings.config, settings.host
     max_frame_size, max_connections = settings.max_frame_size, settings.max_connections
@@ -442,9 +447,10 @@ def _serve_main(args: argparse.Namespace) -> int:
         for sig in (signal.SIGTERM, signal.SIGINT)
     }
     try:
-        print(url_of("tcp", socks[0]), flush=True)
-        for scheme, group in extra.items():
-            print(url_of(scheme, group[0]), flush=True)
+        urls = [url_of("tcp", socks[0])] + [url_of(scheme, group[0]) for scheme, group in extra.items()]
+        if settings.data_dir is None:  # nothing to open first: clients connect (into the backlog) while it starts
+            _announce(urls)
+            urls = []
         import asyncio
         import logging
 
@@ -452,16 +458,26 @@ def _serve_main(args: argparse.Namespace) -> int:
             level=args.log_level, stream=sys.stderr, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
         )
         listeners = Listeners(socks, extra, tls_context, max_frame_size, max_connections)
-        return asyncio.run(_serve(args, config, listeners, requested))
+        return asyncio.run(_serve(args, config, listeners, requested, urls))
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
 
 
+def _announce(urls: list[str]) -> None:
+    for url in urls:
+        print(url, flush=True)
+
+
 async def _serve(
-    args: argparse.Namespace, config: BrokerConfig | None, listeners: Listeners, requested: list[int]
+    args: argparse.Namespace,
+    config: BrokerConfig | None,
+    listeners: Listeners,
+    requested: list[int],
+    urls: list[str],
 ) -> int:
-    """Start a broker and serve on the listening sockets until SIGTERM or SIGINT (or at once if one came already)."""
+    """Start a broker and serve on the listening sockets until SIGTERM or SIGINT (or at once if one came already).
+    ``urls`` are printed once the broker is built (its store opened, converted and loaded)."""
     import asyncio
     import logging
 
@@ -489,6 +505,7 @@ async def _serve(
     except MinibrokerError as exc:
         close_all(listeners.all())
         return _error(args, f"minibroker serve: {exc}", exc)
+    _announce(urls)
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
     async with broker:
