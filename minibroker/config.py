@@ -625,24 +625,43 @@ def _auth(reader: _Reader, doc: Mapping[str, Any]) -> Any:
             where = ("authorization", str(i))
             if not isinstance(table, dict):
                 raise reader.fail(_key(*where), "expected a table")
-            reader.unknown(table, {"destination", "read", "write", "admin"}, *where)
-            destination = reader.value(table, "destination", "str", None, *where)
-            if destination is None:
-                raise reader.fail(_key(*where, "destination"), "missing")
-            entry = AuthorizationEntry(
-                destination,
-                *(frozenset(reader.value(table, a, "groups", [], *where)) for a in ("read", "write", "admin")),
-            )
-            try:
-                _check_pattern(destination)
-            except InvalidConfiguration as exc:
-                raise reader.fail(_key(*where, "destination"), exc.message) from None
-            entries.append(entry)
+            if "temp" in table:
+                raise reader.fail(
+                    _key(*where, "temp"),
+                    "minibroker has no tempDestinationAuthorizationEntry: a temporary destination is its "
+                    "connection's (anyone may send to it), and creating one needs admin on "
+                    'topic = "ActiveMQ.Advisory.TempQueue" / "ActiveMQ.Advisory.TempTopic" (config.md)',
+                )
+            reader.unknown(table, {"destination", "queue", "topic", "read", "write", "admin"}, *where)
+            rights = [frozenset(reader.value(table, a, "groups", [], *where)) for a in ("read", "write", "admin")]
+            for key, pattern in _entry_patterns(reader, table, where):
+                try:
+                    _check_pattern(pattern)
+                except InvalidConfiguration as exc:
+                    raise reader.fail(_key(*where, key), exc.message) from None
+                entries.append(AuthorizationEntry(pattern, *rights))
     if not users and not anonymous:
         if entries is not None:
             raise reader.fail("authorization", "authorization entries need [users] (or anonymous_access_allowed)")
         return None
     return AuthPlugin(users, entries, anonymous_access_allowed=anonymous)
+
+
+def _entry_patterns(reader: _Reader, table: Mapping[str, Any], where: tuple[str, ...]) -> list[tuple[str, str]]:
+    """The destination patterns of one ``[[authorization]]`` entry, as (key, pattern): ActiveMQ's split, ``queue``
+    and ``topic`` (both in one entry grant both, as ``authorizationEntry queue=">" topic=">"``), or ``destination``
+    (plain names are queues; ``topic://`` names topics)."""
+    found = []
+    for key, prefix in (("destination", ""), ("queue", ""), ("topic", "topic://")):
+        pattern = reader.value(table, key, "str", None, *where)
+        if pattern is None:
+            continue
+        if key != "destination" and pattern.startswith(("queue://", "topic://")):
+            raise reader.fail(_key(*where, key), f"a name without its domain ({key} = {pattern.split('://', 1)[1]!r})")
+        found.append((key, prefix + pattern))
+    if not found:
+        raise reader.fail(_key(*where, "destination"), 'missing (or queue = "..." and/or topic = "...")')
+    return found
 
 
 def _check_pattern(pattern: str) -> None:

@@ -79,3 +79,32 @@ async def test_clean_on_a_broker_with_users_uses_the_administrator_s_credentials
             assert [(q.name, q.size) for q in await link.list_queues()] == [("orders", 0)]
     finally:
         server.stop()
+
+
+ADMIN = '[broker]\nscheduler_support = true\n[users.admin]\npassword = "pw"\ngroups = ["admins"]\n'
+GRANTS = 'read = ["admins"]\nwrite = ["admins"]\nadmin = ["admins"]\n'
+
+
+def test_clean_as_an_administrator_granted_queues_and_topics(tmp_path: Path) -> None:
+    """The local-broker guide's administrator (``queue = ">"`` and ``topic = ">"``) cleans a broker with users,
+    scheduled jobs included; with queues alone (``destination = ">"``) the refusal says what to grant."""
+    import attrs
+
+    from minibroker.errors import AccessDenied
+
+    both = tmp_path / "both.toml"
+    both.write_text(ADMIN + '[[authorization]]\nqueue = ">"\ntopic = ">"\n' + GRANTS)
+    queues_only = tmp_path / "queues.toml"
+    queues_only.write_text(ADMIN + '[[authorization]]\ndestination = ">"\n' + GRANTS)
+    for config in (both, queues_only):
+        server = attrs.evolve(start_broker_process(config, stomp_port=None), user="admin", password="pw")
+        try:
+            if config is both:
+                server.clean()
+                continue
+            with pytest.raises(AccessDenied) as refused:
+                server.clean()
+            assert "topic://ActiveMQ.Scheduler.Management" in str(refused.value)
+            assert 'queue = ">" and topic = ">"' in str(refused.value)
+        finally:
+            server.stop()
