@@ -414,6 +414,17 @@ def render_pytest(missing: list[str]) -> str:
     out += ["", "| ini key | default | meaning |", "|---|---|---|"]
     for name, help_text, default in parser.ini:
         out.append(f"| `{name}` | `{default!r}` | {help_text} |")
+    out += ["", "## Virtual time for the whole test (`@pytest.mark.minibroker_virtual_time`)", ""]
+    out += [_doc(importlib.import_module("minibroker.virtual_time"))]
+    factories = importlib.import_module("minibroker.plugins.factories")
+    out += ["", "## Fixture factories (`minibroker.plugins.factories`)", "", _doc(factories)]
+    for name in factories.__all__:
+        function = getattr(factories, name)
+        if not callable(function) or not inspect.isfunction(function):
+            continue
+        if not function.__doc__:
+            missing.append(f"factories.{name}")
+        out += ["", f"### `factories.{name}{inspect.signature(function)}`", "", _doc(function)]
     report = importlib.import_module("minibroker.plugins.report")
     out += ["", "## The failed tests' report (`--minibroker-report`)", "", _doc(report)]
     return "\n".join(out).rstrip() + "\n"

@@ -2,21 +2,37 @@
 
 Why: a broker on a :class:`~minibroker.ManualClock` makes its own delays virtual (redelivery, expiry, scheduling),
 but the code under test has timers of its own (``asyncio.sleep(30)`` between retries, ``asyncio.timeout``,
-``wait_for``, ``loop.call_later``), and those ride on the event loop's clock. :class:`VirtualTimeLoop` is a
-selector event loop whose ``time()`` is the clock's elapsed time, so every one of them is a virtual timer, without
-patching :mod:`time` (as pytest's ``looptime`` plugin does):
+``wait_for``, a reconnect timer, ``loop.call_later``), and those ride on the event loop's clock. Opt in per test::
 
+    @pytest.mark.asyncio
+    @pytest.mark.minibroker_virtual_time
+    async def test_the_service_retries(minibroker_stomp, manual_clock):
+        await run_service(minibroker_stomp.url)        # sleeps 30 s between attempts: milliseconds here
+        assert manual_clock.elapsed >= 60              # loop.time() is manual_clock.elapsed
+
+The marker makes the test's event loop (pytest-asyncio's, for the test's ``loop_scope``: with ``loop_scope="module"``
+the module's marked tests share one loop and its time) a :class:`VirtualTimeLoop`, and the ``minibroker`` fixture
+(with ``manual_clock``, ``minibroker_stomp``, ``minibroker_mqtt``, ``minibroker_server``) runs on that loop's clock.
+Keywords: ``autojump`` (True; False: time moves only by ``await manual_clock.advance(seconds)``) and
+``autojump_threshold`` (real seconds of idleness before a jump, 0.01). It needs pytest-asyncio; a suite that picks
+its loops with pytest-asyncio's ``pytest_asyncio_loop_factories`` hook adds ``VirtualTimeLoop`` there instead.
+
+How it behaves, without patching :mod:`time` (as pytest's ``looptime`` plugin does):
+
+* ``loop.time()`` is the clock's elapsed time, so every ``asyncio`` timer is a virtual timer;
 * when the loop would wait for a timer, it first waits on its selector for ``autojump_threshold`` real seconds, so
   real sockets and threads still get their answers in; when nothing came and the process stayed idle (no hold of the
   clock, no executor job, no other thread using CPU), virtual time jumps to the next timer (the loop's or the
-  clock's), as :class:`~minibroker.ManualClock` autojump does; when something kept the process busy, virtual time
+  clock's), the auto-jump rule of ``ManualClock(autojump=True)``; when something kept the process busy, virtual time
   follows real time for that step instead;
 * ``await clock.advance(seconds)`` moves the loop's timers too, in order with the clock's.
 
 What stays real: :func:`time.time`, :func:`time.monotonic` and every wall-clock read; threads and blocking clients
-(``time.sleep`` in a thread, a stomp.py receiver's socket timeouts, paho's keep-alive); other event loops (a
-:class:`~minibroker.plugins.spark.testing.ThreadedBroker`'s). Use it with ``asyncio.Runner(loop_factory=
-VirtualTimeLoop)``, ``VirtualTimePolicy`` or the pytest marker ``@pytest.mark.minibroker_virtual_time``.
+(``time.sleep`` in a thread, a stomp.py receiver's socket timeouts, paho's keep-alive, ``asyncio.to_thread`` jobs,
+while which virtual time follows real time); other event loops (``minibroker_sync``'s, a Spark
+``ThreadedBroker``'s). An MQTT client connected with a keep-alive holds virtual time to real speed (its PINGREQs are
+timed in real time): connect with ``keepalive=0`` in a test that should jump. Outside pytest:
+``asyncio.Runner(loop_factory=VirtualTimeLoop)``, or :class:`VirtualTimePolicy`.
 """
 
 from __future__ import annotations
