@@ -43,6 +43,83 @@ function say(text, isError) {
   statusLine.className = isError ? "error" : "";
 }
 
+// -- filtering and sorting a listing ---------------------------------------------------------------------------------
+
+// what each listing shows, kept across its live redraws: the filter's text, the column sorted on and its direction
+const views = {};
+
+function cellKey(td) {
+  const text = td.textContent.trim();
+  const number = Number(text);
+  return text !== "" && !isNaN(number) ? number : text.toLowerCase();
+}
+
+// shows the rows of `table` whose text holds the filter, ordered by the chosen column (numbers as numbers)
+function applyView(table) {
+  const view = views[table.id] || {};
+  const body = table.tBodies[0];
+  const rows = [...body.rows];
+  const needle = (view.filter || "").toLowerCase();
+  for (const row of rows) row.hidden = needle !== "" && !row.textContent.toLowerCase().includes(needle);
+  const headings = [...table.tHead.rows[0].cells];
+  headings.forEach((th, i) => {
+    if (i === view.column) th.setAttribute("aria-sort", view.descending ? "descending" : "ascending");
+    else th.removeAttribute("aria-sort");
+  });
+  if (view.column !== undefined) {
+    const sign = view.descending ? -1 : 1;
+    rows.sort((a, b) => {
+      const x = cellKey(a.cells[view.column]);
+      const y = cellKey(b.cells[view.column]);
+      if (typeof x !== typeof y) return sign * (typeof x === "number" ? -1 : 1);
+      return sign * (x < y ? -1 : x > y ? 1 : 0);
+    });
+    body.append(...rows);
+  }
+  const shown = rows.filter((row) => !row.hidden).length;
+  const count = document.getElementById(`count-${table.id}`);
+  if (count) count.textContent = needle ? `${shown} of ${rows.length} shown` : "";
+}
+
+// a table with a filter box above it and a sort button in each heading (click again: the other direction)
+function sortable(table, label) {
+  const id = table.id;
+  const view = (views[id] = views[id] || {});
+  [...table.tHead.rows[0].cells].forEach((th, i) => {
+    if (!th.textContent) return;
+    const button = el(
+      "button",
+      {
+        class: "sort",
+        type: "button",
+        id: `sort-${id}-${i}`,
+        title: `Sort by ${th.textContent}`,
+        onclick: () => {
+          view.descending = view.column === i ? !view.descending : false;
+          view.column = i;
+          applyView(table);
+        },
+      },
+      th.textContent,
+    );
+    th.replaceChildren(button);
+  });
+  const filter = el("input", {
+    type: "search",
+    class: "filter",
+    id: `filter-${id}`,
+    "aria-label": `Filter ${label}`,
+    placeholder: `Filter ${label}`,
+    oninput: () => {
+      view.filter = filter.value;
+      applyView(table);
+    },
+  });
+  filter.value = view.filter || "";
+  applyView(table);
+  return el("div", { class: "listing" }, el("div", { class: "filters" }, filter, el("span", { class: "note", id: `count-${id}` })), el("div", { class: "scroll" }, table));
+}
+
 // -- the API --------------------------------------------------------------------------------------------------------
 
 // URLs are built on location.origin: a page opened as http://user:password@host/ has a base URL with credentials,
@@ -171,11 +248,11 @@ async function showDestinations() {
   );
   main.replaceChildren(
     el("h2", {}, `Queues on ${data.broker.name} (ActiveMQ ${data.broker.version})`),
-    data.queues.length ? el("div", { class: "scroll" }, queues) : el("p", { class: "note", id: "no-queues" }, "No queues yet."),
+    data.queues.length ? sortable(queues, "queues") : el("p", { class: "note", id: "no-queues" }, "No queues yet."),
     el("h2", {}, "Topics"),
-    data.topics.length ? el("div", { class: "scroll" }, topics) : el("p", { class: "note" }, "No topics yet."),
+    data.topics.length ? sortable(topics, "topics") : el("p", { class: "note" }, "No topics yet."),
     el("h2", {}, "Durable subscriptions"),
-    data.durables.length ? el("div", { class: "scroll" }, durables) : el("p", { class: "note" }, "None."),
+    data.durables.length ? sortable(durables, "subscriptions") : el("p", { class: "note" }, "None."),
   );
 }
 
@@ -194,6 +271,21 @@ async function showQueue(name, page) {
       cell(m.type, "opt"),
       cell(Object.entries(m.properties).map(([k, v]) => `${k}=${v}`).join(", "), "opt"),
       cell(m.preview, "preview"),
+      el(
+        "td",
+        {},
+        el(
+          "button",
+          {
+            class: "danger",
+            type: "button",
+            id: `delete-${m.id}`,
+            "aria-label": `Delete message ${m.id}`,
+            onclick: () => guarded(`Delete message ${m.id}?`, "delete", { queue: name, id: m.id }, () => render()),
+          },
+          "Delete",
+        ),
+      ),
     ),
   );
   const pages = Math.max(1, Math.ceil(data.browsable / data.pageSize));
@@ -221,9 +313,7 @@ async function showQueue(name, page) {
     el("h2", {}, "Queue ", el("span", { id: "queue-name" }, name), row.dlq ? [" ", el("span", { class: "badge" }, "DLQ")] : []),
     el("p", {}, `${data.size} messages (size), ${row.inflight ?? 0} in flight, ${row.consumers ?? 0} consumers.`),
     actions,
-    el(
-      "div",
-      { class: "scroll" },
+    sortable(
       el(
         "table",
         { class: "wide", id: "messages" },
@@ -240,10 +330,12 @@ async function showQueue(name, page) {
             el("th", { class: "opt" }, "Type"),
             el("th", { class: "opt" }, "Properties"),
             el("th", {}, "Body"),
+            el("th", {}, ""),
           ),
         ),
         el("tbody", {}, rows),
       ),
+      "messages on this page",
     ),
     el(
       "div",
@@ -346,9 +438,7 @@ function headingClass(cls) {
 
 // a table of `items`, one column per [heading, class, value-of-item] (values are text or nodes, never HTML)
 function dataTable(id, columns, items) {
-  return el(
-    "div",
-    { class: "scroll" },
+  return sortable(
     el(
       "table",
       { class: "wide", id },
@@ -359,6 +449,7 @@ function dataTable(id, columns, items) {
         items.map((item) => el("tr", {}, columns.map(([, cls, value]) => cell(value(item), cls)))),
       ),
     ),
+    id,
   );
 }
 
@@ -385,7 +476,8 @@ async function showConnections() {
     ["Connection", "mono", (c) => c.name],
     ["Client id", "", (c) => c.clientId],
     ["User", "opt", (c) => c.user],
-    ["Transport", "opt", (c) => (c.remote ? "remote" : "in process")],
+    ["Protocol", "", (c) => c.protocol || (c.remote ? "remote" : "in process")],
+    ["Remote address", "opt mono", (c) => c.remoteAddress],
     ["Consumers", "num", (c) => c.consumers],
     ["Producers", "num", (c) => c.producers],
     ["Transactions", "num opt", (c) => c.transactions],
@@ -427,6 +519,22 @@ async function showScheduled() {
     ["Cron", "opt mono", (j) => j.cron],
     ["Redelivery", "num opt", (j) => j.redelivery || ""],
     ["Body", "preview", (j) => j.preview],
+    [
+      "",
+      "",
+      (j) =>
+        el(
+          "button",
+          {
+            class: "danger",
+            type: "button",
+            id: `unschedule-${j.jobId}`,
+            "aria-label": `Remove job ${j.jobId}`,
+            onclick: () => guarded(`Remove the scheduled job ${j.jobId}?`, "unschedule", { jobId: j.jobId }, () => render()),
+          },
+          "Remove",
+        ),
+    ],
   ]);
 }
 

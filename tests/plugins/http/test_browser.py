@@ -16,7 +16,12 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
 
+from minibroker import Broker
 from minibroker.client import AckMode, Connection, RedeliveryPolicy, connect
+from minibroker.plugins.auth import AuthorizationEntry, AuthPlugin, User
+from minibroker.plugins.server.tcp import start_server
+
+from .conftest import Served  # type: ignore[import-not-found]
 
 HOSTILE = "<img src=x onerror=alert(1)>"
 
@@ -213,3 +218,94 @@ def test_the_keyboard_reaches_the_navigation_and_purge_and_escape_cancels(served
     ActionChains(browser).send_keys(Keys.ESCAPE).perform()
     wait(browser, lambda d: d.find_element(By.ID, "confirm").get_attribute("open") is None)
     assert served.broker.queue("kbd").size == 1
+
+
+async def jobs_left(served: Any) -> int:
+    connection = served.broker.connect()
+    try:
+        return len(connection.scheduled_jobs())
+    finally:
+        connection.close()
+
+
+def visible_rows(driver: Any, table: str) -> list[str]:
+    """The first cell's text of each row the filter leaves shown, in the order the page draws them."""
+    rows = driver.find_elements(By.CSS_SELECTOR, f"#{table} tbody tr")
+    return [str(r.find_element(By.CSS_SELECTOR, "td").text) for r in rows if r.is_displayed()]
+
+
+def test_a_url_with_credentials_lists_and_acts(browser: Any) -> None:
+    """Opened as http://user:password@host:port/ (a URL a harness or a bookmark carries), the page's reads and its
+    actions work: the script builds its URLs on location.origin, never on a base with credentials (issue 43)."""
+    users = {"admin": User("pw", {"admins"})}
+    served = Served(
+        lambda: Broker(plugins=[AuthPlugin(users, [AuthorizationEntry(">", "admins", "admins", "admins")])])
+    )
+    try:
+        served.send("orders", "a", "b", "c")
+        browser.get(f"http://admin:pw@127.0.0.1:{served.server.port}/#/queue/orders")
+        wait(browser, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#messages tbody tr")) == 3)
+        first = served.broker.queue("orders").browse()[0].message_id
+        browser.find_element(By.ID, f"delete-{first}").click()  # a delete from the queue's listing
+        confirm(browser)
+        wait(browser, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#messages tbody tr")) == 2)
+        assert [m.body for m in served.broker.queue("orders").browse()] == ["b", "c"]
+        assert "failed" not in text_of(browser, "#status")
+    finally:
+        served.close()
+
+
+def test_listings_filter_and_sort(served: Any, browser: Any) -> None:
+    """Each listing has a filter box and sortable headings; both hold across the page's live redraws."""
+    served.send("alpha", "1", "2")
+    served.send("beta", "1", "2", "3")
+    served.send("gamma", "1")
+    browser.get(served.server.url)
+    wait(browser, lambda d: visible_rows(d, "queues") == ["alpha", "beta", "gamma"])
+    browser.find_element(By.ID, "filter-queues").send_keys("MM")
+    wait(browser, lambda d: visible_rows(d, "queues") == ["gamma"])
+    assert "1 of 3 shown" in text_of(browser, "#count-queues")
+    browser.find_element(By.ID, "filter-queues").clear()
+    browser.find_element(By.ID, "filter-queues").send_keys("a")  # each name has an a
+    size = browser.find_element(By.ID, "sort-queues-1")
+    size.click()
+    wait(browser, lambda d: visible_rows(d, "queues") == ["gamma", "alpha", "beta"])
+    browser.find_element(By.ID, "sort-queues-1").click()
+    wait(browser, lambda d: visible_rows(d, "queues") == ["beta", "alpha", "gamma"])
+    heading = browser.find_element(By.CSS_SELECTOR, "#queues th[aria-sort]")
+    assert heading.get_attribute("aria-sort") == "descending"
+    served.send("delta", "1", "2", "3", "4")  # the next poll redraws: the order stays the chosen one
+    wait(browser, lambda d: visible_rows(d, "queues") == ["delta", "beta", "alpha", "gamma"])
+
+
+def test_connections_show_protocol_and_address_and_a_job_is_removed(served: Any, browser: Any) -> None:
+    """A native TCP client shows as such with its address beside the in-process one; Remove on the Scheduled page
+    takes a waiting job out of the scheduler (issue 43)."""
+    native = served.run(start_server(served.broker))
+
+    async def clients() -> tuple[Connection, Connection]:
+        remote = await connect(native.url, client_id="tcp-app")
+        local = await connect(served.broker, client_id="local-app")
+        producer = await (await local.create_session()).create_producer("later")
+        await producer.send("in an hour", properties={"AMQ_SCHEDULED_DELAY": 3_600_000})
+        return remote, local
+
+    remote, local = served.run(clients())
+    try:
+        browser.get(f"{served.server.url}#/connections")
+        wait(browser, lambda d: "tcp-app" in text_of(d, "#connections"))
+        browser.find_element(By.ID, "filter-connections").send_keys("native")
+        wait(browser, lambda d: len(visible_rows(d, "connections")) == 1)
+        row = browser.find_element(By.CSS_SELECTOR, "#connections tbody tr:not([hidden])").text
+        assert "tcp-app" in row and "native" in row and "tcp://127.0.0.1:" in row
+
+        browser.find_element(By.LINK_TEXT, "Scheduled").click()
+        wait(browser, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#scheduled tbody tr")) == 1)
+        browser.find_element(By.CSS_SELECTOR, "#scheduled tbody button.danger").click()
+        confirm(browser)
+        wait(browser, lambda d: d.find_elements(By.ID, "no-scheduled"))
+        assert served.run(jobs_left(served)) == 0
+    finally:
+        served.run(remote.close())
+        served.run(local.close())
+        served.run(native.close())
