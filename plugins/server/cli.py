@@ -679,9 +679,14 @@ def main(argv: list[str] | None = None) -> int:
         subcommand = _subparsers(parser).get(args.command, parser)
         subcommand.error(f"unrecognized arguments: {' '.join(unknown)}")
     try:
-        return _COMMANDS[args.command](args)
+        status = _COMMANDS[args.command](args)
+        sys.stdout.flush()  # a reader that left shows here, not in the flush at exit
+        return status
     except KeyboardInterrupt:  # Ctrl-C on a command waiting for a broker: the user knows why it stopped
         return 130
+    except BrokenPipeError:  # `minibroker stat | head`: the reader left; end quietly (and flush nothing more) as cat
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141  # 128 + SIGPIPE, what a shell reports for a tool the pipe ended
     except Exception as exc:
         line = _describe(args, exc)
         if line is None:
