@@ -1339,7 +1339,9 @@ FEATURES: tuple[Feature, ...] = (
         Status.IMPLEMENTED,
         "minibroker's own page at `/`, not ActiveMQ's JSPs: destinations with live counts, a queue's messages, a "
         "message with its delivery history as a timeline, purge/delete/move/copy/retry behind a confirmation, "
-        "send; connections, consumers, producers and scheduled jobs; CSRF token and same-origin checks; the page "
+        "send; connections (with their protocol and remote address), consumers, producers and scheduled jobs (a job "
+        "removed as a client's REMOVE request); every listing filtered and sorted; CSRF token and same-origin checks; "
+        "a URL with the login in it works; the page "
         "and its files need a login, under a strict `default-src 'self'` policy; a message's history only for the "
         "queue it is on. No network page (minibroker has no network connectors)",
         tests=(
