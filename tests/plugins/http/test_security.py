@@ -198,6 +198,8 @@ HTTP_OPERATIONS = {
     "rest_consume": ("read", ("plain", "wildcard", "temporary_other")),
     "jolokia_read": ("read", ("plain", "temporary_other")),
     "jolokia_purge": ("admin", ("plain", "temporary_other")),
+    "jolokia_add_queue": ("admin", ("plain", "wildcard", "temporary_other")),
+    "jolokia_remove_queue": ("admin", ("plain", "wildcard", "temporary_other")),
     "console_browse": ("read", ("plain", "temporary_other")),
     "console_history": ("read", ("plain", "wildcard", "temporary_other")),
     "console_delete": ("admin", ("plain", "wildcard", "temporary_other")),
@@ -227,6 +229,10 @@ async def try_http(server: HttpServer, app: HttpApp, operation: str, name: str, 
     if operation in ("jolokia_read", "jolokia_purge"):
         path = f"read/{QUEUE}{name}/QueueSize" if operation == "jolokia_read" else f"exec/{QUEUE}{name}/purge()"
         return bool((await request(server, "GET", f"/api/jolokia/{path}", b"", auth)).json()["status"] == 200)
+    if operation in ("jolokia_add_queue", "jolokia_remove_queue"):
+        verb = "addQueue" if operation == "jolokia_add_queue" else "removeQueue"
+        path = f"exec/org.apache.activemq:type=Broker,brokerName=localhost/{verb}/{name}"
+        return bool((await request(server, "GET", f"/api/jolokia/{path}", b"", auth)).json()["status"] == 200)
     if operation == "console_browse":
         return (await request(server, "GET", f"/console/api/messages?queue={name}", b"", auth)).status == 200
     if operation == "console_history":
@@ -237,10 +243,10 @@ async def try_http(server: HttpServer, app: HttpApp, operation: str, name: str, 
 
 
 async def test_the_http_rows_of_the_authorization_matrix() -> None:
-    """Every HTTP operation (REST send and consume, Jolokia read and purge, the console's browse, history and
-    delete) by each of four users on a plain queue, a wildcard and another connection's temporary queue: what each
-    may do, cell by cell (today a wildcard delete or history and another connection's temporary queue went
-    through)."""
+    """Every HTTP operation (REST send and consume, Jolokia read, purge, addQueue and removeQueue, the console's
+    browse, history and delete) by each of four users on a plain queue, a wildcard and another connection's
+    temporary queue: what each may do, cell by cell (today a wildcard delete or history and another connection's
+    temporary queue went through)."""
     async with Broker(plugins=[AuthPlugin(MATRIX_USERS, MATRIX_ENTRIES)]) as broker:
         app = HttpApp(broker)
         server = await start_http_server(broker, handler=app)
