@@ -115,8 +115,11 @@ def _body(command: ow.Message) -> Any:
     if isinstance(command, ow.BlobMessage) or type(command) is ow.Message:
         raise body_refusal(None) if type(command) is ow.Message else _blob_refusal()
     if command.compressed and content is not None:
-        # a BytesMessage keeps the plain length in four bytes before the zlib stream
-        content = _inflate(content[4:]) if isinstance(command, ow.BytesMessage) else _inflate(content)
+        if isinstance(command, ow.BytesMessage):
+            # the plain length in four bytes, then the zlib stream of the client's whole buffer: keep the length's worth
+            content = _inflate(content[4:])[: int.from_bytes(content[:4], "big")]
+        else:
+            content = _inflate(content)
     if isinstance(command, ow.TextMessage):
         if content is None:
             return ""

@@ -20,7 +20,10 @@ public class OpenWireClient {
             b.append("map:");
             java.util.TreeSet<String> names = new java.util.TreeSet<>();
             for (Enumeration<?> e = map.getMapNames(); e.hasMoreElements(); ) names.add((String) e.nextElement());
-            for (String n : names) b.append(n).append('=').append(map.getObject(n)).append(';');
+            for (String n : names) {
+                Object v = map.getObject(n);
+                b.append(n).append('=').append(v instanceof byte[] ? "byte[" + ((byte[]) v).length + "]" : v).append(';');
+            }
         } else if (m instanceof BytesMessage) {
             BytesMessage bytes = (BytesMessage) m;
             byte[] data = new byte[(int) bytes.getBodyLength()];
@@ -63,6 +66,43 @@ public class OpenWireClient {
                 case "messages":
                     messages(connection);
                     break;
+                case "bodies":
+                    bodies(connection);
+                    break;
+                case "browse":
+                    browse(connection);
+                    break;
+                case "pull":
+                    pull(connection);
+                    break;
+                case "temp":
+                    temp(connection);
+                    break;
+                case "rollback":
+                    rollback(connection);
+                    break;
+                case "selector":
+                    selector(connection);
+                    break;
+                case "nolocal":
+                    noLocal(connection);
+                    break;
+                case "window":
+                    window(connection);
+                    break;
+                case "receive":
+                    for (String text : receiveAll(connection, args[2])) say("RECEIVED " + text);
+                    break;
+                case "durable":
+                    connection.close();
+                    durable(factory);
+                    break;
+                case "errors":
+                    errors(factory, connection);
+                    break;
+                case "xa":
+                    xa(url);
+                    break;
                 default:
                     throw new IllegalArgumentException("unknown scenario " + scenario);
             }
@@ -70,6 +110,226 @@ public class OpenWireClient {
             connection.close();
         }
         say("DONE");
+    }
+
+    static java.util.List<String> receiveAll(Connection connection, String queue) throws JMSException {
+        Session session = connection.createSession(false, Session.AUTO_ACKNOWLEDGE);
+        MessageConsumer consumer = session.createConsumer(session.createQueue(queue));
+        java.util.List<String> got = new java.util.ArrayList<>();
+        for (Message m = consumer.receive(5000); m != null; m = consumer.receive(500)) got.add(describe(m));
+        session.close();
+        return got;
+    }
+
+    static void bodies(Connection connection) throws JMSException {
+        Session session = connection.createSession(false, Session.AUTO_ACKNOWLEDGE);
+        MessageProducer producer = session.createProducer(session.createQueue("ow.bodies"));
+        BytesMessage bytes = session.createBytesMessage();
+        bytes.writeBytes(new byte[] {1, 2, 3, 4});
+        producer.send(bytes);
+        StreamMessage stream = session.createStreamMessage();
+        stream.writeString("s");
+        stream.writeInt(5);
+        stream.writeBoolean(true);
+        stream.writeChar('c');
+        producer.send(stream);
+        producer.send(session.createObjectMessage("serialized"));
+        StringBuilder big = new StringBuilder();
+        for (int i = 0; i < 2000; i++) big.append("compressible ");
+        producer.send(session.createTextMessage(big.toString()));
+        MapMessage map = session.createMapMessage();
+        map.setBytes("raw", new byte[] {9, 9});
+        map.setChar("ch", 'x');
+        map.setFloat("f", 1.5f);
+        producer.send(map);
+        Message plain = session.createMessage();
+        try {
+            producer.send(plain);
+            say("PLAIN SENT");
+        } catch (JMSException e) {
+            say("PLAIN REFUSED " + e.getMessage());
+        }
+        for (String text : receiveAll(connection, "ow.bodies")) {
+            say("RECEIVED " + (text.length() > 60 ? text.substring(0, 60) + "...(" + text.length() + ")" : text));
+        }
+        session.close();
+    }
+
+    static void browse(Connection connection) throws JMSException {
+        Session session = connection.createSession(false, Session.AUTO_ACKNOWLEDGE);
+        Queue queue = session.createQueue("ow.browse");
+        MessageProducer producer = session.createProducer(queue);
+        for (int i = 1; i <= 3; i++) producer.send(session.createTextMessage("m" + i));
+        QueueBrowser browser = session.createBrowser(queue);
+        StringBuilder seen = new StringBuilder("BROWSED");
+        for (Enumeration<?> e = browser.getEnumeration(); e.hasMoreElements(); ) seen.append(' ').append(((TextMessage) e.nextElement()).getText());
+        browser.close();
+        say(seen.toString());
+        for (String text : receiveAll(connection, "ow.browse")) say("RECEIVED " + text);
+        session.close();
+    }
+
+    static void pull(Connection connection) throws JMSException {
+        Session session = connection.createSession(false, Session.AUTO_ACKNOWLEDGE);
+        Queue queue = session.createQueue("ow.pull");
+        MessageConsumer consumer = session.createConsumer(queue);
+        say("NOWAIT " + describe(consumer.receiveNoWait()));
+        say("TIMED " + describe(consumer.receive(300)));
+        session.createProducer(queue).send(session.createTextMessage("pulled"));
+        say("RECEIVED " + describe(consumer.receive(5000)));
+        session.close();
+    }
+
+    static void temp(Connection connection) throws JMSException {
+        Session session = connection.createSession(false, Session.AUTO_ACKNOWLEDGE);
+        TemporaryQueue replies = session.createTemporaryQueue();
+        say("TEMP " + (replies.getQueueName().startsWith("ID:") ? "named by the connection" : replies.getQueueName()));
+        MessageConsumer replyConsumer = session.createConsumer(replies);
+        Queue requests = session.createQueue("ow.requests");
+        MessageConsumer server = session.createConsumer(requests);
+        TextMessage request = session.createTextMessage("ping");
+        request.setJMSReplyTo(replies);
+        request.setJMSCorrelationID("c-1");
+        session.createProducer(requests).send(request);
+        Message got = server.receive(5000);
+        Destination replyTo = got.getJMSReplyTo();
+        say("REPLY-TO " + (replyTo instanceof TemporaryQueue ? "temporary queue" : String.valueOf(replyTo)));
+        TextMessage reply = session.createTextMessage("pong");
+        reply.setJMSCorrelationID(got.getJMSCorrelationID());
+        session.createProducer(replyTo).send(reply);
+        Message answer = replyConsumer.receive(5000);
+        say("ANSWER " + describe(answer) + " correlation=" + answer.getJMSCorrelationID());
+        replyConsumer.close();
+        replies.delete();
+        say("DELETED");
+        session.close();
+    }
+
+    static void rollback(Connection connection) throws JMSException {
+        Session session = connection.createSession(true, Session.SESSION_TRANSACTED);
+        Queue queue = session.createQueue("ow.rollback");
+        session.createProducer(queue).send(session.createTextMessage("again"));
+        session.commit();
+        MessageConsumer consumer = session.createConsumer(queue);
+        say("FIRST " + describe(consumer.receive(5000)));
+        session.rollback();
+        Message second = consumer.receive(5000);
+        say("SECOND " + describe(second) + " count=" + second.getIntProperty("JMSXDeliveryCount"));
+        session.commit();
+        say("AFTER " + describe(consumer.receive(300)));
+        session.close();
+    }
+
+    static void selector(Connection connection) throws JMSException {
+        Session session = connection.createSession(false, Session.AUTO_ACKNOWLEDGE);
+        Queue queue = session.createQueue("ow.selector");
+        MessageProducer producer = session.createProducer(queue);
+        for (String color : new String[] {"blue", "red"}) {
+            TextMessage m = session.createTextMessage(color);
+            m.setStringProperty("color", color);
+            producer.send(m);
+        }
+        MessageConsumer red = session.createConsumer(queue, "color = 'red'");
+        say("SELECTED " + ((TextMessage) red.receive(5000)).getText());
+        say("NO MORE " + describe(red.receive(300)));
+        try {
+            session.createConsumer(queue, "color = = 'x'");
+            say("BAD SELECTOR ACCEPTED");
+        } catch (JMSException e) {
+            say("BAD SELECTOR " + e.getClass().getName());
+        }
+        red.close();
+        say("LEFT " + describe(session.createConsumer(queue).receive(5000)));
+        session.close();
+    }
+
+    static void noLocal(Connection connection) throws JMSException {
+        Session session = connection.createSession(false, Session.AUTO_ACKNOWLEDGE);
+        Topic topic = session.createTopic("ow.nolocal");
+        MessageConsumer local = session.createConsumer(topic, null, true);
+        MessageConsumer everyone = session.createConsumer(topic);
+        session.createProducer(topic).send(session.createTextMessage("news"));
+        say("EVERYONE " + describe(everyone.receive(5000)));
+        say("NOLOCAL " + describe(local.receive(300)));
+        session.close();
+    }
+
+    static void window(Connection connection) throws JMSException {
+        Session session = connection.createSession(false, Session.AUTO_ACKNOWLEDGE);
+        Queue queue = session.createQueue("ow.window");
+        MessageProducer producer = session.createProducer(queue);
+        producer.setDeliveryMode(DeliveryMode.NON_PERSISTENT);
+        for (int i = 0; i < 200; i++) producer.send(session.createTextMessage("w" + i));
+        say("SENT 200");
+        say("RECEIVED " + receiveAll(connection, "ow.window").size());
+        session.close();
+    }
+
+    static void durable(ActiveMQConnectionFactory factory) throws JMSException {
+        Connection connection = factory.createConnection();
+        connection.setClientID("durable-client");
+        connection.start();
+        Session session = connection.createSession(false, Session.AUTO_ACKNOWLEDGE);
+        Topic topic = session.createTopic("ow.durable");
+        session.createDurableSubscriber(topic, "sub1").close();
+        MessageProducer producer = session.createProducer(topic);
+        producer.send(session.createTextMessage("while away 1"));
+        producer.send(session.createTextMessage("while away 2"));
+        TopicSubscriber subscriber = session.createDurableSubscriber(topic, "sub1");
+        say("DURABLE " + describe(subscriber.receive(5000)));
+        say("DURABLE " + describe(subscriber.receive(5000)));
+        try {
+            session.unsubscribe("sub1");
+            say("UNSUBSCRIBED WHILE ACTIVE");
+        } catch (JMSException e) {
+            say("IN USE " + e.getClass().getSimpleName());
+        }
+        subscriber.close();
+        session.unsubscribe("sub1");
+        say("UNSUBSCRIBED");
+        connection.close();
+    }
+
+    static void errors(ActiveMQConnectionFactory factory, Connection connection) throws JMSException {
+        Connection twin = factory.createConnection();
+        try {
+            twin.setClientID(connection.getClientID());
+            twin.start();
+            say("TWIN ACCEPTED");
+        } catch (JMSException e) {
+            say("TWIN " + e.getClass().getName());
+        } finally {
+            try {
+                twin.close();
+            } catch (JMSException e) {
+                // already failed
+            }
+        }
+    }
+
+    static void xa(String url) throws Exception {
+        org.apache.activemq.ActiveMQXAConnectionFactory factory = new org.apache.activemq.ActiveMQXAConnectionFactory(url);
+        XAConnection connection = factory.createXAConnection();
+        try {
+            connection.start();
+            XASession session = connection.createXASession();
+            javax.transaction.xa.Xid xid = new javax.transaction.xa.Xid() {
+                public int getFormatId() { return 1; }
+                public byte[] getGlobalTransactionId() { return new byte[] {1}; }
+                public byte[] getBranchQualifier() { return new byte[] {2}; }
+            };
+            try {
+                session.getXAResource().start(xid, javax.transaction.xa.XAResource.TMNOFLAGS);
+                session.getXAResource().end(xid, javax.transaction.xa.XAResource.TMSUCCESS);
+                session.getXAResource().prepare(xid);
+                say("XA ACCEPTED");
+            } catch (javax.transaction.xa.XAException e) {
+                Throwable cause = e.getCause() == null ? e : e.getCause();
+                say("XA REFUSED " + cause.getMessage());
+            }
+        } finally {
+            connection.close();
+        }
     }
 
     static void messages(Connection connection) throws JMSException {
