@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from .._core.commands import ConsumerInfo, MessageAck
 from .._core.effects import Dispatch
 from .._core.queue import QueueStatistics
+from .._java.utf8 import java_text_message, java_utf8
 from ..errors import LocalProtocolError
 from ..message import Destination, Message, ObjectBody
 from . import layouts as _layouts
@@ -93,14 +94,14 @@ def write_ostr(value: str | None, parts: list[bytes]) -> int:
     if value is None:
         parts.append(NONE_BYTES)
         return 4
-    raw = value.encode()
+    raw = java_utf8(value)
     parts.append(LEN.pack(len(raw)))
     parts.append(raw)
     return 4 + len(raw)
 
 
 def write_str(value: str, parts: list[bytes]) -> int:
-    raw = value.encode()
+    raw = java_utf8(value)
     parts.append(LEN.pack(len(raw)))
     parts.append(raw)
     return 4 + len(raw)
@@ -115,92 +116,98 @@ def write_dest(dest: Destination, parts: list[bytes]) -> int:
 
 
 def write_message(m: Message, parts: list[bytes]) -> int:
-    """Append the encoding of ``m`` to ``parts``; return its size in bytes."""
-    mid = m.message_id.encode()
-    dest = m.destination
-    dname = _dest_name(dest)
-    pid = m.producer_id.encode()
-    body = m.body
-    flags = MSG_PERSISTENT if m.persistent else 0
-    if type(body) is str:
-        body = body.encode()
-        flags |= MSG_TEXT
-    elif type(body) is not bytes:
-        if isinstance(body, str):
-            body = str(body).encode()
+    """Append the encoding of ``m`` to ``parts``; return its size in bytes. A string UTF-8 cannot encode (a lone
+    surrogate) is written as Java's encoder writes it, ``?`` in its place, rather than failing the frame."""
+    mark = len(parts)
+    try:
+        mid = m.message_id.encode()
+        dest = m.destination
+        dname = _dest_name(dest)
+        pid = m.producer_id.encode()
+        body = m.body
+        flags = MSG_PERSISTENT if m.persistent else 0
+        if type(body) is str:
+            body = body.encode()
             flags |= MSG_TEXT
-        elif isinstance(body, (bytes, bytearray, memoryview)):
-            body = bytes(body)
-        elif isinstance(body, Mapping):
-            map_parts: list[bytes] = []
-            write_properties(body, map_parts)
-            body = b"".join(map_parts)
-            flags |= MSG_MAP
-        elif isinstance(body, tuple):
-            stream_parts: list[bytes] = []
-            write_properties({str(i): v for i, v in enumerate(body)}, stream_parts)
-            body = b"".join(stream_parts)
-            flags |= MSG_STREAM
-        elif isinstance(body, ObjectBody):
-            body = body.data
-            flags |= MSG_OBJECT
-        else:
-            cannot_encode(
-                f"message {m.message_id}: a body is str, bytes, a map, a tuple or an ObjectBody, "
-                f"not {type(body).__name__}"
-            )
-    props = m.properties
-    if props:
-        flags |= MSG_PROPERTIES
-    opt = 0
-    if m.correlation_id is not None:
-        opt |= OPT_CORRELATION
-    if m.reply_to is not None:
-        opt |= OPT_REPLY_TO
-    if m.type is not None:
-        opt |= OPT_TYPE
-    if m.group_id is not None:
-        opt |= OPT_GROUP
-    if m.original_destination is not None:
-        opt |= OPT_ORIGINAL
-    priority = m.priority
-    if not 0 <= priority <= 9:
-        cannot_encode(f"message {m.message_id}: priority {priority!r} is outside 0..9")
-    parts.append(
-        MSG.pack(
-            flags,
-            priority,
-            0 if dest.kind is QUEUE else 1,
-            opt,
-            m.timestamp,
-            m.expiration,
-            m.group_seq,
-            m.producer_seq,
-            len(mid),
-            len(dname),
-            len(pid),
-            len(body),
-        )
-    )
-    parts.append(mid)
-    parts.append(dname)
-    parts.append(pid)
-    parts.append(body)
-    size = MSG.size + len(mid) + len(dname) + len(pid) + len(body)
-    if opt:
+        elif type(body) is not bytes:
+            if isinstance(body, str):
+                body = str(body).encode()
+                flags |= MSG_TEXT
+            elif isinstance(body, (bytes, bytearray, memoryview)):
+                body = bytes(body)
+            elif isinstance(body, Mapping):
+                map_parts: list[bytes] = []
+                write_properties(body, map_parts)
+                body = b"".join(map_parts)
+                flags |= MSG_MAP
+            elif isinstance(body, tuple):
+                stream_parts: list[bytes] = []
+                write_properties({str(i): v for i, v in enumerate(body)}, stream_parts)
+                body = b"".join(stream_parts)
+                flags |= MSG_STREAM
+            elif isinstance(body, ObjectBody):
+                body = body.data
+                flags |= MSG_OBJECT
+            else:
+                cannot_encode(
+                    f"message {m.message_id}: a body is str, bytes, a map, a tuple or an ObjectBody, "
+                    f"not {type(body).__name__}"
+                )
+        props = m.properties
+        if props:
+            flags |= MSG_PROPERTIES
+        opt = 0
         if m.correlation_id is not None:
-            size += write_str(m.correlation_id, parts)
+            opt |= OPT_CORRELATION
         if m.reply_to is not None:
-            size += write_dest(m.reply_to, parts)
+            opt |= OPT_REPLY_TO
         if m.type is not None:
-            size += write_str(m.type, parts)
+            opt |= OPT_TYPE
         if m.group_id is not None:
-            size += write_str(m.group_id, parts)
+            opt |= OPT_GROUP
         if m.original_destination is not None:
-            size += write_dest(m.original_destination, parts)
-    if props:
-        size += write_properties(props, parts)
-    return size
+            opt |= OPT_ORIGINAL
+        priority = m.priority
+        if not 0 <= priority <= 9:
+            cannot_encode(f"message {m.message_id}: priority {priority!r} is outside 0..9")
+        parts.append(
+            MSG.pack(
+                flags,
+                priority,
+                0 if dest.kind is QUEUE else 1,
+                opt,
+                m.timestamp,
+                m.expiration,
+                m.group_seq,
+                m.producer_seq,
+                len(mid),
+                len(dname),
+                len(pid),
+                len(body),
+            )
+        )
+        parts.append(mid)
+        parts.append(dname)
+        parts.append(pid)
+        parts.append(body)
+        size = MSG.size + len(mid) + len(dname) + len(pid) + len(body)
+        if opt:
+            if m.correlation_id is not None:
+                size += write_str(m.correlation_id, parts)
+            if m.reply_to is not None:
+                size += write_dest(m.reply_to, parts)
+            if m.type is not None:
+                size += write_str(m.type, parts)
+            if m.group_id is not None:
+                size += write_str(m.group_id, parts)
+            if m.original_destination is not None:
+                size += write_dest(m.original_destination, parts)
+        if props:
+            size += write_properties(props, parts)
+        return size
+    except UnicodeEncodeError:
+        del parts[mark:]
+        return write_message(java_text_message(m), parts)
 
 
 def encode_handshake(version: int = PROTOCOL_VERSION) -> bytes:

@@ -11,6 +11,7 @@ import struct
 
 import attrs
 
+from minibroker._java.utf8 import java_utf8
 from minibroker.errors import FrameTooLarge, RemoteProtocolError
 
 __all__ = [
@@ -338,7 +339,10 @@ def _fixed(first: int, body: bytes) -> bytes:
 
 
 def _text(value: str) -> bytes:
-    raw = value.encode()
+    try:
+        raw = value.encode()
+    except UnicodeEncodeError:  # a lone surrogate (a topic named in process): "?", as Java's encoder writes it
+        raw = java_utf8(value)
     return _U16.pack(len(raw)) + raw
 
 

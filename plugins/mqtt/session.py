@@ -34,6 +34,7 @@ import attrs
 from minibroker import AckType, Admission, Broker, BrokerConnection, ConsumerInfo, Dispatch, MessageAck
 from minibroker._ids import PROCESS_ID_PREFIX
 from minibroker._java.bodies import marshal_stream
+from minibroker._java.utf8 import java_utf8
 from minibroker.errors import (
     AccessDenied,
     ConnectionClosed,
@@ -421,7 +422,8 @@ class MqttSession:
         if message.type == "Advisory":  # ActiveMQ's advisory carries a data structure and no content: empty payload
             payload = b""
         else:
-            payload = body.encode() if isinstance(body, str) else body if isinstance(body, bytes) else _payload(body)
+            # a text as ActiveMQ writes it: UTF-8, "?" for a lone surrogate (Java's String.getBytes)
+            payload = java_utf8(body) if isinstance(body, str) else body if isinstance(body, bytes) else _payload(body)
         name = message.destination.name
         if self.virtual and VIRTUAL_TOPIC in name:  # ActiveMQ's strategy: the name after ``VirtualTopic.``
             name = name[name.index(VIRTUAL_TOPIC) + len(VIRTUAL_TOPIC) :]

@@ -34,6 +34,7 @@ from typing import Final, Literal
 
 import attrs
 
+from minibroker._java.utf8 import java_utf8
 from minibroker.errors import FrameTooLarge, LocalProtocolError, RemoteProtocolError
 
 __all__ = [
@@ -170,7 +171,10 @@ def encode_frame(frame: StompFrame, version: str = "1.2", *, trailer: bytes = b"
     body = frame.body
     if body and b"\0" in body and "content-length" not in headers:
         raise LocalProtocolError(f"a {frame.command} body holding NUL needs a content-length header")
-    return b"".join((head.encode("utf-8"), body, trailer))
+    try:
+        return b"".join((head.encode("utf-8"), body, trailer))
+    except UnicodeEncodeError:  # a lone surrogate: "?", as Java's String.getBytes(UTF_8) writes it
+        return b"".join((java_utf8(head), body, trailer))
 
 
 def _encode_head(frame: StompFrame, version: str) -> str:

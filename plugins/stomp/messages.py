@@ -13,6 +13,7 @@ from typing import Final
 
 import attrs
 
+from minibroker._java.utf8 import java_utf8
 from minibroker.errors import InvalidDestination
 from minibroker.message import Destination, Message, PropertyValue
 
@@ -225,7 +226,10 @@ def message_bytes(
             f"\nexpires:{round(expiration * 1000) if expiration else 0}\npriority:{message.priority}"
             f"\ntimestamp:{round(message.timestamp * 1000)}{id_line}{ack_line}\ncontent-length:{len(body)}\n\n"
         )
-        return b"".join((head.encode("utf-8"), body, b"\0\n"))
+        try:
+            return b"".join((head.encode("utf-8"), body, b"\0\n"))
+        except UnicodeEncodeError:  # a lone surrogate: "?", as Java's String.getBytes(UTF_8) writes it
+            return b"".join((java_utf8(head), body, b"\0\n"))
     parts = ["MESSAGE\nmessage-id:", message_id, "\ndestination:", name]
     if message.correlation_id is not None:
         text = escape_value(message.correlation_id, version)
@@ -268,7 +272,7 @@ def message_bytes(
     if ack_id is not None:
         parts += ("\nack:", ack_id)  # digits
     if isinstance(body, str):
-        data = body.encode("utf-8")
+        data = java_utf8(body)
         if b"\0" in data:
             parts += ("\ncontent-length:", str(len(data)))
     elif isinstance(body, bytes):
@@ -277,7 +281,7 @@ def message_bytes(
     else:
         data = b""  # a Map-, Stream- or ObjectMessage: ActiveMQ's default translation sends no body
     parts.append("\n\n")
-    return b"".join(("".join(parts).encode("utf-8"), data, b"\0\n"))
+    return b"".join((java_utf8("".join(parts)), data, b"\0\n"))
 
 
 def message_frame(
@@ -322,7 +326,7 @@ def message_frame(
         headers["ack"] = ack_id
     body = message.body
     if isinstance(body, str):
-        data = body.encode("utf-8")
+        data = java_utf8(body)
         if b"\0" in data:
             # a text body holding NUL would end the frame early: counted, unlike ActiveMQ (which corrupts it)
             headers["content-length"] = str(len(data))

@@ -510,9 +510,13 @@ class TestEncodeRefusals:
         with pytest.raises(LocalProtocolError, match="cannot encode"):
             encode(Send(1, message(properties=props)))
 
-    def test_lone_surrogate(self) -> None:
-        with pytest.raises(LocalProtocolError, match="cannot encode SEND"):
-            encode(Send(1, message(body="\ud800")))
+    def test_lone_surrogate_is_written_as_java_writes_it(self) -> None:
+        """Not a refusal: "?" in its place, as Java's String.getBytes(UTF_8) (issue 41)."""
+        sent = message(body="a\ud800", properties={"k\udc00": "v\ud800"}, correlation_id="c\ud800")
+        frame = roundtrip(Send(1, sent))
+        assert isinstance(frame, Send)
+        got = frame.message
+        assert (got.body, dict(got.properties), got.correlation_id) == ("a?", {"k?": "v?"}, "c?")
 
     def test_out_of_range_numbers(self) -> None:
         with pytest.raises(LocalProtocolError):
