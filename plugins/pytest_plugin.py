@@ -150,6 +150,8 @@ _FAILURES_KEY = pytest.StashKey[list[tuple[str, str]]]()
 #: the attribute of a failed test's teardown report that carries its section of the report (pytest-xdist sends a
 #: report's attributes from the worker to the controller, which writes the file)
 REPORT_ATTRIBUTE = "minibroker_journeys"
+#: the attribute carrying the same test's journeys as records (minibroker.plugins.timeline.journey_records)
+RECORDS_ATTRIBUTE = "minibroker_records"
 
 
 def report_path(config: pytest.Config) -> str | None:
@@ -170,30 +172,54 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         brokers = item.stash.get(BROKERS_KEY, [])
         if failures and brokers:
             from .report import failed_test_section
+            from .timeline import journey_records
 
             setattr(report, REPORT_ATTRIBUTE, failed_test_section(item.nodeid, failures, brokers))
+            records = [r for label, broker in brokers for r in _records(item.nodeid, label, broker, journey_records)]
+            setattr(report, RECORDS_ATTRIBUTE, records)
         item.stash[BROKERS_KEY] = []  # the brokers go with the test
         item.stash[_FAILURES_KEY] = []
     return report
 
 
+def _records(nodeid: str, label: str, broker: Any, make: Callable[..., list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    try:
+        return make(nodeid, label, broker)
+    except Exception:  # the HTML section says what could not be read; the records go without that broker
+        return []
+
+
 class _ReportWriter:
     """Collects the failed tests' sections (from this process's tests, or from pytest-xdist's workers) and writes
-    the report when the session ends."""
+    the report when the session ends. ``records``: the same journeys as plain records, one per message
+    (``config.pluginmanager.get_plugin("minibroker-report").records``; also written beside the report as JSON)."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
         self.sections: list[str] = []
+        self.records: list[dict[str, Any]] = []
+
+    @property
+    def records_path(self) -> Path:
+        """``report.json`` beside ``report.html``."""
+        return self.path.with_suffix(".json")
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         section = getattr(report, REPORT_ATTRIBUTE, None)
         if isinstance(section, str):
             self.sections.append(section)
+        records = getattr(report, RECORDS_ATTRIBUTE, None)
+        if isinstance(records, list):
+            self.records.extend(records)
 
     def pytest_sessionfinish(self) -> None:
+        import json
+
         from .report import write_report
 
         write_report(self.path, self.sections)
+        if self.records_path != self.path:
+            self.records_path.write_text(json.dumps(self.records, indent=1, default=str) + "\n", encoding="utf-8")
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         terminalreporter.write_sep("-", f"minibroker report ({len(self.sections)} failed test(s)): {self.path}")

@@ -10,6 +10,12 @@ expired, still pending) first. Passing tests add nothing, and neither do tests w
 without such failures writes a report that says so. The file is one HTML page with its style inlined, no script and
 nothing to fetch: open it from a CI run's artifacts as it is. Names, ids, bodies and failure messages are written as
 text. Under pytest-xdist the workers draw their failed tests and the controller writes the one file.
+
+The same journeys are records too, for a script or a conftest to read: ``report.json`` beside ``report.html``, and
+``config.pluginmanager.get_plugin("minibroker-report").records``, one dict per message of each failed test's brokers
+(``test``, ``broker``, ``message_id``, ``destination``, ``outcome``, ``now_in``, ``body``, ``qos`` and ``retain``
+for what MQTT clients published, ``events``: :func:`minibroker.plugins.timeline.journey_records`). The
+``minibroker_capture`` fixture's captures have ``.records`` in the same spirit.
 """
 
 # How: the pytest plugin (minibroker.plugins.pytest_plugin) notes the brokers each test's fixtures make; when a test

@@ -132,3 +132,62 @@ def timeline_html(records: Sequence[HistoryRecord], *, kept: bool = True, limit:
         skipped = len(items) - len(head) - len(tail)
         items = [*head, f'<li class="note" data-event="skipped">\u2026 {skipped} more events \u2026</li>', *tail]
     return '<ol class="timeline">' + "".join(items) + "</ol>"
+
+
+#: the most messages per broker a failed test's records hold (the report draws fewer: report.MESSAGES_PER_BROKER)
+RECORDS_PER_BROKER = 1000
+_QOS_PROPERTY = "ActiveMQ.MQTT.QoS"
+
+
+def journey_records(test: str, label: str, broker: Any) -> list[dict[str, Any]]:
+    """The journeys of ``broker``'s messages as plain records, what ``--minibroker-report`` exposes as ``.records``
+    (JSON-ready, so pytest-xdist carries them from its workers): ``test``, ``broker`` (the fixture that made it),
+    ``message_id``, ``destination``, ``outcome``, ``now_in`` (the queue holding it, or None), ``body`` (its start,
+    None when the broker no longer holds it), ``qos`` and ``retain`` (MQTT's: the QoS it was published with, and
+    whether it is its topic's retained message; None when unknown) and ``events`` (the timeline's rows)."""
+    if not broker.history_kept:
+        return []
+    ids = broker.history_message_ids()[:RECORDS_PER_BROKER]
+    wanted = set(ids)
+    held: dict[str, tuple[str, Any]] = {}
+    for queue in broker.queue_names():
+        for message in broker.browse_all(queue):
+            if message.message_id in wanted:
+                held.setdefault(message.message_id, (queue, message))
+    retained: dict[str, Any] = {}
+    for topic in broker.core.topics.values():
+        message = topic.retained
+        if message is not None and message.message_id in wanted:
+            retained[message.message_id] = message
+    letters = {letter.message_id: letter for letter in broker.dead_letters() if letter.message_id in wanted}
+    records = []
+    for message_id in ids:
+        history = broker.history(message_id)
+        queue, message = held.get(message_id, (None, None))
+        message = message if message is not None else retained.get(message_id)
+        letter = letters.get(message_id)
+        destination = None if message is None else str(message.original_destination or message.destination)
+        if letter is not None:
+            destination = letter.destination
+        qos = None if message is None else message.properties.get(_QOS_PROPERTY)
+        body = None if message is None else message.body
+        records.append(
+            {
+                "test": test,
+                "broker": label,
+                "message_id": message_id,
+                "destination": destination,
+                "outcome": outcome(history),
+                "now_in": queue,
+                "body": None if body is None else _preview(body),
+                "qos": qos if isinstance(qos, int) and not isinstance(qos, bool) else None,
+                "retain": (message_id in retained) if message is not None else None,
+                "events": [row.as_json() | {"event": row.event} for row in timeline_rows(history)],
+            }
+        )
+    return records
+
+
+def _preview(body: object, limit: int = 200) -> str:
+    text = body.decode("utf-8", "replace") if isinstance(body, bytes) else str(body)
+    return text if len(text) <= limit else text[:limit] + "\u2026"
