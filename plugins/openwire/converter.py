@@ -44,6 +44,7 @@ from minibroker.errors import (
     LimitExceeded,
     MessageFormatError,
     MinibrokerError,
+    RemoteProtocolError,
     TransactionRolledBack,
     UnsupportedFeature,
 )
@@ -91,10 +92,10 @@ def java_class(exc: MinibrokerError) -> str:
 
 
 def throwable(exc: BaseException) -> ow.JavaThrowable:
+    if isinstance(exc, RemoteProtocolError):  # bytes that are no OpenWire: ActiveMQ's transport fails with this
+        return ow.JavaThrowable("java.io.IOException", exc.message or str(exc))
     if isinstance(exc, MinibrokerError):
         return ow.JavaThrowable(java_class(exc), exc.message or str(exc))
-    if isinstance(exc, OpenWireFormatError):
-        return ow.JavaThrowable("java.io.IOException", str(exc))
     return ow.JavaThrowable("java.lang.RuntimeException", str(exc) or type(exc).__name__)
 
 
@@ -173,7 +174,6 @@ class OpenWireConverter:
             ow.DestinationInfo: self._on_destination_info,
             ow.MessageAck: self._on_ack,
             ow.MessagePull: self._on_pull,
-            ow.KeepAliveInfo: self._on_keep_alive,
             ow.ShutdownInfo: self._on_shutdown,
             ow.FlushCommand: lambda command: None,
             ow.BrokerInfo: lambda command: self._refuse("openwire-network-bridge", "BrokerInfo"),
@@ -216,6 +216,10 @@ class OpenWireConverter:
     def receive(self, command: ow.DataStructure) -> None:
         """Handle one command from the client; replies and dispatches go to the output."""
         if self.close_after_output or self.closed:
+            return
+        if type(command) is ow.KeepAliveInfo:  # the inactivity monitor's: answered in kind, never with a Response
+            if command.response_required:
+                self._emit(ow.KeepAliveInfo())
             return
         self._in_command = True
         mark = len(self._out)
@@ -366,10 +370,10 @@ class OpenWireConverter:
         return None
 
     def _on_connection_info(self, info: ow.ConnectionInfo) -> None:
-        if self.connection is not None:
-            return None  # a failover client's replay of its own ConnectionInfo on this connection
         if info.broker_master_connector or info.broker_path:
             raise refuse_openwire("openwire-network-bridge", "ConnectionInfo from a broker")
+        if self.connection is not None:
+            return None  # a failover client's replay of its own ConnectionInfo on this connection
         self._incarnation = self.broker.incarnation
         self.connection = self.broker.connect(info.client_id, user=info.user_name, password=info.password, remote=True)
         self.connection_info = info
@@ -384,12 +388,6 @@ class OpenWireConverter:
         if not self.closed:
             self._teardown(-1)
         self.close_after_output = True
-
-    def _on_keep_alive(self, info: ow.KeepAliveInfo) -> ow.Response | None:
-        if info.response_required:  # the inactivity monitor answers in kind, never with a Response
-            self._emit(ow.KeepAliveInfo())
-            info.response_required = False
-        return None
 
     def _teardown(self, last_delivered_seq: int | None) -> None:
         """Close the broker connection: consumers, producers, transactions and temporary destinations go with it."""
