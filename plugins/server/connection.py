@@ -392,6 +392,8 @@ class ClientConnection:
                 connection.pull(frame.consumer_id, frame.timeout)
             else:
                 request_id = getattr(frame, "request_id", 0)
+                if self.rollback_only and type(frame) is Commit:
+                    self.refuse_rollback_only(connection, frame.transaction_id)
                 handler = COMMANDS.get(type(frame))
                 if handler is None:  # pragma: no cover - the decoder only yields client frames
                     raise IllegalStateError(f"unexpected {type(frame).__name__} frame")
@@ -565,15 +567,13 @@ class ClientConnection:
         self.rollback_only.pop(transaction_id, None)
         return txn
 
-    def commit_command(self, transaction_id: int) -> c.Commit:
-        """The client's commit, unless a send of the transaction failed unseen: then it is rolled back and the
-        commit fails (ActiveMQ: "COMMIT FAILED: Transaction marked rollback only")."""
+    def refuse_rollback_only(self, connection: BrokerConnection, transaction_id: int) -> None:
+        """A commit of a transaction a send failed in unseen: it is rolled back and the commit fails (ActiveMQ:
+        "COMMIT FAILED: Transaction marked rollback only"); any other commit goes on."""
         cause = self.rollback_only.get(transaction_id)
-        txn = self.pop_transaction(transaction_id)
         if cause is None:
-            return c.Commit(txn)
-        assert self.connection is not None  # a request is handled only for a logged-in client
-        self.connection.dispatch(c.Rollback(txn))
+            return
+        connection.dispatch(c.Rollback(self.pop_transaction(transaction_id)))
         raise TransactionRolledBack(
             f"COMMIT FAILED: Transaction marked rollback only: {cause}", transaction_id=transaction_id
         )
@@ -614,7 +614,7 @@ _Answer = Callable[[ClientConnection, Any, Any], Iterable[bytes]]
 #: a request frame's type -> (the command value it carries, the answer frames for the connection's result)
 REQUESTS: dict[type, tuple[_ToCommand, _Answer]] = {
     RemoveConsumer: (lambda s, f: c.RemoveConsumer(f.consumer_id, f.last_delivered_seq), _ok),
-    Commit: (lambda s, f: s.commit_command(f.transaction_id), _ok),
+    Commit: (lambda s, f: c.Commit(s.pop_transaction(f.transaction_id)), _ok),
     Rollback: (lambda s, f: c.Rollback(s.pop_transaction(f.transaction_id)), _ok),
     Unsubscribe: (lambda s, f: c.Unsubscribe(f.name), _ok),
     CreateTemporary: (_temporary, lambda s, f, made: (encode_temporary_created(f.request_id, temporary_text(made)),)),
