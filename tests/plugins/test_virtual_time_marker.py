@@ -57,7 +57,7 @@ async def test_without_the_marker_the_loop_is_real(minibroker, manual_clock):
     assert type(loop).__name__ != "VirtualTimeLoop"
     before = loop.time()
     await asyncio.sleep(0.05)
-    assert loop.time() - before >= 0.05                  # the loop's own clock: real
+    assert loop.time() - before > 0.04                   # the loop's own clock moved with real time
     assert manual_clock.elapsed < 1.0                    # while the broker's is virtual
 """
 
