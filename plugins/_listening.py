@@ -14,7 +14,19 @@ from typing import Any, Generic, Protocol, TypeVar
 
 from minibroker._driver.sockets import SocketSlots
 
-__all__ = ["FRAMES_PER_TURN", "FailureLog", "Listener", "TakesTurns", "TlsGate", "serve_tls_or_plain"]
+__all__ = [
+    "FRAMES_PER_TURN",
+    "AcceptFailures",
+    "FailureLog",
+    "Listener",
+    "TakesTurns",
+    "TlsGate",
+    "serve_tls_or_plain",
+]
+
+#: what asyncio's event loop reports when ``accept()`` fails for want of a file descriptor or memory (EMFILE, ENFILE,
+#: ENOBUFS, ENOMEM): it stops accepting on that socket and tries again a second later
+ACCEPT_OUT_OF_RESOURCES = "socket.accept() out of system resource"
 
 #: frames (MQTT packets) of one connection handled per turn of the event loop. asyncio reads up to 256 KiB at once:
 #: 17,000 small MQTT PUBLISHes, which held the loop for half a second and more while a publisher flooded the broker
@@ -278,6 +290,37 @@ class FailureLog:
             self._since = 0
 
 
+class AcceptFailures:
+    """The loop's exception handler while listeners run. asyncio reports every accept that failed for want of a file
+    descriptor with a traceback, once a second for every listening socket for as long as it lasts (four listeners:
+    four tracebacks a second); here that is one warning per :class:`FailureLog` interval with the count since.
+    Anything else goes on to the handler that was there before."""
+
+    __slots__ = ("_failures", "_previous")
+
+    def __init__(self, previous: Callable[[asyncio.AbstractEventLoop, dict[str, Any]], object] | None) -> None:
+        self._previous = previous
+        self._failures = FailureLog(logging.getLogger("minibroker.listening"))
+
+    def __call__(self, loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+        if context.get("message") == ACCEPT_OUT_OF_RESOURCES:
+            self._failures.note(
+                f"cannot accept connections: {context.get('exception')}; they wait in the listen backlog and "
+                "accepting is tried again every second"
+            )
+        elif self._previous is not None:
+            self._previous(loop, context)
+        else:
+            loop.default_exception_handler(context)
+
+    @classmethod
+    def install(cls, loop: asyncio.AbstractEventLoop) -> None:
+        """Put one in front of ``loop``'s exception handler (once per loop)."""
+        handler = loop.get_exception_handler()
+        if not isinstance(handler, cls):
+            loop.set_exception_handler(cls(handler))
+
+
 async def serve_tls_or_plain(
     make_protocol: Callable[[], asyncio.BaseProtocol],
     host: str,
@@ -293,6 +336,7 @@ async def serve_tls_or_plain(
     """Listening servers for ``make_protocol``, plain or TLS through a :class:`TlsGate` per accepted socket: one per
     socket given (already bound: ``serve --fd``, tests), or one on ``host``:``port`` when none is."""
     loop = asyncio.get_running_loop()
+    AcceptFailures.install(loop)
     if context is None:
         factory = make_protocol
     else:
