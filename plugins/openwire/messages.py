@@ -12,6 +12,7 @@ own text as ``textView`` when the two differ.
 
 from __future__ import annotations
 
+import json
 import zlib
 from collections.abc import Mapping
 from typing import Any
@@ -161,6 +162,35 @@ def _content(body: object) -> tuple[type[ow.Message], bytes]:
     raise body_refusal(body)
 
 
+# -- advisories -------------------------------------------------------------------------------------------------------
+
+
+def _advisory_data(message: BrokerMessage) -> ow.DataStructure | None:
+    """The DestinationInfo an advisory of a destination carries (minibroker keeps it as JSON text): the Java client's
+    own advisory consumer reads it to learn which temporary destinations exist, and refuses to send to one it has
+    not heard of. Other advisories keep their JSON text (a difference: ActiveMQ sends their data structures)."""
+    if message.type != "Advisory" or not isinstance(message.body, str) or '"DestinationInfo"' not in message.body:
+        return None
+    try:
+        data = json.loads(message.body)
+        text = data["destination"]
+        operation = int(data["operationType"])
+    except (ValueError, KeyError, TypeError):
+        return None
+    for prefix, cls in _ADVISED:
+        if isinstance(text, str) and text.startswith(prefix):
+            return ow.DestinationInfo(destination=cls(text[len(prefix) :]), operation_type=operation)
+    return None
+
+
+_ADVISED: tuple[tuple[str, type[ow.ActiveMQDestination]], ...] = (
+    ("temp-queue://", ow.ActiveMQTempQueue),
+    ("temp-topic://", ow.ActiveMQTempTopic),
+    ("queue://", ow.ActiveMQQueue),
+    ("topic://", ow.ActiveMQTopic),
+)
+
+
 # -- both ways --------------------------------------------------------------------------------------------------------
 
 
@@ -220,7 +250,12 @@ def openwire_message(
             return None
         return openwire_destination(destination, bool(is_temporary and is_temporary(destination)))
 
-    cls, content = _content(message.body)
+    data_structure = _advisory_data(message)
+    if data_structure is not None:  # ActiveMQ's advisory: a bare message carrying the data structure
+        cls: type[ow.Message] = ow.Message
+        content: bytes | None = None
+    else:
+        cls, content = _content(message.body)
     message_id = _message_id(message, broker_seq)
     return cls(
         producer_id=message_id.producer_id,
@@ -238,6 +273,7 @@ def openwire_message(
         type=message.type,
         content=content,
         marshalled_properties=marshal_primitive_map(message.properties) if message.properties else None,
+        data_structure=data_structure,
         redelivery_counter=redelivery_counter,
         jmsx_group_first_for_consumer=group_first,
     )

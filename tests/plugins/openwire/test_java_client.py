@@ -57,6 +57,9 @@ SCENARIOS: list[tuple[str, str, list[str]]] = [
         "",
         ["TEMP named by the connection", "REPLY-TO temporary queue", "ANSWER text:pong correlation=c-1", "DELETED"],
     ),
+    # the responder is another connection: its client sends to a temporary queue only once the broker's advisory
+    # (a DestinationInfo) told it the queue exists
+    ("tempreply", "", ["ANSWER text:pong from another connection"]),
     (
         "rollback",
         "",

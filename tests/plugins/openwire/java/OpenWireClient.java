@@ -78,6 +78,9 @@ public class OpenWireClient {
                 case "temp":
                     temp(connection);
                     break;
+                case "tempreply":
+                    tempReply(factory, connection);
+                    break;
                 case "rollback":
                     rollback(connection);
                     break;
@@ -203,6 +206,29 @@ public class OpenWireClient {
         replies.delete();
         say("DELETED");
         session.close();
+    }
+
+    static void tempReply(ActiveMQConnectionFactory factory, Connection requester) throws JMSException {
+        Connection responder = factory.createConnection();
+        responder.start();
+        try {
+            Session serverSession = responder.createSession(false, Session.AUTO_ACKNOWLEDGE);
+            MessageConsumer server = serverSession.createConsumer(serverSession.createQueue("ow.requests"));
+            Session session = requester.createSession(false, Session.AUTO_ACKNOWLEDGE);
+            TemporaryQueue replies = session.createTemporaryQueue();
+            MessageConsumer replyConsumer = session.createConsumer(replies);
+            TextMessage request = session.createTextMessage("ping");
+            request.setJMSReplyTo(replies);
+            session.createProducer(session.createQueue("ow.requests")).send(request);
+            Message got = server.receive(5000);
+            serverSession.createProducer(got.getJMSReplyTo()).send(serverSession.createTextMessage("pong from another connection"));
+            say("ANSWER " + describe(replyConsumer.receive(5000)));
+            replyConsumer.close();
+            replies.delete();
+            session.close();
+        } finally {
+            responder.close();
+        }
     }
 
     static void rollback(Connection connection) throws JMSException {
