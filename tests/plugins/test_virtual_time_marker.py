@@ -135,3 +135,28 @@ def test_sync():
     result = pytester.runpytest(*STRICT)
     result.stdout.fnmatch_lines(["*minibroker_virtual_time is for `async def` tests*"])
     assert result.ret != 0
+
+
+def test_an_async_mqtt_client_on_the_virtual_loop(pytester: pytest.Pytester) -> None:
+    """aiomqtt on the test's virtual loop: its socket is real, the issue's ``asyncio.timeout(2)`` around a read that
+    never comes returns as soon as everything waits, 2 virtual seconds later (keepalive=0: see the module notes)."""
+    pytester.makepyfile("""
+import asyncio
+import aiomqtt
+import pytest
+
+@pytest.mark.asyncio
+@pytest.mark.minibroker_virtual_time
+async def test_read_with_a_timeout(minibroker_mqtt, manual_clock):
+    async with aiomqtt.Client(minibroker_mqtt.host, minibroker_mqtt.port, keepalive=0) as client:
+        await client.subscribe("sensors/#", qos=1)
+        await client.publish("sensors/kitchen", b"21.5", qos=1)
+        first = await anext(client.messages)
+        assert first.payload == b"21.5"
+        started = manual_clock.elapsed
+        with pytest.raises(TimeoutError):
+            async with asyncio.timeout(2):
+                await anext(client.messages)
+        assert manual_clock.elapsed - started == pytest.approx(2.0, abs=1e-6)
+""")
+    pytester.runpytest_subprocess(*STRICT).assert_outcomes(passed=1)
