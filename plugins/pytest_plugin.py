@@ -20,16 +20,22 @@ Fixtures:
 * ``minibroker_proc``: one ``minibroker serve`` process for the whole session (per xdist worker), configured by the
   ``minibroker_config`` option (``.url``, ``.stomp_url``); ``minibroker_session_url`` is its URL.
   ``minibroker_noproc`` points at a broker already running at ``minibroker_host``/``minibroker_port``/
-  ``minibroker_stomp_port``. Build more with ``minibroker_proc_factory(config=...)`` /
-  ``minibroker_noproc_factory(...)`` (as pytest-redis's ``factories``), or start processes inside a test with
+  ``minibroker_stomp_port``; ``minibroker_clean`` empties ``minibroker_proc`` after each test. Build more with
+  :mod:`minibroker.plugins.factories` (``factories.minibroker_proc(config=...)``, ``factories.minibroker_noproc``,
+  ``factories.minibroker_clean``, as pytest-redis's ``factories``), or start processes inside a test with
   ``minibroker_processes``.
+* ``minibroker_sync``, ``minibroker_stomp_sync``, ``minibroker_mqtt_sync``: for plain ``def`` tests, the broker on
+  its own thread and loop, its assertions as blocking calls (:mod:`minibroker.plugins._pytest_sync`); the async
+  fixtures fail at once in a plain ``def`` test, naming these.
 * ``minibroker_spark`` / ``threaded_minibroker``: a local SparkSession and a broker on TCP in its own thread, for
   Spark jobs (see :mod:`minibroker.plugins.spark.testing`).
 
 Configure one test with ``@pytest.mark.minibroker(...)``: ``virtual_time`` (True), ``autojump`` (True: virtual time
 jumps to the next timer whenever everything waits), ``autojump_threshold`` (real seconds of idleness first),
 ``redelivery_policy``, ``policies``, ``scheduler_support``,
-``plugins``, ``history_limit``, ``allow_dead_letters`` (False), ``allow_listener_errors`` (False).
+``plugins``, ``history_limit``, ``allow_dead_letters`` (False), ``allow_listener_errors`` (False), ``tls``.
+``@pytest.mark.minibroker_virtual_time`` runs an async test's whole event loop on the broker's clock
+(:mod:`minibroker.virtual_time`).
 
 Options, on the command line or in the ini file (underscores): ``--minibroker-host`` (127.0.0.1),
 ``--minibroker-port``, ``--minibroker-stomp-port`` and ``--minibroker-mqtt-port`` (0: a free port for processes;
