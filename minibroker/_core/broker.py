@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import attrs
 
 from ..errors import (
+    DestinationInUse,
     IllegalStateError,
     InvalidAcknowledge,
     InvalidDestination,
@@ -1018,6 +1019,49 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, Scheduling, TopicBind
                 self.history.add(entry.message.message_id, now, "purged", destination=name)
         q.drop(doomed)
         return len(doomed)
+
+    def remove_destination(self, destination: Destination) -> bool:
+        """An operator removes a destination and what it holds (ActiveMQ's ``removeQueue``/``removeTopic``); False
+        when there is none. Refused with :class:`DestinationInUse`, before anything changes, while a consumer or a
+        durable subscription reads it or an open transaction holds a message of it or for it (ActiveMQ drops it from
+        under them; minibroker says so instead)."""
+        name = destination.name
+        if destination.kind is QUEUE:
+            q = self.queues.get(name)
+            if q is None:
+                return False
+            held = any(e.acked_in_txn is not None for e in q.entries.values()) or any(
+                m.destination.name == name and m.destination.kind is QUEUE
+                for txn in self.transactions.values()
+                for m in txn.sends
+            )
+            if q.consumers or held:
+                why = "a consumer reads it" if q.consumers else "an open transaction holds some of its messages"
+                raise DestinationInUse(
+                    f"{destination} cannot be removed: {why}",
+                    destination=destination,
+                    consumer_id=q.consumers[0].consumer_id if q.consumers else None,
+                )
+            self.purge(name)  # counted and journaled as any purge: the store forgets its messages
+            del self.queues[name]
+            self._virtual_queues.clear()
+            q.release_memory()
+            if q.policy.memory_limit:
+                self.memory_limited -= 1
+        else:
+            t = self.topics.get(name)
+            if t is None:
+                return False
+            if t.pending or t.durables:
+                raise DestinationInUse(
+                    f"{destination} cannot be removed: a subscriber or a durable subscription reads it",
+                    destination=destination,
+                    consumer_id=next(iter(t.pending), None),
+                )
+            del self.topics[name]
+        if self.advisory_support:
+            self._advise_destination(destination, added=False)
+        return True
 
     # -- temporary destinations (temporary.py) ----------------------------------------------------------------------
 

@@ -11,7 +11,7 @@ import attrs
 
 from .._core.durable import DURABLE_PREFIX
 from .._core.history import HistoryRecord
-from ..errors import DestinationInUse, InvalidDestination
+from ..errors import InvalidDestination
 from ..message import Destination, Message
 from .results import ConnectionView, ConsumerView, ProducerView, ScheduledJobView
 from .rights import ADMIN, READ
@@ -161,32 +161,7 @@ class _OperatorRequests:
             raise InvalidDestination(
                 f"{destination} is temporary: it goes with its connection", destination=str(target)
             )
-        name = destination.name
-        if destination.is_queue:
-            q = core.queues.get(name)
-            if q is None:
-                return
-            if q.consumers:
-                raise _in_use(destination, "a consumer reads it", q.consumers[0].consumer_id)
-            broker.purge(name)  # counted and journalled as any purge: the store forgets its messages
-            if q.entries:
-                raise _in_use(destination, "an open transaction holds some of its messages", None)
-            del core.queues[name]
-            core._virtual_queues.clear()
-            q.release_memory()
-            if q.policy.memory_limit:
-                core.memory_limited -= 1
-        else:
-            t = core.topics.get(name)
-            if t is None:
-                return
-            if t.pending or t.durables:
-                raise _in_use(
-                    destination, "a subscriber or a durable subscription reads it", next(iter(t.pending), None)
-                )
-            del core.topics[name]
-        if core.advisory_support:
-            core._advise_destination(destination, added=False)
+        core.remove_destination(destination)
         broker._flush()
 
     @property
@@ -359,10 +334,6 @@ class _OperatorRequests:
     def _move(self, queue: str, message: Message, destination: Destination) -> None:
         self._resend(message, destination)
         self.broker.purge(queue, _id_selector(message.message_id))
-
-
-def _in_use(destination: Destination, why: str, consumer_id: int | None) -> DestinationInUse:
-    return DestinationInUse(f"{destination} cannot be removed: {why}", destination=destination, consumer_id=consumer_id)
 
 
 def _selector_text(selector: object) -> str | None:
