@@ -215,7 +215,10 @@ class OpenWireConverter:
 
     def receive(self, command: ow.DataStructure) -> None:
         """Handle one command from the client; replies and dispatches go to the output."""
-        if self.close_after_output or self.closed:
+        if self.close_after_output:
+            return
+        if self.closed:  # after RemoveInfo of the connection: only its ShutdownInfo is left to come
+            self.close_after_output = isinstance(command, ow.ShutdownInfo)
             return
         if type(command) is ow.KeepAliveInfo:  # the inactivity monitor's: answered in kind, never with a Response
             if command.response_required:
