@@ -52,6 +52,15 @@ async def test_wall_clock_reads_and_threads_stay_real(minibroker, manual_clock):
     assert await asyncio.to_thread(done.wait, 5)         # a real thread's real sleep still ends
 
 @pytest.mark.asyncio
+@pytest.mark.minibroker_virtual_time
+async def test_the_testing_helpers_wait_in_virtual_time(minibroker, manual_clock):
+    from minibroker.testing import wait_for_queue_size
+    started = manual_clock.elapsed
+    with pytest.raises(AssertionError, match="not 1, after 5"):
+        await wait_for_queue_size(minibroker, "nothing.comes", 1, timeout=5)
+    assert 5.0 <= manual_clock.elapsed - started < 6.0
+
+@pytest.mark.asyncio
 async def test_without_the_marker_the_loop_is_real(minibroker, manual_clock):
     loop = asyncio.get_running_loop()
     assert type(loop).__name__ != "VirtualTimeLoop"
@@ -64,9 +73,10 @@ async def test_without_the_marker_the_loop_is_real(minibroker, manual_clock):
 
 def test_each_documented_claim(pytester: pytest.Pytester) -> None:
     """asyncio.timeout, sleep, wait_for and call_later are virtual with the marker; time.monotonic and threads stay
-    real; advance() fires loop and clock timers in order; without the marker the loop's time is real."""
+    real; advance() fires loop and clock timers in order; minibroker.testing's waits time out in virtual time;
+    without the marker the loop's time is real."""
     pytester.makepyfile(CLAIMS)
-    pytester.runpytest(*STRICT).assert_outcomes(passed=4)
+    pytester.runpytest(*STRICT).assert_outcomes(passed=5)
 
 
 def test_a_real_client_over_a_real_socket(pytester: pytest.Pytester) -> None:
