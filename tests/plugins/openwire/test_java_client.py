@@ -3,11 +3,12 @@ OpenWire listener: each scenario prints what the client saw, compared line by li
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 
 import pytest
 
-from minibroker import Broker
+from minibroker import Broker, DestinationPolicy
 from minibroker.client import AckMode, connect
 from minibroker.plugins.openwire import start_openwire_server
 
@@ -65,6 +66,7 @@ SCENARIOS: list[tuple[str, str, list[str]]] = [
         "",
         ["FIRST text:again", "SECOND text:again JMSXDeliveryCount=2(Integer) redelivered count=2", "AFTER null"],
     ),
+    ("acks", "", ["CLIENT ACKED c3", "INDIVIDUAL ACKED i2", "LEFT text:i1"]),  # a range ack, one message
     (
         "selector",
         "",
@@ -118,3 +120,43 @@ async def test_a_python_service_and_a_java_service_exchange_messages(java_run: J
                 "DONE",
             ]
             await python.close()
+
+
+async def test_a_message_past_the_clients_redelivery_policy_is_poison_acked_to_the_dlq(java_run: JavaRun) -> None:
+    policy = "?jms.redeliveryPolicy.maximumRedeliveries=1&jms.redeliveryPolicy.initialRedeliveryDelay=0"
+    async with Broker() as broker, await start_openwire_server(broker) as server:
+        lines = await java_run("OpenWireClient", server.url + policy, "poison")
+        assert lines[1:] == [
+            "ATTEMPT text:bad",
+            "ATTEMPT text:bad JMSXDeliveryCount=2(Integer) redelivered",
+            "ATTEMPT null",
+            "DONE",
+        ]
+        (record,) = broker.dead_letters()
+        assert record.body == "bad" and record.dead_letter_queue == "ActiveMQ.DLQ"
+        assert (broker.queue_statistics("ActiveMQ.DLQ") or pytest.fail()).size == 1
+
+
+async def test_a_full_queue_refuses_a_send_with_resource_allocation_exception(java_run: JavaRun) -> None:
+    policies = {"limited.>": DestinationPolicy(memory_limit=8 * 1024, send_fail_if_no_space=True)}
+    async with Broker(policies=policies) as broker, await start_openwire_server(broker) as server:
+        lines = await java_run("OpenWireClient", server.url, "full", "100")
+        assert lines[1:] == ["FULL after some javax.jms.ResourceAllocationException", "DONE"]
+        assert 0 < (broker.queue_statistics("limited.q") or pytest.fail()).size < 100
+
+
+async def test_a_send_waits_while_the_queue_is_full(java_run: JavaRun) -> None:
+    """Producer flow control: the client's sends wait (its socket is not read) until a consumer makes room."""
+    policies = {"limited.>": DestinationPolicy(memory_limit=8 * 1024)}
+    async with Broker(policies=policies) as broker, await start_openwire_server(broker) as server:
+        sending = asyncio.ensure_future(java_run("OpenWireClient", server.url, "full", "40"))
+        python = await connect(broker)
+        session = await python.create_session(AckMode.AUTO_ACKNOWLEDGE)
+        consumer = await session.create_consumer("limited.q")
+        received = 0
+        while received < 40:
+            message = await consumer.receive(timeout=30)
+            assert message is not None, f"{received} received"
+            received += 1
+        assert (await sending)[1:] == ["SENT 40", "DONE"]
+        await python.close()

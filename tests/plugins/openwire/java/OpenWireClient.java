@@ -81,6 +81,15 @@ public class OpenWireClient {
                 case "tempreply":
                     tempReply(factory, connection);
                     break;
+                case "acks":
+                    acks(connection);
+                    break;
+                case "poison":
+                    poison(connection);
+                    break;
+                case "full":
+                    full(connection, Integer.parseInt(args[2]));
+                    break;
                 case "rollback":
                     rollback(connection);
                     break;
@@ -229,6 +238,62 @@ public class OpenWireClient {
         } finally {
             responder.close();
         }
+    }
+
+    static void acks(Connection connection) throws JMSException {
+        Session session = connection.createSession(false, Session.CLIENT_ACKNOWLEDGE);
+        Queue queue = session.createQueue("ow.acks");
+        MessageProducer producer = session.createProducer(queue);
+        for (int i = 1; i <= 3; i++) producer.send(session.createTextMessage("c" + i));
+        MessageConsumer consumer = session.createConsumer(queue);
+        Message last = null;
+        for (int i = 0; i < 3; i++) last = consumer.receive(5000);
+        last.acknowledge(); // one range ack for all three
+        say("CLIENT ACKED " + ((TextMessage) last).getText());
+        consumer.close();
+        session.close();
+        Session individual = connection.createSession(false, org.apache.activemq.ActiveMQSession.INDIVIDUAL_ACKNOWLEDGE);
+        MessageProducer p2 = individual.createProducer(queue);
+        p2.send(individual.createTextMessage("i1"));
+        p2.send(individual.createTextMessage("i2"));
+        MessageConsumer c2 = individual.createConsumer(queue);
+        c2.receive(5000);
+        Message second = c2.receive(5000);
+        second.acknowledge(); // this one only
+        say("INDIVIDUAL ACKED " + ((TextMessage) second).getText());
+        c2.close();
+        for (String text : receiveAll(connection, "ow.acks")) say("LEFT " + text);
+        individual.close();
+    }
+
+    static void poison(Connection connection) throws JMSException {
+        Session session = connection.createSession(true, Session.SESSION_TRANSACTED);
+        Queue queue = session.createQueue("ow.poison");
+        session.createProducer(queue).send(session.createTextMessage("bad"));
+        session.commit();
+        MessageConsumer consumer = session.createConsumer(queue);
+        for (int i = 0; i < 3; i++) {
+            Message m = consumer.receive(1000);
+            say("ATTEMPT " + describe(m));
+            session.rollback();
+        }
+        consumer.close();
+        session.close();
+    }
+
+    static void full(Connection connection, int count) throws JMSException {
+        Session session = connection.createSession(false, Session.AUTO_ACKNOWLEDGE);
+        MessageProducer producer = session.createProducer(session.createQueue("limited.q"));
+        char[] kilo = new char[1024];
+        java.util.Arrays.fill(kilo, 'k');
+        int sent = 0;
+        try {
+            for (; sent < count; sent++) producer.send(session.createTextMessage(new String(kilo)));
+            say("SENT " + sent);
+        } catch (JMSException e) {
+            say("FULL after " + (sent > 0 ? "some" : "none") + " " + e.getClass().getName());
+        }
+        session.close();
     }
 
     static void rollback(Connection connection) throws JMSException {
