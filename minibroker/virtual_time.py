@@ -12,7 +12,9 @@ but the code under test has timers of its own (``asyncio.sleep(30)`` between ret
 
 The marker makes the test's event loop (pytest-asyncio's, for the test's ``loop_scope``: with ``loop_scope="module"``
 the module's marked tests share one loop and its time) a :class:`VirtualTimeLoop`, and the ``minibroker`` fixture
-(with ``manual_clock``, ``minibroker_stomp``, ``minibroker_mqtt``, ``minibroker_server``) runs on that loop's clock.
+(with ``manual_clock``, ``minibroker_stomp``, ``minibroker_mqtt``, ``minibroker_server``) runs on that loop's clock;
+the fixtures' loop scope (``asyncio_default_fixture_loop_scope``) must be the test's, or the test is refused at
+collection (the broker would run on another loop, with another time).
 Keywords: ``autojump`` (True; False: time moves only by ``await manual_clock.advance(seconds)``) and
 ``autojump_threshold`` (real seconds of idleness before a jump, 0.01). It needs pytest-asyncio; a suite that picks
 its loops with pytest-asyncio's ``pytest_asyncio_loop_factories`` hook adds ``VirtualTimeLoop`` there instead.

@@ -153,7 +153,7 @@ async def minibroker(request: pytest.FixtureRequest) -> AsyncIterator[Broker]:
     """A fresh in-process broker for this test (virtual time by default), checked on teardown."""
     options = _options(request)
     loop = asyncio.get_running_loop()
-    broker = _make_broker(options, _loop_clock(loop, options))
+    broker = _make_broker(options, _loop_clock(loop, options, request))
     _note_broker(request, "minibroker", broker)
     loop_errors: list[dict[str, Any]] = []
     previous = loop.get_exception_handler()
@@ -169,11 +169,21 @@ async def minibroker(request: pytest.FixtureRequest) -> AsyncIterator[Broker]:
         pytest.fail(report, pytrace=False)
 
 
-def _loop_clock(loop: asyncio.AbstractEventLoop, options: BrokerOptions) -> ManualClock | None:
+def _loop_clock(
+    loop: asyncio.AbstractEventLoop, options: BrokerOptions, request: pytest.FixtureRequest
+) -> ManualClock | None:
     """The clock of the test's loop under ``@pytest.mark.minibroker_virtual_time``: the broker shares it."""
     from minibroker.virtual_time import clock_of
 
+    from .pytest_plugin import VIRTUAL_TIME_MARKER
+
     clock = clock_of(loop)
+    if clock is None and request.node.get_closest_marker(VIRTUAL_TIME_MARKER) is not None:
+        raise pytest.UsageError(
+            "@pytest.mark.minibroker_virtual_time: the minibroker fixtures run on another event loop than the test "
+            "(pytest-asyncio's fixture loop scope is wider than the test's): set asyncio_default_fixture_loop_scope "
+            'to the test\'s loop scope ("function" unless the test says loop_scope=...)'
+        )
     if clock is not None and not options.virtual_time:
         raise pytest.UsageError(
             "@pytest.mark.minibroker(virtual_time=False) contradicts @pytest.mark.minibroker_virtual_time"
@@ -229,9 +239,8 @@ async def minibroker_server(request: pytest.FixtureRequest) -> AsyncIterator[Any
     """An in-process broker on real time, also listening on a random TCP port of 127.0.0.1 (``.url``,
     ``.broker``), for code under test that takes a URL."""
     from minibroker.plugins.server.tcp import start_server
-    from minibroker.virtual_time import clock_of
 
-    loop_clock = clock_of(asyncio.get_running_loop())  # under minibroker_virtual_time: the loop's time
+    loop_clock = _loop_clock(asyncio.get_running_loop(), _options(request), request)  # minibroker_virtual_time
     options = attrs.evolve(_options(request), virtual_time=loop_clock is not None)
     broker = _make_broker(options, loop_clock)
     _note_broker(request, "minibroker_server", broker)

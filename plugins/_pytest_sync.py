@@ -91,6 +91,14 @@ def parametrize_virtual_time(metafunc: pytest.Metafunc, marker: pytest.Mark) -> 
     scope: Any = None if asyncio_marker is None else asyncio_marker.kwargs.get("loop_scope")
     if scope is None:
         scope = metafunc.config.getini("asyncio_default_test_loop_scope") or "function"
+    fixture_scope = metafunc.config.getini("asyncio_default_fixture_loop_scope") or scope
+    used = sorted(name for name in SYNC_INSTEAD if name in metafunc.fixturenames)
+    if used and fixture_scope != scope:
+        raise pytest.UsageError(
+            f"{where}: {', '.join(used)} would run on pytest-asyncio's {fixture_scope}-scoped loop and the test on "
+            f'its {scope}-scoped one, each with its own time: set asyncio_default_fixture_loop_scope = "{scope}" '
+            "(or give the test that loop_scope)"
+        )
     hidden = getattr(pytest, "HIDDEN_PARAM", "minibroker-virtual-time")  # pytest >= 8.4 hides a lone id
     factory = getattr(plugin, "_asyncio_loop_factory", None)
     if factory is None:  # pytest-asyncio < 1.3: loops come from the event_loop_policy fixture

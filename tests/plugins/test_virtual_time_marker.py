@@ -147,6 +147,21 @@ def test_sync():
     assert result.ret != 0
 
 
+def test_fixtures_on_another_loop_are_refused_at_collection(pytester: pytest.Pytester) -> None:
+    """With the fixtures' loop scope wider than the test's, the broker would keep another loop's time: refused."""
+    pytester.makepyfile("""
+import pytest
+
+@pytest.mark.asyncio
+@pytest.mark.minibroker_virtual_time
+async def test_on_two_loops(minibroker):
+    pass
+""")
+    result = pytester.runpytest("-o", "asyncio_mode=strict", "-o", "asyncio_default_fixture_loop_scope=module")
+    result.stdout.fnmatch_lines(["*minibroker would run on pytest-asyncio's module-scoped loop*"])
+    assert result.ret != 0
+
+
 def test_an_async_mqtt_client_on_the_virtual_loop(pytester: pytest.Pytester) -> None:
     """aiomqtt on the test's virtual loop: its socket is real, the issue's ``asyncio.timeout(2)`` around a read that
     never comes returns as soon as everything waits, 2 virtual seconds later (keepalive=0: see the module notes)."""
