@@ -108,3 +108,27 @@ def test_clean_as_an_administrator_granted_queues_and_topics(tmp_path: Path) -> 
             assert 'queue = ">" and topic = ">"' in str(refused.value)
         finally:
             server.stop()
+
+
+async def test_clean_with_the_local_broker_guide_s_configuration(tmp_path: Path) -> None:
+    """The guide's broker.toml, as written, and its administrator: ``minibroker_clean`` empties queues and scheduled
+    jobs there (it failed on every test when the guide's admin entry granted queues only)."""
+    import re
+
+    import attrs
+
+    guide = Path(__file__).resolve().parents[2] / "docs" / "guides" / "local-broker.md"
+    [text] = re.findall(r"```toml broker.toml\n(.*?)```", guide.read_text(), re.S)
+    config = tmp_path / "broker.toml"
+    config.write_text(text)
+    server = attrs.evolve(start_broker_process(config, port=0, stomp_port=0), user="admin", password="admin")
+    try:
+        async with await connect(server.url, user="orders-service", password="orders") as conn:
+            await (await (await conn.create_session()).create_producer("orders.in")).send("o1")
+        server.clean()
+        async with await connect(server.url, user="admin", password="admin") as conn:
+            link = conn._link
+            assert isinstance(link, TcpLink)
+            assert [(q.name, q.size) for q in await link.list_queues()] == [("orders.in", 0)]
+    finally:
+        server.stop()
