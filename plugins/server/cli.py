@@ -578,6 +578,11 @@ async def _serve(
                         ssl=listeners.tls_context if scheme == "https" else None,
                     )
                 )
+        # what starting made (modules, classes, the broker's tables) lives as long as the process: out of the
+        # collector's way, so that a full collection under a flood walks only what clients made (issue 41)
+        import gc
+
+        gc.freeze()
         signals = (signal.SIGTERM, signal.SIGINT)
         for sig in signals:
             loop.add_signal_handler(sig, stop.set)

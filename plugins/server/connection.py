@@ -18,6 +18,7 @@ import collections
 import json
 import logging
 from collections.abc import Callable, Iterable, Sequence
+from time import perf_counter
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from minibroker import Admission, BrokerConnection, Dispatch, MessageAck, RangeRead
@@ -102,6 +103,11 @@ READ_SIZE = 256 * 1024
 #: and MQTT turn, as a native frame carries a whole message (a 256 KiB read holds about 1,500) and the TCP benchmark's
 #: broker paid 6% more instructions per message yielding every 100 (75.4k -> 80.2k)
 NATIVE_FRAMES_PER_TURN = 10 * FRAMES_PER_TURN
+#: ... and at most this long: a turn of 1,000 sends took 40-60 ms on a loaded 2-core machine (issue 41: another
+#: client waited 0.3 s behind a flood of small sends). The clock is read every TURN_CHECK frames (about 0.1% of a
+#: frame's cost), so a fast machine keeps the long turns the TCP benchmark wants
+TURN_SECONDS = 0.010
+TURN_CHECK = 32
 #: queues per QUEUE_LIST answer: a million queues are listed a page at a time
 QUEUE_LIST_PAGE = 10_000
 #: drain a client's socket (wait for it to read) once this many bytes wait to be sent; past it, dispatches to the
@@ -290,6 +296,10 @@ class ClientConnection:
             max_frame_size=min(self.server.max_frame_size, PRE_LOGIN_MAX_FRAME_SIZE),
         )
         reader = self.reader
+        # a turn spans reads: StreamReader.read returns what is buffered without letting the loop run, so a flood
+        # read after read would otherwise be one long step (issue 41: another client waited 0.3 s and more)
+        handled = 0
+        started = perf_counter()
         try:
             while not self.finished:
                 data = await reader.read(READ_SIZE)
@@ -299,12 +309,14 @@ class ClientConnection:
                 self.reads += 1
                 decoder.receive_data(data)
                 next_frame = decoder.next_frame
-                handled = 0
                 while (frame := next_frame()) is not None:  # not ``for frame in decoder``: no generator per read
-                    if handled == NATIVE_FRAMES_PER_TURN:  # a read of many frames is handled in turns (TakesTurns)
+                    if handled >= NATIVE_FRAMES_PER_TURN or (
+                        not handled % TURN_CHECK and handled and perf_counter() - started > TURN_SECONDS
+                    ):  # many frames are handled in turns (TakesTurns)
                         handled = 0
                         self.flush()
                         await asyncio.sleep(0)
+                        started = perf_counter()
                         if self.is_finished():
                             break
                     handled += 1

@@ -147,3 +147,37 @@ async def test_the_native_protocol_hands_a_read_of_many_frames_over_in_turns(mon
         assert [m.body for m in got if m is not None] == [f"m{i}" for i in range(FRAMES)]
         await conn.close()
     assert yields > 0
+
+
+async def test_a_native_turn_spans_reads_so_another_client_is_answered_during_a_flood(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """asyncio's StreamReader hands over what it holds without letting the loop run, so a flood read after read
+    was one step however small each read: counted per read, a turn never ended (issue 41: another client waited
+    0.3 s and more). Small reads here (64 bytes, a frame or two each): the turn of 20 frames still ends, and
+    another client's request is answered while the flood's 1,000 sends are still being handled."""
+    from minibroker import Destination, Message
+    from minibroker.plugins.server import connection as native
+    from minibroker.plugins.server.tcp import start_server
+    from minibroker.transport.commands import GetQueueStatistics
+    from minibroker.transport.tcp_link import TcpLink
+    from minibroker.wire import encode_handshake, encode_hello, encode_send
+
+    monkeypatch.setattr(native, "NATIVE_FRAMES_PER_TURN", 20)
+    monkeypatch.setattr(native, "READ_SIZE", 64)
+    queue = Destination.queue("flood")
+    sends = [encode_send(0, Message(f"ID:f-{i}", queue, "x", persistent=False)) for i in range(1000)]
+    async with Broker(clock=RealClock()) as broker:
+        server = await start_server(broker, port=0)
+        try:
+            async with await connect(server.url) as other:
+                link = other._link
+                assert isinstance(link, TcpLink)
+                _, flooder = await asyncio.open_connection("127.0.0.1", server.port)
+                flooder.write(encode_handshake() + encode_hello(1) + b"".join(sends))
+                await flooder.drain()
+                stats = await asyncio.wait_for(link.request(GetQueueStatistics("flood")), 5)
+                assert stats is None or stats.size < 1000  # answered between the flood's turns
+                flooder.close()
+        finally:
+            await server.close()
