@@ -16,6 +16,8 @@ from minibroker._driver.sockets import SocketSlots
 
 __all__ = [
     "FRAMES_PER_TURN",
+    "TURN_CHECK",
+    "TURN_SECONDS",
     "AcceptFailures",
     "FailureLog",
     "Listener",
@@ -34,6 +36,11 @@ ACCEPT_OUT_OF_RESOURCES = "socket.accept() out of system resource"
 #: a turn costs about 3 us (reading paused, then resumed). The native protocol's connections (plugins/server) take
 #: the same turns, by letting the loop run between them
 FRAMES_PER_TURN = 100
+#: ... and a turn lasts at most this long (the clock read every TURN_CHECK frames, about 0.1% of a frame's cost): a
+#: frame's cost varies (a persistent send is a store transaction, a SUBSCRIBE may dispatch a backlog), and on a loaded
+#: machine 1,000 native sends took 40-60 ms (issue 41)
+TURN_SECONDS = 0.010
+TURN_CHECK = 32
 
 
 class TakesTurns:

@@ -40,7 +40,7 @@ from minibroker.errors import (
     TransactionRolledBack,
 )
 from minibroker.message import Destination, DestinationKind, Message, temporary_text
-from minibroker.plugins._listening import FRAMES_PER_TURN
+from minibroker.plugins._listening import FRAMES_PER_TURN, TURN_CHECK, TURN_SECONDS
 from minibroker.transport import commands as c
 from minibroker.wire import (
     AckBelow,
@@ -102,12 +102,7 @@ READ_SIZE = 256 * 1024
 #: frames of one read handled before the loop runs other clients' work (plugins/_listening.py): ten times the STOMP
 #: and MQTT turn, as a native frame carries a whole message (a 256 KiB read holds about 1,500) and the TCP benchmark's
 #: broker paid 6% more instructions per message yielding every 100 (75.4k -> 80.2k)
-NATIVE_FRAMES_PER_TURN = 10 * FRAMES_PER_TURN
-#: ... and at most this long: a turn of 1,000 sends took 40-60 ms on a loaded 2-core machine (issue 41: another
-#: client waited 0.3 s behind a flood of small sends). The clock is read every TURN_CHECK frames (about 0.1% of a
-#: frame's cost), so a fast machine keeps the long turns the TCP benchmark wants
-TURN_SECONDS = 0.010
-TURN_CHECK = 32
+NATIVE_FRAMES_PER_TURN = 10 * FRAMES_PER_TURN  # and at most TURN_SECONDS: a fast machine keeps the long turns
 #: queues per QUEUE_LIST answer: a million queues are listed a page at a time
 QUEUE_LIST_PAGE = 10_000
 #: drain a client's socket (wait for it to read) once this many bytes wait to be sent; past it, dispatches to the

@@ -22,6 +22,7 @@ import logging
 import socket
 from collections.abc import Callable, Sequence
 from ssl import SSLContext
+from time import perf_counter
 
 from minibroker import Admission, Broker
 from minibroker._defaults import (
@@ -32,7 +33,7 @@ from minibroker._defaults import (
 )
 from minibroker.clock import TimerHandle
 from minibroker.errors import MinibrokerError, RemoteProtocolError
-from minibroker.plugins._listening import FRAMES_PER_TURN, Listener, TakesTurns
+from minibroker.plugins._listening import FRAMES_PER_TURN, TURN_CHECK, TURN_SECONDS, Listener, TakesTurns
 
 from .codec import HEARTBEAT, StompDecoder
 from .converter import Authenticator, StompConverter
@@ -151,11 +152,14 @@ class _StompProtocol(TakesTurns, asyncio.Protocol):
         decoder = self.decoder
         try:
             handled = 0
+            started = perf_counter()
             while not converter.close_after_output:
                 if converter.held_admission is not None:
                     self._hold(converter.held_admission)
                     break
-                if handled == FRAMES_PER_TURN:
+                if handled == FRAMES_PER_TURN or (
+                    not handled % TURN_CHECK and handled and perf_counter() - started > TURN_SECONDS
+                ):
                     self._give_way()
                     break
                 frame = decoder.next_frame()

@@ -181,3 +181,25 @@ async def test_a_native_turn_spans_reads_so_another_client_is_answered_during_a_
                 flooder.close()
         finally:
             await server.close()
+
+
+async def test_a_stomp_turn_is_also_bounded_in_time(turns: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Frames cost what they do (a persistent send is a store transaction): past TURN_SECONDS a turn ends before
+    its count. A budget of 0 here: a turn is the TURN_CHECK frames between two looks at the clock."""
+    monkeypatch.setattr(stomp_listener, "FRAMES_PER_TURN", 10_000)
+    monkeypatch.setattr(stomp_listener, "TURN_SECONDS", 0.0)
+    async with Broker(clock=RealClock()) as broker:
+        server = await start_stomp_server(broker)
+        try:
+            reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+            writer.write(stomp_flood(200) + b"SEND\ndestination:/queue/flood\nreceipt:last\n\nlast\x00")
+            seen = b""
+            while b"receipt-id:last" not in seen:
+                chunk = await asyncio.wait_for(reader.read(4096), 5)
+                assert chunk, seen
+                seen += chunk
+            assert [m.body for m in broker.queue("flood").browse()] == [f"m{i}" for i in range(200)] + ["last"]
+            writer.close()
+        finally:
+            await server.close()
+    assert turns.count("_StompProtocol") >= 200 // _listening.TURN_CHECK - 1
