@@ -44,7 +44,7 @@ from ..limits import DEFAULT_CONNECTION_LIMITS, ConnectionLimits
 from ..message import Body, Destination, DestinationKind, Message, composite_parts
 from .connection import BrokerConnection
 from .faults import _FaultInjection
-from .flow import SpaceWaiters
+from .flow import SpaceWaiters, own_fill
 from .reads import _ReplayableReads
 from .results import Admission, BrokerStatistics, ListenerFailure, QueueView
 from .sockets import SocketSlots
@@ -589,40 +589,9 @@ class Broker(_BrokerViews, _ReplayableReads, _FaultInjection):
             return None
         if core.queues[destination.name].policy.send_fail_if_no_space:
             return None
-        if transaction_id is not None:
-            self._refuse_own_fill(destination, transaction_id)
+        if transaction_id is not None and (refused := own_fill(core, destination, transaction_id)) is not None:
+            raise refused
         return Admission(self, destination)
-
-    def _refuse_own_fill(self, destination: Destination, transaction_id: int) -> None:
-        """LimitExceeded when the transaction's own sends hold the queue's memory limit (or the broker's): the
-        bytes a transaction holds are freed only by its commit or rollback, which its producer cannot ask for while
-        its send waits, so the wait would never end."""
-        txn = self.core.transactions.get(transaction_id)
-        if txn is None:
-            return  # not a transaction of this broker: the send itself says so
-        q = self.core.queues[destination.name]
-        limit = q.policy.memory_limit
-        usage = self.core.usage
-        here = everywhere = 0
-        for message in txn.sends:
-            if message.destination.kind is DestinationKind.QUEUE:
-                size = message.size_estimate()
-                everywhere += size
-                if message.destination.name == destination.name:
-                    here += size
-        if limit and here >= limit:
-            held, what = here, f"memory limit {limit}"
-        elif usage.full and everywhere >= usage.limit:
-            held, what = everywhere, f"system memory limit {usage.limit}"
-        else:
-            return
-        raise LimitExceeded(
-            f"Usage Manager Memory Limit reached on {destination}: transaction {transaction_id} alone holds {held} "
-            f"bytes ({what}); only its commit or rollback can free them",
-            destination=str(destination),
-            limit=limit or usage.limit,
-            transaction_id=transaction_id,
-        )
 
     async def _wait_for_space(self, destination: Destination) -> None:
         start = self.clock.now()

@@ -13,10 +13,16 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from ..clock import Clock, TimerHandle
+from ..errors import LimitExceeded
+from ..message import Destination, DestinationKind
 
-__all__ = ["SpaceWaiters"]
+if TYPE_CHECKING:
+    from .._core.broker import BrokerCore
+
+__all__ = ["SpaceWaiters", "own_fill"]
 
 
 class SpaceWaiters:
@@ -71,3 +77,34 @@ class SpaceWaiters:
             for future in futures:
                 if not future.done():
                     future.set_exception(error)
+
+
+def own_fill(core: BrokerCore, destination: Destination, transaction_id: int) -> LimitExceeded | None:
+    """The error for a transacted send to a full queue that its own transaction's sends fill (or the broker's
+    system memory limit): a transaction's bytes are freed only by its commit or rollback, which its producer cannot
+    ask for while its send waits, so the wait would never end. None: others hold the room, waiting may get it."""
+    txn = core.transactions.get(transaction_id)
+    if txn is None:
+        return None  # not a transaction of this broker: the send itself says so
+    limit = core.queues[destination.name].policy.memory_limit
+    usage = core.usage
+    here = everywhere = 0
+    for message in txn.sends:
+        if message.destination.kind is DestinationKind.QUEUE:
+            size = message.size_estimate()
+            everywhere += size
+            if message.destination.name == destination.name:
+                here += size
+    if limit and here >= limit:
+        held, what = here, f"memory limit {limit}"
+    elif usage.full and everywhere >= usage.limit:
+        held, what = everywhere, f"system memory limit {usage.limit}"
+    else:
+        return None
+    return LimitExceeded(
+        f"Usage Manager Memory Limit reached on {destination}: transaction {transaction_id} alone holds {held} "
+        f"bytes ({what}); only its commit or rollback can free them",
+        destination=str(destination),
+        limit=limit or usage.limit,
+        transaction_id=transaction_id,
+    )
