@@ -192,6 +192,27 @@ class TestTransactedSends:
             assert broker.queue("limited.q").size == 4
             await conn.close()
 
+    async def test_over_stomp_a_transaction_alone_over_the_limit_is_an_error_at_once(self) -> None:
+        from support.stomp_helpers import RawStompClient
+
+        from minibroker.plugins.stomp import start_stomp_server
+
+        async with Broker(clock=ManualClock(), policies=policies()) as broker:
+            server = await start_stomp_server(broker)
+            client = await RawStompClient.open(server.port)
+            try:
+                assert (await client.request("BEGIN", {"transaction": "t"})).command == "RECEIPT"
+                for _ in range(4):
+                    await client.send("/queue/limited.q", BODY, transaction="t")
+                answer = await client.request(
+                    "SEND", {"destination": "/queue/limited.q", "transaction": "t"}, BODY, timeout=TIMEOUT
+                )
+                assert answer.command == "ERROR" and "alone holds 2000 bytes" in answer.headers["message"]
+                assert broker.waiting_producers == 0
+            finally:
+                await client.close()
+                await server.close()
+
 
 # -- over TCP -------------------------------------------------------------------------------------------------------
 
