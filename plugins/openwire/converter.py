@@ -108,6 +108,10 @@ class _Consumer:
     browser: bool
     core_id: int | None = None
     closed: bool = False
+    #: what it subscribed with (None: a browser)
+    request: ConsumerInfo | None = None
+    #: MessagePulls it made: a prefetch-0 consumer that never pulled holds nothing
+    pulls: int = 0
 
 
 @attrs.define(slots=True, eq=False)
@@ -152,6 +156,8 @@ class OpenWireConverter:
         #: write what is pending, then close the transport (ShutdownInfo, a fatal error)
         self.close_after_output = False
         self.closed = False
+        #: the client's failover transport said so (ConnectionControl)
+        self.fault_tolerant = False
         self._out: list[ow.DataStructure] = []
         self._in_command = False
         self._incarnation = -1
@@ -185,8 +191,8 @@ class OpenWireConverter:
             ),
             ow.ReplayCommand: lambda command: self._refuse("openwire-replay", "ReplayCommand"),
             ow.ControlCommand: lambda command: self._refuse("openwire-control-command", command.command),
-            ow.ConnectionControl: lambda command: self._refuse("openwire-control-command", "ConnectionControl"),
-            ow.ConsumerControl: lambda command: self._refuse("openwire-control-command", "ConsumerControl"),
+            ow.ConnectionControl: self._on_connection_control,
+            ow.ConsumerControl: self._on_consumer_control,
         }
 
     def __repr__(self) -> str:
@@ -506,6 +512,7 @@ class OpenWireConverter:
             subscription_name=subscription,
         )
         self._consumers[info.consumer_id] = consumer
+        consumer.request = request
         route: Callable[[Dispatch], None] = functools.partial(self._on_dispatch, consumer)
         try:
             consumer.core_id = connection.add_consumer(request, route)
@@ -560,10 +567,39 @@ class OpenWireConverter:
     def _is_temporary(self, destination: Destination) -> bool:
         return destination in self._temporaries or self.broker.temporary_owner(destination) is not None
 
+    def _on_consumer_control(self, control: ow.ConsumerControl) -> None:
+        """A failover client restores its consumers with prefetch 0 until it has dealt with the interruption, then
+        sends their prefetch back in a ConsumerControl (ConnectionStateTracker); ActiveMQ sets the subscription's
+        prefetch. The connection has no such operation yet, so a consumer that holds nothing (prefetch 0, never
+        pulled) is subscribed again with the new prefetch; anything else a ConsumerControl asks is refused."""
+        consumer = None if control.consumer_id is None else self._consumers.get(control.consumer_id)
+        if consumer is None:
+            return None  # gone already: ActiveMQ ignores it too
+        request = consumer.request
+        if control.close or control.flush or control.start or control.stop or request is None:
+            raise refuse_openwire("openwire-control-command", "ConsumerControl close/flush/start/stop")
+        if control.prefetch == request.prefetch:
+            return None
+        if request.prefetch != 0 or consumer.pulls or consumer.core_id is None:
+            raise refuse_openwire("openwire-control-command", f"a prefetch change to {control.prefetch}")
+        connection = self._conn()
+        connection.dispatch(c.RemoveConsumer(consumer.core_id, -1))
+        consumer.request = attrs.evolve(request, prefetch=max(0, control.prefetch))
+        consumer.core_id = None
+        route: Callable[[Dispatch], None] = functools.partial(self._on_dispatch, consumer)
+        consumer.core_id = connection.add_consumer(consumer.request, route)
+        return None
+
+    def _on_connection_control(self, control: ow.ConnectionControl) -> None:
+        """A failover client says it is fault tolerant before it restores its state; ActiveMQ's broker notes that
+        and acts on nothing else a client's ConnectionControl says."""
+        self.fault_tolerant = control.fault_tolerant
+
     def _on_pull(self, pull: ow.MessagePull) -> None:
         consumer = None if pull.consumer_id is None else self._consumers.get(pull.consumer_id)
         if consumer is None or consumer.core_id is None or consumer.browser:
             return None
+        consumer.pulls += 1
         timeout = pull.timeout / 1000.0 if pull.timeout > 0 else float(pull.timeout)
         self._conn().pull(consumer.core_id, timeout)
         return None

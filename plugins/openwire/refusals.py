@@ -31,8 +31,9 @@ OPENWIRE_REFUSALS: Final[dict[str, tuple[str, str]]] = {
     ),
     "openwire-replay": ("a ReplayCommand or a PartialCommand (reliable UDP)", "minibroker speaks TCP only"),
     "openwire-control-command": (
-        "a ControlCommand, ConnectionControl or ConsumerControl sent by a client",
-        "ActiveMQ's broker sends those; minibroker acts on none from a client",
+        "a ControlCommand, or a ConsumerControl that closes, flushes, starts or stops a consumer or changes the "
+        "prefetch of one that may hold messages",
+        "minibroker's connections cannot change a subscription in place (a failover client's restore is done)",
     ),
     "openwire-retroactive-consumer": ("a retroactive consumer", "minibroker keeps no recovery policy"),
     "openwire-max-pending-limit": (

@@ -109,8 +109,6 @@ REFUSED: list[tuple[ow.BaseCommand, str]] = [
     (text(1, broker_path=(ow.BrokerId("b"),)), "openwire-network-bridge"),
     (ow.ReplayCommand(), "openwire-replay"),
     (ow.ControlCommand(command="shutdown"), "openwire-control-command"),
-    (ow.ConnectionControl(), "openwire-control-command"),
-    (ow.ConsumerControl(), "openwire-control-command"),
     (ow.TransactionInfo(transaction_id=ow.XATransactionId(1, b"g", b"b")), "openwire-xa-transaction"),
     (ow.TransactionInfo(transaction_id=TX, type=ow.TransactionType.PREPARE), "openwire-xa-transaction"),
     (ow.TransactionInfo(transaction_id=TX, type=ow.TransactionType.RECOVER), "openwire-xa-transaction"),
@@ -220,3 +218,22 @@ async def test_authorization_is_the_connections() -> None:
         assert denied.exception.class_name == "java.lang.SecurityException"
         converter.receive(text(2))
         assert converter.take_commands() == [ow.Response(correlation_id=102)]
+
+
+async def test_a_failover_clients_controls(broker: Broker) -> None:
+    """ConnectionControl (faultTolerant) is noted; a ConsumerControl giving a restored prefetch-0 consumer its
+    prefetch back is carried out; one that would close, start, stop or flush a consumer is refused."""
+    converter = connected(broker)
+    converter.receive(ow.ConnectionControl(3, True, fault_tolerant=True))
+    assert converter.take_commands() == [ow.Response(correlation_id=3)] and converter.fault_tolerant
+    converter.receive(text(1))
+    converter.receive(ow.ConsumerInfo(4, True, CONSUMER, destination=QUEUE, prefetch_size=0))
+    assert [type(c) for c in converter.take_commands()] == [ow.Response, ow.Response]  # nothing dispatched
+    converter.receive(ow.ConsumerControl(5, False, QUEUE, consumer_id=CONSUMER, prefetch=10))
+    (dispatch,) = converter.take_commands()
+    assert isinstance(dispatch, ow.MessageDispatch) and dispatch.consumer_id == CONSUMER
+    assert (broker.queue_statistics("work") or pytest.fail()).consumers == 1
+    converter.receive(ow.ConsumerControl(6, True, QUEUE, consumer_id=CONSUMER, prefetch=10, close=True))
+    (refused,) = converter.take_commands()
+    assert isinstance(refused, ow.ExceptionResponse) and refused.exception is not None
+    assert "[openwire-control-command]" in (refused.exception.message or "")

@@ -7,6 +7,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 
 import pytest
+from support.waiting import until
 
 from minibroker import Broker, DestinationPolicy
 from minibroker.client import AckMode, connect
@@ -160,3 +161,59 @@ async def test_a_send_waits_while_the_queue_is_full(java_run: JavaRun) -> None:
             received += 1
         assert (await sending)[1:] == ["SENT 40", "DONE"]
         await python.close()
+
+
+async def test_a_failover_client_reconnects_when_its_connection_drops(openwire_java: str) -> None:
+    """``failover:(tcp://...)``: the broker drops the client's transport (a network failure); the client reconnects,
+    replays its connection, session, producer and consumer, and goes on. The message it had prefetched but not
+    delivered comes back to it, counted as redelivered (a failed transport: nobody knows what was delivered)."""
+    async with Broker() as broker, await start_openwire_server(broker) as server:
+        url = f"failover:({server.url})?initialReconnectDelay=10&maxReconnectDelay=100"
+        proc = await asyncio.create_subprocess_exec(
+            "java",
+            "-cp",
+            openwire_java,
+            "OpenWireClient",
+            url,
+            "failover",
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+        )
+        assert proc.stdin is not None and proc.stdout is not None
+        lines: list[str] = []
+        try:
+            async with asyncio.timeout(60):
+                while not lines or lines[-1] != "HALF":
+                    line = await proc.stdout.readline()
+                    assert line, f"the client ended early: {lines}"
+                    lines.append(line.decode().rstrip("\n"))
+
+                def settled() -> bool:  # m3's ack is in, m4 waits in the client's prefetch
+                    stats = broker.queue_statistics("ow.failover")
+                    return stats is not None and stats.dequeued == 3 and stats.inflight == 1
+
+                await until(settled)
+                assert broker.drop_connections() == 1
+                await server.wait_connection_count(0)
+                await server.wait_connection_count(1)  # the client is back
+                proc.stdin.write(b"GO\n")
+                out, _ = await proc.communicate()
+        finally:
+            if proc.returncode is None:
+                proc.kill()
+                await proc.wait()
+        lines += out.decode().splitlines()
+        assert proc.returncode == 0, lines
+        assert lines[1:] == [
+            "RECEIVED text:m1",
+            "RECEIVED text:m2",
+            "RECEIVED text:m3",
+            "HALF",
+            "RECEIVED text:m4 JMSXDeliveryCount=2(Integer) redelivered",
+            "RECEIVED text:m5",
+            "RECEIVED text:m6",
+            "RECEIVED text:after the reconnect",
+            "DONE",
+        ]
+        assert server.accepted == 2 and broker.dead_letters() == ()

@@ -81,6 +81,9 @@ public class OpenWireClient {
                 case "tempreply":
                     tempReply(factory, connection);
                     break;
+                case "failover":
+                    failover(connection);
+                    break;
                 case "acks":
                     acks(connection);
                     break;
@@ -238,6 +241,22 @@ public class OpenWireClient {
         } finally {
             responder.close();
         }
+    }
+
+    static void failover(Connection connection) throws Exception {
+        ((org.apache.activemq.ActiveMQConnection) connection).getPrefetchPolicy().setQueuePrefetch(1);
+        Session session = connection.createSession(false, Session.AUTO_ACKNOWLEDGE);
+        Queue queue = session.createQueue("ow.failover");
+        MessageProducer producer = session.createProducer(queue);
+        for (int i = 1; i <= 6; i++) producer.send(session.createTextMessage("m" + i));
+        MessageConsumer consumer = session.createConsumer(queue);
+        for (int i = 0; i < 3; i++) say("RECEIVED " + describe(consumer.receive(5000)));
+        say("HALF");
+        new java.io.BufferedReader(new java.io.InputStreamReader(System.in)).readLine(); // the broker drops us now
+        for (int i = 0; i < 3; i++) say("RECEIVED " + describe(consumer.receive(20000)));
+        producer.send(session.createTextMessage("after the reconnect"));
+        say("RECEIVED " + describe(consumer.receive(20000)));
+        session.close();
     }
 
     static void acks(Connection connection) throws JMSException {
