@@ -14,7 +14,19 @@ from collections.abc import Awaitable, Callable
 
 import attrs
 
-from .edges import Got, Inbox, NativeInbox, NativeProducer, OutBox
+from .edges import (
+    Got,
+    Inbox,
+    MqttClient,
+    MqttInbox,
+    MqttProducer,
+    NativeBulk,
+    NativeInbox,
+    NativeProducer,
+    OutBox,
+    StompInbox,
+    StompProducer,
+)
 from .model import Ledger, body_of
 from .workload import Actor, Lifetime, Plan, Turn, actor_rng
 
@@ -26,6 +38,10 @@ POLL = 0.1
 DRAIN_TIMEOUT = 30.0
 #: after everything owed has come, how long the drain listens for anything more (a duplicate, an unconfirmed send)
 DRAIN_QUIET = 0.3
+#: the retainer's topics: ``crash/r/0`` .. ``crash/r/3``
+RETAINED_TOPICS = 4
+#: the kinds of actor that read a sink (and whose sink the drain empties)
+READERS = ("consumer", "durable", "mqtt-session", "purger")
 
 
 @attrs.frozen(slots=True)
@@ -70,6 +86,7 @@ async def produce(ctx: Context, actor: Actor, turn: Turn, out: OutBox) -> None:
     rng = actor_rng(ctx.plan.seed, ctx.life.index, actor.name)
     ledger = ctx.ledger
     producer = f"{actor.name}.L{ctx.life.index}"
+    properties = dict(actor.properties)
     seq = 0
     while True:
         if turn.mode == "transacted":
@@ -79,7 +96,7 @@ async def produce(ctx: Context, actor: Actor, turn: Turn, out: OutBox) -> None:
                 body = body_of(producer, seq)
                 ledger.attempt(body, actor.feature, actor.sinks)
                 batch.append(body)
-                await out.send(body)
+                await out.send(body, properties)
             if rng.random() < 0.8:
                 await out.commit()
                 ledger.confirm(batch)
@@ -90,14 +107,124 @@ async def produce(ctx: Context, actor: Actor, turn: Turn, out: OutBox) -> None:
             seq += 1
             body = body_of(producer, seq)
             ledger.attempt(body, actor.feature, actor.sinks)
-            await out.send(body)
+            await out.send(body, properties)
             ledger.confirm([body])
+
+
+async def schedule(ctx: Context, actor: Actor, out: OutBox) -> None:
+    """Persistent sends delayed by ``AMQ_SCHEDULED_DELAY`` (0.1-2.5 s): the broker's scheduler keeps them, due at
+    their time even across restarts, never before."""
+    rng = actor_rng(ctx.plan.seed, ctx.life.index, actor.name)
+    producer = f"{actor.name}.L{ctx.life.index}"
+    seq = 0
+    while True:
+        seq += 1
+        body = body_of(producer, seq)
+        delay_ms = rng.randint(100, 2500)
+        ctx.ledger.attempt(body, actor.feature, actor.sinks, not_before=time.time() + delay_ms / 1000)
+        await out.send(body, {"AMQ_SCHEDULED_DELAY": delay_ms})
+        ctx.ledger.confirm([body])
+        await asyncio.sleep(rng.uniform(0.005, 0.04))  # the pace of this actor, not a wait for the broker
+
+
+async def purge_now_and_then(ctx: Context, actor: Actor, out: NativeProducer) -> None:
+    """A queue nobody reads while the broker lives: batches of confirmed sends, and now and then a purge. What a
+    purge that returned removed never comes back; what was sent after it is still owed."""
+    rng = actor_rng(ctx.plan.seed, ctx.life.index, actor.name)
+    producer = f"{actor.name}.L{ctx.life.index}"
+    queue = actor.destination
+    seq = 0
+    while True:
+        for _ in range(rng.randint(5, 40)):
+            seq += 1
+            body = body_of(producer, seq)
+            ctx.ledger.attempt(body, actor.feature, actor.sinks)
+            await out.send(body)
+            ctx.ledger.confirm([body])
+        if rng.random() < 0.5:
+            purge = ctx.ledger.purge_attempt(actor.sinks[0])
+            await out.conn.purge(queue)
+            ctx.ledger.purge_confirmed(purge)
+
+
+async def retain(ctx: Context, actor: Actor, client: MqttClient) -> None:
+    """Retained QoS 1 publishes over a few topics, and now and then a new subscriber that reads them back: it must
+    get each topic's last retained publish whose PUBACK came."""
+    rng = actor_rng(ctx.plan.seed, ctx.life.index, actor.name)
+    producer = f"{actor.name}.L{ctx.life.index}"
+    seq = 0
+    while True:
+        seq += 1
+        topic = f"{actor.destination}/{rng.randrange(RETAINED_TOPICS)}"
+        write = ctx.ledger.retained_attempt(topic, body_of(producer, seq))
+        await client.publish(topic, write.value, retain=True)
+        ctx.ledger.retained_confirmed(write)
+        if rng.random() < 0.1:
+            await read_retained(ctx, actor)
+        await asyncio.sleep(rng.uniform(0.005, 0.03))  # the pace of this actor
+
+
+async def bulk(ctx: Context, actor: Actor, out: NativeBulk) -> None:
+    """Batches of 250 persistent messages, each batch one confirmed request, until the lifetime's ``bulk`` target
+    (past a page, paging.PAGE = 10,000, in the plan's first lifetime: the next restart loads the topic's log and
+    the queue a page at a time); then batches of 20 at a reader's pace, so its readers always have work."""
+    rng = actor_rng(ctx.plan.seed, ctx.life.index, actor.name)
+    producer = f"{actor.name}.L{ctx.life.index}"
+    seq = 0
+    while True:
+        size = 250 if seq < ctx.life.bulk else 20
+        batch = []
+        for _ in range(size):
+            seq += 1
+            batch.append((seq, body_of(producer, seq)))
+            ctx.ledger.attempt(batch[-1][1], actor.feature, actor.sinks)
+        await out.publish(batch)
+        ctx.ledger.confirm([body for _, body in batch])
+        if size < 250:
+            await asyncio.sleep(rng.uniform(0.01, 0.05))  # the pace of this actor
 
 
 async def native_producer(ctx: Context, actor: Actor, turn: Turn) -> None:
     out = await NativeProducer.open(ctx.urls.native, actor.destination, transacted=turn.mode == "transacted")
     try:
-        await produce(ctx, actor, turn, out)
+        if actor.kind == "scheduler":
+            await schedule(ctx, actor, out)
+        elif actor.kind == "purger":
+            await purge_now_and_then(ctx, actor, out)
+        else:
+            await produce(ctx, actor, turn, out)
+    finally:
+        await out.close()
+
+
+async def stomp_producer(ctx: Context, actor: Actor, turn: Turn) -> None:
+    assert ctx.urls.stomp is not None
+    out = await StompProducer.open(ctx.urls.stomp, actor.destination, transacted=turn.mode == "transacted")
+    try:
+        if actor.kind == "scheduler":
+            await schedule(ctx, actor, out)
+        else:
+            await produce(ctx, actor, turn, out)
+    finally:
+        await out.close()
+
+
+async def mqtt_producer(ctx: Context, actor: Actor, turn: Turn) -> None:
+    assert ctx.urls.mqtt is not None
+    client = await MqttClient.open(ctx.urls.mqtt, f"{actor.name}-L{ctx.life.index}", clean=True)
+    try:
+        if actor.kind == "retainer":
+            await retain(ctx, actor, client)
+        else:
+            await produce(ctx, actor, turn, MqttProducer(client, actor.destination))
+    finally:
+        client.close()
+
+
+async def bulk_producer(ctx: Context, actor: Actor, turn: Turn) -> None:
+    out = await NativeBulk.open(ctx.urls.native, actor.destination, f"{actor.name}.L{ctx.life.index}")
+    try:
+        await bulk(ctx, actor, out)
     finally:
         await out.close()
 
@@ -126,7 +253,8 @@ class Reader:
         if self.inbox.mode == "auto":
             self.ledger.ack_sent(self.sink, [g.body for g in batch])  # acked as receive() returned each
         else:
-            self.unacked += batch
+            self.ledger.ack_sent(self.sink, [g.body for g in batch if g.acked])
+            self.unacked += [g for g in batch if not g.acked]
         return batch
 
     async def settle(self, batch: list[Got], rng_value: float, pick: Callable[[list[Got]], list[Got]]) -> None:
@@ -158,7 +286,7 @@ class Reader:
                 ledger.ack_sent(sink, [g.body for g in acked])
                 await self.inbox.commit()
                 ledger.ack_confirmed(sink, [g.body for g in acked])
-            else:
+            elif self.inbox.rolls_back:
                 self.unacked = []
                 await self.inbox.rollback()  # redelivered (marked so) from here on
 
@@ -190,6 +318,20 @@ async def open_native(ctx: Context, actor: Actor, mode: str) -> Inbox:
     )
 
 
+async def open_stomp(ctx: Context, actor: Actor, mode: str) -> Inbox:
+    assert ctx.urls.stomp is not None
+    return await StompInbox.open(
+        ctx.urls.stomp, actor.destination, mode, client_id=actor.client_id, subscription=actor.subscription
+    )
+
+
+async def open_mqtt(ctx: Context, actor: Actor, mode: str) -> Inbox:
+    assert ctx.urls.mqtt is not None and actor.client_id is not None
+    return await MqttInbox.open(
+        ctx.urls.mqtt, actor.destination, "individual" if mode == "client" else mode, actor.client_id
+    )
+
+
 async def consume(ctx: Context, actor: Actor, turn: Turn, opener: Opener) -> None:
     """Online: one consumer for the whole lifetime. Flaky: subscribe, take a few batches, ack them all, go away for
     a moment, again and again: its position is stored and caught up over and over."""
@@ -213,16 +355,28 @@ async def consume(ctx: Context, actor: Actor, turn: Turn, opener: Opener) -> Non
         await asyncio.sleep(rng.uniform(0.02, 0.2))  # away for a moment: the broker keeps its messages
 
 
-async def native_consumer(ctx: Context, actor: Actor, turn: Turn) -> None:
-    await consume(ctx, actor, turn, open_native)
+OPENERS: dict[str, Opener] = {"native": open_native, "stomp": open_stomp, "mqtt": open_mqtt}
+
+
+async def reader(ctx: Context, actor: Actor, turn: Turn) -> None:
+    await consume(ctx, actor, turn, OPENERS[actor.edge])
 
 
 RUNNERS: dict[tuple[str, str], Callable[[Context, Actor, Turn], Awaitable[None]]] = {
     ("producer", "native"): native_producer,
-    ("consumer", "native"): native_consumer,
-    ("durable", "native"): native_consumer,
+    ("producer", "stomp"): stomp_producer,
+    ("producer", "mqtt"): mqtt_producer,
+    ("scheduler", "native"): native_producer,
+    ("scheduler", "stomp"): stomp_producer,
+    ("purger", "native"): native_producer,
+    ("retainer", "mqtt"): mqtt_producer,
+    ("bulk", "native"): bulk_producer,
+    ("consumer", "native"): reader,
+    ("consumer", "stomp"): reader,
+    ("durable", "native"): reader,
+    ("durable", "stomp"): reader,
+    ("mqtt-session", "mqtt"): reader,
 }
-DRAIN_OPENERS: dict[str, Opener] = {"native": open_native}
 
 
 # -- setup and drain ------------------------------------------------------------------------------------------------
@@ -233,7 +387,7 @@ async def setup(ctx: Context) -> None:
     each send is meant for all of them from the start."""
     for actor in ctx.plan.actors:
         if actor.kind in ("durable", "mqtt-session"):
-            inbox = await DRAIN_OPENERS[actor.edge](ctx, actor, "client")
+            inbox = await OPENERS[actor.edge](ctx, actor, "client")
             await inbox.close()
 
 
@@ -256,17 +410,16 @@ async def drain(ctx: Context, actor: Actor) -> None:
     the sink is owed has come (up to :data:`DRAIN_TIMEOUT`; what has not is lost), then listens a moment more."""
     ledger, sink = ctx.ledger, actor.sinks[0]
     want = owed(ledger, sink)
-    inbox = await DRAIN_OPENERS[actor.edge](ctx, actor, "client")
+    inbox = await OPENERS[actor.edge](ctx, actor, "client")
     reader = Reader(ledger, sink, f"{actor.name}@drain", inbox)
     deadline = time.monotonic() + DRAIN_TIMEOUT + max(0.0, _latest_due(ledger, sink) - time.time())
     try:
         while want and time.monotonic() < deadline:
-            for got in await reader.take(200, timeout=min(1.0, max(0.01, deadline - time.monotonic()))):
+            for got in await reader.take(100, timeout=min(1.0, max(0.01, deadline - time.monotonic()))):
                 want.discard(got.body)
-            if len(reader.unacked) >= 500:
-                await reader.ack_all()
-        while await reader.take(200, timeout=DRAIN_QUIET):
-            pass
+            await reader.ack_all()  # (an MQTT session sends at most 100 unacked at a time)
+        while await reader.take(100, timeout=DRAIN_QUIET):
+            await reader.ack_all()
         await reader.ack_all()
         ledger.drained.add(sink)
     finally:
@@ -276,3 +429,29 @@ async def drain(ctx: Context, actor: Actor) -> None:
 def _latest_due(ledger: Ledger, sink: str) -> float:
     dues = [r.not_before for r in ledger.sends.values() if sink in r.sinks and r.not_before is not None]
     return max(dues, default=0.0)
+
+
+async def read_retained(ctx: Context, actor: Actor) -> None:
+    """A new clean MQTT client subscribes to the retainer's topics and notes each one's retained message. It waits
+    for every topic that had a retained publish confirmed in this lifetime, then listens a moment more."""
+    assert ctx.urls.mqtt is not None
+    ledger = ctx.ledger
+    topics = {w.topic for w in ledger.retained}
+    want = {w.topic for w in ledger.retained if w.confirmed_at is not None and w.lifetime == ledger.lifetime}
+    seen: dict[str, str | None] = dict.fromkeys(topics)
+    client = await MqttClient.open(ctx.urls.mqtt, f"crash-retained-reader-{ledger.clock}", clean=True)
+    try:
+        await client.subscribe(f"{actor.destination}/+")
+        deadline = time.monotonic() + DRAIN_TIMEOUT
+        while want and time.monotonic() < deadline:
+            msg = await client.next(min(1.0, max(0.01, deadline - time.monotonic())))
+            if msg is not None and msg.retain:
+                seen[msg.topic] = msg.payload.decode()
+                want.discard(msg.topic)
+        while (msg := await client.next(DRAIN_QUIET)) is not None:
+            if msg.retain:
+                seen[msg.topic] = msg.payload.decode()
+    finally:
+        client.close()
+    for topic, value in sorted(seen.items()):
+        ledger.retained_read(topic, value)

@@ -9,8 +9,8 @@
   deliveries only: a redelivery comes back where the broker puts it).
 * **invented**: nothing arrives that was never sent, was rolled back, or was meant for another sink.
 * **early**: a scheduled message does not arrive before its delay.
-* **retained**: after the last restart a topic's retained message is its last confirmed retained publish (or one
-  attempted after it).
+* **retained**: a new subscriber gets a topic's last confirmed retained publish of the same lifetime (or one
+  attempted after it); after a restart, none (ActiveMQ 5.17 keeps retained messages in memory only).
 
 Each promise is counted per feature, so a run prints what it held to and where it failed.
 """
@@ -21,7 +21,7 @@ from collections import defaultdict
 
 import attrs
 
-from .model import Ledger, RetainedWrite, split_body
+from .model import Ledger, RetainedRead, RetainedWrite, split_body
 
 __all__ = ["Figures", "Verdict", "check"]
 
@@ -167,21 +167,24 @@ def check(ledger: Ledger) -> Verdict:
             last_seq[stream] = max(seq, before or 0)
 
     # -- retained ---------------------------------------------------------------------------------------------------
-    by_topic: dict[str, list[RetainedWrite]] = defaultdict(list)
-    for write in ledger.retained:
-        by_topic[write.topic].append(write)
-    for topic, writes in by_topic.items():
-        writes.sort(key=lambda w: w.attempted_at)
-        last_confirmed = max((i for i, w in enumerate(writes) if w.confirmed_at is not None), default=None)
-        if last_confirmed is None:
-            allowed: set[str | None] = {None, *(w.value for w in writes)}
-        else:
-            allowed = {w.value for w in writes[last_confirmed:]}
-        if topic not in ledger.retained_seen:
-            verdict.errors.append(f"retained topic {topic} was never read back")
-            continue
-        seen = ledger.retained_seen[topic]
-        if seen not in allowed:
+    for read in ledger.retained_reads:
+        allowed = retained_allowed(ledger.retained, read)
+        if read.value not in allowed:
             features["retained"].retained_wrong += 1
-            verdict.note(f"retained on {topic}: got {seen!r}, expected one of {sorted(map(str, allowed))}")
+            verdict.note(
+                f"retained on {read.topic} in lifetime {read.lifetime}: got {read.value!r}, expected one of "
+                f"{sorted(map(str, allowed))}"
+            )
     return verdict
+
+
+def retained_allowed(writes: list[RetainedWrite], read: RetainedRead) -> set[str | None]:
+    """What a new subscriber may get as a topic's retained message: the last retained publish confirmed before the
+    read (or one attempted after it and not yet confirmed) *of the same lifetime*. ActiveMQ 5.17 keeps a topic's
+    retained message in memory only (``RetainedMessageSubscriptionRecoveryPolicy.retainedMessage``), so after a
+    restart there is none until the next retained publish."""
+    mine = [w for w in writes if w.topic == read.topic and w.lifetime == read.lifetime and w.attempted_at < read.at]
+    confirmed = [i for i, w in enumerate(mine) if w.confirmed_at is not None and w.confirmed_at < read.at]
+    if not confirmed:
+        return {None, *(w.value for w in mine)}
+    return {w.value for w in mine[confirmed[-1] :]}

@@ -22,7 +22,17 @@ from collections.abc import Callable, Iterable
 
 import attrs
 
-__all__ = ["AckRecord", "Delivery", "Ledger", "Purge", "RetainedWrite", "SendRecord", "body_of", "split_body"]
+__all__ = [
+    "AckRecord",
+    "Delivery",
+    "Ledger",
+    "Purge",
+    "RetainedRead",
+    "RetainedWrite",
+    "SendRecord",
+    "body_of",
+    "split_body",
+]
 
 
 def body_of(producer: str, seq: int) -> str:
@@ -92,8 +102,19 @@ class RetainedWrite:
 
     topic: str
     value: str
+    lifetime: int
     attempted_at: int
     confirmed_at: int | None = None
+
+
+@attrs.define(slots=True)
+class RetainedRead:
+    """What a new subscriber got as ``topic``'s retained message (None: nothing), and when."""
+
+    topic: str
+    value: str | None
+    lifetime: int
+    at: int
 
 
 @attrs.define(slots=True)
@@ -107,16 +128,20 @@ class Ledger:
     acks: dict[tuple[str, str], AckRecord] = attrs.Factory(dict)
     purges: list[Purge] = attrs.Factory(list)
     retained: list[RetainedWrite] = attrs.Factory(list)
-    #: the retained value a fresh subscriber saw per topic after the last restart (None: none)
-    retained_seen: dict[str, str | None] = attrs.Factory(dict)
+    #: what new subscribers got as retained messages, during the lifetimes and after the last restart
+    retained_reads: list[RetainedRead] = attrs.Factory(list)
     #: sinks that were drained to the end after the last restart (the checker needs every sink here)
     drained: set[str] = attrs.Factory(set)
     #: what went wrong outside a kill (a client error while the broker was up): each fails the run
     errors: list[str] = attrs.Factory(list)
-    #: confirmed operations of the current lifetime, per feature, and the callback the runner's kill trigger uses
+    #: what was confirmed in the current lifetime: messages and acks per feature, and operations (a send, a commit,
+    #: a batch, an ack with its fence, a purge: one each), with the callback the runner's kill trigger uses
     progress: Counter[str] = attrs.Factory(Counter)
+    operations: int = 0
     on_progress: Callable[[], None] | None = None
     kills: list[str] = attrs.Factory(list)
+    #: where the run's time went: (phase, seconds)
+    timings: list[tuple[str, float]] = attrs.Factory(list)
 
     def tick(self) -> int:
         self.clock += 1
@@ -124,6 +149,7 @@ class Ledger:
 
     def _advance(self, feature: str, n: int = 1) -> None:
         self.progress[feature] += n
+        self.operations += 1
         if self.on_progress is not None:
             self.on_progress()
 
@@ -190,13 +216,16 @@ class Ledger:
         self._advance("purge")
 
     def retained_attempt(self, topic: str, value: str) -> RetainedWrite:
-        write = RetainedWrite(topic, value, self.tick())
+        write = RetainedWrite(topic, value, self.lifetime, self.tick())
         self.retained.append(write)
         return write
 
     def retained_confirmed(self, write: RetainedWrite) -> None:
         write.confirmed_at = self.tick()
         self._advance("retained")
+
+    def retained_read(self, topic: str, value: str | None) -> None:
+        self.retained_reads.append(RetainedRead(topic, value, self.lifetime, self.tick()))
 
     def error(self, text: str) -> None:
         self.errors.append(f"lifetime {self.lifetime}: {text}")

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ctypes
 import signal
 import time
 from pathlib import Path
@@ -20,7 +21,7 @@ from pathlib import Path
 import attrs
 from support.servekit import MINIBROKER
 
-from .actors import Context, Urls, drain, run_actor, setup
+from .actors import READERS, Context, Urls, drain, read_retained, run_actor, setup
 from .checker import Verdict, check
 from .model import Ledger
 from .workload import Lifetime, Plan
@@ -62,6 +63,12 @@ class Server:
     urls: Urls
 
 
+def _die_with_parent() -> None:
+    """In the child: SIGKILL when the harness dies (Linux's PR_SET_PDEATHSIG), so no broker outlives a run."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
 async def start(workdir: Path, index: int) -> Server:
     """Start ``minibroker serve`` on the run's data directory and wait for its three URLs; its log goes to a file."""
     log = open(workdir / f"serve-{index}.log", "wb")  # noqa: SIM115 (the child writes it; closed below)
@@ -78,6 +85,7 @@ async def start(workdir: Path, index: int) -> Server:
             cwd=workdir,
             stdout=asyncio.subprocess.PIPE,
             stderr=log,
+            preexec_fn=_die_with_parent,
         )
     finally:
         log.close()
@@ -111,33 +119,37 @@ async def live(plan: Plan, life: Lifetime, server: Server, ledger: Ledger) -> No
     """One lifetime: the actors run until ``kill_after`` confirmed operations, then the broker gets its signal."""
     ledger.lifetime = life.index
     ledger.progress.clear()
+    ledger.operations = 0
     enough = asyncio.Event()
+    bulk = [a.name for a in plan.actors if a.kind == "bulk"]
 
     def on_progress() -> None:
-        if ledger.progress.total() >= life.kill_after:
+        if ledger.operations >= life.kill_after and ledger.progress["paging"] >= life.bulk * len(bulk):
             enough.set()
 
     ledger.on_progress = on_progress
+    began = time.monotonic()
     ctx = Context(plan, ledger, server.urls, life)
     tasks = [asyncio.create_task(run_actor(ctx, actor)) for actor in plan.actors]
     try:
         await asyncio.wait_for(enough.wait(), LIFETIME_TIMEOUT)
     except TimeoutError:
-        ledger.error(
-            f"stalled: {ledger.progress.total()} of {life.kill_after} operations confirmed in {LIFETIME_TIMEOUT} s"
-        )
+        ledger.error(f"stalled: {ledger.operations} of {life.kill_after} operations confirmed in {LIFETIME_TIMEOUT} s")
     ctx.stopping.set()
     ledger.on_progress = None
     await stop(server, life.signal, ledger)
+    ledger.timings.append((f"lifetime {life.index}", time.monotonic() - began))
+    began = time.monotonic()
     _, pending = await asyncio.wait(tasks, timeout=WIND_DOWN)
     for task in pending:
         task.cancel()
     await asyncio.gather(*tasks, return_exceptions=True)
+    ledger.timings.append((f"wind-down {life.index}", time.monotonic() - began))
 
 
 async def run_plan(plan: Plan, workdir: Path) -> Outcome:
     """Run ``plan`` in ``workdir`` (its config, data directory and the servers' logs) and check it."""
-    began = time.monotonic()
+    run_began = time.monotonic()
     workdir.mkdir(parents=True, exist_ok=True)
     (workdir / "broker.toml").write_text(CONFIG)
     ledger = Ledger()
@@ -152,12 +164,16 @@ async def run_plan(plan: Plan, workdir: Path) -> Outcome:
         ledger.lifetime = len(plan.lifetimes)
         ctx = Context(plan, ledger, server.urls, plan.lifetimes[-1])
         for actor in plan.actors:
-            if actor.kind not in ("producer", "scheduler", "bulk") and actor.sinks[0] not in ledger.drained:
+            began = time.monotonic()
+            if actor.kind in READERS and actor.sinks[0] not in ledger.drained:
                 await drain(ctx, actor)
+            elif actor.kind == "retainer":
+                await read_retained(ctx, actor)
+            ledger.timings.append((f"drain {actor.name}", time.monotonic() - began))
         await stop(server, signal.SIGTERM, ledger)
         ledger.kills.pop()  # the last stop is the end of the run, not one of its kills
     finally:
         if server.proc.returncode is None:
             server.proc.kill()
             await server.proc.wait()
-    return Outcome(plan, ledger, check(ledger), time.monotonic() - began, len(plan.lifetimes), restarts)
+    return Outcome(plan, ledger, check(ledger), time.monotonic() - run_began, len(plan.lifetimes), restarts)

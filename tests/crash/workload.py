@@ -45,6 +45,9 @@ class Actor:
     sinks: tuple[str, ...] = ()
     client_id: str | None = None
     subscription: str | None = None
+    #: properties of every send (a JMS message to MQTT subscribers names its QoS: ActiveMQ sends a persistent one
+    #: without it at QoS 0)
+    properties: tuple[tuple[str, int], ...] = ()
 
 
 @attrs.frozen(slots=True)
@@ -65,6 +68,8 @@ class Lifetime:
     #: confirmed operations (sends, acks, purges) in this lifetime after which it is stopped
     kill_after: int
     turns: tuple[Turn, ...]
+    #: messages each bulk producer must have had confirmed in this lifetime before the stop (0: none)
+    bulk: int = 0
 
     def turn(self, actor: str) -> Turn:
         return next(t for t in self.turns if t.actor == actor)
@@ -82,6 +87,9 @@ class Plan:
     def sinks(self) -> list[str]:
         return sorted({s for a in self.actors if a.kind not in ("producer", "scheduler", "bulk") for s in a.sinks})
 
+    def features(self) -> list[str]:
+        return sorted({a.feature for a in self.actors})
+
     def describe(self) -> str:
         """The plan in a few lines: for a report or a finding's reproduction."""
         lines = [f"seed {self.seed}: " + ", ".join(f"{a.name}={a.kind}/{a.edge}" for a in self.actors)]
@@ -90,7 +98,8 @@ class Plan:
             turns = " ".join(
                 f"{t.actor}:{t.mode}" + ("" if t.presence == "online" else f"/{t.presence}") for t in life.turns
             )
-            lines.append(f"  lifetime {life.index}: {sig} after {life.kill_after} confirmed; {turns}")
+            bulk = f" and {life.bulk} bulk" if life.bulk else ""
+            lines.append(f"  lifetime {life.index}: {sig} after {life.kill_after} confirmed{bulk}; {turns}")
         return "\n".join(lines)
 
 
@@ -100,35 +109,91 @@ def actor_rng(seed: int, lifetime: int, actor: str) -> random.Random:
 
 
 def _actors(features: Iterable[str]) -> list[Actor]:
+    """The actors of the chosen features. Topic producers are meant for every durable subscription or persistent
+    session of their topic (all created before the first send), whatever the edge of either."""
     chosen = set(features)
     actors: list[Actor] = []
+    topic = "topic://crash.t.durable"
     if "queue" in chosen:
         q = "crash.q.native"
         actors += [
-            Actor("qprod", "queue", "producer", "native", q, (f"queue:{q}",)),
+            Actor("qprod", "queue", "producer", "native", q),
             Actor("qcons", "queue", "consumer", "native", q, (f"queue:{q}",)),
         ]
+    if "stomp" in chosen:
+        q = "crash.q.stomp"
+        actors += [
+            Actor("sprod", "stomp", "producer", "stomp", q),
+            Actor("qprod2", "stomp", "producer", "native", q),
+            Actor("scons", "stomp", "consumer", "stomp", q, (f"queue:{q}",)),
+        ]
+        if "durable" in chosen:
+            actors += [
+                Actor("tprod2", "durable", "producer", "stomp", topic),
+                Actor("d3", "durable", "durable", "stomp", topic, ("durable:cd3:sub3",), "cd3", "sub3"),
+            ]
     if "durable" in chosen:
-        t = "crash.t.native"
-        subs = [("d1", "cd1", "sub1"), ("d2", "cd2", "sub2")]
-        sinks = tuple(f"durable:{cid}:{name}" for _, cid, name in subs)
-        actors.append(Actor("tprod", "durable", "producer", "native", f"topic://{t}", sinks))
-        for actor, cid, name in subs:
-            actors.append(
-                Actor(actor, "durable", "durable", "native", f"topic://{t}", (f"durable:{cid}:{name}",), cid, name)
+        actors.append(Actor("tprod", "durable", "producer", "native", topic))
+        for who, cid, name in (("d1", "cd1", "sub1"), ("d2", "cd2", "sub2")):
+            actors.append(Actor(who, "durable", "durable", "native", topic, (f"durable:{cid}:{name}",), cid, name))
+    if "mqtt" in chosen:
+        actors += [
+            Actor("mprod", "mqtt", "producer", "mqtt", "crash/m"),
+            Actor("mprod2", "mqtt", "producer", "native", "topic://crash.m", properties=(("ActiveMQ.MQTT.QoS", 1),)),
+            Actor("m1", "mqtt", "mqtt-session", "mqtt", "crash/m", ("mqtt:m1",), "m1"),
+            Actor("m2", "mqtt", "mqtt-session", "mqtt", "crash/m", ("mqtt:m2",), "m2"),
+        ]
+    if "retained" in chosen:
+        actors.append(Actor("ret", "retained", "retainer", "mqtt", "crash/r"))
+    if "scheduled" in chosen:
+        q = "crash.q.sched"
+        actors += [
+            Actor("sched", "scheduled", "scheduler", "native", q),
+            Actor("sched2", "scheduled", "scheduler", "stomp", q),
+            Actor("schedcons", "scheduled", "consumer", "native", q, (f"queue:{q}",)),
+        ]
+    if "purge" in chosen:
+        q = "crash.q.purge"
+        actors.append(Actor("purger", "purge", "purger", "native", q, (f"queue:{q}",)))
+    if "paging" in chosen:
+        t, q = "topic://crash.t.paged", "crash.q.paged"
+        actors += [
+            Actor("bulkt", "paging", "bulk", "native", t),
+            Actor("pg", "paging", "durable", "native", t, ("durable:cpg:pg",), "cpg", "pg"),
+            Actor("bulkq", "paging", "bulk", "native", q),
+            Actor("pgq", "paging", "consumer", "native", q, (f"queue:{q}",)),
+        ]
+
+    # each producer's sends are meant for every reader of its destination (MQTT names topics with slashes)
+    def key(destination: str) -> str:
+        return destination.removeprefix("topic://").replace("/", ".")
+
+    readers = ("consumer", "durable", "mqtt-session")
+    out = []
+    for actor in actors:
+        if actor.kind in ("producer", "scheduler", "bulk"):
+            sinks = tuple(
+                s for a in actors if a.kind in readers and key(a.destination) == key(actor.destination) for s in a.sinks
             )
-    return actors
+            actor = attrs.evolve(actor, sinks=sinks)
+        out.append(actor)
+    return out
 
 
 def generate(
     seed: int,
     *,
-    features: Iterable[str] = FEATURES,
+    features: Iterable[str] | None = None,
     lifetimes: int | None = None,
     kill_after: tuple[int, int] = (150, 600),
 ) -> Plan:
-    """The plan of ``seed``: 3 to 5 lifetimes (so 3 to 5 stops and restarts) unless ``lifetimes`` is given."""
+    """The plan of ``seed``: 3 to 5 lifetimes (so 3 to 5 stops and restarts) unless ``lifetimes`` is given.
+
+    Without ``features``, every feature but paging, and paging in one seed of four (it sends over 20,000
+    messages: seconds more)."""
     rng = random.Random(seed)
+    if features is None:
+        features = [f for f in FEATURES if f != "paging"] + (["paging"] if rng.random() < 0.25 else [])
     actors = _actors(features)
     count = lifetimes if lifetimes is not None else rng.randint(3, 5)
     lives: list[Lifetime] = []
@@ -136,13 +201,23 @@ def generate(
         turns: list[Turn] = []
         for actor in actors:
             if actor.kind == "producer":
-                turns.append(Turn(actor.name, rng.choice(("plain", "plain", "transacted"))))
+                modes = ("plain",) if actor.edge == "mqtt" else ("plain", "plain", "transacted")
+                turns.append(Turn(actor.name, rng.choice(modes)))
             elif actor.kind == "consumer":
-                turns.append(Turn(actor.name, rng.choice(ACK_MODES), rng.choice(("online", "online", "away"))))
+                presence = rng.choice(("online", "online", "away"))
+                if actor.feature == "paging" and index == 0:
+                    presence = "away"  # the queue grows past a page before the first restart
+                turns.append(Turn(actor.name, rng.choice(ACK_MODES), presence))
             elif actor.kind == "durable":
-                turns.append(Turn(actor.name, rng.choice(ACK_MODES), rng.choice(PRESENCES)))
+                presence = rng.choice(PRESENCES)
+                if actor.feature == "paging" and index == 0:
+                    presence = "away"  # the topic's log grows past a page before the first restart
+                turns.append(Turn(actor.name, rng.choice(ACK_MODES), presence))
+            elif actor.kind == "mqtt-session":
+                turns.append(Turn(actor.name, rng.choice(("auto", "individual")), rng.choice(PRESENCES)))
             else:
                 turns.append(Turn(actor.name, "plain"))
         sig = rng.choice((signal.SIGKILL, signal.SIGKILL, signal.SIGTERM))
-        lives.append(Lifetime(index, sig, rng.randint(*kill_after), tuple(turns)))
+        bulk = 10_500 if index == 0 and "paging" in features else 0
+        lives.append(Lifetime(index, sig, rng.randint(*kill_after), tuple(turns), bulk))
     return Plan(seed, tuple(actors), tuple(lives))
