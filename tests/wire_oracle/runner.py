@@ -41,8 +41,10 @@ QUIET = 0.5
 TIMEOUT = 5.0
 #: replay: how long a sync point waits for the recorded number of events; once one has not come, every later wait
 #: of that run is short (the run has diverged and will be reported as such)
-REPLAY_WAIT = 3.0
+REPLAY_WAIT = 1.5
 DIVERGED_WAIT = 0.3
+#: the topic of an MQTT client's hidden round trip at a replay's sync point
+SYNC_TOPIC = "wire-oracle/sync"
 
 Event = dict[str, Any]
 
@@ -53,7 +55,7 @@ class Log:
     def __init__(self, clock: Callable[[], None]) -> None:
         self.events: list[Event] = []
         self.cond = threading.Condition()
-        self.messages: list[Mapping[str, str]] = []  # headers of each MESSAGE, for ack/nack by index
+        self.messages: list[tuple[Mapping[str, str], str]] = []  # each MESSAGE's headers and body, for ack/nack
         self.closed = False
         self._touch = clock
 
@@ -100,7 +102,7 @@ class _Listener(stomp.ConnectionListener):  # type: ignore[misc]
             return
         body = frame.body if isinstance(frame.body, str) else frame.body.decode("utf-8", "replace")
         if frame.cmd == "MESSAGE":
-            self.client.log.messages.append(headers)
+            self.client.log.messages.append((headers, body))
         self.client.log.add(frame_event(frame.cmd, headers, body))
 
     on_connected = on_message = on_receipt = on_error = _frame
@@ -138,6 +140,9 @@ class StompPyClient:
             self.log.add({"connect_failed": type(exc).__name__})
             return
         self.started = True
+        sock = getattr(self.conn.transport, "socket", None)
+        if sock is not None:  # one frame per write, each at once: no Nagle delay under a sync's round trip
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.log.wait_for(lambda: self.log.closed or any(e.get("f") in ("CONNECTED", "ERROR") for e in self.log.events))
 
     def frame(self, command: str, headers: dict[str, str], body: str = "", receipt: bool = True) -> None:
@@ -218,8 +223,10 @@ def parse_frames(buffer: bytearray) -> Iterable[tuple[str, dict[str, str], bytes
 
 def _answers(event: Event, wait_for: str) -> bool:
     """Whether a raw client's event answers what it waits for: CONNECTED (or an ERROR), or a receipt id."""
-    if wait_for in ("CONNECTED", "ERROR"):
-        return event.get("f") in (wait_for, "ERROR")
+    if event.get("f") == "ERROR":
+        return True
+    if wait_for == "CONNECTED":
+        return event.get("f") == "CONNECTED"
     return bool(event.get("h", {}).get("receipt-id") == wait_for)
 
 
@@ -233,6 +240,7 @@ class RawStompClient:
     def open(self) -> None:
         self.sock = socket.create_connection((self.host, self.port), timeout=TIMEOUT)
         self.sock.settimeout(None)
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         threading.Thread(target=self._read, daemon=True).start()
 
     def _read(self) -> None:
@@ -245,9 +253,10 @@ class RawStompClient:
                     break
                 buffer += data
                 for command, headers, body in parse_frames(buffer):
+                    text = body.decode("utf-8", "replace")
                     if command == "MESSAGE":
-                        self.log.messages.append(headers)
-                    self.log.add(frame_event(command, headers, body.decode("utf-8", "replace")))
+                        self.log.messages.append((headers, text))
+                    self.log.add(frame_event(command, headers, text))
         except OSError:
             pass
         self.log.closed = True
@@ -289,6 +298,7 @@ class PahoClient:
             client_id=spec.get("client_id", ""),
             clean_session=spec.get("clean", True),
             protocol=mqtt.MQTTv311,
+            reconnect_on_failure=False,  # a connection the broker closed stays closed, as the transcript says
         )
         self.client.on_connect = self._on_connect
         self.client.on_message = self._on_message
@@ -297,6 +307,7 @@ class PahoClient:
         self.client.on_disconnect = self._on_disconnect
         self.done: set[int] = set()
         self.connected = False
+        self.dropping = False
 
     def _on_connect(self, client: Any, userdata: Any, flags: Any, reason: Any, properties: Any) -> None:
         code = reason.value if hasattr(reason, "value") else int(reason)
@@ -327,6 +338,8 @@ class PahoClient:
             self.log.cond.notify_all()
 
     def _on_disconnect(self, client: Any, userdata: Any, flags: Any, reason: Any, properties: Any) -> None:
+        if self.dropping:
+            return
         self.connected = False
         self.log.closed = True
         self.log.add({"closed": True})
@@ -335,14 +348,17 @@ class PahoClient:
         if "will" in step:
             will = step["will"]
             self.client.will_set(will["topic"], will["payload"], will.get("qos", 0), will.get("retain", False))
+        self.client.loop_stop()  # a reconnect after the broker closed the connection: its loop has ended
+        self._release()
         try:
             self.client.connect(self.host, self.port, keepalive=step.get("keepalive", 0))
         except OSError as exc:
             self.log.add({"connect_failed": type(exc).__name__})
             return
+        before = sum("connack" in e for e in self.log.events)
         self.log.closed = False
         self.client.loop_start()
-        self.log.wait_for(lambda: self.log.closed or any("connack" in e for e in self.log.events[-3:]))
+        self.log.wait_for(lambda: self.log.closed or sum("connack" in e for e in self.log.events) > before)
 
     def _wait_mid(self, mid: int) -> None:
         self.log.wait_for(lambda: self.log.closed or mid in self.done)
@@ -351,7 +367,11 @@ class PahoClient:
         if not self.connected:
             self.log.add({"skipped": "SUBSCRIBE"})
             return
-        result, mid = self.client.subscribe(topic, qos)
+        try:
+            result, mid = self.client.subscribe(topic, qos)
+        except ValueError:  # paho refuses an invalid filter itself: nothing is sent
+            self.log.add({"refused_by_client": topic})
+            return
         if result == mqtt.MQTT_ERR_SUCCESS:
             self._wait_mid(mid)
 
@@ -376,6 +396,17 @@ class PahoClient:
             if not info.is_published():
                 self.log.add({"unconfirmed": topic})
 
+    def round_trip(self) -> None:
+        """A QoS 1 PUBLISH to a topic nobody reads, answered by a PUBACK the transcript does not show: the broker
+        handles a connection's packets in order, so every earlier (QoS 0) PUBLISH of this client has been handled."""
+        if not self.connected:
+            return
+        info = self.client.publish(SYNC_TOPIC, b"", 1)
+        try:
+            info.wait_for_publish(self.log.timeout)
+        except (RuntimeError, ValueError):
+            pass
+
     def disconnect(self) -> None:
         if not self.connected:
             self.log.add({"skipped": "DISCONNECT"})
@@ -383,25 +414,44 @@ class PahoClient:
         self.client.disconnect()
         self.log.wait_for(lambda: self.log.closed)
         self.client.loop_stop()
+        self._release()
 
     def drop(self) -> None:
         """Close the socket without DISCONNECT (the broker publishes the will, keeps a persistent session)."""
-        self.client.loop_stop()
+        self.dropping = True
+        self.client._thread_terminate = True  # no reconnect when the loop sees the socket go
         sock = self.client.socket()
         if sock is not None:
-            sock.close()
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+        self.client.loop_stop()
+        self._release()
         self.connected = False
         self.log.closed = True
         self.log.add({"dropped": True})
 
     def close(self) -> None:
         try:
+            if self.connected:
+                self.dropping = True
+                self.client.disconnect()  # wakes the network loop at once (a bare loop_stop waits out its select)
             self.client.loop_stop()
-            sock = self.client.socket()
-            if sock is not None:
-                sock.close()
         except Exception:
             pass
+        self._release()
+
+    def _release(self) -> None:
+        """Close what paho leaves open after loop_stop: its wake-up socket pair, and a socket we dropped."""
+        for attr in ("_sockpairR", "_sockpairW", "_sock"):
+            sock = getattr(self.client, attr, None)
+            if sock is not None:
+                try:
+                    sock.close()
+                except OSError:
+                    pass
+                setattr(self.client, attr, None)
 
 
 # -- running a script ----------------------------------------------------------------------------------------------
@@ -447,7 +497,7 @@ class Run:
                     for each in self.logs.values():  # diverged: the rest of the run waits briefly
                         each.timeout = DIVERGED_WAIT
             for client in self.clients.values():
-                if isinstance(client, StompPyClient):
+                if isinstance(client, StompPyClient | PahoClient):
                     client.round_trip()
         for log in self.logs.values():
             log.add({"sync": self.syncs})
@@ -493,7 +543,14 @@ class Run:
             client.frame("UNSUBSCRIBE", headers, receipt=receipt)
         elif op == "send":
             body = step.get("body", "")
-            headers = {"destination": step["dest"], **headers}
+            if "dest_from" in step:  # a destination read from a received message (a reply-to)
+                found = _find(log, step["dest_from"])
+                if found is None:
+                    log.add({"no_message": step["dest_from"]})
+                    return
+                headers = {"destination": found[0].get(step["dest_from"]["header"], ""), **headers}
+            else:
+                headers = {"destination": step["dest"], **headers}
             if not step.get("text", False):
                 headers["content-length"] = str(len(body.encode()))
             if "expires_in" in step:
@@ -502,11 +559,11 @@ class Run:
                 headers["expires"] = str(expires)
             client.frame("SEND", headers, body, receipt=receipt)
         elif op in ("ack", "nack"):
-            index = step["msg"]
-            if index >= len(log.messages):
-                log.add({"no_message": index})
+            found = _find(log, step["msg"])
+            if found is None:
+                log.add({"no_message": step["msg"]})
                 return
-            message = log.messages[index]
+            message = found[0]
             if client.version == "1.2":
                 headers["id"] = message.get("ack", "")
             else:
@@ -562,6 +619,16 @@ class Run:
     def close(self) -> None:
         for client in self.clients.values():
             client.close()
+
+
+def _find(log: Log, ref: Any) -> tuple[Mapping[str, str], str] | None:
+    """A received MESSAGE: by index (``0``: the first) or ``{"body": ...}`` (the latest with that body)."""
+    if isinstance(ref, int):
+        return log.messages[ref] if ref < len(log.messages) else None
+    for headers, body in reversed(log.messages):
+        if body == ref["body"]:
+            return headers, body
+    return None
 
 
 def _segment_length(events: list[Event], k: int) -> int:
@@ -654,12 +721,13 @@ class _Names:
 def normalise(transcript: Mapping[str, list[Event]], expires: Mapping[int, str]) -> dict[str, list[Event]]:
     """What legitimately differs, replaced (README.md lists it): ``ID:...`` names (message ids, temporary
     destinations, connection ids in advisories) by ``<idN>`` in order of first appearance, so a redelivery still
-    shows the same id; epoch milliseconds by ``<epoch>``, or ``<expires+T>`` when it is an ``expires`` this run sent
-    (T ms after sending); loopback ports by ``<port>``; ``server`` and ``session`` of CONNECTED; an ERROR body's Java
-    stack trace (its first line kept)."""
-    names = _Names(expires)
+    shows the same id (numbered per client); epoch milliseconds by ``<epoch>``, or ``<expires+T>`` when it is an
+    ``expires`` this run sent (T ms after sending); loopback ports by ``<port>``; ``server`` and ``session`` of
+    CONNECTED; an ERROR body's Java stack trace (its first line kept); and the order of a SUBACK and the retained
+    messages it releases (``_suback_first``)."""
     out: dict[str, list[Event]] = {}
     for client in sorted(transcript):
+        names = _Names(expires)  # per client: a difference in one client's transcript does not renumber another's
         events = []
         for event in transcript[client]:
             if "f" in event:
@@ -680,7 +748,22 @@ def normalise(transcript: Mapping[str, list[Event]], expires: Mapping[int, str])
             elif "publish" in event:
                 event = {**event, "payload": names.text(event["payload"]), "publish": names.text(event["publish"])}
             events.append(event)
-        out[client] = events
+        out[client] = _suback_first(events)
+    return out
+
+
+def _suback_first(events: list[Event]) -> list[Event]:
+    """ActiveMQ races a SUBACK against the retained messages its SUBSCRIBE releases (either comes first, run to
+    run): a SUBACK right after retained messages is moved before them."""
+    out: list[Event] = []
+    for event in events:
+        if "suback" in event:
+            i = len(out)
+            while i > 0 and out[i - 1].get("retain") is True and "publish" in out[i - 1]:
+                i -= 1
+            out.insert(i, event)
+        else:
+            out.append(event)
     return out
 
 
