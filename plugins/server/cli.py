@@ -578,11 +578,10 @@ async def _serve(
                         ssl=listeners.tls_context if scheme == "https" else None,
                     )
                 )
-        # what starting made (modules, classes, the broker's tables) lives as long as the process: out of the
-        # collector's way, so that a full collection under a flood walks only what clients made (issue 41)
-        import gc
+        from .collector import GenerationalFreeze
 
-        gc.freeze()
+        collector = GenerationalFreeze()  # full collections that walk what is new, not every queued message
+        collector.install()
         signals = (signal.SIGTERM, signal.SIGINT)
         for sig in signals:
             loop.add_signal_handler(sig, stop.set)
@@ -592,6 +591,7 @@ async def _serve(
             await stop.wait()
             logging.getLogger("minibroker.server").info("stopping")
         finally:
+            collector.remove()
             for sig in signals:
                 loop.remove_signal_handler(sig)
             for running in reversed(servers):
