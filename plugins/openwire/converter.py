@@ -37,16 +37,8 @@ import attrs
 
 from minibroker import AckType, Admission, Broker, BrokerConnection, ConsumerInfo, Dispatch, MessageAck
 from minibroker.errors import (
-    AccessDenied,
-    InvalidClientIdError,
     InvalidDestination,
-    InvalidSelector,
-    LimitExceeded,
-    MessageFormatError,
     MinibrokerError,
-    RemoteProtocolError,
-    TransactionRolledBack,
-    UnsupportedFeature,
 )
 from minibroker.message import Destination, DestinationKind
 from minibroker.message import Message as BrokerMessage
@@ -54,6 +46,7 @@ from minibroker.transport import commands as c
 
 from . import commands as ow
 from .codec import WireFormat, encode_command
+from .errors import java_class, throwable
 from .messages import broker_destination, broker_message, message_key, openwire_message
 from .primitives import OpenWireFormatError, marshal_primitive_map, unmarshal_primitive_map
 from .refusals import refuse_openwire
@@ -68,35 +61,6 @@ ACTIVEMQ_VERSION: Final = "5.17.2"
 #: ActiveMQ's default ``maxInactivityDuration`` and its initial delay (ms)
 MAX_INACTIVITY_MS: Final = 30_000
 INACTIVITY_INITIAL_DELAY_MS: Final = 10_000
-
-
-def java_class(exc: MinibrokerError) -> str:
-    """The exception class ActiveMQ's broker answers with for what ``exc`` stands for."""
-    if isinstance(exc, InvalidSelector):
-        return "javax.jms.InvalidSelectorException"
-    if isinstance(exc, InvalidDestination):
-        return "javax.jms.InvalidDestinationException"
-    if isinstance(exc, AccessDenied):
-        return "java.lang.SecurityException"
-    if isinstance(exc, InvalidClientIdError):
-        return "javax.jms.InvalidClientIDException"
-    if isinstance(exc, TransactionRolledBack):
-        return "javax.jms.TransactionRolledBackException"
-    if isinstance(exc, LimitExceeded):
-        return "javax.jms.ResourceAllocationException"
-    if isinstance(exc, MessageFormatError):
-        return "javax.jms.MessageFormatException"
-    if isinstance(exc, UnsupportedFeature):
-        return "java.lang.UnsupportedOperationException"
-    return "javax.jms.JMSException"
-
-
-def throwable(exc: BaseException) -> ow.JavaThrowable:
-    if isinstance(exc, RemoteProtocolError):  # bytes that are no OpenWire: ActiveMQ's transport fails with this
-        return ow.JavaThrowable("java.io.IOException", exc.message or str(exc))
-    if isinstance(exc, MinibrokerError):
-        return ow.JavaThrowable(java_class(exc), exc.message or str(exc))
-    return ow.JavaThrowable("java.lang.RuntimeException", str(exc) or type(exc).__name__)
 
 
 @attrs.define(slots=True, eq=False)
