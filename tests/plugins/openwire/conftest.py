@@ -9,7 +9,7 @@ import importlib.util
 import os
 import shutil
 import subprocess
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 
 import pytest
@@ -44,10 +44,11 @@ def openwire_java(tmp_path_factory: pytest.TempPathFactory) -> str:
     return done.stdout.strip().splitlines()[-1]
 
 
-async def run_java(classpath: str, main: str, *args: str, timeout: float = 120.0) -> list[str]:
-    """Run a Java program to its end; its output lines (AssertionError with its output when it fails)."""
+async def run_java(classpath: str, main: str, *args: str, timeout: float = 120.0, jvm: Sequence[str] = ()) -> list[str]:
+    """Run a Java program to its end (``jvm``: options for the JVM); its output lines (AssertionError with its
+    output when it fails)."""
     proc = await asyncio.create_subprocess_exec(
-        "java", "-cp", classpath, main, *args, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT
+        "java", *jvm, "-cp", classpath, main, *args, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT
     )
     try:
         out, _ = await asyncio.wait_for(proc.communicate(), timeout)
@@ -64,7 +65,7 @@ async def run_java(classpath: str, main: str, *args: str, timeout: float = 120.0
 def java_run(openwire_java: str) -> Callable[..., Awaitable[list[str]]]:
     """``await java_run("OpenWireClient", url, scenario)``: the program's output lines."""
 
-    async def run(main: str, *args: str, timeout: float = 120.0) -> list[str]:
-        return await run_java(openwire_java, main, *args, timeout=timeout)
+    async def run(main: str, *args: str, timeout: float = 120.0, jvm: Sequence[str] = ()) -> list[str]:
+        return await run_java(openwire_java, main, *args, timeout=timeout, jvm=jvm)
 
     return run

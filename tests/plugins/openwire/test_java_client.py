@@ -4,7 +4,9 @@ OpenWire listener: each scenario prints what the client saw, compared line by li
 from __future__ import annotations
 
 import asyncio
+import ssl
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 
 import pytest
 from support.waiting import until
@@ -14,6 +16,7 @@ from minibroker.client import AckMode, connect
 from minibroker.plugins.openwire import start_openwire_server
 
 JavaRun = Callable[..., Awaitable[list[str]]]
+CERTS = Path(__file__).resolve().parents[2] / "certs"
 
 PLAIN_REFUSED = (
     "PLAIN REFUSED Unsupported feature [bodiless-message]: a Message without a body (`session.createMessage()`) "
@@ -66,6 +69,18 @@ SCENARIOS: list[tuple[str, str, list[str]]] = [
         "rollback",
         "",
         ["FIRST text:again", "SECOND text:again JMSXDeliveryCount=2(Integer) redelivered count=2", "AFTER null"],
+    ),
+    (
+        "options",  # destination options the client turns into ConsumerInfo fields; wildcards; an anonymous producer
+        "",
+        [
+            "EXCLUSIVE text:x1",
+            "EXCLUSIVE text:x2",
+            "EXCLUSIVE text:x3",
+            "OTHER null",
+            "WILDCARD text:to a from topic://ow.wild.a",
+            "WILDCARD text:to b.c from topic://ow.wild.b.c",
+        ],
     ),
     ("acks", "", ["CLIENT ACKED c3", "INDIVIDUAL ACKED i2", "LEFT text:i1"]),  # a range ack, one message
     (
@@ -217,3 +232,21 @@ async def test_a_failover_client_reconnects_when_its_connection_drops(openwire_j
             "DONE",
         ]
         assert server.accepted == 2 and broker.dead_letters() == ()
+
+
+async def test_tls(java_run: JavaRun, tmp_path: Path) -> None:
+    """``ssl://`` with the client trusting the test certificate (a PKCS12 trust store made by keytool)."""
+    store = tmp_path / "trust.p12"
+    keytool = await asyncio.create_subprocess_exec(
+        "keytool", "-importcert", "-noprompt", "-alias", "minibroker", "-file", str(CERTS / "server.crt"),
+        "-keystore", str(store), "-storetype", "PKCS12", "-storepass", "changeit",
+        stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.STDOUT,
+    )  # fmt: skip
+    assert await keytool.wait() == 0
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(CERTS / "server.crt", CERTS / "server.key")
+    async with Broker() as broker, await start_openwire_server(broker, ssl=context) as server:
+        assert server.url.startswith("ssl://")
+        jvm = [f"-Djavax.net.ssl.trustStore={store}", "-Djavax.net.ssl.trustStorePassword=changeit"]
+        lines = await java_run("OpenWireClient", server.url, "messages", jvm=jvm)
+        assert lines[-2:] == ["ACKED", "DONE"] and len(lines) == 9

@@ -84,6 +84,9 @@ public class OpenWireClient {
                 case "failover":
                     failover(connection);
                     break;
+                case "options":
+                    options(connection);
+                    break;
                 case "acks":
                     acks(connection);
                     break;
@@ -256,6 +259,25 @@ public class OpenWireClient {
         for (int i = 0; i < 3; i++) say("RECEIVED " + describe(consumer.receive(20000)));
         producer.send(session.createTextMessage("after the reconnect"));
         say("RECEIVED " + describe(consumer.receive(20000)));
+        session.close();
+    }
+
+    static void options(Connection connection) throws JMSException {
+        Session session = connection.createSession(false, Session.AUTO_ACKNOWLEDGE);
+        MessageConsumer exclusive = session.createConsumer(session.createQueue("ow.options?consumer.exclusive=true"));
+        MessageConsumer other = session.createConsumer(session.createQueue("ow.options?consumer.priority=9"));
+        MessageProducer producer = session.createProducer(session.createQueue("ow.options"));
+        for (int i = 1; i <= 3; i++) producer.send(session.createTextMessage("x" + i));
+        for (int i = 0; i < 3; i++) say("EXCLUSIVE " + describe(exclusive.receive(5000)));
+        say("OTHER " + describe(other.receiveNoWait()));
+        MessageConsumer wild = session.createConsumer(session.createTopic("ow.wild.>"));
+        MessageProducer anonymous = session.createProducer(null);
+        anonymous.send(session.createTopic("ow.wild.a"), session.createTextMessage("to a"));
+        anonymous.send(session.createTopic("ow.wild.b.c"), session.createTextMessage("to b.c"));
+        for (int i = 0; i < 2; i++) {
+            Message m = wild.receive(5000);
+            say("WILDCARD " + describe(m) + " from " + m.getJMSDestination());
+        }
         session.close();
     }
 
