@@ -12,6 +12,7 @@ past ``max_frame_size`` before buffering it; :func:`encode_command` is its inver
 
 from __future__ import annotations
 
+import typing
 from collections.abc import Callable
 from typing import Any, Final
 
@@ -50,6 +51,8 @@ class WireFormat:
 # -- the table: each class's fields, in wire order ------------------------------------------------------------------
 
 _LAYOUTS: dict[type[DataStructure], tuple[tuple[str, Kind], ...]] = {}
+#: for each class, what each nested field may hold (None: any data structure), read from the field's annotation
+_EXPECTED: dict[type[DataStructure], tuple[tuple[type[DataStructure], ...] | None, ...]] = {}
 
 
 def layout(cls: type[DataStructure]) -> tuple[tuple[str, Kind], ...]:
@@ -58,6 +61,23 @@ def layout(cls: type[DataStructure]) -> tuple[tuple[str, Kind], ...]:
     if found is None:
         found = tuple((f.name, f.metadata["wire"]) for f in attrs.fields(cls) if "wire" in f.metadata)
         _LAYOUTS[cls] = found
+    return found
+
+
+def _expected(cls: type[DataStructure]) -> tuple[tuple[type[DataStructure], ...] | None, ...]:
+    """Per wire field: the classes a nested object there must be (a ConsumerId where a ConsumerId belongs), so a
+    frame that puts another type there is refused by the codec, not met by the converter as a wrong object."""
+    found = _EXPECTED.get(cls)
+    if found is None:
+        hints = typing.get_type_hints(cls)
+        expected: list[tuple[type[DataStructure], ...] | None] = []
+        for name, kind in layout(cls):
+            classes = tuple(
+                a for a in typing.get_args(hints[name]) if isinstance(a, type) and issubclass(a, DataStructure)
+            )
+            wanted = kind in (Kind.NESTED, Kind.CACHED) and classes and classes != (DataStructure,)
+            expected.append(classes if wanted else None)
+        found = _EXPECTED[cls] = tuple(expected)
     return found
 
 
@@ -212,7 +232,11 @@ def _read_object(reader: Reader, fmt: WireFormat, depth: int) -> DataStructure:
     cls = TYPES.get(type_byte)
     if cls is None:
         raise OpenWireFormatError(f"unknown OpenWire data type {type_byte}")
-    return cls(*[_READERS[kind](reader, fmt, depth) for _, kind in layout(cls)])
+    values = [_READERS[kind](reader, fmt, depth) for _, kind in layout(cls)]
+    for value, wanted, (name, _) in zip(values, _expected(cls), layout(cls), strict=True):
+        if wanted is not None and value is not None and not isinstance(value, wanted):
+            raise OpenWireFormatError(f"{cls.__name__}.{name}: a {type(value).__name__} where it takes none")
+    return cls(*values)
 
 
 def decode_command(payload: bytes, fmt: WireFormat | None = None) -> DataStructure | None:

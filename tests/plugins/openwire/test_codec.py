@@ -13,7 +13,14 @@ from hypothesis import strategies as st
 
 from minibroker.errors import FrameTooLarge, LocalProtocolError
 from minibroker.plugins.openwire import commands as ow
-from minibroker.plugins.openwire.codec import OpenWireDecoder, WireFormat, decode_command, encode_command, layout
+from minibroker.plugins.openwire.codec import (
+    OpenWireDecoder,
+    WireFormat,
+    _expected,
+    decode_command,
+    encode_command,
+    layout,
+)
 from minibroker.plugins.openwire.primitives import (
     Char,
     OpenWireFormatError,
@@ -28,19 +35,37 @@ _text = st.text(max_size=40)
 _opt_text = st.none() | _text
 _long = st.integers(-(2**63), 2**63 - 1)
 
-_leaves: st.SearchStrategy[ow.DataStructure] = st.one_of(
-    st.builds(ow.ConnectionId, _opt_text),
-    st.builds(ow.SessionId, _opt_text, _long),
-    st.builds(ow.ConsumerId, _opt_text, _long, _long),
-    st.builds(ow.ProducerId, _opt_text, _long, _long),
-    st.builds(ow.ActiveMQQueue, _opt_text),
-    st.builds(ow.ActiveMQTopic, _opt_text),
-    st.builds(ow.ActiveMQTempQueue, _opt_text),
-    st.builds(ow.ActiveMQTempTopic, _opt_text),
-    st.builds(ow.LocalTransactionId, _long, st.none() | st.builds(ow.ConnectionId, _opt_text)),
-    st.builds(ow.XATransactionId, st.integers(-(2**31), 2**31 - 1), st.none() | st.binary(max_size=8)),
-    st.builds(ow.MessageId, _opt_text, st.none() | st.builds(ow.ProducerId, _opt_text, _long, _long), _long, _long),
-)
+_int32 = st.integers(-(2**31), 2**31 - 1)
+_producer_id = st.builds(ow.ProducerId, _opt_text, _long, _long)
+_connection_id = st.builds(ow.ConnectionId, _opt_text)
+#: a strategy per class a nested field may hold
+_LEAVES: dict[type[ow.DataStructure], st.SearchStrategy[Any]] = {
+    ow.ConnectionId: _connection_id,
+    ow.SessionId: st.builds(ow.SessionId, _opt_text, _long),
+    ow.ConsumerId: st.builds(ow.ConsumerId, _opt_text, _long, _long),
+    ow.ProducerId: _producer_id,
+    ow.BrokerId: st.builds(ow.BrokerId, _opt_text),
+    ow.ActiveMQQueue: st.builds(ow.ActiveMQQueue, _opt_text),
+    ow.ActiveMQTopic: st.builds(ow.ActiveMQTopic, _opt_text),
+    ow.ActiveMQTempQueue: st.builds(ow.ActiveMQTempQueue, _opt_text),
+    ow.ActiveMQTempTopic: st.builds(ow.ActiveMQTempTopic, _opt_text),
+    ow.LocalTransactionId: st.builds(ow.LocalTransactionId, _long, st.none() | _connection_id),
+    ow.XATransactionId: st.builds(
+        ow.XATransactionId, st.integers(-(2**31), 2**31 - 1), st.none() | st.binary(max_size=8)
+    ),
+    ow.MessageId: st.builds(ow.MessageId, _opt_text, st.none() | _producer_id, _long, _long),
+    ow.TextMessage: st.builds(
+        ow.TextMessage, st.integers(0, 9), st.booleans(), content=st.none() | st.binary(max_size=8)
+    ),
+}
+_leaves = st.one_of(*_LEAVES.values())
+
+
+def _nested(expected: tuple[type[ow.DataStructure], ...] | None) -> st.SearchStrategy[Any]:
+    if expected is None:
+        return st.none() | _leaves
+    return st.none() | st.one_of(*[s for c, s in _LEAVES.items() if issubclass(c, expected)])
+
 
 _throwable = st.builds(ow.JavaThrowable, _opt_text, _opt_text)
 _traced = st.recursive(
@@ -71,7 +96,16 @@ KINDS: dict[ow.Kind, st.SearchStrategy[Any]] = {
 
 
 def instances(cls: type[ow.DataStructure], kinds: dict[ow.Kind, st.SearchStrategy[Any]] = KINDS) -> Any:
-    return st.builds(cls, **{name: kinds[kind] for name, kind in layout(cls)})
+    fields = {}
+    for (name, kind), expected in zip(layout(cls), _expected(cls), strict=True):
+        fields[name] = _nested(expected) if kind in (ow.Kind.NESTED, ow.Kind.CACHED) else kinds[kind]
+    return st.builds(cls, **fields)
+
+
+def test_a_nested_object_of_the_wrong_type_is_refused() -> None:
+    frame = encode_command(ow.ConsumerInfo(consumer_id=ow.ConnectionId("ID:x")))  # type: ignore[arg-type]
+    with pytest.raises(OpenWireFormatError, match=r"ConsumerInfo\.consumer_id: a ConnectionId"):
+        decode_command(frame[4:])
 
 
 def test_every_field_of_every_type_has_a_wire_kind() -> None:
