@@ -42,6 +42,7 @@ from minibroker.errors import (
 )
 from minibroker.message import Destination, DestinationKind
 from minibroker.message import Message as BrokerMessage
+from minibroker.refusals import refuse
 from minibroker.transport import commands as c
 
 from . import commands as ow
@@ -453,12 +454,13 @@ class OpenWireConverter:
         connection = self._conn()
         if info.consumer_id is None:
             raise OpenWireFormatError("ConsumerInfo without its ConsumerId")
+        # the same inputs as the destination options every edge refuses (consumer.retroactive, ...): the same rows
         if info.network_subscription or info.broker_path or info.additional_predicate is not None:
-            raise refuse_openwire("openwire-network-bridge", "a network subscription")
+            raise refuse("destination-option-networkSubscription", str(info.destination))
         if info.retroactive:
-            raise refuse_openwire("openwire-retroactive-consumer", str(info.destination))
+            raise refuse("destination-option-retroactive", str(info.destination))
         if info.maximum_pending_message_limit:
-            raise refuse_openwire("openwire-max-pending-limit", info.maximum_pending_message_limit)
+            raise refuse("destination-option-maximumPendingMessageLimit", info.maximum_pending_message_limit)
         destination = broker_destination(info.destination)
         consumer = _Consumer(info.consumer_id, info.destination, info.browser)
         if info.browser:

@@ -35,11 +35,6 @@ OPENWIRE_REFUSALS: Final[dict[str, tuple[str, str]]] = {
         "prefetch of one that may hold messages",
         "minibroker's connections cannot change a subscription in place (a failover client's restore is done)",
     ),
-    "openwire-retroactive-consumer": ("a retroactive consumer", "minibroker keeps no recovery policy"),
-    "openwire-max-pending-limit": (
-        "a consumer's maximumPendingMessageLimit",
-        "minibroker has no pending-message limit strategy",
-    ),
     "openwire-unknown-command": ("a command the broker never receives", "it has no meaning sent to a broker"),
 }
 
