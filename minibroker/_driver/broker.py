@@ -385,7 +385,9 @@ class Broker(_BrokerViews, _ReplayableReads, _FaultInjection):
     def _load_store(self) -> None:
         if self.store is not None:
             state = self.store.load(PAGE)
-            self.core.restore(state.messages, state.scheduled, state.durables, state.paged, state.log_seqs)
+            self.core.restore(
+                state.messages, state.scheduled, state.durables, state.paged, state.log_seqs, state.shares
+            )
             self._persist()  # what the restore decided (positions, trims) is on disk before anything else happens
 
     def _page_in(self) -> None:
