@@ -250,3 +250,20 @@ async def test_tls(java_run: JavaRun, tmp_path: Path) -> None:
         jvm = [f"-Djavax.net.ssl.trustStore={store}", "-Djavax.net.ssl.trustStorePassword=changeit"]
         lines = await java_run("OpenWireClient", server.url, "messages", jvm=jvm)
         assert lines[-2:] == ["ACKED", "DONE"] and len(lines) == 9
+
+
+async def test_a_java_service_answers_a_python_request_on_its_temporary_queue(java_run: JavaRun) -> None:
+    """Request/reply across languages: the Python side's temporary queue reaches the Java client as an
+    ActiveMQTempQueue it may send to (it learnt of it from the broker's DestinationInfo advisory)."""
+    async with Broker() as broker, await start_openwire_server(broker) as server:
+        python = await connect(broker)
+        session = await python.create_session(AckMode.AUTO_ACKNOWLEDGE)
+        replies = await session.create_temporary_queue()
+        consumer = await session.create_consumer(replies)
+        producer = await session.create_producer("ow.service")
+        await producer.send("order 42", reply_to=replies, correlation_id="req-1")
+        lines = await java_run("OpenWireClient", server.url, "reply", "ow.service")
+        assert lines[1:] == ["REQUEST text:order 42 reply-to a temporary queue", "REPLIED", "DONE"]
+        answer = await consumer.receive(timeout=10)
+        assert answer is not None and answer.body == "answer to order 42" and answer.correlation_id == "req-1"
+        await python.close()

@@ -87,6 +87,9 @@ public class OpenWireClient {
                 case "options":
                     options(connection);
                     break;
+                case "reply":
+                    reply(connection, args[2]);
+                    break;
                 case "acks":
                     acks(connection);
                     break;
@@ -278,6 +281,17 @@ public class OpenWireClient {
             Message m = wild.receive(5000);
             say("WILDCARD " + describe(m) + " from " + m.getJMSDestination());
         }
+        session.close();
+    }
+
+    static void reply(Connection connection, String queue) throws JMSException {
+        Session session = connection.createSession(false, Session.AUTO_ACKNOWLEDGE);
+        Message request = session.createConsumer(session.createQueue(queue)).receive(20000);
+        say("REQUEST " + describe(request) + " reply-to " + (request.getJMSReplyTo() instanceof TemporaryQueue ? "a temporary queue" : request.getJMSReplyTo()));
+        TextMessage answer = session.createTextMessage("answer to " + ((TextMessage) request).getText());
+        answer.setJMSCorrelationID(request.getJMSCorrelationID());
+        session.createProducer(request.getJMSReplyTo()).send(answer);
+        say("REPLIED");
         session.close();
     }
 
