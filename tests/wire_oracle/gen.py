@@ -576,7 +576,33 @@ def basics() -> list[Script]:
             {"c": "s", "op": "disconnect"},
         ],
     }
-    return [stomp_one, mqtt_one]
+    advisory_beside_composite: Script = {
+        # a consumer advisory subscription while a composite consumer exists on another destination
+        "name": "basic-advisory-composite",
+        "features": ["advisories", "composites"],
+        "clients": {"a": {"proto": "stomp", "version": "1.2"}, "w": {"proto": "stomp", "version": "1.1"}},
+        "steps": [
+            {"c": "a", "op": "connect"},
+            {"c": "w", "op": "connect"},
+            {
+                "c": "a",
+                "op": "subscribe",
+                "dest": "/queue/basic-advisory-composite.c1,/queue/basic-advisory-composite.c2",
+                "id": "cc",
+            },
+            {"op": "sync"},
+            {
+                "c": "w",
+                "op": "subscribe",
+                "dest": "/topic/ActiveMQ.Advisory.Consumer.Queue.basic-advisory-composite.x",
+                "id": "adv",
+            },
+            {"op": "sync"},
+            {"c": "a", "op": "subscribe", "dest": "/queue/basic-advisory-composite.x", "id": "x"},
+            {"c": "a", "op": "send", "dest": "/queue/basic-advisory-composite.c2", "body": "c2"},
+        ],
+    }
+    return [stomp_one, mqtt_one, advisory_beside_composite]
 
 
 def all_scripts() -> list[Script]:

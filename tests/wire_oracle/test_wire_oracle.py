@@ -83,6 +83,13 @@ KNOWN_DIFFERENCES: dict[str, list[str]] = {
         "w4-093",
         "w4-097",
     ],
+    # new (not in the issue's table): while any composite consumer exists on the broker, minibroker refuses every
+    # STOMP SUBSCRIBE to a consumer advisory topic with javax.jms.InvalidDestinationException "invalid destination
+    # 'ActiveMQ.Advisory.Consumer.Queue.queue://a' in the composite destination topic://ActiveMQ.Advisory.Consumer.
+    # Queue.queue://a,queue://b" (it names an advisory topic after the composite); ActiveMQ: RECEIPT and advisories
+    "advisory subscription refused beside a composite consumer": [
+        "basic-advisory-composite",
+    ],
     "STOMP advisories, ERROR texts": [
         "w3-100",
     ],
