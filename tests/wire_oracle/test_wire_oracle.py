@@ -204,3 +204,11 @@ def test_known_differences_name_recorded_scripts() -> None:
     listed = [name for names in KNOWN_DIFFERENCES.values() for name in names]
     assert sorted(set(listed) - set(NAMES)) == []
     assert len(listed) == len(set(listed))
+
+
+def test_corpus_is_whole() -> None:
+    """At least 300 kept scripts, and the manifest counts what is on disk."""
+    manifest = json.loads((CORPUS / "MANIFEST.json").read_text())
+    assert len(NAMES) >= 300
+    assert manifest["kept"] == len(NAMES)
+    assert not set(manifest["dropped"]) & set(NAMES)
