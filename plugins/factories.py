@@ -51,7 +51,6 @@ def minibroker_proc(
     ``config``: a broker.toml (users, policies, limits); ``host`` (127.0.0.1); ``port``, ``stomp_port``,
     ``mqtt_port`` (0: a free one); ``scope``: pytest's fixture scope."""
 
-    @pytest.fixture(scope=scope)
     def proc_fixture(request: pytest.FixtureRequest) -> Iterator[BrokerProcess]:
         """A ``minibroker serve`` process for the scope (``.url``, ``.stomp_url``, ``.host``, ``.port``), configured
         by ``--minibroker-config``/``minibroker_config`` and the host and port options; stopped at the end."""
@@ -59,6 +58,10 @@ def minibroker_proc(
 
         from ._pytest_fixtures import _port, _setting, start_broker_process
 
+        external = _external(request)
+        if external is not None:
+            yield external
+            return
         settings = request.config
         broker = start_broker_process(
             config if config is not None else _setting(settings, "config"),
@@ -73,7 +76,8 @@ def minibroker_proc(
         finally:
             broker.stop()
 
-    return proc_fixture
+    setattr(proc_fixture, _KIND, "endpoint")  # what it is under --minibroker-external
+    return pytest.fixture(scope=scope)(proc_fixture)
 
 
 def minibroker_noproc(
@@ -93,12 +97,14 @@ def minibroker_noproc(
     ``host`` (127.0.0.1), ``port`` (61616), ``stomp_port`` (61613), ``mqtt_port`` (1883); ``user`` and ``password``:
     an administrator, for ``minibroker_clean`` on a broker with users."""
 
-    @pytest.fixture(scope=scope)
     def noproc_fixture(request: pytest.FixtureRequest) -> BrokerProcess:
         """The addresses of a broker that is already running (``--minibroker-host``/``-port``/``-stomp-port``),
         in the shape of ``minibroker_proc``; the test fails at once when nothing listens there."""
         from ._pytest_fixtures import BrokerProcess, _port, _setting
 
+        external = _external(request)
+        if external is not None:
+            return external
         settings = request.config
         address = host or _setting(settings, "host") or "127.0.0.1"
         tcp = port if port is not None else _port(_setting(settings, "port"), 61616)
@@ -121,7 +127,8 @@ def minibroker_noproc(
             password=password if password is not None else _setting(settings, "password"),
         )
 
-    return noproc_fixture
+    setattr(noproc_fixture, _KIND, "endpoint")  # what it is under --minibroker-external
+    return pytest.fixture(scope=scope)(noproc_fixture)
 
 
 def minibroker_clean(process_fixture_name: str = "minibroker_proc", *, scope: Scope = "function") -> Any:
@@ -130,11 +137,27 @@ def minibroker_clean(process_fixture_name: str = "minibroker_proc", *, scope: Sc
     ``factories.redisdb``): messages, offline durable subscriptions, scheduled jobs, as its administrator
     (``--minibroker-user``/``--minibroker-password`` on a broker with users)."""
 
-    @pytest.fixture(scope=scope)
     def clean_fixture(request: pytest.FixtureRequest) -> Iterator[BrokerProcess]:
         """The broker process, emptied after each test (:meth:`BrokerProcess.clean`)."""
+        if _external(request) is not None:
+            pytest.skip(f"minibroker-only: {_CLEANS} ({request.fixturename})")
         process: BrokerProcess = request.getfixturevalue(process_fixture_name)
         yield process
         process.clean()
 
-    return clean_fixture
+    setattr(clean_fixture, _KIND, _CLEANS)  # what it is under --minibroker-external
+    return pytest.fixture(scope=scope)(clean_fixture)
+
+
+#: under ``--minibroker-external``, what a factory's fixture is: its kind (minibroker._pytest_external.KIND_ATTRIBUTE)
+_KIND = "_minibroker_external_kind"
+_CLEANS = "cleans through minibroker's native protocol"
+
+
+def _external(request: pytest.FixtureRequest) -> BrokerProcess | None:
+    """Under ``--minibroker-external``: that broker, in the shape of a broker process (its fixtures point there)."""
+    mode = request.config.pluginmanager.get_plugin("minibroker-external")
+    if mode is None:
+        return None
+    broker: BrokerProcess = mode.broker.process()
+    return broker

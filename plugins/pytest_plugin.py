@@ -42,7 +42,11 @@ Options, on the command line or in the ini file (underscores): ``--minibroker-ho
 61616, 61613 and 1883 for noproc),
 ``--minibroker-config`` (a broker.toml for ``minibroker_proc``),
 ``--minibroker-report=report.html`` (for each failed test that used an in-process broker, its messages' journeys drawn
-as the web console draws them, in one HTML file: :mod:`minibroker.plugins.report`).
+as the web console draws them, in one HTML file: :mod:`minibroker.plugins.report`),
+``--minibroker-external stomp=HOST:PORT,mqtt=HOST:PORT`` (the same tests against a broker already running, a real
+ActiveMQ: the protocol fixtures and ``minibroker_proc``/``minibroker_noproc`` point there, the tests that need
+minibroker itself are skipped as minibroker-only, ``@pytest.mark.minibroker_only(reason=...)`` marks more, and the
+counts are printed at the end: :mod:`minibroker.plugins._pytest_external`).
 
 On teardown a test fails, with a report, when messages were dead-lettered or dropped and the test never looked at
 them (browsed the DLQ, listed them with ``minibroker.testing.dead_letters`` or ``assert_dead_lettered``, or consumed
@@ -100,6 +104,11 @@ _ADDRESS_OPTIONS = (
     ("password", "that administrator's password"),
 )
 
+_EXTERNAL_HELP = (
+    "run against a broker already running (a real ActiveMQ): stomp=HOST:PORT,mqtt=HOST:PORT; the protocol fixtures "
+    "point there and the tests that need minibroker itself are skipped as minibroker-only, counted at the end"
+)
+
 _REPORT_HELP = (
     "write an HTML report to PATH: for each failed test that used an in-process broker (minibroker, "
     "minibroker_server, minibroker_factory), the journeys of its messages, drawn as the web console draws them"
@@ -115,6 +124,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     help_config = "a broker.toml (users, policies, limits) for the minibroker_proc process"
     group.addoption("--minibroker-config", dest="minibroker_config", default=None, help=help_config)
     parser.addini("minibroker_config", help_config, default=None)
+    group.addoption(
+        "--minibroker-external", dest="minibroker_external", default=None, metavar="ADDRESSES", help=_EXTERNAL_HELP
+    )
+    parser.addini("minibroker_external", _EXTERNAL_HELP, default=None)
     group.addoption("--minibroker-report", dest="minibroker_report", default=None, metavar="PATH", help=_REPORT_HELP)
     parser.addini("minibroker_report", _REPORT_HELP, default=None)
 
@@ -132,6 +145,11 @@ def pytest_configure(config: pytest.Config) -> None:
         f"{VIRTUAL_TIME_MARKER}(autojump=True, autojump_threshold=0.01): run this async test's event loop on the "
         "broker's virtual clock: asyncio.sleep, asyncio.timeout, wait_for and call_later in the application's code "
         "are virtual timers (minibroker.virtual_time)",
+    )
+    config.addinivalue_line(
+        "markers",
+        "minibroker_only(reason): this test needs minibroker itself (its in-process state, virtual time, fault "
+        "injection, the native client): under --minibroker-external it is skipped with that reason",
     )
     # the Spark guide's test marks itself so (it runs a real local Spark): known wherever the plugin is
     config.addinivalue_line("markers", "spark: runs a real local Spark (the minibroker_spark fixture)")
@@ -233,6 +251,11 @@ class _ReportWriter:
 
 def pytest_sessionstart(session: pytest.Session) -> None:
     config = session.config
+    external = config.getoption("minibroker_external", default=None) or config.getini("minibroker_external")
+    if external:  # registered after the plugin's fixtures: its own take their place
+        from ._pytest_external import PLUGIN_NAME, ExternalMode, parse
+
+        config.pluginmanager.register(ExternalMode(parse(str(external))), PLUGIN_NAME)
     path = report_path(config)
     if path is not None and not hasattr(config, "workerinput"):  # an xdist worker's sections go to the controller
         config.pluginmanager.register(_ReportWriter(config.invocation_params.dir / path), "minibroker-report")
