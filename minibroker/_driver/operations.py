@@ -71,6 +71,8 @@ class _OperatorRequests:
 
         def _authorize_read(self, queue: str) -> None: ...
 
+        def send(self, message: Message, transaction_id: int | None = None) -> None: ...
+
     # -- an operator's requests on single messages (ActiveMQ's QueueViewMBean, for the web console and Jolokia) ----
 
     def remove_message(self, queue: str, message_id: str) -> bool:
@@ -105,6 +107,33 @@ class _OperatorRequests:
             return False
         self._move(queue, message, destination)
         return True
+
+    def is_dead_letter_queue(self, queue: str) -> bool:
+        """ActiveMQ's ``QueueView.isDLQ``: a queue the dead-letter strategy sends to (``ActiveMQ.DLQ``, ``DLQ.*``,
+        or one the broker has dead-lettered to). Needs the right to administer ``queue``, asked first: a user
+        without it learns nothing of the queue (the console's and Jolokia's retry ask before they answer)."""
+        self.authorize(ADMIN, one_queue(queue))
+        if queue == "ActiveMQ.DLQ" or queue.startswith("DLQ."):
+            return True
+        return any(r.dead_letter_queue == queue for r in self.broker.dead_letters())
+
+    def queue_exists(self, queue: str) -> bool:
+        """Whether ``queue`` exists, for a connection that may read it (asked first: a user without the right
+        learns nothing of the queue); asking creates nothing."""
+        self.authorize(READ, one_queue(queue))
+        return self.broker.has_queue(queue)
+
+    def remove_scheduled_job(self, job_id: str, request: Message) -> bool | None:
+        """ActiveMQ's ``JobSchedulerViewMBean.removeJob``, done as a client removes a job: ``request`` (a REMOVE
+        to ``topic://ActiveMQ.Scheduler.Management``) is sent through this connection, so the right to write there
+        is checked as for any client, and the job's destination needs ``admin`` too, as deleting a message does.
+        None when no job this connection may see has that id; else whether it is gone."""
+        job = next((j for j in self.scheduled_jobs() if j.job_id == job_id), None)
+        if job is None:
+            return None
+        self.authorize(ADMIN, job.message.destination)
+        self.send(request)
+        return all(j.job_id != job_id for j in self.scheduled_jobs())
 
     def retry_messages(self, queue: str, message_id: str | None = None) -> int:
         """ActiveMQ's ``retryMessages()`` on a dead-letter queue (``retryMessage(id)`` with ``message_id``): each

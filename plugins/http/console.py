@@ -8,8 +8,6 @@ from __future__ import annotations
 import itertools
 from typing import TYPE_CHECKING, Any
 
-from minibroker._driver.operations import one_queue
-from minibroker._driver.rights import ADMIN
 from minibroker._ids import PROCESS_ID_PREFIX
 from minibroker.errors import InvalidDestination
 from minibroker.message import Destination, Message, body_as_bytes, jms_class, string_properties
@@ -106,8 +104,7 @@ class ConsoleApi:
         if action == "purge":
             return 200, {"purged": conn.purge(queue)}
         if action == "retry":
-            conn.authorize(ADMIN, one_queue(queue))  # rights first: a refused user learns nothing of the queue
-            if not MBeans(self.broker, conn, self.broker_name, 0).is_dlq(queue):
+            if not conn.is_dead_letter_queue(queue):  # rights first: a refused user learns nothing of the queue
                 return 400, {"error": f"{queue} is not a dead-letter queue"}
             return 200, {"retried": conn.retry_messages(queue, message_id if isinstance(message_id, str) else None)}
         if not isinstance(message_id, str) or not message_id:
@@ -308,11 +305,6 @@ class ConsoleApi:
         there is checked as for any client; the job's destination needs ``admin`` too, as deleting a message does."""
         if not isinstance(job_id, str) or not job_id:
             return 400, {"error": "which job?"}
-        conn = self.connection
-        job = next((j for j in conn.scheduled_jobs() if j.job_id == job_id), None)
-        if job is None:  # none this user may see has that id
-            return 200, {"done": False}
-        conn.authorize(ADMIN, job.message.destination)
         seq = next(_ids)
         request = Message(
             f"ID:{PROCESS_ID_PREFIX}-console-{seq}:1:1:1:1",
@@ -324,8 +316,8 @@ class ConsoleApi:
             self.broker.clock.now(),
             producer_id=f"ID:{PROCESS_ID_PREFIX}-console-{seq}:1:1",
         )
-        conn.send(request)
-        return 200, {"done": all(j.job_id != job_id for j in conn.scheduled_jobs())}
+        done = self.connection.remove_scheduled_job(job_id, request)
+        return 200, {"done": bool(done)}  # None: no job this user may see has that id
 
     # -- send -------------------------------------------------------------------------------------------------------
 

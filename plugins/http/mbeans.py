@@ -18,8 +18,6 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from minibroker._driver.operations import one_queue
-from minibroker._driver.rights import ADMIN, READ
 from minibroker.errors import MinibrokerError
 from minibroker.message import Destination, Message, string_properties
 
@@ -460,8 +458,7 @@ class MBeans:
                 return conn.move_message(name, _text(arguments[0]), target)
             return conn.copy_message(name, _text(arguments[0]), target)
         if operation in ("retryMessages", "retryMessage"):
-            conn.authorize(ADMIN, one_queue(name))  # rights first: a refused user learns nothing of the queue
-            if not self.is_dlq(name):
+            if not conn.is_dead_letter_queue(name):  # rights first: a refused user learns nothing of the queue
                 raise MBeanError(
                     "Retry of message is only possible on Dead Letter Queues!",
                     java_type="java.lang.Exception",
@@ -501,8 +498,7 @@ class MBeans:
             return None
         if operation == "browseQueue":
             queue = _text(arguments[0])
-            conn.authorize(READ, one_queue(queue))  # rights first: a refused user learns nothing of the queue
-            if not self.broker.has_queue(queue):
+            if not conn.queue_exists(queue):  # rights first: a refused user learns nothing of the queue
                 raise not_found(str(self.destination_object("Queue", queue)))
             return [composite(m) for m in conn.browse(queue)]
         raise bad_argument(f"No operation {operation} found on MBean {self.broker_object()}")

@@ -27,7 +27,24 @@ HOSTILE = "<img src=x onerror=alert(1)>"
 
 
 def wait(driver: Any, condition: Any, timeout: float = 10.0) -> Any:
-    return WebDriverWait(driver, timeout).until(condition)
+    """Until ``condition`` holds; an element the page's live redraw replaced meanwhile is looked for again."""
+    from selenium.common.exceptions import StaleElementReferenceException
+
+    return WebDriverWait(driver, timeout, ignored_exceptions=(StaleElementReferenceException,)).until(condition)
+
+
+def click(driver: Any, element_id: str) -> None:
+    """Click the element of that id, found again if the page redrew it between finding and clicking."""
+    from selenium.common.exceptions import StaleElementReferenceException
+
+    def clicked(d: Any) -> bool:
+        try:
+            d.find_element(By.ID, element_id).click()
+        except StaleElementReferenceException:
+            return False
+        return True
+
+    wait(driver, clicked)
 
 
 def text_of(driver: Any, css: str) -> str:
@@ -267,13 +284,14 @@ def test_listings_filter_and_sort(served: Any, browser: Any) -> None:
     assert "1 of 3 shown" in text_of(browser, "#count-queues")
     browser.find_element(By.ID, "filter-queues").clear()
     browser.find_element(By.ID, "filter-queues").send_keys("a")  # each name has an a
-    size = browser.find_element(By.ID, "sort-queues-1")
-    size.click()
+    click(browser, "sort-queues-1")
     wait(browser, lambda d: visible_rows(d, "queues") == ["gamma", "alpha", "beta"])
-    browser.find_element(By.ID, "sort-queues-1").click()
+    click(browser, "sort-queues-1")
     wait(browser, lambda d: visible_rows(d, "queues") == ["beta", "alpha", "gamma"])
-    heading = browser.find_element(By.CSS_SELECTOR, "#queues th[aria-sort]")
-    assert heading.get_attribute("aria-sort") == "descending"
+    wait(
+        browser,
+        lambda d: d.find_element(By.CSS_SELECTOR, "#queues th[aria-sort]").get_attribute("aria-sort") == "descending",
+    )
     served.send("delta", "1", "2", "3", "4")  # the next poll redraws: the order stays the chosen one
     wait(browser, lambda d: visible_rows(d, "queues") == ["delta", "beta", "alpha", "gamma"])
 
