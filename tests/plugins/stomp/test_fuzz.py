@@ -212,11 +212,15 @@ class Fuzzer:
 
 
 def consumed(broker: Broker, message_id: str) -> bool:
-    """The broker recorded a consuming ack for this message (outside a transaction, or committed)."""
+    """The broker recorded a consuming ack for this message (outside a transaction, or committed), or dropped it
+    for a NACK on the dead-letter queue itself (ActiveMQ's RegionBroker does not re-add a message to the DLQ it is
+    on: "loop"; a fuzz client may subscribe to ActiveMQ.DLQ and NACK what it gets)."""
     for record in broker.history(message_id):
         if record.event == "ack" and record.ack_type in ("STANDARD", "INDIVIDUAL") and record.transaction_id is None:
             return True
         if record.event == "committed" and record.consumer_id is not None:
+            return True
+        if record.event == "dropped" and str(record.detail).startswith("loop"):
             return True
     return False
 
