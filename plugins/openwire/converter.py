@@ -104,12 +104,15 @@ class OpenWireConverter:
         *,
         on_output: Callable[[], None] | None = None,
         remote_address: str = "",
+        broker_url: str | None = None,
         max_frame_size: int = 104_857_600,
         max_inactivity_ms: int = MAX_INACTIVITY_MS,
     ) -> None:
         self.broker = broker
         self.on_output = on_output
         self.remote_address = remote_address
+        #: where the client reached the broker (BrokerInfo's brokerURL, as ActiveMQ's connector publishes it)
+        self.broker_url = broker_url
         #: until the client's WireFormatInfo: what the server offers; then what both agreed on
         self.fmt = WireFormat(OPENWIRE_VERSION, False, max_frame_size)
         self.max_inactivity_ms = max_inactivity_ms
@@ -124,6 +127,9 @@ class OpenWireConverter:
         #: the client's failover transport said so (ConnectionControl)
         self.fault_tolerant = False
         self._out: list[ow.DataStructure] = []
+        #: where the Response of the command being handled goes: before what it caused (dispatches), after what
+        #: ActiveMQ sends ahead of it (ConnectionInfo's ConnectionControl)
+        self._mark = 0
         self._in_command = False
         self._incarnation = -1
         self._sessions: set[ow.SessionId] = set()
@@ -180,6 +186,7 @@ class OpenWireConverter:
             "MaxFrameSize": _long(self.fmt.max_frame_size),
             "MaxInactivityDuration": _long(self.max_inactivity_ms),
             "MaxInactivityDurationInitalDelay": _long(self.inactivity_initial_delay_ms),
+            "MaxFrameSizeEnabled": True,
             "ProviderVersion": ACTIVEMQ_VERSION,
         }
         return ow.WireFormatInfo(version=OPENWIRE_VERSION, marshalled_properties=marshal_primitive_map(offer))
@@ -196,7 +203,7 @@ class OpenWireConverter:
                 self._emit(ow.KeepAliveInfo())
             return
         self._in_command = True
-        mark = len(self._out)
+        mark = self._mark = len(self._out)
         required = isinstance(command, ow.BaseCommand) and command.response_required
         try:
             if not self.negotiated and not isinstance(command, ow.WireFormatInfo):
@@ -220,7 +227,7 @@ class OpenWireConverter:
             self._in_command = False
         if required:
             assert isinstance(command, ow.BaseCommand)
-            self._out.insert(mark, response or ow.Response(correlation_id=command.command_id))
+            self._out.insert(self._mark, response or ow.Response(correlation_id=command.command_id))
 
     def protocol_error(self, error: Exception) -> None:
         """The bytes are no OpenWire (or a frame is too large): a ConnectionError, then the connection closes."""
@@ -340,7 +347,9 @@ class OpenWireConverter:
             self.inactivity_initial_delay_ms = min(self.inactivity_initial_delay_ms, int(delay))
         self.negotiated = True
         name = self.broker.name
-        self._emit(ow.BrokerInfo(broker_id=ow.BrokerId(f"ID:minibroker-{name}"), broker_name=name))
+        self._emit(
+            ow.BrokerInfo(broker_id=ow.BrokerId(f"ID:minibroker-{name}"), broker_url=self.broker_url, broker_name=name)
+        )
         return None
 
     def _on_connection_info(self, info: ow.ConnectionInfo) -> None:
@@ -351,6 +360,9 @@ class OpenWireConverter:
         self._incarnation = self.broker.incarnation
         self.connection = self.broker.connect(info.client_id, user=info.user_name, password=info.password, remote=True)
         self.connection_info = info
+        # ActiveMQ tells every new connection where else it may go (nowhere: no cluster), before its Response
+        self._emit(ow.ConnectionControl(connected_brokers="", reconnect_to=""))
+        self._mark = len(self._out)
         return None
 
     def _on_session_info(self, info: ow.SessionInfo) -> None:
@@ -522,6 +534,7 @@ class OpenWireConverter:
             redelivery_counter=counter,
             group_first=group_first,
             is_temporary=self._is_temporary,
+            now_ms=round(self.broker.clock.now() * 1000),
         )
         return ow.MessageDispatch(
             consumer_id=consumer.openwire_id,

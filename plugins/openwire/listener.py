@@ -82,6 +82,7 @@ class _OpenWireProtocol(TakesTurns, asyncio.Protocol):
             self.broker,
             on_output=self._schedule_flush,
             remote_address=address,
+            broker_url=self.server.url,
             max_frame_size=self.server.max_frame_size,
             max_inactivity_ms=self.server.max_inactivity_ms,
         )

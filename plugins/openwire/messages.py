@@ -241,9 +241,11 @@ def openwire_message(
     redelivery_counter: int = 0,
     group_first: bool = False,
     is_temporary: Any = None,
+    now_ms: int = 0,
 ) -> ow.Message:
     """The message command a consumer receives for ``message``; ``is_temporary(destination)`` says which
-    destinations to write as temporary ones."""
+    destinations to write as temporary ones; ``now_ms`` is the dispatch time, ActiveMQ's ``brokerOutTime`` (and
+    ``brokerInTime``: minibroker keeps no arrival time)."""
 
     def dest(destination: Destination | None) -> ow.ActiveMQDestination | None:
         if destination is None:
@@ -276,4 +278,6 @@ def openwire_message(
         data_structure=data_structure,
         redelivery_counter=redelivery_counter,
         jmsx_group_first_for_consumer=group_first,
+        broker_in_time=now_ms,
+        broker_out_time=now_ms,
     )

@@ -62,7 +62,7 @@ def connected(broker: Broker, user: str | None = None, password: str | None = No
     converter.receive(client_offer())
     converter.receive(ow.ConnectionInfo(1, True, CONNECTION, "client-1", password, user))
     out = converter.take_commands()
-    assert [type(c) for c in out] == [ow.BrokerInfo, ow.Response], out
+    assert [type(c) for c in out] == [ow.BrokerInfo, ow.ConnectionControl, ow.Response], out
     converter.receive(ow.SessionInfo(2, False, SESSION))
     return converter
 

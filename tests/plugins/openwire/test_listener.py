@@ -51,6 +51,7 @@ class Peer:
         self.send(ow.WireFormatInfo(version=12, marshalled_properties=marshal_primitive_map(offer)))
         assert isinstance(await self.read(), ow.BrokerInfo)
         self.send(ow.ConnectionInfo(1, True, CONNECTION, "py-client"))
+        assert await self.read() == ow.ConnectionControl(connected_brokers="", reconnect_to="")  # as ActiveMQ's
         assert await self.read() == ow.Response(correlation_id=1)
 
 
