@@ -20,7 +20,15 @@ import pytest
 if TYPE_CHECKING:
     from ._pytest_fixtures import BrokerProcess
 
-__all__ = ["MINIBROKER_ONLY", "PLUGIN_NAME", "ExternalBroker", "ExternalEndpoint", "ExternalMode", "parse"]
+__all__ = [
+    "MINIBROKER_ONLY",
+    "PLUGIN_NAME",
+    "ExternalBroker",
+    "ExternalEndpoint",
+    "ExternalMode",
+    "parse",
+    "register",
+]
 
 #: the name the mode is registered under (``config.pluginmanager.get_plugin(PLUGIN_NAME)``)
 PLUGIN_NAME = "minibroker-external"
@@ -186,8 +194,7 @@ def _definitions(item: pytest.Item) -> Iterator[tuple[str, Any]]:
 
 
 class ExternalMode:
-    """The fixtures that point at the external broker (registered after the plugin's, so they take their place), the
-    minibroker-only skips, and the count at the end."""
+    """The minibroker-only skips and the count at the end (the fixtures are this module's, registered beside it)."""
 
     def __init__(self, broker: ExternalBroker) -> None:
         self.broker = broker
@@ -197,38 +204,6 @@ class ExternalMode:
         self.skipped: collections.Counter[str] = collections.Counter()
         #: tests that used none of the fixtures (they ran, on nothing of the plugin's)
         self.neither = 0
-
-    # -- the fixtures ------------------------------------------------------------------------------------------------
-
-    @pytest.fixture(name="minibroker_stomp")
-    def _stomp(self) -> ExternalEndpoint:
-        """The external broker's STOMP address."""
-        return self.broker.endpoint("stomp")
-
-    @pytest.fixture(name="minibroker_stomp_sync")
-    def _stomp_sync(self) -> ExternalEndpoint:
-        """The external broker's STOMP address."""
-        return self.broker.endpoint("stomp")
-
-    @pytest.fixture(name="minibroker_mqtt")
-    def _mqtt(self) -> ExternalEndpoint:
-        """The external broker's MQTT address."""
-        return self.broker.endpoint("mqtt")
-
-    @pytest.fixture(name="minibroker_mqtt_sync")
-    def _mqtt_sync(self) -> ExternalEndpoint:
-        """The external broker's MQTT address."""
-        return self.broker.endpoint("mqtt")
-
-    @pytest.fixture(name="minibroker_proc", scope="session")
-    def _proc(self) -> BrokerProcess:
-        """The external broker in the shape of ``minibroker_proc``."""
-        return self.broker.process()
-
-    @pytest.fixture(name="minibroker_noproc", scope="session")
-    def _noproc(self) -> BrokerProcess:
-        """The external broker in the shape of ``minibroker_noproc``."""
-        return self.broker.process()
 
     # -- the skips and the count -------------------------------------------------------------------------------------
 
@@ -262,3 +237,56 @@ class ExternalMode:
         )
         for reason, count in sorted(self.skipped.items(), key=lambda pair: (-pair[1], pair[0])):
             terminalreporter.write_line(f"  minibroker-only: {count} {reason}")
+
+
+# -- the fixtures: this module is registered as a plugin after the plugin's own, so these take their place -----------
+
+
+def _broker(request: pytest.FixtureRequest) -> ExternalBroker:
+    mode = request.config.pluginmanager.get_plugin(PLUGIN_NAME)
+    assert isinstance(mode, ExternalMode)
+    return mode.broker
+
+
+@pytest.fixture
+def minibroker_stomp(request: pytest.FixtureRequest) -> ExternalEndpoint:
+    """The external broker's STOMP address."""
+    return _broker(request).endpoint("stomp")
+
+
+@pytest.fixture
+def minibroker_stomp_sync(request: pytest.FixtureRequest) -> ExternalEndpoint:
+    """The external broker's STOMP address."""
+    return _broker(request).endpoint("stomp")
+
+
+@pytest.fixture
+def minibroker_mqtt(request: pytest.FixtureRequest) -> ExternalEndpoint:
+    """The external broker's MQTT address."""
+    return _broker(request).endpoint("mqtt")
+
+
+@pytest.fixture
+def minibroker_mqtt_sync(request: pytest.FixtureRequest) -> ExternalEndpoint:
+    """The external broker's MQTT address."""
+    return _broker(request).endpoint("mqtt")
+
+
+@pytest.fixture(scope="session")
+def minibroker_proc(request: pytest.FixtureRequest) -> BrokerProcess:
+    """The external broker in the shape of ``minibroker_proc``."""
+    return _broker(request).process()
+
+
+@pytest.fixture(scope="session")
+def minibroker_noproc(request: pytest.FixtureRequest) -> BrokerProcess:
+    """The external broker in the shape of ``minibroker_noproc``."""
+    return _broker(request).process()
+
+
+def register(config: pytest.Config, text: str) -> None:
+    """Turn the mode on: the hooks, then this module's fixtures."""
+    import sys
+
+    config.pluginmanager.register(ExternalMode(parse(text)), PLUGIN_NAME)
+    config.pluginmanager.register(sys.modules[__name__], PLUGIN_NAME + "-fixtures")

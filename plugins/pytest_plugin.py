@@ -253,9 +253,9 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     config = session.config
     external = config.getoption("minibroker_external", default=None) or config.getini("minibroker_external")
     if external:  # registered after the plugin's fixtures: its own take their place
-        from ._pytest_external import PLUGIN_NAME, ExternalMode, parse
+        from ._pytest_external import register
 
-        config.pluginmanager.register(ExternalMode(parse(str(external))), PLUGIN_NAME)
+        register(config, str(external))
     path = report_path(config)
     if path is not None and not hasattr(config, "workerinput"):  # an xdist worker's sections go to the controller
         config.pluginmanager.register(_ReportWriter(config.invocation_params.dir / path), "minibroker-report")
