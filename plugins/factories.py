@@ -16,6 +16,10 @@ Every argument left out comes from the plugin's options (``--minibroker-config``
 ``--minibroker-password``, or their ini keys). The plugin's own ``minibroker_proc``, ``minibroker_noproc`` and
 ``minibroker_clean`` fixtures are these factories' fixtures with every argument left out. Importing this module does
 not import the broker: the fixtures do, when they run.
+
+Under ``--minibroker-external stomp=HOST:PORT,mqtt=HOST:PORT`` (the same suite against a real ActiveMQ), the fixtures
+of :func:`minibroker_proc` and :func:`minibroker_noproc` hand out that broker instead, and a test that takes a
+:func:`minibroker_clean` fixture is skipped as minibroker-only (cleaning speaks minibroker's own protocol).
 """
 
 from __future__ import annotations

@@ -353,7 +353,8 @@ def minibroker_url(minibroker_server: Any) -> Any:
 @_async_fixture
 async def minibroker_stomp(minibroker: Any, request: Any) -> AsyncIterator[Any]:
     """A STOMP listener on the ``minibroker`` broker (a free port of ``minibroker_host``): real STOMP clients and the
-    test share one broker, its state (``minibroker.queue(...)``, history, dead letters) and its virtual time."""
+    test share one broker, its state (``minibroker.queue(...)``, history, dead letters) and its virtual time. Under
+    ``--minibroker-external``: that broker's STOMP address (``.host_and_ports``, ``.url``; no ``.broker``)."""
     async for value in _body("minibroker_stomp")(minibroker, request):
         yield value
 
@@ -361,7 +362,8 @@ async def minibroker_stomp(minibroker: Any, request: Any) -> AsyncIterator[Any]:
 @_async_fixture
 async def minibroker_mqtt(minibroker: Any, request: Any) -> AsyncIterator[Any]:
     """An MQTT listener on the ``minibroker`` broker (a free port of ``minibroker_host``): MQTT clients, JMS-style
-    clients and STOMP clients share one broker and its topics (``sensors/temp`` is ``topic://sensors.temp``)."""
+    clients and STOMP clients share one broker and its topics (``sensors/temp`` is ``topic://sensors.temp``). Under
+    ``--minibroker-external``: that broker's MQTT address (``.host``, ``.port``, ``.url``; no ``.broker``)."""
     async for value in _body("minibroker_mqtt")(minibroker, request):
         yield value
 
@@ -389,14 +391,16 @@ def minibroker_sync(request: Any) -> Iterator[Any]:
 @pytest.fixture
 def minibroker_stomp_sync(minibroker_sync: Any) -> Any:
     """For plain ``def`` tests: a STOMP listener on ``minibroker_sync`` (``.host_and_ports``, ``.url``; ``.broker``
-    is ``minibroker_sync``), for stomp.py's blocking clients."""
+    is ``minibroker_sync``), for stomp.py's blocking clients. Under ``--minibroker-external``: that broker's STOMP
+    address."""
     return minibroker_sync.listen("stomp")
 
 
 @pytest.fixture
 def minibroker_mqtt_sync(minibroker_sync: Any) -> Any:
     """For plain ``def`` tests: an MQTT listener on ``minibroker_sync`` (``.host``, ``.port``, ``.url``;
-    ``.broker`` is ``minibroker_sync``), for paho-mqtt's blocking clients."""
+    ``.broker`` is ``minibroker_sync``), for paho-mqtt's blocking clients. Under ``--minibroker-external``: that
+    broker's MQTT address."""
     return minibroker_sync.listen("mqtt")
 
 
@@ -426,7 +430,8 @@ def minibroker_processes(tmp_path: Any) -> Iterator[Any]:
 @pytest.fixture(scope="session")
 def minibroker_proc(request: Any) -> Iterator[Any]:
     """A ``minibroker serve`` process for the scope (``.url``, ``.stomp_url``, ``.host``, ``.port``), configured
-    by ``--minibroker-config``/``minibroker_config`` and the host and port options; stopped at the end."""
+    by ``--minibroker-config``/``minibroker_config`` and the host and port options; stopped at the end. Under
+    ``--minibroker-external``: that broker, in the same shape (``.host_and_ports``, ``.stomp_url``, ``.mqtt_url``)."""
     yield from _body("minibroker_proc")(request)
 
 
