@@ -150,6 +150,10 @@ class Session:
             prefetch = conn.prefetch_for(dest)
         if prefetch < 0:
             raise ValueError(f"prefetch must be >= 0, not {prefetch}")
+        if selector and selector.strip():
+            from minibroker.selector import parse_selector
+
+            parse_selector(selector)  # InvalidSelector here, as ActiveMQMessageConsumer checks it before asking
         prefetch = min(prefetch, 32767)
         policy = redelivery_policy or conn.redelivery_policy_for(dest)
         consumer = Consumer(self, dest, prefetch, policy, selector)

@@ -231,6 +231,17 @@ class InvalidSelector(MinibrokerError, ValueError):
     limit: int | None = None
 
 
+class TopicSubscriptionError(MinibrokerError):
+    """A (non-durable) topic subscription could not be made: ActiveMQ's TopicRegion wraps the cause, an invalid
+    selector for one, in a plain ``JMSException("Couldn't create TopicSubscription")``. A JMS client checks its
+    selector first (InvalidSelector); a STOMP subscriber meets this one (recorded, issue 42). ``selector``: the text,
+    ``reason``: what was wrong with it."""
+
+    code = "topic-subscription"
+    selector: object = None
+    reason: str | None = None
+
+
 class InvalidConfiguration(MinibrokerError, ValueError):
     """A setting has a value the broker or client cannot use (JMS ``JMSException`` on bad options).
 

@@ -194,15 +194,18 @@ class Advising(CoreState):
                 if durable is None:
                     continue
                 dest = Destination.topic(durable.topic)
-            replay.append(
-                advisory_message(
-                    self._advisory_topic(CONSUMER, dest),
-                    self._consumer_info(default_connection_name(other.connection_id), other, dest),
-                    now,
-                    self.broker_name,
-                    consumerCount=self._consumer_count(dest),
+            # a composite consumer is advised on each part it reads, as when it came (_advise_consumer)
+            parts = [p for p in composite_parts(dest) if p.kind is dest.kind] if "," in dest.name else [dest]
+            for part in parts:
+                replay.append(
+                    advisory_message(
+                        self._advisory_topic(CONSUMER, part),
+                        self._consumer_info(default_connection_name(other.connection_id), other, part),
+                        now,
+                        self.broker_name,
+                        consumerCount=self._consumer_count(part),
+                    )
                 )
-            )
         for message in replay:
             name = message.destination.name
             if name == sub.destination.name or (isinstance(sub, SubscriptionOnMany) and reads(sub.destination, name)):

@@ -30,6 +30,8 @@ from ..errors import (
     IllegalStateError,
     InvalidAcknowledge,
     InvalidDestination,
+    InvalidSelector,
+    TopicSubscriptionError,
     TransactionError,
 )
 from ..message import Destination, DestinationKind, Message
@@ -409,7 +411,15 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, Scheduling, TopicBind
         if info.selector:
             from ..selector import parse_selector  # only consumers with a selector need the parser (~4 ms to import)
 
-            selector = parse_selector(info.selector)
+            try:
+                selector = parse_selector(info.selector)
+            except InvalidSelector as exc:
+                if info.destination.kind is QUEUE:
+                    raise
+                # TopicRegion.createSubscription wraps whatever failed (a durable subscription's does not)
+                raise TopicSubscriptionError(
+                    "Couldn't create TopicSubscription", selector=info.selector, reason=exc.message
+                ) from exc
         numbering = self.numbering
         consumer_id = numbering.consumer
         numbering.consumer = consumer_id + 1

@@ -335,3 +335,28 @@ class TestConsumerAdvisories:
         refused = await client.request("SUBSCRIBE", {"id": "c", "destination": "/topic/ActiveMQ.Advisory.Connection"})
         assert refused.command == "ERROR" and "stomp-advisory" in refused.headers["message"]
         await client.close()
+
+
+async def test_an_invalid_selector_on_a_topic_is_activemqs_topic_subscription_error(server: StompServer) -> None:
+    """TopicRegion wraps it: "Couldn't create TopicSubscription", a plain JMSException (recorded by the wire corpus);
+    on a queue the InvalidSelectorException names the selector (TestErrors)."""
+    client = await connected(server)
+    refused = await client.request("SUBSCRIBE", {"id": "t", "destination": "/topic/t", "selector": "a = = 1"})
+    assert refused.headers["message"] == "Couldn't create TopicSubscription"
+    assert refused.body.startswith(b"javax.jms.JMSException: Couldn't create TopicSubscription")
+    await client.close()
+
+
+async def test_a_consumer_advisory_subscription_beside_a_composite_consumer(server: StompServer) -> None:
+    """A new advisory subscriber hears of a composite consumer on each part, as when it came; the subscription was
+    refused with InvalidDestination while any composite consumer existed (found by the wire corpus)."""
+    consumer = await connected(server)
+    await consumer.request("SUBSCRIBE", {"id": "c", "destination": "/queue/a,/queue/b"})
+    watcher = await connected(server)
+    reply = await watcher.request("SUBSCRIBE", {"id": "w", "destination": "/topic/ActiveMQ.Advisory.Consumer.Queue.a"})
+    assert reply.command == "RECEIPT"
+    replayed = await watcher.message()
+    assert replayed.headers["destination"] == "/topic/ActiveMQ.Advisory.Consumer.Queue.a"
+    assert '"string":"a"' in replayed.body.decode()
+    await watcher.close()
+    await consumer.close()
