@@ -26,6 +26,7 @@ __all__ = [
     "ExternalBroker",
     "ExternalEndpoint",
     "ExternalMode",
+    "ExternalStompEndpoint",
     "parse",
     "register",
 ]
@@ -134,6 +135,8 @@ class ExternalEndpoint:
 
     @property
     def broker(self) -> Any:
+        """Fails the test: a test that reads the in-process broker is minibroker-only (why it is not skipped: the
+        plugin cannot see an attribute read before the test runs)."""
         pytest.fail(
             f"{PREFIX}the test reads .broker, the in-process broker, which --minibroker-external has not: mark it "
             f"@pytest.mark.{ONLY_MARKER}(reason=...) or assert through the protocol",
