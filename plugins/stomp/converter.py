@@ -258,6 +258,7 @@ class StompConverter:
             except _Held:
                 return  # answered by release_held
             except MinibrokerError as exc:
+                self._send_failed(frame, exc)
                 self._error(StompError.of(exc), frame)
                 return
             receipt = frame.headers.get("receipt")
@@ -288,6 +289,7 @@ class StompConverter:
                 except MinibrokerError as exc:
                     error = exc
             if error is not None:
+                self._send_failed(held.frame, error)
                 self._error(StompError.of(error), held.frame)
                 return
             receipt = held.frame.headers.get("receipt")
@@ -864,9 +866,24 @@ class StompConverter:
             raise StompError(f"Invalid transaction id: {name}")
         return txn
 
+    def _send_failed(self, frame: StompFrame, error: MinibrokerError) -> None:
+        """A SEND in a transaction failed without a receipt asked (ActiveMQ answered it as a ConnectionError, not a
+        response): its transaction can only roll back now (TransportConnection's rollbackOnlyOnAsyncException)."""
+        headers = frame.headers
+        if frame.command != "SEND" or "receipt" in headers:
+            return
+        txn = self._transactions.get(headers.get("transaction", ""))
+        if txn is not None and txn.rollback_only is None:
+            txn.rollback_only = error.message or str(error)
+
     def _on_commit(self, frame: StompFrame) -> None:
         txn = self._take_transaction(frame)
         assert self.connection is not None
+        if txn.rollback_only is not None:  # Transaction.prePrepare: the commit fails, nothing of it happens
+            self.connection.dispatch(c.Rollback(txn.core_id))
+            raise StompError(
+                "COMMIT FAILED: Transaction marked rollback only", java_class="javax.transaction.xa.XAException"
+            )
         self.connection.dispatch(c.Commit(txn.core_id))
 
     def _on_abort(self, frame: StompFrame) -> None:

@@ -70,6 +70,9 @@ class Transaction:
     core_id: int
     #: deliveries acked in this transaction: restored to their subscription on ABORT
     acked: list[tuple[Subscription, Delivery]] = attrs.field(factory=list)
+    #: why a SEND in it failed unseen (no receipt asked): its COMMIT fails and rolls it back, as ActiveMQ's
+    #: ``rollbackOnlyOnAsyncException`` marks it
+    rollback_only: str | None = None
 
 
 class Ignored(Exception):

@@ -360,3 +360,37 @@ async def test_a_consumer_advisory_subscription_beside_a_composite_consumer(serv
     assert '"string":"a"' in replayed.body.decode()
     await watcher.close()
     await consumer.close()
+
+
+class TestRollbackOnly:
+    """A SEND in a transaction that fails unseen (no receipt asked: ActiveMQ answers with a ConnectionError, not a
+    response) marks the transaction rollback-only (TransportConnection's rollbackOnlyOnAsyncException): its COMMIT
+    fails as Transaction.prePrepare fails it, and nothing of it happens. With a receipt the client heard of the
+    failure, and the transaction commits the rest."""
+
+    async def test_an_unseen_failure_fails_the_commit(self, server: StompServer, broker: Broker) -> None:
+        client = await connected(server)
+        await client.request("BEGIN", {"transaction": "t"})
+        await client.request("SEND", {"destination": "/queue/kept", "transaction": "t"}, "one")
+        client.send_frame("SEND", {"destination": "/remote-temp-queue/ID:gone-1:1:1", "transaction": "t"}, "x")
+        await client.error()
+        refused = await client.request("COMMIT", {"transaction": "t"})
+        assert refused.command == "ERROR"
+        assert refused.headers["message"] == "COMMIT FAILED: Transaction marked rollback only"
+        assert refused.body.startswith(b"javax.transaction.xa.XAException: COMMIT FAILED")
+        assert broker.queue_statistics("kept") is None or broker.queue("kept").size == 0
+        await client.close()
+
+    async def test_a_failure_answered_by_a_receipt_leaves_the_commit_alone(
+        self, server: StompServer, broker: Broker
+    ) -> None:
+        client = await connected(server)
+        await client.request("BEGIN", {"transaction": "t"})
+        await client.request("SEND", {"destination": "/queue/kept2", "transaction": "t"}, "one")
+        failed = await client.request(
+            "SEND", {"destination": "/remote-temp-queue/ID:gone-2:1:1", "transaction": "t"}, "x"
+        )
+        assert failed.command == "ERROR"
+        assert (await client.request("COMMIT", {"transaction": "t"})).command == "RECEIPT"
+        assert [m.body for m in broker.queue("kept2").browse()] == ["one"]
+        await client.close()
