@@ -7,7 +7,22 @@ in pyproject.toml).
 
 from __future__ import annotations
 
+import zoneinfo  # noqa: F401  (see below)
+
 import pytest
+
+import minibroker.client
+import minibroker.plugins.mqtt
+import minibroker.plugins.stomp
+import minibroker.selector
+import minibroker.store  # noqa: F401
+from minibroker import Broker  # noqa: F401
+
+# The broker, its client and edges are imported here, before any in-process pytester run: the pytest plugin imports
+# them lazily (issue 45), and what is first imported inside such a run is dropped afterwards by pytester's
+# sys.modules snapshot. The next run imports it again: new classes that tables built by the first no longer know
+# (KeyError on a command class), and C extensions that cannot be imported twice (zoneinfo: "SystemError: null
+# argument to internal routine").
 
 # -- replays of real-broker recordings: one summary line per suite -----------------------------------------------
 
