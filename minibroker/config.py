@@ -21,6 +21,7 @@ offending key as a dotted path (``destinations."orders.>".memory_limit``). Every
     mqtt_ssl_port = 8883               # absent: no mqtt+ssl:// listener (needs [tls])
     http_port = 8161                   # absent: no web console, Jolokia or REST API
     https_port = 8162                  # absent: no https:// listener (needs [tls])
+    http_allowed_hosts = ["broker.example.com"]  # the console's names besides localhost, IPs, this machine's
     mqtt_subscription_strategy = "default"   # or "virtual-topic" (ActiveMQ's subscriptionStrategy)
 
     [tls]                              # PEM files, relative to this file
@@ -123,6 +124,9 @@ class ServerConfig:
     #: the web console, Jolokia and the REST message API (plugins/http), plain and over TLS
     http_port: int | None = None
     https_port: int | None = None
+    #: the names a request's ``Host`` may give the HTTP listener besides loopback names, IP addresses, this
+    #: machine's name and ``host`` (a guard against DNS rebinding; ``"*"``: any)
+    http_allowed_hosts: tuple[str, ...] = ()
     #: ActiveMQ's MQTT ``subscriptionStrategy``: "default" or "virtual-topic"
     mqtt_subscription_strategy: str = "default"
     tls: TlsSettings | None = None
@@ -260,6 +264,10 @@ class _Reader:
                 return parse_size(value)
             except ValueError as exc:
                 raise self.fail(key, str(exc)) from None
+        if kind == "names":
+            if not isinstance(value, list) or not all(isinstance(n, str) and n for n in value):
+                raise self.fail(key, f"expected a list of names, not {value!r}")
+            return value
         if kind == "groups":
             if isinstance(value, str):
                 return [g.strip() for g in value.split(",") if g.strip()]
@@ -385,6 +393,7 @@ def parse_config(doc: Mapping[str, Any], *, path: str | os.PathLike[str] | None 
             "mqtt_subscription_strategy",
             "http_port",
             "https_port",
+            "http_allowed_hosts",
         },
         "server",
     )
@@ -432,6 +441,7 @@ def parse_config(doc: Mapping[str, Any], *, path: str | os.PathLike[str] | None 
         mqtt_ssl_port=reader.value(server, "mqtt_ssl_port", "int", None, "server"),
         http_port=reader.value(server, "http_port", "int", None, "server"),
         https_port=reader.value(server, "https_port", "int", None, "server"),
+        http_allowed_hosts=tuple(reader.value(server, "http_allowed_hosts", "names", [], "server")),
         mqtt_subscription_strategy=reader.value(server, "mqtt_subscription_strategy", "str", "default", "server"),
         tls=_tls(reader, doc, base),
         max_connections=reader.value(limits, "max_connections", "int", DEFAULT_MAX_CONNECTIONS, "limits"),

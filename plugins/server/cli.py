@@ -212,6 +212,15 @@ def _serve_options(parser: argparse.ArgumentParser) -> None:
         f"{CONSOLE_HISTORY_LIMIT:,} messages' histories for the console's timelines",
     )
     parser.add_argument(
+        "--http-allowed-host",
+        action="append",
+        default=None,
+        metavar="NAME",
+        dest="http_allowed_hosts",
+        help="a name the web console may be reached by besides localhost, IP addresses and this machine's name "
+        "(the Host header is checked against DNS rebinding; repeat it for several, '*' for any)",
+    )
+    parser.add_argument(
         "--https-port",
         type=int,
         default=None,
@@ -575,6 +584,9 @@ async def _serve(
                         idle_timeout=idle_timeout,
                         # --max-frame-size bounds a request's body as every protocol's frames
                         max_body_size=listeners.max_frame_size,
+                        # the option's names, else the config's (a guard against DNS rebinding: plugins/http)
+                        allowed_hosts=tuple(args.http_allowed_hosts or ())
+                        or (config.server.http_allowed_hosts if config is not None else ()),
                         ssl=listeners.tls_context if scheme == "https" else None,
                     )
                 )
