@@ -292,6 +292,16 @@ class OpenWireServer(Listener["_OpenWireProtocol"]):
         return self._url("ssl" if self.tls else "tcp")
 
     @property
+    def keep_alive_clients(self) -> int:
+        """Logged-in clients with inactivity checks: their KeepAliveInfos come in real time, so a virtual clock must
+        not jump over the read checks (as for MQTT's keep-alive clients, the pytest fixture's autojump should wait)."""
+        return sum(
+            1
+            for p in self._connections
+            if p.converter is not None and p.converter.connection is not None and p.converter.max_inactivity_ms > 0
+        )
+
+    @property
     def handshakes_pending(self) -> int:
         """Sockets open without a ConnectionInfo yet (a virtual clock must not jump to their deadline)."""
         return sum(1 for p in self._connections if p.converter is None or p.converter.connection is None)

@@ -117,6 +117,7 @@ async def test_inactivity_as_negotiated_keep_alives_then_the_read_check() -> Non
     async with Broker(clock=clock) as broker, await start_openwire_server(broker) as server:
         peer = await open_peer(server.port)
         await peer.handshake(inactivity_ms=3_000)  # below the server's 30 s: the minimum wins
+        assert server.keep_alive_clients == 1
         await clock.advance(1.01)  # a third of it without a write: the server's KeepAliveInfo
         assert await peer.read() == ow.KeepAliveInfo()
         peer.send(ow.KeepAliveInfo(5, True))  # answered in kind
