@@ -1,11 +1,9 @@
-"""The OpenWire tests' Java programs (compiled once per session against Debian's activemq-client) and, until
-pyproject.toml lists ``minibroker.plugins.openwire`` among its packages (the strict editable install maps only the
-packages listed), the source folder standing in for that package."""
+"""The OpenWire tests' Java programs, compiled once per session against Debian's activemq-client 5.17.2 (and its
+broker, for the comparison with a real ActiveMQ)."""
 
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import os
 import shutil
 import subprocess
@@ -13,12 +11,6 @@ from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 
 import pytest
-
-import minibroker.plugins
-
-if importlib.util.find_spec("minibroker.plugins.openwire") is None:  # pragma: no cover - until pyproject lists it
-    minibroker.plugins.__path__.append(str(Path(__file__).resolve().parents[3] / "plugins"))
-
 
 JAVA_DIR = Path(__file__).resolve().parent / "java"
 CLIENT_JAR = Path("/usr/share/java/activemq-client.jar")
