@@ -95,6 +95,7 @@ SCENARIOS: list[tuple[str, str, list[str]]] = [
     ),
     ("nolocal", "", ["EVERYONE text:news", "NOLOCAL null"]),
     ("window", "?jms.producerWindowSize=1024&jms.useAsyncSend=true", ["SENT 200", "RECEIVED 200"]),
+    ("bulk", "?jms.useAsyncSend=true", ["BULK 2000"]),  # asynchronous sends, handled in turns, all dispatched
     ("durable", "", ["DURABLE text:while away 1", "DURABLE text:while away 2", "IN USE JMSException", "UNSUBSCRIBED"]),
     ("errors", "", ["TWIN javax.jms.InvalidClientIDException"]),
     ("xa", "", [XA_REFUSED]),

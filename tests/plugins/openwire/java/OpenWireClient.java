@@ -90,6 +90,9 @@ public class OpenWireClient {
                 case "reply":
                     reply(connection, args[2]);
                     break;
+                case "bulk":
+                    bulk(connection, args.length > 2 ? Integer.parseInt(args[2]) : 2000);
+                    break;
                 case "acks":
                     acks(connection);
                     break;
@@ -292,6 +295,21 @@ public class OpenWireClient {
         answer.setJMSCorrelationID(request.getJMSCorrelationID());
         session.createProducer(request.getJMSReplyTo()).send(answer);
         say("REPLIED");
+        session.close();
+    }
+
+    static void bulk(Connection connection, int count) throws JMSException {
+        Session session = connection.createSession(false, Session.AUTO_ACKNOWLEDGE);
+        Queue queue = session.createQueue("ow.bulk");
+        MessageConsumer consumer = session.createConsumer(queue);
+        MessageProducer producer = session.createProducer(queue);
+        producer.setDeliveryMode(DeliveryMode.NON_PERSISTENT);
+        long start = System.nanoTime();
+        for (int i = 0; i < count; i++) producer.send(session.createTextMessage("bulk " + i));
+        int got = 0;
+        for (Message m = consumer.receive(20000); m != null; m = got == count ? null : consumer.receive(20000)) got++;
+        System.err.println("bulk " + count + " in " + (System.nanoTime() - start) / 1000000 + " ms");
+        say("BULK " + got);
         session.close();
     }
 
