@@ -304,11 +304,9 @@ public class OpenWireClient {
         MessageConsumer consumer = session.createConsumer(queue);
         MessageProducer producer = session.createProducer(queue);
         producer.setDeliveryMode(DeliveryMode.NON_PERSISTENT);
-        long start = System.nanoTime();
         for (int i = 0; i < count; i++) producer.send(session.createTextMessage("bulk " + i));
         int got = 0;
         for (Message m = consumer.receive(20000); m != null; m = got == count ? null : consumer.receive(20000)) got++;
-        System.err.println("bulk " + count + " in " + (System.nanoTime() - start) / 1000000 + " ms");
         say("BULK " + got);
         session.close();
     }
