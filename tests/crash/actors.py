@@ -244,17 +244,17 @@ class Reader:
 
     async def take(self, most: int, timeout: float = POLL) -> list[Got]:
         batch: list[Got] = []
+        auto = self.inbox.mode == "auto"
         while len(batch) < most:
             got = await self.inbox.receive(timeout)
             if got is None:
                 break
             self.ledger.delivered(self.sink, got.body, self.name, redelivered=got.redelivered, wall=time.time())
             batch.append(got)
-        if self.inbox.mode == "auto":
-            self.ledger.ack_sent(self.sink, [g.body for g in batch])  # acked as receive() returned each
-        else:
-            self.ledger.ack_sent(self.sink, [g.body for g in batch if g.acked])
-            self.unacked += [g for g in batch if not g.acked]
+            if auto or got.acked:  # acked as receive() returned it: written down now, before the next receive fails
+                self.ledger.ack_sent(self.sink, [got.body])
+            else:
+                self.unacked.append(got)
         return batch
 
     async def settle(self, batch: list[Got], rng_value: float, pick: Callable[[list[Got]], list[Got]]) -> None:

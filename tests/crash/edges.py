@@ -184,6 +184,8 @@ class NativeInbox(Inbox):
     async def receive(self, timeout: float) -> Got | None:
         msg = await self.consumer.receive(timeout=timeout)
         if msg is None:
+            if self.conn.closed:
+                raise ConnectionError("the connection is closed")
             return None
         return Got(_text(msg.body), msg.redelivered, msg)
 
