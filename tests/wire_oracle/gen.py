@@ -1,6 +1,6 @@
 """The wire corpus's scripts: two written by hand and, mostly, mixed cross-protocol scripts generated from seeds.
 
-A generated script is a small application: two or three *features* (below) share its clients (2 to 5, STOMP 1.0,
+A generated script is a small application: two or three *features* (below) share its clients (2 to 13, STOMP 1.0,
 1.1 and 1.2 through stomp.py, MQTT 3.1.1 through paho-mqtt, a raw STOMP socket for bad input) and run interleaved,
 phase by phase, with a sync point after each round of phases. Every script uses names of its own (destinations, MQTT
 and STOMP client ids, durable subscription names start with the script's name) so that many run at once on one

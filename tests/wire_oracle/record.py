@@ -1,6 +1,6 @@
 """Re-record the wire corpus on a real ActiveMQ 5.17.2: ``.venv/bin/python tests/wire_oracle/record.py``.
 
-Every script of ``gen.py`` is run ``--runs`` times (at least three) on fresh brokers (``oracle/WireOracle.java``,
+Every script of ``gen.py`` is run ``--runs`` times (six; at least three) on fresh brokers (``oracle/WireOracle.java``,
 embedded, STOMP and MQTT connectors, ActiveMQ's defaults), ``--batch`` scripts per broker and ``--parallel`` at a
 time (each script uses names of its own). A script is kept, with its transcript, in ``corpus/<name>.json`` only when
 every run produced the same normalised transcript; ``corpus/MANIFEST.json`` lists the others and where their runs
@@ -128,7 +128,7 @@ def short(event: Any) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--runs", type=int, default=6, help="runs on fresh brokers; a script is kept only if all agree")
     parser.add_argument("--batch", type=int, default=100, help="scripts per fresh broker")
     parser.add_argument("--parallel", type=int, default=6, help="scripts at a time on one broker")
     parser.add_argument("--only", nargs="*", help="these scripts (names or prefixes) only; the others stay as they are")

@@ -1,5 +1,5 @@
 """The wire corpus replayed against ``minibroker serve`` over real sockets: every script in ``corpus/`` (recorded on
-ActiveMQ 5.17.2 by ``record.py``, three runs agreeing) is run again with the same real clients (stomp.py, paho-mqtt,
+ActiveMQ 5.17.2 by ``record.py``, six runs agreeing) is run again with the same real clients (stomp.py, paho-mqtt,
 a raw STOMP socket) against ``minibroker serve`` with STOMP and MQTT ports, and what each client received must equal
 the recording, event for event, after the same normalisation (README.md).
 
@@ -34,54 +34,32 @@ KNOWN_DIFFERENCES: dict[str, list[str]] = {
     # connection's own numbering), originBrokerName "localhost", originBrokerURL "stomp://localhost:<port>";
     # minibroker: commandId 0, sessionId 1 and a broker-wide consumer counter, "minibroker", "vm://minibroker"
     "STOMP advisories": [
-        "w1-007",
         "w1-016",
+        "w1-024",
+        "w1-061",
         "w1-073",
-        "w1-082",
-        "w1-095",
-        "w1-103",
-        "w2-004",
+        "w1-092",
         "w2-007",
         "w2-009",
-        "w2-032",
-        "w2-046",
-        "w2-048",
         "w2-066",
         "w2-076",
         "w2-079",
         "w2-090",
-        "w2-094",
-        "w3-020",
+        "w3-015",
         "w3-030",
-        "w3-042",
         "w3-054",
         "w3-057",
+        "w3-060",
         "w3-074",
         "w3-076",
-        "w3-078",
         "w3-079",
         "w3-081",
+        "w3-082",
         "w3-095",
         "w3-097",
-        "w3-107",
         "w4-015",
         "w4-029",
         "w4-051",
-        "w4-071",
-    ],
-    # an invalid selector on a topic subscription: ActiveMQ answers "Couldn't create TopicSubscription"
-    # (javax.jms.JMSException), minibroker javax.jms.InvalidSelectorException naming the selector
-    "ERROR texts": [
-        "w1-037",
-        "w1-050",
-        "w1-081",
-        "w1-106",
-        "w2-052",
-        "w2-057",
-        "w2-059",
-        "w3-104",
-        "w4-093",
-        "w4-097",
     ],
     # new (not in the issue's table): while any composite consumer exists on the broker, minibroker refuses every
     # STOMP SUBSCRIBE to a consumer advisory topic with javax.jms.InvalidDestinationException "invalid destination
@@ -89,9 +67,6 @@ KNOWN_DIFFERENCES: dict[str, list[str]] = {
     # Queue.queue://a,queue://b" (it names an advisory topic after the composite); ActiveMQ: RECEIPT and advisories
     "advisory subscription refused beside a composite consumer": [
         "basic-advisory-composite",
-    ],
-    "STOMP advisories, ERROR texts": [
-        "w3-100",
     ],
 }
 
@@ -105,8 +80,9 @@ def load(name: str) -> dict[str, Any]:
 
 def pool(script: dict[str, Any]) -> str:
     """Which server a script replays on. Scripts reading consumer advisories replay on a server of their own, and
-    those that also open a composite consumer one at a time: an advisory subscription must not see another script's
-    consumers (minibroker answers a STOMP advisory subscription with an ERROR when any composite consumer exists)."""
+    those that also open a composite consumer on a server each: an advisory subscription must not see another
+    script's consumers (minibroker answers a STOMP advisory subscription with an ERROR while any composite consumer
+    exists: ``basic-advisory-composite``)."""
     features = {f.split(":")[0] for f in script.get("features", [])}
     if "advisories" in features:
         return "advisories, alone" if "composites" in features else "advisories"
@@ -139,22 +115,23 @@ async def _replay(tmp: Path, recordings: dict[str, dict[str, Any]]) -> tuple[dic
     results: dict[str, Any] = {}
     started = time.monotonic()
 
-    async def run(server: str, kinds: list[str]) -> None:
+    async def run(server: str, scripts: list[dict[str, Any]], parallel: int) -> None:
+        (tmp / server).mkdir()
         served, stomp, mqtt, draining = await _serve(tmp / server)
         try:
-            for kind in kinds:
-                scripts = groups.get(kind, [])
-                parallel = POOLS.get(kind, 1)
-                done = await asyncio.to_thread(runner.run_many, scripts, "127.0.0.1", stomp, mqtt, expected, parallel)
-                results.update(done)
+            done = await asyncio.to_thread(runner.run_many, scripts, "127.0.0.1", stomp, mqtt, expected, parallel)
+            results.update(done)
             assert await served.stop() == 0
             await draining
         finally:
             await served.kill()
 
-    (tmp / "main").mkdir()
-    (tmp / "advisories").mkdir()
-    await asyncio.gather(run("main", ["main"]), run("advisories", ["advisories", "advisories, alone"]))
+    async def advisories() -> None:
+        await run("advisories", groups.get("advisories", []), POOLS["advisories"])
+        for i, script in enumerate(groups.get("advisories, alone", [])):  # a server each
+            await run(f"alone-{i}", [script], 1)
+
+    await asyncio.gather(run("main", groups.get("main", []), POOLS["main"]), advisories())
     return results, time.monotonic() - started
 
 
