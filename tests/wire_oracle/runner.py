@@ -41,7 +41,7 @@ QUIET = 0.5
 TIMEOUT = 5.0
 #: replay: how long a sync point waits for the recorded number of events; once one has not come, every later wait
 #: of that run is short (the run has diverged and will be reported as such)
-REPLAY_WAIT = 1.5
+REPLAY_WAIT = 3.0
 DIVERGED_WAIT = 0.3
 #: the topic of an MQTT client's hidden round trip at a replay's sync point
 SYNC_TOPIC = "wire-oracle/sync"
