@@ -46,7 +46,8 @@ def report(outcome: Outcome, workdir: Path) -> None:
         print("  error:", error)
     for example in outcome.verdict.examples[:25]:
         print("  ", example)
-    print(f"  kept: {workdir}")
+    if not outcome.verdict.ok:
+        print(f"  kept: {workdir} (the data directory and the servers' logs)")
 
 
 async def one(seed: int, features: list[str] | None, root: Path) -> Outcome:

@@ -30,7 +30,7 @@ from .edges import (
 from .model import Ledger, body_of
 from .workload import Actor, Lifetime, Plan, Turn, actor_rng
 
-__all__ = ["Context", "Urls", "drain", "run_actor", "setup"]
+__all__ = ["READERS", "Context", "Urls", "drain", "read_retained", "run_actor", "setup"]
 
 #: how long one receive waits in an actor's loop (its pace, not a wait for the broker: nothing is asserted on it)
 POLL = 0.1

@@ -87,9 +87,6 @@ class Plan:
     def actor(self, name: str) -> Actor:
         return next(a for a in self.actors if a.name == name)
 
-    def sinks(self) -> list[str]:
-        return sorted({s for a in self.actors if a.kind not in ("producer", "scheduler", "bulk") for s in a.sinks})
-
     def features(self) -> list[str]:
         return sorted({a.feature for a in self.actors})
 
