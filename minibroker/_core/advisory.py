@@ -86,7 +86,7 @@ def advisory_message(
     broker that sent it (``originBrokerName``, ``originBrokerURL``: ``vm://<name>``, as an embedded ActiveMQ's)."""
     props: dict[str, PropertyValue] = {
         "originBrokerName": broker_name,
-        "originBrokerId": "ID:minibroker",
+        "originBrokerId": "ID:minibroker-0:1",  # shaped as ActiveMQ's broker ids (ID:<host>-<port>-<time>-0:1)
         "originBrokerURL": f"vm://{broker_name}",
         **properties,
     }

@@ -769,3 +769,27 @@ def _suback_first(events: list[Event]) -> list[Event]:
 
 def dumps(value: Any) -> str:
     return json.dumps(value, indent=1, sort_keys=True, ensure_ascii=False)
+
+
+#: an advisory's headers that name the broker (its configuration: ActiveMQ's default name is ``localhost`` and its
+#: URL its first connector's; minibroker's are its own), left out of the comparison
+ADVISORY_IDENTITY = ("originBrokerName", "originBrokerURL", "originBrokerId")
+#: an advisory body's counters that are an edge's own bookkeeping, not the mapping: the command id of the frame that
+#: made the consumer and the consumer's session and number (ActiveMQ counts each STOMP connection's commands and
+#: consumers; minibroker numbers consumers across the broker)
+ADVISORY_COUNTERS = re.compile(r'("commandId":|<commandId>|"sessionId":|<sessionId>|"value":|<value>)-?\d+')
+
+
+def comparable(transcript: Mapping[str, list[Event]]) -> dict[str, list[Event]]:
+    """A normalised transcript without what an advisory says of the broker's identity and counters (the fidelity
+    matrix's row ``stomp-consumer-advisory`` says so): what the replay compares."""
+    out: dict[str, list[Event]] = {}
+    for client, events in transcript.items():
+        kept = []
+        for event in events:
+            if event.get("f") == "MESSAGE" and event["h"].get("type") == "Advisory":
+                headers = {k: ("<broker>" if k in ADVISORY_IDENTITY else v) for k, v in event["h"].items()}
+                event = {**event, "h": headers, "b": ADVISORY_COUNTERS.sub(r"\1<n>", event["b"])}
+            kept.append(event)
+        out[client] = kept
+    return out
