@@ -38,6 +38,8 @@ POLL = 0.1
 DRAIN_TIMEOUT = 30.0
 #: after everything owed has come, how long the drain listens for anything more (a duplicate, an unconfirmed send)
 DRAIN_QUIET = 0.3
+#: what the drain takes before it acks: less than a consumer's prefetch window (50), or a take would wait for more
+DRAIN_BATCH = 40
 #: the retainer's topics: ``crash/r/0`` .. ``crash/r/3``
 RETAINED_TOPICS = 4
 #: the kinds of actor that read a sink (and whose sink the drain empties)
@@ -415,10 +417,11 @@ async def drain(ctx: Context, actor: Actor) -> None:
     deadline = time.monotonic() + DRAIN_TIMEOUT + max(0.0, _latest_due(ledger, sink) - time.time())
     try:
         while want and time.monotonic() < deadline:
-            for got in await reader.take(100, timeout=min(1.0, max(0.01, deadline - time.monotonic()))):
+            # at most a prefetch window (50) at a time: the broker sends no more until they are acked
+            for got in await reader.take(DRAIN_BATCH, timeout=min(1.0, max(0.01, deadline - time.monotonic()))):
                 want.discard(got.body)
-            await reader.ack_all()  # (an MQTT session sends at most 100 unacked at a time)
-        while await reader.take(100, timeout=DRAIN_QUIET):
+            await reader.ack_all()
+        while await reader.take(DRAIN_BATCH, timeout=DRAIN_QUIET):
             await reader.ack_all()
         await reader.ack_all()
         ledger.drained.add(sink)
