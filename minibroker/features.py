@@ -68,6 +68,8 @@ _THIS = "tests/test_features.py"
 #: the feature recordings of issue 17 (tests/differential/record_features.py)
 _FEATURES = "tests/differential/features/"
 _MQTT = "tests/plugins/mqtt/"
+#: the wire corpus: what stomp.py, paho-mqtt and a raw STOMP socket received from ActiveMQ 5.17.2 (issue 42)
+_WIRE = "tests/wire_oracle/corpus/"
 _HTTP = "tests/plugins/http/"
 
 # Destination options ActiveMQ reads from ``queue://name?consumer.x=y`` (ActiveMQMessageConsumer sets them on its
@@ -304,10 +306,15 @@ FEATURES: tuple[Feature, ...] = (
         "advisory-send",
         Kind.DESTINATION_NAME,
         "a send to an advisory topic (`topic://ActiveMQ.Advisory.Consumer.Queue.orders`)",
-        Status.IMPLEMENTED,
+        Status.VERIFIED,
         "published there like any topic message, to whoever listens (ActiveMQ accepts it silently: recorded over "
         "STOMP by the wire corpus, issue 42)",
         "topic://ActiveMQ.Advisory.Consumer.Queue.orders",
+        recordings=(
+            f"{_WIRE}w2-045.json",
+            f"{_WIRE}w3-016.json",
+            f"{_WIRE}w3-035.json",
+        ),
         tests=(
             "tests/test_advisories.py::test_a_send_to_an_advisory_topic_reaches_its_subscribers_as_a_plain_message",
         ),
@@ -334,12 +341,18 @@ FEATURES: tuple[Feature, ...] = (
         Kind.DESTINATION_NAME,
         "STOMP SUBSCRIBE to `/topic/ActiveMQ.Advisory.Consumer.*` (with `transformation` `jms-json`/`jms-xml`/"
         "`jms-advisory-json`/`jms-advisory-xml`, or none)",
-        Status.IMPLEMENTED,
+        Status.VERIFIED,
         "ConsumerInfo and RemoveInfo as ActiveMQ's JmsFrameTranslator writes them (XStream through Jettison, or "
         "indented XML), field for field as ActiveMQ 5.17.2 wrote them; `type:Advisory`, `timestamp:0`, "
         "`consumerCount`. A consumer's session id and number and the command id are minibroker's own (ActiveMQ's "
-        "count each connection's commands)",
+        "count each connection's commands), and `originBrokerName`/`-URL` name minibroker (ActiveMQ's default name "
+        "is `localhost`, its URL its first connector's): the wire corpus leaves these out",
         "topic://ActiveMQ.Advisory.Consumer.Queue.orders",
+        recordings=(
+            f"{_WIRE}basic-advisory-composite.json",
+            f"{_WIRE}w1-016.json",
+            f"{_WIRE}w1-024.json",
+        ),
         tests=(
             "tests/plugins/stomp/test_wire_mapping.py::test_a_consumer_comes_and_goes",
             "tests/plugins/stomp/test_wire_mapping.py::test_as_xml_and_for_a_durable_subscriber",
@@ -686,9 +699,101 @@ FEATURES: tuple[Feature, ...] = (
         "stomp-durable",
         Kind.STOMP_HEADER,
         "SUBSCRIBE/UNSUBSCRIBE `activemq.subscriptionName` (with CONNECT `client-id`)",
-        Status.IMPLEMENTED,
-        "a durable subscription of the connection's client id, the same as the native client's",
+        Status.VERIFIED,
+        "a durable subscription of the connection's client id, the same as the native client's (default prefetch "
+        "100); UNSUBSCRIBE with the name is ActiveMQ's RemoveSubscriptionInfo alone: refused with 'Durable consumer "
+        "is in use' while a subscriber is open, which keeps the subscription (STOMP 1.0 names it as its client id)",
+        recordings=(
+            f"{_WIRE}w1-009.json",
+            f"{_WIRE}w1-012.json",
+            f"{_WIRE}w1-014.json",
+            f"{_WIRE}w1-017.json",
+        ),
         tests=("tests/plugins/stomp/test_interop.py::test_a_stomp_durable_subscription",),
+    ),
+    Feature(
+        "stomp-original-destination",
+        Kind.STOMP_HEADER,
+        "MESSAGE `original-destination`",
+        Status.VERIFIED,
+        "on a virtual topic's copy (the topic), on each part of a composite SEND (the composite, as ActiveMQ's "
+        "physical name), on a dead letter (where it was)",
+        recordings=(
+            f"{_WIRE}w1-001.json",
+            f"{_WIRE}w1-002.json",
+            f"{_WIRE}w1-003.json",
+        ),
+    ),
+    Feature(
+        "stomp-original-expiration",
+        Kind.STOMP_HEADER,
+        "MESSAGE `originalExpiration`",
+        Status.VERIFIED,
+        "a dead letter's former expiration in epoch ms, 0 for none (RegionBroker.stampAsExpired), unless the policy "
+        "gives dead letters an expiration; a JMS client's copy drops it, as ActiveMQ's does",
+        recordings=(
+            f"{_WIRE}w1-006.json",
+            f"{_WIRE}w1-013.json",
+            f"{_WIRE}w1-017.json",
+        ),
+    ),
+    Feature(
+        "stomp-redelivered",
+        Kind.STOMP_HEADER,
+        "MESSAGE `redelivered`",
+        Status.VERIFIED,
+        "the broker message's own flag: a queue message given back has it; a topic message never does, so a "
+        "durable subscriber's unacked message after it comes back has none (ActiveMQ counts that on the dispatch, "
+        "which only a JMS client reads)",
+        recordings=(
+            f"{_WIRE}w1-000.json",
+            f"{_WIRE}w1-009.json",
+            f"{_WIRE}w1-012.json",
+        ),
+    ),
+    Feature(
+        "stomp-errors",
+        Kind.STOMP_HEADER,
+        "ERROR frames: `message`, `receipt-id`, the body",
+        Status.VERIFIED,
+        "as ProtocolConverter.handleException writes them: `message` is the exception's message, the body starts "
+        "with its class and localized message; sent with or without a receipt asked (a failed command without one "
+        "is ActiveMQ's ConnectionError); e.g. DestinationDoesNotExistException for a temporary destination that does "
+        'not exist, "Couldn\'t create TopicSubscription" for a bad selector on a topic, the selector itself for one '
+        "on a queue; a transacted SEND failing unseen makes its COMMIT fail ('Transaction marked rollback only')",
+        recordings=(
+            f"{_WIRE}basic-stomp.json",
+            f"{_WIRE}w1-001.json",
+            f"{_WIRE}w1-037.json",
+            f"{_WIRE}w1-043.json",
+            f"{_WIRE}w3-015.json",
+        ),
+    ),
+    Feature(
+        "stomp-temporary-destinations",
+        Kind.STOMP_HEADER,
+        "`/temp-queue/NAME`, `/temp-topic/NAME` and `/remote-temp-queue/ID`",
+        Status.VERIFIED,
+        "a connection's own temporary destinations by its names, another's by their ids; a SEND to one that does "
+        "not exist (never made, or gone with its owner) is refused, never made",
+        recordings=(
+            f"{_WIRE}w1-001.json",
+            f"{_WIRE}w1-019.json",
+            f"{_WIRE}w1-025.json",
+        ),
+    ),
+    Feature(
+        "stomp-subscription-id-reuse",
+        Kind.STOMP_HEADER,
+        "SUBSCRIBE with an `id` already in use",
+        Status.VERIFIED,
+        "taken, as ActiveMQ 5.17 takes it: the id names the newer subscription (UNSUBSCRIBE removes that one), the "
+        "first keeps delivering until the connection goes",
+        recordings=(
+            f"{_WIRE}w1-013.json",
+            f"{_WIRE}w4-000.json",
+            f"{_WIRE}w4-006.json",
+        ),
     ),
     Feature(
         "stomp-retroactive",
@@ -1015,6 +1120,43 @@ FEATURES: tuple[Feature, ...] = (
             f"{_MQTT}recordings/subscribe_failure.json",
             f"{_MQTT}recordings/unsubscribe.json",
         ),
+    ),
+    Feature(
+        "mqtt-qos-property",
+        Kind.MQTT,
+        "`ActiveMQ.MQTT.QoS` on a message from another edge (a STOMP header, a JMS property)",
+        Status.VERIFIED,
+        "read as ActiveMQ's getIntProperty reads it (a number, or text holding one): the subscriber gets the lower of "
+        "it and its subscription's QoS; without it, 0 for a persistent message and 1 for a non-persistent one "
+        "(ActiveMQ's inversion)",
+        recordings=(
+            f"{_WIRE}w1-002.json",
+            f"{_WIRE}w1-005.json",
+            f"{_WIRE}basic-mqtt.json",
+        ),
+    ),
+    Feature(
+        "mqtt-advisories",
+        Kind.MQTT,
+        "an MQTT subscription that reads advisory topics (`ActiveMQ/Advisory/#`, `#`)",
+        Status.VERIFIED,
+        "advisories with an empty payload (ActiveMQ's carry a data structure, no content); `#` gets the master "
+        "broker advisory's last image first",
+        recordings=(
+            f"{_WIRE}w1-010.json",
+            f"{_WIRE}w1-020.json",
+            f"{_WIRE}w1-046.json",
+        ),
+    ),
+    Feature(
+        "mqtt-qos2-order",
+        Kind.MQTT,
+        "the order of a QoS 2 delivery's PUBREL and the next PUBLISH to the same subscriber",
+        Status.IMPLEMENTED,
+        "no order to reproduce: ActiveMQ writes the PUBREL on the transport's thread and dispatches on another, and "
+        "the two race (its runs disagree); minibroker writes them in the order they happen. The wire corpus syncs "
+        "between a QoS 2 and the next publish",
+        tests=("tests/wire_oracle/test_wire_oracle.py::test_replay",),
     ),
     # -- broker configuration ---------------------------------------------------------------------------------------
     Feature(

@@ -41,6 +41,10 @@ REPLAYERS: dict[str, Callable[[ModuleType], set[Path]]] = {
     "tests/auth_oracle/test_auth_recordings.py": lambda m: {
         (REPO / "tests/auth_oracle/recordings/auth_cases.json").resolve()
     },
+    # the wire corpus's scripts that replay as recorded (known differences are strict xfails, not proof)
+    "tests/wire_oracle/test_wire_oracle.py": lambda m: {
+        (m.CORPUS / f"{name}.json").resolve() for name in m.NAMES if name not in m._CAUSE
+    },
     # the corpus and the feature recordings minibroker reproduces (known differences are strict xfails, not proof)
     "tests/differential/test_differential.py": lambda m: {
         Path(p).resolve() for p in m.CORPUS + m.FEATURES if m.known_difference(Path(p).stem) is None
