@@ -44,6 +44,7 @@ class Kind(enum.Enum):
     CLIENT_API = "Consumers, sessions and connections"
     MQTT = "MQTT"
     HTTP = "HTTP: the web console, Jolokia and the REST API"
+    OPENWIRE = "OpenWire: ActiveMQ's own protocol, for its JMS client"
 
 
 @attrs.frozen(slots=True)
@@ -1157,6 +1158,65 @@ FEATURES: tuple[Feature, ...] = (
         "the two race (its runs disagree); minibroker writes them in the order they happen. The wire corpus syncs "
         "between a QoS 2 and the next publish",
         tests=("tests/wire_oracle/test_wire_oracle.py::test_replay",),
+    ),
+    # -- OpenWire (plugins/openwire: the converter answers each with an ExceptionResponse naming it) ---------------
+    Feature(
+        "openwire-xa-transaction",
+        Kind.OPENWIRE,
+        "an XA transaction (XATransactionId, TransactionInfo PREPARE/END/RECOVER/FORGET/two-phase commit)",
+        Status.REFUSED,
+        "minibroker has local transactions only",
+        "TransactionInfo PREPARE",
+    ),
+    Feature(
+        "openwire-network-bridge",
+        Kind.OPENWIRE,
+        "a network bridge or broker-to-broker command (BrokerInfo from a client, duplex or network "
+        "ConnectionInfo, network subscriptions, MessageDispatchNotification, BrokerSubscriptionInfo)",
+        Status.REFUSED,
+        "minibroker is a single broker",
+        "BrokerInfo",
+    ),
+    Feature(
+        "openwire-blob-message",
+        Kind.OPENWIRE,
+        "a BlobMessage",
+        Status.REFUSED,
+        "minibroker does not fetch or store blobs",
+        "ActiveMQBlobMessage",
+    ),
+    Feature(
+        "openwire-nested-property",
+        Kind.OPENWIRE,
+        "a message property holding a map or a list (ActiveMQ's nested properties)",
+        Status.REFUSED,
+        "minibroker's property values are JMS primitives",
+        "a property holding a map",
+    ),
+    Feature(
+        "openwire-replay",
+        Kind.OPENWIRE,
+        "a ReplayCommand or a PartialCommand (reliable UDP)",
+        Status.REFUSED,
+        "minibroker speaks TCP only",
+        "ReplayCommand",
+    ),
+    Feature(
+        "openwire-control-command",
+        Kind.OPENWIRE,
+        "a ControlCommand, or a ConsumerControl that closes, flushes, starts or stops a consumer or changes "
+        "the prefetch of one that may hold messages",
+        Status.REFUSED,
+        "minibroker's connections cannot change a subscription in place (a failover client's restore is done)",
+        "ControlCommand shutdown",
+    ),
+    Feature(
+        "openwire-unknown-command",
+        Kind.OPENWIRE,
+        "a command the broker never receives (a Response, a MessageDispatch, ...)",
+        Status.REFUSED,
+        "it has no meaning sent to a broker",
+        "Response",
     ),
     # -- broker configuration ---------------------------------------------------------------------------------------
     Feature(

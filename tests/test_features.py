@@ -32,6 +32,8 @@ from minibroker.wire.errors import error_for
 
 #: refused rows whose only edge is the STOMP converter (driven in tests/plugins/stomp/test_unsupported_features.py)
 STOMP_ONLY = {"stomp-object-transformation-class", "stomp-advisory"}
+#: refused rows whose only edge is OpenWire: tests/plugins/openwire/test_converter.py sends each
+OPENWIRE_ONLY = {r.id for r in FEATURES if r.kind is Kind.OPENWIRE and r.status is Status.REFUSED}
 
 
 def refusals(row_kind: Kind, example: str, row_id: str = "") -> set[str]:
@@ -83,7 +85,9 @@ class TestTheAudit:
                 assert row.tests, f"{row.id}: an implemented row names its tests"
 
     @pytest.mark.parametrize(
-        "row", [r for r in FEATURES if r.status is Status.REFUSED and r.id not in STOMP_ONLY], ids=lambda r: r.id
+        "row",
+        [r for r in FEATURES if r.status is Status.REFUSED and r.id not in STOMP_ONLY | OPENWIRE_ONLY],
+        ids=lambda r: r.id,
     )
     def test_every_refused_row_is_refused_by_its_check(self, row: object) -> None:
         from minibroker.features import Feature
@@ -91,6 +95,16 @@ class TestTheAudit:
         assert isinstance(row, Feature)
         assert row.example is not None, f"{row.id}: a refused row needs an example to prove it"
         assert row.id in refusals(row.kind, row.example, row.id)
+
+    def test_the_openwire_refusals_are_each_sent_by_the_converter_test(self) -> None:
+        """Each OpenWire row is refused by the converter, which answers the command with an ExceptionResponse naming
+        it: the converter test sends one of each."""
+        from pathlib import Path
+
+        source = (Path(__file__).parent / "plugins" / "openwire" / "test_converter.py").read_text()
+        assert len(OPENWIRE_ONLY) >= 7
+        for feature in OPENWIRE_ONLY:
+            assert f'"{feature}"' in source, feature
 
     def test_the_stomp_only_refusals_are_driven_over_stomp(self) -> None:
         """Rows whose only edge is the STOMP converter have their ERROR-frame test in tests/plugins/stomp."""
