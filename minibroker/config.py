@@ -18,6 +18,7 @@ offending key as a dotted path (``destinations."orders.>".memory_limit``). Every
     ssl_port = 61617                   # absent: no ssl:// listener (needs [tls])
     stomp_ssl_port = 61612             # absent: no stomp+ssl:// listener (needs [tls])
     mqtt_port = 1883                   # absent: no MQTT listener
+    openwire_port = 61626              # absent: no OpenWire listener (ActiveMQ's JMS client)
     mqtt_ssl_port = 8883               # absent: no mqtt+ssl:// listener (needs [tls])
     http_port = 8161                   # absent: no web console, Jolokia or REST API
     https_port = 8162                  # absent: no https:// listener (needs [tls])
@@ -121,6 +122,8 @@ class ServerConfig:
     stomp_ssl_port: int | None = None
     mqtt_port: int | None = None
     mqtt_ssl_port: int | None = None
+    #: OpenWire, ActiveMQ's own protocol, for its JMS client (plugins/openwire)
+    openwire_port: int | None = None
     #: the web console, Jolokia and the REST message API (plugins/http), plain and over TLS
     http_port: int | None = None
     https_port: int | None = None
@@ -390,6 +393,7 @@ def parse_config(doc: Mapping[str, Any], *, path: str | os.PathLike[str] | None 
             "stomp_ssl_port",
             "mqtt_port",
             "mqtt_ssl_port",
+            "openwire_port",
             "mqtt_subscription_strategy",
             "http_port",
             "https_port",
@@ -439,6 +443,7 @@ def parse_config(doc: Mapping[str, Any], *, path: str | os.PathLike[str] | None 
         stomp_ssl_port=reader.value(server, "stomp_ssl_port", "int", None, "server"),
         mqtt_port=reader.value(server, "mqtt_port", "int", None, "server"),
         mqtt_ssl_port=reader.value(server, "mqtt_ssl_port", "int", None, "server"),
+        openwire_port=reader.value(server, "openwire_port", "int", None, "server"),
         http_port=reader.value(server, "http_port", "int", None, "server"),
         https_port=reader.value(server, "https_port", "int", None, "server"),
         http_allowed_hosts=tuple(reader.value(server, "http_allowed_hosts", "names", [], "server")),
@@ -463,6 +468,7 @@ def parse_config(doc: Mapping[str, Any], *, path: str | os.PathLike[str] | None 
         ("server.stomp_ssl_port", server_config.stomp_ssl_port, 0),
         ("server.mqtt_port", server_config.mqtt_port, 0),
         ("server.mqtt_ssl_port", server_config.mqtt_ssl_port, 0),
+        ("server.openwire_port", server_config.openwire_port, 0),
         ("server.http_port", server_config.http_port, 0),
         ("server.https_port", server_config.https_port, 0),
         ("limits.max_connections", server_config.max_connections, 1),

@@ -1161,6 +1161,20 @@ FEATURES: tuple[Feature, ...] = (
     ),
     # -- OpenWire (plugins/openwire: the converter answers each with an ExceptionResponse naming it) ---------------
     Feature(
+        "openwire-transport",
+        Kind.OPENWIRE,
+        "ActiveMQ's JMS client (`activemq-client` 5.17) with `tcp://HOST:PORT`, `ssl://`, `failover:(...)`",
+        Status.IMPLEMENTED,
+        "`minibroker serve --openwire-port PORT` (`[server] openwire_port`), `start_openwire_server` in tests: "
+        "OpenWire v12 in its loose encoding (the server's offer, which the client's negotiation takes), every JMS "
+        "body, consumer option, ack type, local transactions, temporary destinations, keep-alive, producer windows; "
+        "ActiveMQ serves it on 61616, where minibroker's native protocol is, so it takes a port of its own",
+        tests=(
+            "tests/plugins/openwire/test_serve_openwire.py::test_the_java_client_runs_against_serve",
+            "tests/plugins/openwire/test_java_client.py::test_scenario",
+        ),
+    ),
+    Feature(
         "openwire-xa-transaction",
         Kind.OPENWIRE,
         "an XA transaction (XATransactionId, TransactionInfo PREPARE/END/RECOVER/FORGET/two-phase commit)",

@@ -202,6 +202,14 @@ def _serve_options(parser: argparse.ArgumentParser) -> None:
         help="also serve MQTT over TLS (mqtt+ssl://) on this port (needs --tls-cert)",
     )
     parser.add_argument(
+        "--openwire-port",
+        type=int,
+        default=None,
+        metavar="PORT",
+        help="also serve OpenWire, ActiveMQ's own protocol, for its JMS client (tcp://HOST:PORT in its URL) on this "
+        "port (0 picks a free one); ActiveMQ serves it on 61616, where minibroker's native protocol is",
+    )
+    parser.add_argument(
         "--http-port",
         type=int,
         default=None,
@@ -310,6 +318,7 @@ class ServeSettings:
         "max_frame_size",
         "mqtt_port",
         "mqtt_ssl_port",
+        "openwire_port",
         "port",
         "ssl_port",
         "stomp_port",
@@ -356,6 +365,9 @@ class ServeSettings:
             args.stomp_ssl_port, server.stomp_ssl_port if server is not None else None
         )
         self.mqtt_port: int | None = _given(args.mqtt_port, server.mqtt_port if server is not None else None)
+        self.openwire_port: int | None = _given(
+            args.openwire_port, server.openwire_port if server is not None else None
+        )
         self.mqtt_ssl_port: int | None = _given(
             args.mqtt_ssl_port, server.mqtt_ssl_port if server is not None else None
         )
@@ -417,6 +429,7 @@ def _serve_main(args: argparse.Namespace) -> int:
         ("stomp+ssl", settings.stomp_ssl_port),
         ("mqtt", settings.mqtt_port),
         ("mqtt+ssl", settings.mqtt_ssl_port),
+        ("openwire", settings.openwire_port),
         ("http", settings.http_port),
         ("https", settings.https_port),
     ):
@@ -571,6 +584,18 @@ async def _serve(
                         ),
                     )
                 )
+        if "openwire" in listeners.extra:
+            from minibroker.plugins.openwire import start_openwire_server
+
+            servers.append(
+                await start_openwire_server(
+                    broker,
+                    sock=listeners.extra["openwire"],
+                    max_frame_size=listeners.max_frame_size,
+                    max_connections=listeners.max_connections,
+                    connect_timeout=handshake_timeout,
+                )
+            )
         for scheme in ("http", "https"):
             if scheme in listeners.extra:
                 from minibroker.plugins.http import start_http_server
