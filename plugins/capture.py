@@ -104,8 +104,7 @@ class Capture:
         topic = msg.destination.name
         if not self.include_advisories and topic.startswith(ADVISORY_PREFIX):
             return
-        kept = self.broker.core.topics.get(topic)
-        retained = None if kept is None else kept.retained
+        retained = self.broker.retained_messages().get(topic)
         retain = retained is not None and retained.message_id == msg.message_id
         self.messages.append(Captured(topic, msg.body, dict(msg.properties), msg.message_id, retain))
 

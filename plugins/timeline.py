@@ -154,11 +154,9 @@ def journey_records(test: str, label: str, broker: Any) -> list[dict[str, Any]]:
         for message in broker.browse_all(queue):
             if message.message_id in wanted:
                 held.setdefault(message.message_id, (queue, message))
-    retained: dict[str, Any] = {}
-    for topic in broker.core.topics.values():
-        message = topic.retained
-        if message is not None and message.message_id in wanted:
-            retained[message.message_id] = message
+    retained: dict[str, Any] = {
+        message.message_id: message for message in broker.retained_messages().values() if message.message_id in wanted
+    }
     letters = {letter.message_id: letter for letter in broker.dead_letters() if letter.message_id in wanted}
     records = []
     for message_id in ids:

@@ -64,6 +64,11 @@ class _BrokerViews:
         inflight = t.inflight + sum(d.queue.inflight for d in t.durables)
         return QueueStatistics(topic, 0, inflight, t.enqueued, dequeued, t.expired, consumers, 0)
 
+    def retained_messages(self) -> dict[str, Message]:
+        """Each topic's retained message (MQTT's retain flag, ActiveMQ's ``ActiveMQ.Retain``), by topic name: what
+        the capture fixture and the report read to tell a retained delivery from a live one."""
+        return {name: t.retained for name, t in self.core.topics.items() if t.retained is not None}
+
     def has_queue(self, name: str) -> bool:
         """Whether queue ``name`` exists (a send, a consumer or a restore created it); asking creates nothing."""
         return name in self.core.queues
