@@ -6,12 +6,10 @@ from __future__ import annotations
 import re
 from typing import Final
 
+from minibroker._java.exceptions import java_class
 from minibroker._java.values import java_double, java_string
 from minibroker.errors import (
-    AccessDenied,
     DestinationDoesNotExist,
-    InvalidClientIdError,
-    InvalidDestination,
     InvalidSelector,
     MinibrokerError,
 )
@@ -79,18 +77,6 @@ class _Drop(Exception):
 
 class DropConnection(Exception):
     """ActiveMQ drops the connection without an ERROR (a non-numeric priority, expires or timestamp)."""
-
-
-def java_class(exc: MinibrokerError) -> str:
-    if isinstance(exc, InvalidSelector):
-        return "javax.jms.InvalidSelectorException"
-    if isinstance(exc, InvalidDestination):
-        return "javax.jms.InvalidDestinationException"
-    if isinstance(exc, AccessDenied):
-        return "java.lang.SecurityException"
-    if isinstance(exc, InvalidClientIdError):
-        return "javax.jms.InvalidClientIDException"
-    return "javax.jms.JMSException"
 
 
 def escape_value(text: str, version: str) -> str | None:
