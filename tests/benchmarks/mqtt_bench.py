@@ -24,6 +24,8 @@ import paho.mqtt.client as mqtt
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
+#: seconds to wait for the subscriber's SUBACK: generous, as a broker under callgrind on a busy machine is slow
+SUBACK_TIMEOUT = 600.0
 
 
 def cpu_seconds(pid: int) -> float:
@@ -73,7 +75,11 @@ def run_once(port: int, pid: int, qos: int, messages: int) -> tuple[float, float
     sub.on_connect = lambda client, *_: client.subscribe("bench/t", qos)
     sub.connect("127.0.0.1", port, keepalive=0)
     sub.loop_start()
-    ready.wait(10)
+    # as long as the run needs: under callgrind the broker takes seconds to answer CONNECT and SUBSCRIBE, and a
+    # publisher that started before the SUBACK would lose its first messages and wait for them forever
+    if not ready.wait(SUBACK_TIMEOUT):
+        sub.loop_stop()
+        raise RuntimeError(f"no SUBACK within {SUBACK_TIMEOUT:.0f} s")
     pub = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=f"bench-pub-{qos}")
     pub.max_inflight_messages_set(1000)
     pub.max_queued_messages_set(0)
