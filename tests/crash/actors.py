@@ -251,7 +251,9 @@ class Reader:
             got = await self.inbox.receive(timeout)
             if got is None:
                 break
-            self.ledger.delivered(self.sink, got.body, self.name, redelivered=got.redelivered, wall=time.time())
+            self.ledger.delivered(
+                self.sink, got.body, self.name, redelivered=got.redelivered, wall=time.time(), broker_seq=got.broker_seq
+            )
             batch.append(got)
             if auto or got.acked:  # acked as receive() returned it: written down now, before the next receive fails
                 self.ledger.ack_sent(self.sink, [got.body])

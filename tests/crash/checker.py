@@ -4,7 +4,14 @@
   final drain acks everything it gets), or purged. An ack or purge that a kill cut may or may not have happened,
   so a message it covers counts as arrived either way.
 * **delivered after ack**: nothing is delivered to a sink after its ack there (or a purge of it) was confirmed.
-* **repeats**: within one lifetime, a sink gets a message twice only as a redelivery (marked redelivered).
+* **repeats**: within one lifetime, a sink gets a message twice only as a redelivery (marked redelivered). One
+  exception is ActiveMQ's own rule: a consumer that closes without acking gives back what it held, and only what
+  the broker dispatched up to the last message the application was handed (its ``lastDeliveredSequenceId``, by
+  broker sequence id) comes back marked; a message numbered later returns unmarked (``Queue.removeSubscription``,
+  ``DurableTopicSubscription.deactivate``; recorded, ``tests/differential/features/durable_close_after_*``). A
+  transacted send takes its number when it arrives, so it can be dispatched after messages numbered above it.
+  Where the edge tells the broker sequence id (native), such a return is counted apart (``returned unmarked``),
+  not as a repeat.
 * **order**: within one consumer's lifetime, each producer's messages come in the order they were sent (first
   deliveries only: a redelivery comes back where the broker puts it).
 * **invented**: nothing arrives that was never sent, was rolled back, or was meant for another sink.
@@ -21,7 +28,7 @@ from collections import defaultdict
 
 import attrs
 
-from .model import Ledger, RetainedRead, RetainedWrite, split_body
+from .model import Delivery, Ledger, RetainedRead, RetainedWrite, split_body
 
 __all__ = ["Figures", "Verdict", "check"]
 
@@ -39,6 +46,8 @@ class Figures:
     lost: int = 0
     delivered_after_ack: int = 0
     repeats: int = 0
+    #: unmarked returns ActiveMQ makes too (numbered after the closing consumer's last delivered message)
+    returned_unmarked: int = 0
     out_of_order: int = 0
     invented: int = 0
     early: int = 0
@@ -86,8 +95,24 @@ class Verdict:
                 f"  {name:<10} confirmed {f.confirmed:>6}  unconfirmed {f.unconfirmed:>3}  deliveries {f.deliveries:>6}"
                 f"  lost {f.lost}  after-ack {f.delivered_after_ack}  repeats {f.repeats}  order {f.out_of_order}"
                 f"  invented {f.invented}  early {f.early}  retained {f.retained_wrong}"
+                + (f"  returned unmarked {f.returned_unmarked}" if f.returned_unmarked else "")
             )
         return "\n".join(lines)
+
+
+def last_broker_seq_handed(deliveries: list[Delivery]) -> dict[str, int | None]:
+    """Each consumer instance's last delivered message's broker sequence id (the ActiveMQ client's
+    ``lastDeliveredSequenceId``: the last one handed to the application, not the highest)."""
+    return {d.consumer: d.broker_seq for d in deliveries}
+
+
+def returned_after_last_delivered(before: Delivery, again: Delivery, last_handed: dict[str, int | None]) -> bool:
+    """Whether ``again`` is a message its first consumer gave back on closing, numbered after the last message that
+    consumer handed out: ActiveMQ returns it without the redelivered mark (see "repeats" above)."""
+    if before.consumer == again.consumer or before.broker_seq is None:
+        return False
+    last = last_handed.get(before.consumer)
+    return last is not None and before.broker_seq > last
 
 
 def check(ledger: Ledger) -> Verdict:
@@ -122,7 +147,8 @@ def check(ledger: Ledger) -> Verdict:
             for body in purge.before:
                 key = (purge.sink, body)
                 confirmed_purge[key] = min(confirmed_purge.get(key, purge.confirmed_at), purge.confirmed_at)
-    seen_in_lifetime: set[tuple[str, str, int]] = set()
+    seen_in_lifetime: dict[tuple[str, str, int], Delivery] = {}
+    last_handed = last_broker_seq_handed(ledger.deliveries)
     seen_by_consumer: set[tuple[str, str]] = set()
     last_seq: dict[tuple[str, str], int] = {}
     for d in ledger.deliveries:
@@ -148,10 +174,14 @@ def check(ledger: Ledger) -> Verdict:
                 f" (sent in lifetime {record.lifetime})"
             )
         in_lifetime = (d.sink, d.body, d.lifetime)
-        if in_lifetime in seen_in_lifetime and not d.redelivered:
-            figures.repeats += 1
-            verdict.note(f"repeated without the redelivered flag: {d.body} on {d.sink} in lifetime {d.lifetime}")
-        seen_in_lifetime.add(in_lifetime)
+        before = seen_in_lifetime.get(in_lifetime)
+        if before is not None and not d.redelivered:
+            if returned_after_last_delivered(before, d, last_handed):
+                figures.returned_unmarked += 1
+            else:
+                figures.repeats += 1
+                verdict.note(f"repeated without the redelivered flag: {d.body} on {d.sink} in lifetime {d.lifetime}")
+        seen_in_lifetime[in_lifetime] = d
         if record.not_before is not None and d.wall < record.not_before - EARLY_SLACK:
             figures.early += 1
             verdict.note(f"early: {d.body} on {d.sink}, {record.not_before - d.wall:.3f} s before its delay")

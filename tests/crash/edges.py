@@ -64,6 +64,9 @@ class Got:
     handle: Any = None
     #: the broker took it as acked when it sent it (an MQTT QoS 0 delivery): nothing to ack, nothing to come back
     acked: bool = False
+    #: the dispatch's broker sequence id, where the edge tells it (native): what decides, when its consumer closes
+    #: without acking it, whether it comes back marked redelivered (checker.py, "repeats")
+    broker_seq: int | None = None
 
 
 def _text(body: object) -> str:
@@ -187,7 +190,7 @@ class NativeInbox(Inbox):
             if self.conn.closed:
                 raise ConnectionError("the connection is closed")
             return None
-        return Got(_text(msg.body), msg.redelivered, msg)
+        return Got(_text(msg.body), msg.redelivered, msg, broker_seq=msg.broker_seq)
 
     async def ack(self, gots: list[Got]) -> None:
         if self.mode == "client" and gots:

@@ -76,6 +76,8 @@ class Delivery:
     #: the broker said it was delivered before (JMSRedelivered, STOMP redelivered, MQTT DUP)
     redelivered: bool
     wall: float
+    #: the dispatch's broker sequence id (native edge only; None elsewhere)
+    broker_seq: int | None = None
 
 
 @attrs.define(slots=True)
@@ -181,8 +183,12 @@ class Ledger:
 
     # -- deliveries and acks ------------------------------------------------------------------------------------------
 
-    def delivered(self, sink: str, body: str, consumer: str, *, redelivered: bool, wall: float) -> None:
-        self.deliveries.append(Delivery(sink, body, self.lifetime, consumer, self.tick(), redelivered, wall))
+    def delivered(
+        self, sink: str, body: str, consumer: str, *, redelivered: bool, wall: float, broker_seq: int | None = None
+    ) -> None:
+        self.deliveries.append(
+            Delivery(sink, body, self.lifetime, consumer, self.tick(), redelivered, wall, broker_seq)
+        )
 
     def ack_sent(self, sink: str, bodies: Iterable[str]) -> None:
         at = self.tick()

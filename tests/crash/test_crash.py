@@ -17,8 +17,9 @@ from crash.workload import generate
 
 #: the seeds CI runs, every feature in each (seed 5 pages a topic's log and a queue past 10,000 messages): 3 to 5
 #: stops each, SIGKILL and SIGTERM, subscribers online at one stop and away at the next, every ack mode; 6-20 s
-#: each on a 2-core machine. Seed 15 waits on FINDINGS.md's entry 4.
-SEEDS = (2, 3, 4, 5, 7, 9, 10, 14)
+#: each on a 2-core machine. Seed 15 has a durable subscriber close with messages it was given after a transacted
+#: send numbered before them (FINDINGS.md's entry 4, ActiveMQ's rule).
+SEEDS = (2, 3, 4, 5, 7, 9, 10, 14, 15)
 
 
 @pytest.mark.parametrize("seed", SEEDS)
