@@ -44,6 +44,7 @@ from ._core.journal import (
     Stored,
     Unscheduled,
 )
+from ._core.producer_audit import ProducerAudit
 from ._core.replay import random_epoch
 from ._core.topic_log import LOG_PREFIX
 from ._data_dir_lock import DATABASE_NAME, in_use_message, lock_data_dir
@@ -218,8 +219,12 @@ class SqliteStore:
                 f"cannot open the message store in {self.directory}: {exc}", directory=str(self.directory)
             ) from exc
         self._closed = False
+        #: the last sequence stored per producer (KahaDB's producer audit), kept in ``meta`` with the messages
+        self.producer_audit = ProducerAudit()
         try:
             self._setup(synchronous.upper())
+            rows = self._db.execute("SELECT key, value FROM meta WHERE key LIKE 'producer %' ORDER BY rowid").fetchall()
+            self.producer_audit.load((key[9:], int(value)) for key, value in rows)
         except StoreError:
             self.close()
             raise
@@ -454,6 +459,7 @@ class SqliteStore:
                     if segment.unscheduled:
                         db.executemany("DELETE FROM scheduled WHERE job = ?", [(j,) for j in segment.unscheduled])
                 _let_go_of_bodies(db)
+                _write_producer_audit(db, self.producer_audit, ops)
                 db.execute("COMMIT")
             except BaseException:
                 self._roll_back()
@@ -540,10 +546,25 @@ def _add_rows(db: sqlite3.Connection, added: list[Stored]) -> None:
     )
 
 
+def _write_producer_audit(db: sqlite3.Connection, audit: ProducerAudit, ops: Sequence[JournalOp]) -> None:
+    """The producer audit follows the messages stored, in their transaction (a send answered is in both)."""
+    for op in ops:
+        if isinstance(op, Stored):
+            audit.stored(op.message.message_id)
+    changed, evicted = audit.take_changes()
+    if changed:
+        db.executemany(
+            "INSERT OR REPLACE INTO meta VALUES (?, ?)", [(f"producer {p}", str(s)) for p, s in changed.items()]
+        )
+    if evicted:
+        db.executemany("DELETE FROM meta WHERE key = ?", [(f"producer {p}",) for p in evicted])
+
+
 class MemoryStore:
     """A store in this process's memory: survives ``Broker.restart()``, not the process."""
 
     def __init__(self) -> None:
+        self.producer_audit = ProducerAudit()
         self.messages: dict[tuple[str, int], Stored] = {}
         self.scheduled: dict[int, Scheduled] = {}
         self.durables: dict[tuple[str, str], DurableSaved] = {}
@@ -566,6 +587,9 @@ class MemoryStore:
 
     def apply(self, ops: Sequence[JournalOp]) -> None:
         self.batches += 1
+        for op in ops:
+            if isinstance(op, Stored):
+                self.producer_audit.stored(op.message.message_id)
         for segment in _segments(ops):
             if isinstance(segment, Purged):
                 for key in [k for k in self.messages if k[0] == segment.queue]:

@@ -13,11 +13,10 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from support.servekit import serve
-from support.waiting import until
+from support.servekit import Served, serve
 
 from minibroker import Broker
-from minibroker.client import AckMode, connect
+from minibroker.client import connect
 from minibroker.plugins.openwire import start_openwire_server
 
 #: what every failover URL here adds: reconnect at once, and the client's consumers keep their prefetch
@@ -188,3 +187,65 @@ async def test_redispatched_deliveries_are_poison_acked_by_the_clients_audit(ope
     ]
     if broker is not None:
         assert [record.cause for record in broker.dead_letters()] == [cause] * 5
+
+
+async def openwire_port(served: Served) -> int:
+    """The OpenWire port ``serve --openwire-port 0`` printed (its second line)."""
+    assert served.proc.stdout is not None
+    line = (await asyncio.wait_for(served.proc.stdout.readline(), 30)).decode().strip()
+    assert line.startswith("openwire://127.0.0.1:"), line
+    return int(line.rsplit(":", 1)[1])
+
+
+async def queue_holds(url: str, queue: str, *, size: int, dequeued: int, timeout: float = 30.0) -> None:
+    """Wait until the served broker's ``queue`` holds ``size`` messages and counts ``dequeued`` acked."""
+    async with await connect(url) as conn, asyncio.timeout(timeout):
+        while True:
+            stats = await conn.queue_statistics(queue)
+            if stats is not None and stats.size == size and stats.dequeued == dequeued:
+                return
+            await asyncio.sleep(0.01)  # polling the broker's answer, not waiting for time to pass
+
+
+@pytest.mark.parametrize("consumed", [False, True], ids=["still-queued", "consumed-before-the-kill"])
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM], ids=["SIGKILL", "SIGTERM"])
+async def test_an_in_flight_send_resent_after_a_restart_is_dropped(
+    openwire_java: str, tmp_path: Path, consumed: bool, sig: int
+) -> None:
+    """``serve --data-dir``: the broker stores p2 and dies before its answer reaches the client (the proxy swallows
+    it). The client's failover transport reconnects to the restarted broker, replays its state and sends p2 again;
+    the broker's producer audit, kept in the store, knows p2's producer sequence and drops it, answering, so p2 is
+    on the queue once. ``consumed-before-the-kill``: another client had taken and acked p2 before the broker died;
+    only the store's audit (not the queue) can know it then, as KahaDB's producerSequenceIdTracker does."""
+    options = ("--data-dir", str(tmp_path / "data"), "--openwire-port", "0")
+    served = await serve(tmp_path, *options)
+    try:
+        proxy = Proxy(await openwire_port(served))
+        async with proxy.listening() as proxied:
+            url = f"failover:({proxied})?{RECONNECT}"
+            async with java_client(openwire_java, url, "inflight") as client:
+                await client.until_line("SENT p1")
+                proxy.swallow = True  # the broker's answers are lost from now on
+                client.go_on()
+                if consumed:
+                    async with await connect(served.url) as python:
+                        consumer = await (await python.create_session()).create_consumer("ow.inflight")
+                        for expected in ("p1", "p2"):
+                            message = await consumer.receive(timeout=30)
+                            assert message is not None and message.body == expected
+                    await queue_holds(served.url, "ow.inflight", size=0, dequeued=2)
+                else:
+                    await queue_holds(served.url, "ow.inflight", size=2, dequeued=0)
+                if sig == signal.SIGKILL:
+                    await served.kill()
+                else:
+                    assert await served.stop(sig) == 0
+                served = await serve(tmp_path, *options)
+                proxy.target, proxy.swallow = await openwire_port(served), False
+                proxy.cut()
+                lines = await client.finish()
+        received = ["RECEIVED p3"] if consumed else ["RECEIVED p1", "RECEIVED p2", "RECEIVED p3"]
+        assert lines == ["SENT p1", "SENT p2", "SENT p3", *received, "DONE"]
+        await queue_holds(served.url, "ow.inflight", size=0, dequeued=len(received))
+    finally:
+        await served.kill()
