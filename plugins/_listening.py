@@ -1,5 +1,7 @@
-"""What every protocol listener in front of a broker does alike (STOMP, MQTT): keep its open connections, let tests
-wait for their count, drop them all, and stop with the broker. One home, so the two listeners cannot drift apart."""
+"""What every protocol listener in front of a broker does alike (STOMP, MQTT, OpenWire, HTTP): keep its open
+connections, let tests wait for their count, drop them all, and stop with the broker; a client socket's life up to
+its protocol (a connection slot, the connect deadline, sends held by flow control, the teardown); TLS; and the gate
+that lets two protocols share one port by their first bytes. One home, so the listeners cannot drift apart."""
 
 from __future__ import annotations
 
@@ -10,9 +12,16 @@ import ssl
 import time
 from collections.abc import Callable, Sequence
 from types import TracebackType
-from typing import Any, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar
+
+import attrs
 
 from minibroker._driver.sockets import SocketSlots
+from minibroker.errors import MinibrokerError
+
+if TYPE_CHECKING:
+    from minibroker import Admission
+    from minibroker.clock import TimerHandle
 
 __all__ = [
     "FRAMES_PER_TURN",
@@ -20,7 +29,11 @@ __all__ = [
     "TURN_SECONDS",
     "AcceptFailures",
     "FailureLog",
+    "FirstBytes",
     "Listener",
+    "ListenerProtocol",
+    "ProtocolSwitch",
+    "Route",
     "TakesTurns",
     "TlsGate",
     "serve_tls_or_plain",
@@ -81,6 +94,158 @@ class TakesTurns:
             self.transport.resume_reading()
 
 
+class ListenerProtocol(TakesTurns, asyncio.Protocol):
+    """One client socket of a protocol listener (STOMP, MQTT, OpenWire): what their sockets' lives have alike, so each
+    listener keeps only its protocol. The socket holds one of the broker's connection slots from accept
+    (``max_connections``: past it, closed at once, as ActiveMQ's ``maximumConnections``), has ``connect_timeout``
+    (broker's clock) to log in, stops being read while the broker holds one of its sends (producer flow control, as
+    ActiveMQ blocks such a producer's connection) or while its peer does not read, and ends, when the socket goes,
+    as a transport failure for the broker.
+
+    A subclass makes its converter in :meth:`_start`, says whether it is logged in (:meth:`_logged_in`), hands a held
+    send's outcome to its converter (:meth:`_release_held`) and tells it the socket went (:meth:`_ended`)."""
+
+    #: the listener's logger
+    log: ClassVar[logging.Logger]
+    #: the frame that logs a client in, for the line a missed connect deadline logs
+    login_frame: ClassVar[str] = "CONNECT"
+
+    def __init__(self, server: Any) -> None:
+        self.server = server
+        self.broker = server.broker
+        self.transport: asyncio.Transport | None = None
+        #: ``tcp://host:port`` of the peer, once connected
+        self.remote_address = ""
+        self._closing = False
+        self._paused = False
+        #: this socket holds one of the broker's slots (released when it goes)
+        self._claimed = False
+        #: the connect deadline first; a subclass replaces it by its own timers once the client logged in
+        self._timers: list[TimerHandle] = []
+        #: the task awaiting a held send's admission (reading is paused meanwhile)
+        self._holding: asyncio.Task[None] | None = None
+        self._loop = asyncio.get_running_loop()
+        #: the broker-clock time of the last bytes read
+        self._last_read = self.broker.clock.now()
+
+    # -- what a protocol adds ----------------------------------------------------------------------------------------
+
+    def _start(self) -> None:
+        """The socket holds a slot: make the protocol's converter (``remote_address`` is set)."""
+        raise NotImplementedError
+
+    def _logged_in(self) -> bool:
+        raise NotImplementedError
+
+    def _release_held(self, error: MinibrokerError | None) -> None:
+        """The held send was admitted (``error`` None) or failed waiting."""
+        raise NotImplementedError
+
+    def _ended(self) -> None:
+        """The socket is gone: the converter tells the broker (a transport failure; what it held comes back)."""
+        raise NotImplementedError
+
+    def _writable(self) -> None:
+        """The peer reads again (a subclass may write what waited)."""
+
+    # -- the socket's life --------------------------------------------------------------------------------------------
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+        if not self.broker.sockets.claim(self.server.max_connections):
+            # at WARN, as the native listener and ActiveMQ's TransportConnector log a refused connection
+            self.log.warning(
+                "refusing %s: %d connections open (max_connections)",
+                transport.get_extra_info("peername"),
+                self.broker.sockets.open,
+            )
+            self._closing = True
+            transport.abort()
+            return
+        self._claimed = True
+        peer = transport.get_extra_info("peername")
+        self.remote_address = f"tcp://{peer[0]}:{peer[1]}" if isinstance(peer, tuple) and len(peer) >= 2 else str(peer)
+        self._start()
+        self.server._opened(self)
+        clock = self.broker.clock
+        self._timers.append(clock.call_at(clock.now() + self.server.connect_timeout, self._connect_deadline))
+
+    def _connect_deadline(self) -> None:
+        if not self._logged_in() and not self._closing:
+            self.log.warning(
+                "no %s from %s in %s s: closing", self.login_frame, self.remote_address, self.server.connect_timeout
+            )
+            self._deadline_passed()
+
+    def _deadline_passed(self) -> None:
+        self.abort()
+
+    def _cancel_timers(self) -> None:
+        for timer in self._timers:
+            timer.cancel()
+        self._timers.clear()
+
+    def _hold(self, admission: Admission) -> None:
+        """Read nothing more until the broker admits the held send (or the wait fails)."""
+        if self._holding is None and self.transport is not None:
+            self.transport.pause_reading()
+            self._holding = self._loop.create_task(self._wait_held(admission))
+
+    async def _wait_held(self, admission: Admission) -> None:
+        error: MinibrokerError | None = None
+        try:
+            await admission
+        except MinibrokerError as exc:
+            error = exc
+        self._holding = None
+        if self._closing:
+            return
+        self._release_held(error)
+        self._handle_input()  # what came behind the held send (or hold again)
+        self._resume_reading()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._closing = True
+        self._cancel_timers()
+        if self._holding is not None:
+            self._holding.cancel()
+            self._holding = None
+        if not self._claimed:
+            return
+        self._claimed = False
+        self.broker.sockets.release()
+        try:
+            self._ended()
+        except MinibrokerError as error:  # the broker stopped first: nothing left to tell it
+            self.log.debug("connection of %s ended with %s", self.remote_address, error)
+        self.server._closed(self)
+
+    def pause_writing(self) -> None:
+        """The peer reads slower than we write: stop reading it too (TCP back-pressure), so a client that never reads
+        cannot pile up replies in memory."""
+        self._paused = True
+        if self.transport is not None and not self._closing:
+            self.transport.pause_reading()
+
+    def resume_writing(self) -> None:
+        self._paused = False
+        self._resume_reading()
+        self._writable()
+
+    def abort(self) -> None:
+        """Break the connection now (server shutdown, fault injection, a dead peer)."""
+        if self.transport is not None:
+            self._closing = True
+            self.transport.abort()
+
+    def _register(self, connection_id: int, drop: Callable[[], None], probe: Callable[[], list[str]]) -> None:
+        """Logged in as broker connection ``connection_id``: the broker drops it through ``drop`` (fault injection)
+        and asks ``probe`` what it still owes (``Broker.settled``)."""
+        self.broker.register_dropper(connection_id, drop)
+        self.broker.register_probe(connection_id, probe)
+
+
 class _Connection(Protocol):
     def abort(self) -> None: ...
 
@@ -105,10 +270,16 @@ class Listener(Generic[C]):
     def __init__(self) -> None:
         #: one per listening socket (a host name can resolve to several addresses); empty once closed
         self._servers: list[asyncio.Server] = []
+        #: listening, on sockets of its own or on another listener's port (:meth:`_attach`); False once closed
+        self._running = False
         self._connections: set[C] = set()
         self._changed = asyncio.Event()
         #: connections accepted since the start
         self.accepted = 0
+
+    def _make_protocol(self) -> asyncio.BaseProtocol:
+        """The protocol of one accepted socket (a subclass's)."""
+        raise NotImplementedError
 
     async def _listen(
         self,
@@ -137,6 +308,14 @@ class Listener(Generic[C]):
         )
         self.tls = context is not None
         self.host, self.port = self._servers[0].sockets[0].getsockname()[:2]
+        self._running = True
+        broker.on_close(self.broker_stopped)
+
+    def _attach(self, broker: Any, host: str, port: int, tls: bool) -> None:
+        """Serve the sockets another listener hands over (a port shared through a :class:`ProtocolSwitch`), with no
+        socket of its own: ``url`` names the shared port; :meth:`close` drops this listener's clients only."""
+        self.host, self.port, self.tls = host, port, tls
+        self._running = True
         broker.on_close(self.broker_stopped)
 
     @property
@@ -168,6 +347,7 @@ class Listener(Generic[C]):
             connection.abort()
 
     def _stop_listening(self) -> list[asyncio.Server]:
+        self._running = False
         servers, self._servers = self._servers, []
         for listener in servers:
             listener.close()
@@ -180,9 +360,9 @@ class Listener(Generic[C]):
 
     async def close(self) -> None:
         """Stop accepting, drop every client (a transport failure for the broker), wait for them to be gone."""
-        servers = self._stop_listening()
-        if not servers:
+        if not self._running:
             return
+        servers = self._stop_listening()
         self._drop_all()
         await self.wait_connection_count(0)
         for listener in servers:
@@ -275,6 +455,151 @@ class TlsGate(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._release()
+
+
+@attrs.frozen(slots=True)
+class Route:
+    """A protocol of a shared port: a connection whose first bytes hold ``signature`` at ``offset`` is that
+    protocol's (``make_protocol`` makes its handler)."""
+
+    name: str
+    offset: int
+    signature: bytes
+    make_protocol: Callable[[], asyncio.BaseProtocol] = attrs.field(eq=False)
+
+    def verdict(self, head: bytes) -> bool | None:
+        """True: ``head`` (a connection's first bytes) is this protocol's; False: it cannot be; None: more needed."""
+        seen = head[self.offset : self.offset + len(self.signature)]
+        if seen != self.signature[: len(seen)]:
+            return False
+        return True if len(seen) == len(self.signature) else None
+
+
+class ProtocolSwitch:
+    """Several protocols on one port, told apart by the first bytes each client sends (ActiveMQ's ``auto``
+    transport does the same): a :class:`FirstBytes` per accepted socket reads just enough of them, within the
+    connect deadline, and hands the socket and those bytes to the protocol they match; anything else is closed with
+    a log line. A socket that cannot get a connection slot goes to the first route at once, which refuses it in its
+    own words (the native protocol's fatal ERROR frame)."""
+
+    def __init__(
+        self,
+        routes: Sequence[Route],
+        *,
+        sockets: SocketSlots,
+        max_connections: int,
+        clock: Any,
+        connect_timeout: float,
+        log: logging.Logger,
+    ) -> None:
+        self.routes = tuple(routes)
+        self.sockets = sockets
+        self.max_connections = max_connections
+        self.clock = clock
+        self.connect_timeout = connect_timeout
+        self.log = log
+        self.failures = FailureLog(log)
+        #: sockets whose protocol is not known yet
+        self.pending: set[FirstBytes] = set()
+
+    def __call__(self) -> asyncio.BaseProtocol:
+        return FirstBytes(self)
+
+    def drop_pending(self) -> None:
+        """Close the sockets still undecided (the listener stops)."""
+        for gate in list(self.pending):
+            gate.close()
+
+
+class FirstBytes(asyncio.Protocol):
+    """One accepted socket of a :class:`ProtocolSwitch` until its first bytes say which protocol it speaks. It holds
+    a connection slot meanwhile (a flood of silent sockets counts against ``max_connections``) and writes nothing:
+    the clients of the protocols that share a port speak first."""
+
+    def __init__(self, switch: ProtocolSwitch) -> None:
+        self._switch = switch
+        self._transport: asyncio.Transport | None = None
+        self._head = bytearray()
+        self._claimed = False
+        self._deadline: TimerHandle | None = None
+        self._done = False
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        switch = self._switch
+        self._transport = transport
+        if not switch.sockets.claim(switch.max_connections):
+            self._hand_over(switch.routes[0])
+            return
+        self._claimed = True
+        switch.pending.add(self)
+        clock = switch.clock
+        self._deadline = clock.call_at(clock.now() + switch.connect_timeout, self._too_slow)
+
+    def data_received(self, data: bytes) -> None:
+        if self._done:
+            return
+        self._head += data
+        head = bytes(self._head)
+        undecided = False
+        for route in self._switch.routes:
+            verdict = route.verdict(head)
+            if verdict:
+                self._hand_over(route)
+                return
+            undecided = undecided or verdict is None
+        if not undecided:
+            names = " nor ".join(route.name for route in self._switch.routes)
+            self._refuse(f"its first bytes {head[:16]!r} are neither {names}")
+
+    def eof_received(self) -> bool | None:
+        if not self._done:
+            self._switch.log.debug("%s closed before its protocol was known", self._peer())
+            self.close()
+        return None
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if not self._done:
+            self._finish()
+
+    def _too_slow(self) -> None:
+        if not self._done:
+            self._refuse(f"too few bytes to tell its protocol within {self._switch.connect_timeout} s")
+
+    def _refuse(self, why: str) -> None:
+        self._switch.failures.note(f"closing {self._peer()}: {why}")
+        self.close()
+
+    def close(self) -> None:
+        transport = self._transport
+        self._finish()
+        if transport is not None:
+            transport.abort()
+
+    def _peer(self) -> object:
+        return None if self._transport is None else self._transport.get_extra_info("peername")
+
+    def _finish(self) -> None:
+        """Give the slot back (the protocol taking over claims its own) and stop the deadline."""
+        self._done = True
+        self._switch.pending.discard(self)
+        if self._deadline is not None:
+            self._deadline.cancel()
+            self._deadline = None
+        if self._claimed:
+            self._claimed = False
+            self._switch.sockets.release()
+
+    def _hand_over(self, route: Route) -> None:
+        transport = self._transport
+        assert transport is not None
+        self._finish()
+        protocol = route.make_protocol()
+        transport.set_protocol(protocol)
+        protocol.connection_made(transport)
+        if self._head and isinstance(protocol, asyncio.Protocol) and not transport.is_closing():
+            protocol.data_received(bytes(self._head))
+        self._head.clear()
 
 
 class FailureLog:

@@ -15,17 +15,15 @@ clock (a ManualClock drives them in tests):
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import socket
 from collections.abc import Sequence
 from ssl import SSLContext
 
-from minibroker import Admission, Broker
+from minibroker import Broker
 from minibroker._defaults import DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_WRITE_BUFFER, PRE_LOGIN_MAX_FRAME_SIZE
-from minibroker.clock import TimerHandle
 from minibroker.errors import InvalidConfiguration, MinibrokerError, RemoteProtocolError
-from minibroker.plugins._listening import FRAMES_PER_TURN, Listener, TakesTurns
+from minibroker.plugins._listening import FRAMES_PER_TURN, Listener, ListenerProtocol
 
 from .codec import MqttDecoder
 from .session import STRATEGIES, MqttSession
@@ -42,52 +40,43 @@ DEFAULT_MAX_PACKET_SIZE = 268_435_456
 KEEP_ALIVE_GRACE = 1.5
 
 
-class _MqttProtocol(TakesTurns, asyncio.Protocol):
+class _MqttProtocol(ListenerProtocol):
+    log = log
+    server: MqttServer
+
     def __init__(self, server: MqttServer) -> None:
-        self.server = server
-        self.broker = server.broker
-        self.transport: asyncio.Transport | None = None
+        super().__init__(server)
         self.decoder = MqttDecoder(min(server.max_packet_size, PRE_LOGIN_MAX_FRAME_SIZE))
         self.session: MqttSession | None = None
         self._out = bytearray()
         self._flush_scheduled = False
-        self._closing = False
-        self._paused = False
-        self._claimed = False
-        self._timers: list[TimerHandle] = []
-        self._last_read = self.broker.clock.now()
-        self._holding: asyncio.Task[None] | None = None
-        self._loop = asyncio.get_running_loop()
 
-    # -- asyncio callbacks ------------------------------------------------------------------------------------------
+    # -- the kit's hooks (ListenerProtocol) -------------------------------------------------------------------------
 
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self.transport = transport
-        if not self.broker.sockets.claim(self.server.max_connections):
-            log.warning(
-                "refusing %s: %d connections open (max_connections)",
-                transport.get_extra_info("peername"),
-                self.broker.sockets.open,
-            )
-            self._closing = True
-            transport.abort()
-            return
-        self._claimed = True
-        peer = transport.get_extra_info("peername")
-        address = f"tcp://{peer[0]}:{peer[1]}" if isinstance(peer, tuple) and len(peer) >= 2 else str(peer)
+    def _start(self) -> None:
         self.session = MqttSession(
             self.broker,
             self._write,
             self._close,
-            remote_address=address,
+            remote_address=self.remote_address,
             steal_link=self.server._steal,
             subscription_strategy=self.server.subscription_strategy,
             publish_dollar_topics=self.server.publish_dollar_topics,
         )
-        self.server._opened(self)
-        clock = self.broker.clock
-        self._timers.append(clock.call_at(clock.now() + self.server.connect_timeout, self._connect_deadline))
+
+    def _logged_in(self) -> bool:
+        return self.session is not None and self.session.connected
+
+    def _release_held(self, error: MinibrokerError | None) -> None:
+        if self.session is not None:
+            self.session.release_held(error)
+
+    def _ended(self) -> None:
+        session = self.session
+        if session is not None and not session.closed:
+            session.disconnect(clean=False)
+
+    # -- input ------------------------------------------------------------------------------------------------------
 
     def data_received(self, data: bytes) -> None:
         if self._closing:
@@ -114,58 +103,14 @@ class _MqttProtocol(TakesTurns, asyncio.Protocol):
                 session.receive(packet)
                 if session.connected and not was_connected:
                     self._on_connected()
-            if session.held is not None and self._holding is None and self.transport is not None:
-                self.transport.pause_reading()
-                self._holding = self._loop.create_task(self._wait_held(session.held[0]))
+            if session.held is not None:
+                self._hold(session.held[0])
         except RemoteProtocolError as exc:
             log.info("MQTT protocol error from %s: %s", session.remote_address, exc)
             self._fail()
         except Exception:  # a bug must not leave the connection half-alive, nor reach other clients
             log.exception("MQTT connection from %s failed", session.remote_address)
             self._fail()
-
-    async def _wait_held(self, admission: Admission) -> None:
-        error: MinibrokerError | None = None
-        try:
-            await admission
-        except MinibrokerError as exc:
-            error = exc
-        self._holding = None
-        session = self.session
-        if self._closing or session is None:
-            return
-        session.release_held(error)
-        self._handle_input()
-        self._resume_reading()
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        self._closing = True
-        for timer in self._timers:
-            timer.cancel()
-        self._timers.clear()
-        if self._holding is not None:
-            self._holding.cancel()
-            self._holding = None
-        if not self._claimed:
-            return
-        self._claimed = False
-        self.broker.sockets.release()
-        session = self.session
-        if session is not None and not session.closed:
-            try:
-                session.disconnect(clean=False)
-            except MinibrokerError as error:  # the broker stopped first: nothing left to tell it
-                log.debug("MQTT session of %s ended with %s", session.remote_address, error)
-        self.server._closed(self)
-
-    def pause_writing(self) -> None:
-        self._paused = True
-        if self.transport is not None and not self._closing:
-            self.transport.pause_reading()
-
-    def resume_writing(self) -> None:
-        self._paused = False
-        self._resume_reading()
 
     # -- output -----------------------------------------------------------------------------------------------------
 
@@ -205,28 +150,14 @@ class _MqttProtocol(TakesTurns, asyncio.Protocol):
             session.disconnect(clean=False)
         self.abort()
 
-    def abort(self) -> None:
-        if self.transport is not None:
-            self._closing = True
-            self.transport.abort()
-
     # -- timers -----------------------------------------------------------------------------------------------------
-
-    def _connect_deadline(self) -> None:
-        session = self.session
-        if session is not None and not session.connected and not self._closing:
-            log.warning("no CONNECT from %s in %s s: closing", session.remote_address, self.server.connect_timeout)
-            self.abort()
 
     def _on_connected(self) -> None:
         session = self.session
         assert session is not None and session.connection_id is not None
-        for timer in self._timers:
-            timer.cancel()
-        self._timers.clear()
+        self._cancel_timers()
         self.decoder.max_packet_size = self.server.max_packet_size
-        self.broker.register_dropper(session.connection_id, self._fail)
-        self.broker.register_probe(session.connection_id, session.pending_work)
+        self._register(session.connection_id, self._fail, session.pending_work)
         if session.connection is not None:  # what the web console's Connections page shows of it
             session.connection.context.protocol = "MQTT"
             session.connection.context.remote_address = session.remote_address
@@ -280,6 +211,9 @@ class MqttServer(Listener["_MqttProtocol"]):
 
     def __repr__(self) -> str:
         return f"<MqttServer {self.url} connections={len(self._connections)}>"
+
+    def _make_protocol(self) -> _MqttProtocol:
+        return _MqttProtocol(self)
 
     @property
     def url(self) -> str:
@@ -342,7 +276,7 @@ async def start_mqtt_server(
     server.publish_dollar_topics = publish_dollar_topics
     await server._listen(
         broker,
-        lambda: _MqttProtocol(server),
+        server._make_protocol,
         host,
         port,
         sock,

@@ -10,12 +10,12 @@ module moves bytes and runs the timers, on the broker's clock:
 * what the converter writes in one event-loop turn goes out in one ``write``; a client that does not read is not
   read either (TCP back-pressure), and is dropped once too much waits unsent to it;
 * a send the broker makes wait (producer flow control) stops the reading until it is admitted;
-* frames are handled in turns (:class:`~minibroker.plugins._listening.TakesTurns`), as the other listeners do.
+* frames are handled in turns, slots claimed, held sends waited for and the socket's end told to the broker by
+  the listener kit (:class:`~minibroker.plugins._listening.ListenerProtocol`), as in the other listeners.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import socket
 from collections.abc import Sequence
@@ -23,11 +23,10 @@ from ssl import SSLContext
 
 import attrs
 
-from minibroker import Admission, Broker
+from minibroker import Broker
 from minibroker._defaults import DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_WRITE_BUFFER, PRE_LOGIN_MAX_FRAME_SIZE
-from minibroker.clock import TimerHandle
 from minibroker.errors import MinibrokerError, RemoteProtocolError
-from minibroker.plugins._listening import FRAMES_PER_TURN, Listener, TakesTurns
+from minibroker.plugins._listening import FRAMES_PER_TURN, Listener, ListenerProtocol
 
 from .codec import OpenWireDecoder, WireFormat, encode_command
 from .converter import MAX_INACTIVITY_MS, OpenWireConverter
@@ -42,54 +41,45 @@ CONNECT_TIMEOUT = 30.0
 DEFAULT_MAX_FRAME_SIZE = 104_857_600
 
 
-class _OpenWireProtocol(TakesTurns, asyncio.Protocol):
+class _OpenWireProtocol(ListenerProtocol):
+    log = log
+    login_frame = "ConnectionInfo"
+    server: OpenWireServer
+
     def __init__(self, server: OpenWireServer) -> None:
-        self.server = server
-        self.broker = server.broker
-        self.transport: asyncio.Transport | None = None
+        super().__init__(server)
         self.decoder = OpenWireDecoder(WireFormat(max_frame_size=min(server.max_frame_size, PRE_LOGIN_MAX_FRAME_SIZE)))
         self.converter: OpenWireConverter | None = None
         self._out = bytearray()
         self._flush_scheduled = False
-        self._closing = False
-        self._paused = False
-        self._claimed = False
-        self._timers: list[TimerHandle] = []
         self._registered = False
-        self._last_read = self.broker.clock.now()
         self._last_write = self._last_read
-        self._holding: asyncio.Task[None] | None = None
-        self._loop = asyncio.get_running_loop()
 
-    # -- asyncio callbacks ------------------------------------------------------------------------------------------
+    # -- the kit's hooks (ListenerProtocol) -------------------------------------------------------------------------
 
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self.transport = transport
-        if not self.broker.sockets.claim(self.server.max_connections):
-            log.warning(
-                "refusing %s: %d connections open (max_connections)",
-                transport.get_extra_info("peername"),
-                self.broker.sockets.open,
-            )
-            self._closing = True
-            transport.abort()
-            return
-        self._claimed = True
-        peer = transport.get_extra_info("peername")
-        address = f"tcp://{peer[0]}:{peer[1]}" if isinstance(peer, tuple) and len(peer) >= 2 else str(peer)
+    def _start(self) -> None:
         self.converter = OpenWireConverter(
             self.broker,
             on_output=self._schedule_flush,
-            remote_address=address,
+            remote_address=self.remote_address,
             broker_url=self.server.url,
             max_frame_size=self.server.max_frame_size,
             max_inactivity_ms=self.server.max_inactivity_ms,
         )
-        self.server._opened(self)
         self._write(encode_command(self.converter.hello(), self.converter.fmt))
-        clock = self.broker.clock
-        self._timers.append(clock.call_at(clock.now() + self.server.connect_timeout, self._connect_deadline))
+
+    def _logged_in(self) -> bool:
+        return self.converter is not None and self.converter.connection is not None
+
+    def _release_held(self, error: MinibrokerError | None) -> None:
+        if self.converter is not None:
+            self.converter.release_held(error)
+
+    def _ended(self) -> None:
+        if self.converter is not None:
+            self.converter.connection_lost()
+
+    # -- input ------------------------------------------------------------------------------------------------------
 
     def data_received(self, data: bytes) -> None:
         if self._closing:
@@ -119,59 +109,14 @@ class _OpenWireProtocol(TakesTurns, asyncio.Protocol):
                     self.decoder.fmt = attrs.evolve(converter.fmt, max_frame_size=limit)
                 if converter.connection is not None and not self._registered:
                     self._on_connected()
-            held = converter.held
-            if held is not None and self._holding is None and self.transport is not None:
-                self.transport.pause_reading()
-                self._holding = self._loop.create_task(self._wait_held(held))
+            if converter.held is not None:
+                self._hold(converter.held)
         except RemoteProtocolError as exc:
             converter.protocol_error(exc)
         except Exception:  # a bug must not leave the connection half-alive, nor reach other clients
             log.exception("OpenWire connection from %s failed", converter.remote_address)
             converter.internal_error()
         self._schedule_flush()
-
-    async def _wait_held(self, admission: Admission) -> None:
-        error: MinibrokerError | None = None
-        try:
-            await admission
-        except MinibrokerError as exc:
-            error = exc
-        self._holding = None
-        converter = self.converter
-        if self._closing or converter is None:
-            return
-        converter.release_held(error)
-        self._handle_input()
-        self._resume_reading()
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        self._closing = True
-        for timer in self._timers:
-            timer.cancel()
-        self._timers.clear()
-        if self._holding is not None:
-            self._holding.cancel()
-            self._holding = None
-        if not self._claimed:
-            return
-        self._claimed = False
-        self.broker.sockets.release()
-        converter = self.converter
-        if converter is not None:
-            try:
-                converter.connection_lost()
-            except MinibrokerError as error:  # the broker stopped first: nothing left to tell it
-                log.debug("OpenWire connection of %s ended with %s", converter.remote_address, error)
-        self.server._closed(self)
-
-    def pause_writing(self) -> None:
-        self._paused = True
-        if self.transport is not None and not self._closing:
-            self.transport.pause_reading()
-
-    def resume_writing(self) -> None:
-        self._paused = False
-        self._resume_reading()
 
     # -- output -----------------------------------------------------------------------------------------------------
 
@@ -207,36 +152,15 @@ class _OpenWireProtocol(TakesTurns, asyncio.Protocol):
             self._closing = True
             transport.close()
 
-    def abort(self) -> None:
-        if self.transport is not None:
-            self._closing = True
-            self.transport.abort()
-
-    def _fail(self) -> None:
-        """The broker drops this client (fault injection, a dead peer): the transport fails, as a network would."""
-        self.abort()
-
     # -- timers -----------------------------------------------------------------------------------------------------
-
-    def _connect_deadline(self) -> None:
-        converter = self.converter
-        if converter is not None and converter.connection is None and not self._closing:
-            log.warning(
-                "no ConnectionInfo from %s in %s s: closing", converter.remote_address, self.server.connect_timeout
-            )
-            self.abort()
 
     def _on_connected(self) -> None:
         converter = self.converter
         assert converter is not None and converter.connection is not None
         self._registered = True
-        for timer in self._timers:
-            timer.cancel()
-        self._timers.clear()
+        self._cancel_timers()
         self.decoder.fmt.max_frame_size = converter.fmt.max_frame_size
-        connection_id = converter.connection.connection_id
-        self.broker.register_dropper(connection_id, self._fail)
-        self.broker.register_probe(connection_id, converter.pending_work)
+        self._register(converter.connection.connection_id, self.abort, converter.pending_work)
         if converter.max_inactivity_ms > 0:
             self._schedule_inactivity(converter.max_inactivity_ms / 1000.0)
 
@@ -287,6 +211,9 @@ class OpenWireServer(Listener["_OpenWireProtocol"]):
     def __repr__(self) -> str:
         return f"<OpenWireServer {self.url} connections={len(self._connections)}>"
 
+    def _make_protocol(self) -> _OpenWireProtocol:
+        return _OpenWireProtocol(self)
+
     @property
     def url(self) -> str:
         return self._url("ssl" if self.tls else "tcp")
@@ -336,7 +263,7 @@ async def start_openwire_server(
     )
     await server._listen(
         broker,
-        lambda: _OpenWireProtocol(server),
+        server._make_protocol,
         host,
         port,
         sock,

@@ -17,23 +17,21 @@ Each TCP connection gets a :class:`~minibroker.plugins.stomp.codec.StompDecoder`
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import socket
 from collections.abc import Callable, Sequence
 from ssl import SSLContext
 from time import perf_counter
 
-from minibroker import Admission, Broker
+from minibroker import Broker
 from minibroker._defaults import (
     DEFAULT_MAX_CONNECTIONS,
     DEFAULT_MAX_TRANSFORMATION_ENTRIES,
     DEFAULT_MAX_WRITE_BUFFER,
     PRE_LOGIN_MAX_FRAME_SIZE,
 )
-from minibroker.clock import TimerHandle
 from minibroker.errors import MinibrokerError, RemoteProtocolError
-from minibroker.plugins._listening import FRAMES_PER_TURN, TURN_CHECK, TURN_SECONDS, Listener, TakesTurns
+from minibroker.plugins._listening import FRAMES_PER_TURN, TURN_CHECK, TURN_SECONDS, Listener, ListenerProtocol
 
 from .codec import HEARTBEAT, StompDecoder
 from .converter import Authenticator, StompConverter
@@ -64,11 +62,12 @@ _ACK_BATCH = 1000
 _RENDER_BUDGET = 1024 * 1024
 
 
-class _StompProtocol(TakesTurns, asyncio.Protocol):
+class _StompProtocol(ListenerProtocol):
+    log = log
+    server: StompServer
+
     def __init__(self, server: StompServer) -> None:
-        self.server = server
-        self.broker = server.broker
-        self.transport: asyncio.Transport | None = None
+        super().__init__(server)
         # until CONNECTED, only small frames: a stranger cannot make the broker buffer a large partial frame
         self.decoder = StompDecoder(
             role="server",
@@ -78,56 +77,46 @@ class _StompProtocol(TakesTurns, asyncio.Protocol):
         )
         self.converter: StompConverter | None = None
         self._flush_scheduled = False
-        self._paused = False
-        self._closing = False
         #: the broker-clock time of the last bytes read (the CONNECT counts: as ActiveMQ's first read check does)
         self._clock_now = self.broker.clock.now
-        self._last_read = self._clock_now()
         #: the client's heart-beat period, seconds (0: it sends none and is not checked)
         self._read_period = 0.0
         self._written_since_check = False
-        self._timers: list[TimerHandle] = []
         self._heartbeats_started = False
         self._registered = False
-        #: this connection holds one of the broker's socket slots (released when it goes)
-        self._claimed = False
-        #: the task awaiting a held SEND's admission (reading is paused meanwhile)
-        self._holding: asyncio.Task[None] | None = None
-        self._loop = asyncio.get_running_loop()
 
-    # -- asyncio callbacks ------------------------------------------------------------------------------------------
+    # -- the kit's hooks (ListenerProtocol) -------------------------------------------------------------------------
 
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self.transport = transport
-        if not self.broker.sockets.claim(self.server.max_connections):
-            # ActiveMQ's maximumConnections: the socket is closed at once, before a frame is read
-            # at WARN, as the native listener and ActiveMQ's TransportConnector log a refused connection
-            log.warning(
-                "refusing %s: %d connections open (max_connections)",
-                transport.get_extra_info("peername"),
-                self.broker.sockets.open,
-            )
-            self._closing = True
-            transport.abort()
-            return
-        self._claimed = True
-        peer = transport.get_extra_info("peername")
-        address = f"tcp://{peer[0]}:{peer[1]}" if isinstance(peer, tuple) and len(peer) >= 2 else str(peer)
+    def _start(self) -> None:
         self.converter = StompConverter(
             self.broker,
             authenticator=self.server.authenticator,
             on_output=self._schedule_flush,
-            remote_address=address,
+            remote_address=self.remote_address,
         )
         self.converter.render_budget = _RENDER_BUDGET
         self.converter.max_transformation_entries = self.server.max_transformation_entries
         self.converter.max_render_size = self.server.max_frame_size
-        self.server._opened(self)
-        clock = self.broker.clock
-        #: cancelled once CONNECT succeeds: a pending deadline would give virtual time an early, pointless target
-        self._deadline = clock.call_at(clock.now() + self.server.connect_timeout, self._connect_deadline)
-        self._timers.append(self._deadline)
+
+    def _logged_in(self) -> bool:
+        return self.converter is not None and self.converter.connected
+
+    def _release_held(self, error: MinibrokerError | None) -> None:
+        if self.converter is not None:
+            self.converter.release_held(error)
+
+    def _ended(self) -> None:
+        if self.converter is not None:
+            self.converter.connection_lost()
+
+    def _deadline_passed(self) -> None:
+        self._close()
+
+    def _writable(self) -> None:
+        """Auto acks (hence dispatch) waited while the peer did not read: go on."""
+        self._schedule_flush()
+
+    # -- input ------------------------------------------------------------------------------------------------------
 
     def data_received(self, data: bytes) -> None:
         if self._closing:
@@ -178,57 +167,6 @@ class _StompProtocol(TakesTurns, asyncio.Protocol):
             converter.internal_error()
         self._flush()
 
-    def _hold(self, admission: Admission) -> None:
-        if self._holding is None and self.transport is not None:
-            self.transport.pause_reading()
-            self._holding = self._loop.create_task(self._wait_held(admission))
-
-    async def _wait_held(self, admission: Admission) -> None:
-        error: MinibrokerError | None = None
-        try:
-            await admission
-        except MinibrokerError as exc:
-            error = exc
-        self._holding = None
-        converter = self.converter
-        if self._closing or converter is None:
-            return
-        converter.release_held(error)
-        self._handle_input()  # the frames that came behind the SEND (or hold again)
-        self._resume_reading()
-
-    def eof_received(self) -> bool | None:
-        return None  # close our side too: connection_lost follows
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        self._closing = True
-        for timer in self._timers:
-            timer.cancel()
-        self._timers.clear()
-        if self._holding is not None:
-            self._holding.cancel()
-            self._holding = None
-        if not self._claimed:
-            return
-        self._claimed = False
-        self.broker.sockets.release()
-        converter = self.converter
-        if converter is not None:
-            converter.connection_lost()
-        self.server._closed(self)
-
-    def pause_writing(self) -> None:
-        """The peer reads slower than we write: stop reading it too (TCP back-pressure), so a client that never
-        reads cannot pile up replies in memory; auto acks (hence dispatch) wait as well."""
-        self._paused = True
-        if self.transport is not None and not self._closing:
-            self.transport.pause_reading()
-
-    def resume_writing(self) -> None:
-        self._paused = False
-        self._resume_reading()
-        self._schedule_flush()
-
     # -- output -----------------------------------------------------------------------------------------------------
 
     def _schedule_flush(self) -> None:
@@ -266,12 +204,6 @@ class _StompProtocol(TakesTurns, asyncio.Protocol):
             self._closing = True
             self.transport.close()
 
-    def abort(self) -> None:
-        """Break the connection now (server shutdown, fault injection)."""
-        if self.transport is not None:
-            self._closing = True
-            self.transport.abort()
-
     def _pending_work(self) -> list[str]:
         """What this connection still owes the broker or the client (for ``Broker.settled``)."""
         converter = self.converter
@@ -284,22 +216,15 @@ class _StompProtocol(TakesTurns, asyncio.Protocol):
 
     # -- timers -----------------------------------------------------------------------------------------------------
 
-    def _connect_deadline(self) -> None:
-        converter = self.converter
-        if converter is not None and not converter.connected and not self._closing:
-            log.warning("no CONNECT from %s in %s s: closing", converter.remote_address, self.server.connect_timeout)
-            self._close()
-
     def _on_connected(self) -> None:
-        self._deadline.cancel()
+        self._cancel_timers()  # a pending deadline would give virtual time an early, pointless target
         self._heartbeats_started = True
         self.decoder.max_frame_size = self.server.max_frame_size
         converter = self.converter
         assert converter is not None
         if converter.connection_id is not None and not self._registered:
             self._registered = True
-            self.broker.register_dropper(converter.connection_id, self.abort)
-            self.broker.register_probe(converter.connection_id, self._pending_work)
+            self._register(converter.connection_id, self.abort, self._pending_work)
             if converter.connection is not None:  # what the web console's Connections page shows of it
                 converter.connection.context.protocol = "STOMP"
                 converter.connection.context.remote_address = converter.remote_address
@@ -372,6 +297,9 @@ class StompServer(Listener["_StompProtocol"]):
     def __repr__(self) -> str:
         return f"<StompServer {self.url} connections={len(self._connections)}>"
 
+    def _make_protocol(self) -> _StompProtocol:
+        return _StompProtocol(self)
+
     @property
     def url(self) -> str:
         return self._url("stomp+ssl" if self.tls else "stomp")
@@ -418,7 +346,7 @@ async def start_stomp_server(
     )
     await server._listen(
         broker,
-        lambda: _StompProtocol(server),
+        server._make_protocol,
         host,
         port,
         sock,
