@@ -14,12 +14,15 @@ if sys.platform != "win32":  # POSIX flock; Windows has no advisory locks, so th
 
 TYPE_CHECKING = False  # not typing's: this module is on the launch path of ``minibroker serve``
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import IO
 
 #: the lock file inside a data directory
 LOCK_NAME = "lock"
 #: the store's database inside a data directory (minibroker.store)
 DATABASE_NAME = "minibroker.sqlite3"
+#: ActiveMQ's ``lockAcquireSleepInterval`` default (AbstractLocker): how often a waiting slave tries the lock
+LOCK_RETRY_INTERVAL = 10.0
 
 
 def in_use_message(directory: str | os.PathLike[str]) -> str:
@@ -96,3 +99,41 @@ def data_dir_problem(directory: str | os.PathLike[str]) -> str | None:
     except OSError as exc:
         return f"cannot open the message store in {os.fspath(directory)}: {exc}"
     return data_dir_in_use(directory)
+
+
+def waiting_message(directory: str | os.PathLike[str], interval: float) -> str:
+    """What a waiting slave says once (ActiveMQ's SharedFileLocker logs its like at INFO)."""
+    lock = os.path.join(directory, LOCK_NAME)
+    return (
+        f"the message store {lock} is locked by another broker: this broker is now a slave waiting for the lock "
+        f"(trying every {interval:g} s); it starts when the master stops"
+    )
+
+
+def wait_for_data_dir(
+    directory: str | os.PathLike[str], interval: float = LOCK_RETRY_INTERVAL, on_wait: Callable[[str], None] = print
+) -> None:
+    """Return once no other broker holds ``directory``'s lock: ActiveMQ's shared-storage slave (SharedFileLocker
+    without ``failIfLocked``), which tries the lock every ``interval`` seconds and says once that it waits.
+
+    The lock is let go again on return, for the store to take (a third broker taking it in between makes that
+    store's open fail as in use). The directory is made if missing; an error other than a held lock is left for the
+    store to report."""
+    import time
+
+    os.makedirs(directory, exist_ok=True)
+    said = False
+    while True:
+        try:
+            lock = lock_data_dir(directory)
+        except BlockingIOError:
+            if not said:
+                on_wait(waiting_message(directory, interval))
+                said = True
+            time.sleep(interval)
+            continue
+        except OSError:
+            return
+        if lock is not None:
+            lock.close()
+        return

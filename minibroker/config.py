@@ -24,6 +24,8 @@ offending key as a dotted path (``destinations."orders.>".memory_limit``). Every
     https_port = 8162                  # absent: no https:// listener (needs [tls])
     http_allowed_hosts = ["broker.example.com"]  # the console's names besides localhost, IPs, this machine's
     mqtt_subscription_strategy = "default"   # or "virtual-topic" (ActiveMQ's subscriptionStrategy)
+    wait_for_lock = false              # true: a data directory another broker holds is waited for (a slave)
+    lock_retry_interval = 10.0         # seconds between a waiting slave's tries (ActiveMQ's lockAcquireSleepInterval)
 
     [tls]                              # PEM files, relative to this file
     cert = "server.crt"
@@ -139,6 +141,10 @@ class ServerConfig:
     idle_timeout: float = DEFAULT_IDLE_TIMEOUT
     #: the most map entries a STOMP ``transformation`` renders or parses (plugins/stomp/transformations.py)
     max_transformation_entries: int = DEFAULT_MAX_TRANSFORMATION_ENTRIES
+    #: a data directory another broker holds is waited for, as ActiveMQ's shared-storage slave waits (False: refused,
+    #: as ActiveMQ's ``failIfLocked``); tried every ``lock_retry_interval`` seconds (``lockAcquireSleepInterval``)
+    wait_for_lock: bool = False
+    lock_retry_interval: float = 10.0
 
 
 @attrs.frozen(slots=True)
@@ -398,6 +404,8 @@ def parse_config(doc: Mapping[str, Any], *, path: str | os.PathLike[str] | None 
             "http_port",
             "https_port",
             "http_allowed_hosts",
+            "wait_for_lock",
+            "lock_retry_interval",
         },
         "server",
     )
@@ -448,6 +456,8 @@ def parse_config(doc: Mapping[str, Any], *, path: str | os.PathLike[str] | None 
         https_port=reader.value(server, "https_port", "int", None, "server"),
         http_allowed_hosts=tuple(reader.value(server, "http_allowed_hosts", "names", [], "server")),
         mqtt_subscription_strategy=reader.value(server, "mqtt_subscription_strategy", "str", "default", "server"),
+        wait_for_lock=reader.value(server, "wait_for_lock", "bool", False, "server"),
+        lock_retry_interval=reader.value(server, "lock_retry_interval", "float", 10.0, "server"),
         tls=_tls(reader, doc, base),
         max_connections=reader.value(limits, "max_connections", "int", DEFAULT_MAX_CONNECTIONS, "limits"),
         max_frame_size=reader.value(limits, "max_frame_size", "size", DEFAULT_MAX_FRAME_SIZE, "limits"),
@@ -459,6 +469,8 @@ def parse_config(doc: Mapping[str, Any], *, path: str | os.PathLike[str] | None 
     )
     if server_config.idle_timeout < 0:
         raise reader.fail("limits.idle_timeout", f"{server_config.idle_timeout} must be 0 (never) or above")
+    if server_config.lock_retry_interval <= 0:
+        raise reader.fail("server.lock_retry_interval", f"{server_config.lock_retry_interval} must be above 0")
     if server_config.handshake_timeout <= 0:
         raise reader.fail("limits.handshake_timeout", f"{server_config.handshake_timeout} must be above 0")
     for key, value, low in (
