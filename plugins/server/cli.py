@@ -168,6 +168,20 @@ def _serve_options(parser: argparse.ArgumentParser) -> None:
         help="keep persistent messages in DIR (SQLite); restarting on the same DIR brings back every "
         "unacked persistent message",
     )
+    parser.add_argument(
+        "--wait-for-lock",
+        action="store_true",
+        default=None,
+        help="when another broker holds --data-dir, wait for it as ActiveMQ's shared-storage slave does (no port "
+        "is bound, no URL printed until the lock is ours: the master stopped) instead of refusing to start",
+    )
+    parser.add_argument(
+        "--lock-retry-interval",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="how often a waiting slave tries the lock (default: 10, ActiveMQ's lockAcquireSleepInterval)",
+    )
     parser.add_argument("--host", default=None, help=f"address to listen on (default: {DEFAULT_HOST})")
     parser.add_argument(
         "--port", type=int, default=None, help=f"port to listen on; 0 picks a free one (default: {DEFAULT_PORT})"
@@ -314,6 +328,7 @@ class ServeSettings:
         "host",
         "http_port",
         "https_port",
+        "lock_retry_interval",
         "max_connections",
         "max_frame_size",
         "mqtt_port",
@@ -324,6 +339,7 @@ class ServeSettings:
         "stomp_port",
         "stomp_ssl_port",
         "tls",
+        "wait_for_lock",
     )
 
     def __init__(self, args: argparse.Namespace) -> None:
@@ -374,6 +390,12 @@ class ServeSettings:
         self.http_port: int | None = _given(args.http_port, server.http_port if server is not None else None)
         self.https_port: int | None = _given(args.https_port, server.https_port if server is not None else None)
         self.tls: TlsSettings | None = _tls_settings(args, server.tls if server is not None else None)
+        self.wait_for_lock: bool = args.wait_for_lock or (server is not None and server.wait_for_lock)
+        self.lock_retry_interval: float = _given_float(
+            args.lock_retry_interval, server.lock_retry_interval if server is not None else 10.0
+        )
+        if self.lock_retry_interval <= 0:
+            raise _UsageProblem(f"--lock-retry-interval {self.lock_retry_interval} must be above 0")
         if self.tls is None and any(p is not None for p in (self.ssl_port, self.stomp_ssl_port, self.mqtt_ssl_port)):
             raise _UsageProblem(
                 "--ssl-port, --stomp-ssl-port and --mqtt-ssl-port need --tls-cert (or a [tls] table in the config)"
@@ -387,6 +409,10 @@ class _UsageProblem(ValueError):
 
 
 def _given(option: int | None, configured: int | None) -> int | None:
+    return option if option is not None else configured
+
+
+def _given_float(option: float | None, configured: float) -> float:
     return option if option is not None else configured
 
 
@@ -416,6 +442,13 @@ def _serve_main(args: argparse.Namespace) -> int:
     settings = ServeSettings(args)
     config, host = settings.config, settings.host
     max_frame_size, max_connections = settings.max_frame_size, settings.max_connections
+    if settings.data_dir is not None and settings.wait_for_lock:  # a slave binds nothing before the lock is free
+        from minibroker._data_dir_lock import wait_for_data_dir
+
+        try:
+            wait_for_data_dir(settings.data_dir, settings.lock_retry_interval, _say_waiting)
+        except KeyboardInterrupt:
+            return 0
     try:
         check_limits(max_frame_size, max_connections)
         socks = listen(host, settings.port)
@@ -484,6 +517,10 @@ def _serve_main(args: argparse.Namespace) -> int:
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+
+
+def _say_waiting(line: str) -> None:
+    print(f"minibroker serve: {line}", file=sys.stderr, flush=True)
 
 
 def _announce(urls: list[str]) -> None:
