@@ -32,6 +32,7 @@ __all__ = [
     "FirstBytes",
     "Listener",
     "ListenerProtocol",
+    "ProtocolListener",
     "ProtocolSwitch",
     "Route",
     "TakesTurns",
@@ -378,6 +379,44 @@ class Listener(Generic[C]):
 
 
 ListenerT = TypeVar("ListenerT", bound="Listener[Any]")
+
+P = TypeVar("P", bound=ListenerProtocol)
+
+
+class ProtocolListener(Listener[P]):
+    """A listener whose sockets are :class:`ListenerProtocol` s (STOMP, MQTT, OpenWire): the settings the kit reads,
+    its URL (``scheme``, ``tls_scheme`` with TLS) and the count of sockets not logged in yet."""
+
+    #: the protocol of each accepted socket, and the URL schemes of the listener, plain and with TLS
+    protocol_class: type[P]
+    scheme: ClassVar[str]
+    tls_scheme: ClassVar[str]
+
+    def __init__(self, broker: Any, *, connect_timeout: float, max_connections: int, max_write_buffer: int) -> None:
+        super().__init__()
+        self.broker = broker
+        #: seconds (broker's clock) a socket has to log in
+        self.connect_timeout = connect_timeout
+        #: refuse a socket once this many are open on all the broker's listeners together
+        self.max_connections = max_connections
+        #: disconnect a client once this many bytes wait unsent to it
+        self.max_write_buffer = max_write_buffer
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.url} connections={len(self._connections)}>"
+
+    def _make_protocol(self) -> P:
+        return self.protocol_class(self)
+
+    @property
+    def url(self) -> str:
+        return self._url(self.tls_scheme if self.tls else self.scheme)
+
+    @property
+    def handshakes_pending(self) -> int:
+        """Sockets open but not logged in yet: a virtual clock must not jump to their connect deadline while a real
+        peer is a few milliseconds into its handshake (the pytest fixtures hold autojump on this)."""
+        return sum(1 for p in self._connections if not p._logged_in())
 
 
 class TlsGate(asyncio.Protocol):

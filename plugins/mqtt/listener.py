@@ -23,7 +23,7 @@ from ssl import SSLContext
 from minibroker import Broker
 from minibroker._defaults import DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_WRITE_BUFFER, PRE_LOGIN_MAX_FRAME_SIZE
 from minibroker.errors import InvalidConfiguration, MinibrokerError, RemoteProtocolError
-from minibroker.plugins._listening import FRAMES_PER_TURN, Listener, ListenerProtocol
+from minibroker.plugins._listening import FRAMES_PER_TURN, ListenerProtocol, ProtocolListener
 
 from .codec import MqttDecoder
 from .session import STRATEGIES, MqttSession
@@ -182,8 +182,12 @@ class _MqttProtocol(ListenerProtocol):
         self._timers.append(clock.call_at(clock.now() + period / 2, check))
 
 
-class MqttServer(Listener["_MqttProtocol"]):
+class MqttServer(ProtocolListener[_MqttProtocol]):
     """A running MQTT listener. ``url`` is ``mqtt://HOST:PORT``; ``await close()`` stops it and drops its clients."""
+
+    protocol_class = _MqttProtocol
+    scheme = "mqtt"
+    tls_scheme = "mqtt+ssl"
 
     def __init__(
         self,
@@ -199,30 +203,16 @@ class MqttServer(Listener["_MqttProtocol"]):
                 f"MQTT subscription strategy {subscription_strategy!r}: one of {', '.join(STRATEGIES)}",
                 key="subscription_strategy",
             )
-        super().__init__()
+        super().__init__(
+            broker,
+            connect_timeout=connect_timeout,
+            max_connections=max_connections,
+            max_write_buffer=DEFAULT_MAX_WRITE_BUFFER,
+        )
         self.subscription_strategy = subscription_strategy
         #: ActiveMQ's ``transport.publishDollarTopics``: deliver PUBLISHes to ``$`` topics (off: acked and dropped)
         self.publish_dollar_topics = False
-        self.broker = broker
         self.max_packet_size = max_packet_size
-        self.connect_timeout = connect_timeout
-        self.max_connections = max_connections
-        self.max_write_buffer = DEFAULT_MAX_WRITE_BUFFER
-
-    def __repr__(self) -> str:
-        return f"<MqttServer {self.url} connections={len(self._connections)}>"
-
-    def _make_protocol(self) -> _MqttProtocol:
-        return _MqttProtocol(self)
-
-    @property
-    def url(self) -> str:
-        return self._url("mqtt+ssl" if self.tls else "mqtt")
-
-    @property
-    def handshakes_pending(self) -> int:
-        """Sockets open but not yet CONNECTed (a virtual clock must not jump to their CONNECT deadline)."""
-        return sum(1 for p in self._connections if p.session is None or not p.session.connected)
 
     @property
     def keep_alive_clients(self) -> int:

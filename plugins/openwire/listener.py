@@ -26,7 +26,7 @@ import attrs
 from minibroker import Broker
 from minibroker._defaults import DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_WRITE_BUFFER, PRE_LOGIN_MAX_FRAME_SIZE
 from minibroker.errors import MinibrokerError, RemoteProtocolError
-from minibroker.plugins._listening import FRAMES_PER_TURN, Listener, ListenerProtocol
+from minibroker.plugins._listening import FRAMES_PER_TURN, ListenerProtocol, ProtocolListener
 
 from .codec import OpenWireDecoder, WireFormat, encode_command
 from .converter import MAX_INACTIVITY_MS, OpenWireConverter
@@ -187,9 +187,13 @@ class _OpenWireProtocol(ListenerProtocol):
         self._timers.append(clock.call_at(clock.now() + write_every, check))
 
 
-class OpenWireServer(Listener["_OpenWireProtocol"]):
+class OpenWireServer(ProtocolListener[_OpenWireProtocol]):
     """A running OpenWire listener. ``url`` is ``tcp://HOST:PORT`` (``ssl://`` with TLS), what ActiveMQ's
     ``ActiveMQConnectionFactory`` takes; ``await close()`` stops it and drops its clients."""
+
+    protocol_class = _OpenWireProtocol
+    scheme = "tcp"
+    tls_scheme = "ssl"
 
     def __init__(
         self,
@@ -200,23 +204,14 @@ class OpenWireServer(Listener["_OpenWireProtocol"]):
         max_connections: int,
         max_inactivity_ms: int,
     ) -> None:
-        super().__init__()
-        self.broker = broker
+        super().__init__(
+            broker,
+            connect_timeout=connect_timeout,
+            max_connections=max_connections,
+            max_write_buffer=DEFAULT_MAX_WRITE_BUFFER,
+        )
         self.max_frame_size = max_frame_size
-        self.connect_timeout = connect_timeout
-        self.max_connections = max_connections
         self.max_inactivity_ms = max_inactivity_ms
-        self.max_write_buffer = DEFAULT_MAX_WRITE_BUFFER
-
-    def __repr__(self) -> str:
-        return f"<OpenWireServer {self.url} connections={len(self._connections)}>"
-
-    def _make_protocol(self) -> _OpenWireProtocol:
-        return _OpenWireProtocol(self)
-
-    @property
-    def url(self) -> str:
-        return self._url("ssl" if self.tls else "tcp")
 
     @property
     def keep_alive_clients(self) -> int:
@@ -227,11 +222,6 @@ class OpenWireServer(Listener["_OpenWireProtocol"]):
             for p in self._connections
             if p.converter is not None and p.converter.connection is not None and p.converter.max_inactivity_ms > 0
         )
-
-    @property
-    def handshakes_pending(self) -> int:
-        """Sockets open without a ConnectionInfo yet (a virtual clock must not jump to their deadline)."""
-        return sum(1 for p in self._connections if p.converter is None or p.converter.connection is None)
 
 
 async def start_openwire_server(

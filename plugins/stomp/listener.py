@@ -31,7 +31,7 @@ from minibroker._defaults import (
     PRE_LOGIN_MAX_FRAME_SIZE,
 )
 from minibroker.errors import MinibrokerError, RemoteProtocolError
-from minibroker.plugins._listening import FRAMES_PER_TURN, TURN_CHECK, TURN_SECONDS, Listener, ListenerProtocol
+from minibroker.plugins._listening import FRAMES_PER_TURN, TURN_CHECK, TURN_SECONDS, ListenerProtocol, ProtocolListener
 
 from .codec import HEARTBEAT, StompDecoder
 from .converter import Authenticator, StompConverter
@@ -269,8 +269,12 @@ class _StompProtocol(ListenerProtocol):
         return True
 
 
-class StompServer(Listener["_StompProtocol"]):
+class StompServer(ProtocolListener[_StompProtocol]):
     """A running STOMP listener. ``url`` is ``stomp://HOST:PORT``; ``await close()`` stops it and drops its clients."""
+
+    protocol_class = _StompProtocol
+    scheme = "stomp"
+    tls_scheme = "stomp+ssl"
 
     def __init__(
         self,
@@ -282,33 +286,16 @@ class StompServer(Listener["_StompProtocol"]):
         max_connections: int = DEFAULT_MAX_CONNECTIONS,
         max_transformation_entries: int = DEFAULT_MAX_TRANSFORMATION_ENTRIES,
     ) -> None:
-        super().__init__()
-        self.broker = broker
+        super().__init__(
+            broker,
+            connect_timeout=connect_timeout,
+            max_connections=max_connections,
+            max_write_buffer=DEFAULT_MAX_WRITE_BUFFER,
+        )
         #: the most map entries a ``transformation`` renders or parses (transformations.py)
         self.max_transformation_entries = max_transformation_entries
-        #: refuse a socket once this many are open on all the broker's listeners together
-        self.max_connections = max_connections
-        #: disconnect a client once this many bytes wait unsent to it
-        self.max_write_buffer = DEFAULT_MAX_WRITE_BUFFER
         self.authenticator = authenticator
         self.max_frame_size = max_frame_size
-        self.connect_timeout = connect_timeout
-
-    def __repr__(self) -> str:
-        return f"<StompServer {self.url} connections={len(self._connections)}>"
-
-    def _make_protocol(self) -> _StompProtocol:
-        return _StompProtocol(self)
-
-    @property
-    def url(self) -> str:
-        return self._url("stomp+ssl" if self.tls else "stomp")
-
-    @property
-    def handshakes_pending(self) -> int:
-        """Connections open but not yet CONNECTed: a virtual clock must not jump to their CONNECT deadline while a
-        real peer is a few milliseconds into its handshake (the pytest fixture holds autojump on this)."""
-        return sum(1 for p in self._connections if p.converter is None or not p.converter.connected)
 
 
 async def start_stomp_server(
