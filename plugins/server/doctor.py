@@ -16,7 +16,7 @@ import platform
 from importlib.metadata import version
 from pathlib import Path
 
-from minibroker._data_dir_lock import data_dir_in_use
+from minibroker._data_dir_lock import data_dir_in_use, in_use_message
 from minibroker._defaults import check_limits
 from minibroker.errors import AccessDenied, MinibrokerError
 from minibroker.tls import TlsSettings
@@ -84,7 +84,7 @@ def _check_serve_settings(report: _Report, args: argparse.Namespace) -> None:
             _check_port(report, scheme, settings.host, port)
     if settings.tls is not None:
         _check_tls(report, settings.tls)
-    _check_data_dir(report, settings.data_dir)
+    _check_data_dir(report, settings.data_dir, wait_for_lock=settings.wait_for_lock)
     for warning in settings.config.warnings() if settings.config is not None else ():
         report.warn(f"config: {warning}")
 
@@ -110,7 +110,7 @@ def _check_port(report: _Report, scheme: str, host: str, port: int) -> None:
         report.ok(f"{what}: free" if port else f"{what}: a free port will be picked")
 
 
-def _check_data_dir(report: _Report, directory: str | os.PathLike[str] | None) -> None:
+def _check_data_dir(report: _Report, directory: str | os.PathLike[str] | None, *, wait_for_lock: bool = False) -> None:
     if directory is None:
         report.ok("data directory: none (persistent messages are kept in memory)")
         return
@@ -127,7 +127,11 @@ def _check_data_dir(report: _Report, directory: str | os.PathLike[str] | None) -
     elif not os.path.isdir(directory):
         report.fail(f"{what}: not a directory")
     elif (in_use := data_dir_in_use(directory)) is not None:
-        report.fail(f"{what}: {in_use}")
+        held = in_use == in_use_message(directory)
+        if held and wait_for_lock:  # a shared-storage slave: waiting is what it is for
+            report.warn(f"{what}: {in_use}: serve waits for it as a slave (--wait-for-lock) until that broker stops")
+        else:
+            report.fail(f"{what}: {in_use}")
     else:
         _check_store(report, what, directory)
 
