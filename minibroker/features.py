@@ -1175,6 +1175,34 @@ FEATURES: tuple[Feature, ...] = (
         ),
     ),
     Feature(
+        "openwire-failover-producer-audit",
+        Kind.OPENWIRE,
+        "a `failover:` client's sends resent after a reconnect (`ConnectionInfo.failoverReconnect`): the broker's "
+        "producer audit (`ProducerBrokerExchange.canDispatch`, KahaDB's `producerSequenceIdTracker`)",
+        Status.IMPLEMENTED,
+        "a persistent send at or below its producer's last stored sequence is dropped and answered; the store keeps "
+        "the last sequence of 1000 producers with the messages, so a restart (SIGKILL too) and a message consumed "
+        "before it do not let the resent copy in; non-persistent sends and first connections are not checked",
+        tests=(
+            "tests/plugins/openwire/test_failover.py::test_an_in_flight_send_resent_after_a_restart_is_dropped",
+            "tests/core/test_producer_audit.py",
+        ),
+    ),
+    Feature(
+        "openwire-failover-duplicate-delivery",
+        Kind.OPENWIRE,
+        "the client's connection audit (`checkForDuplicates` on a `failover:` connection): a POISON ack "
+        '"Suppressing duplicate delivery on connection, consumer <id>" for a message dispatched again after a '
+        "reconnect that the client had delivered",
+        Status.IMPLEMENTED,
+        "the message goes to the DLQ with that cause in `dlqDeliveryFailureCause`; the test runs the same client "
+        "against an embedded ActiveMQ 5.17.2 and expects the same lines",
+        tests=(
+            "tests/plugins/openwire/test_failover.py::"
+            "test_redispatched_deliveries_are_poison_acked_by_the_clients_audit",
+        ),
+    ),
+    Feature(
         "openwire-xa-transaction",
         Kind.OPENWIRE,
         "an XA transaction (XATransactionId, TransactionInfo PREPARE/END/RECOVER/FORGET/two-phase commit)",
@@ -1291,6 +1319,21 @@ FEATURES: tuple[Feature, ...] = (
         "`networkConnectors`, `persistenceAdapter`, JMX, …",
         Status.NOT_APPLICABLE,
         "one broker in one process; persistence is --data-dir",
+    ),
+    Feature(
+        "config-shared-storage-master-slave",
+        Kind.BROKER_CONFIG,
+        "shared-storage master/slave: a second broker on a locked data directory (`SharedFileLocker`, "
+        "`lockAcquireSleepInterval`, `failIfLocked`)",
+        Status.IMPLEMENTED,
+        "`serve --wait-for-lock` (`[server] wait_for_lock`) waits for the directory's lock, trying every "
+        "`--lock-retry-interval` seconds (10, ActiveMQ's default), binding no port, and starts when the master stops; "
+        'without it a held directory is refused, as with ActiveMQ\'s `failIfLocked="true"` (docs/failover.md says '
+        "why); JDBC and lease lockers have no counterpart (one SQLite file)",
+        tests=(
+            "tests/plugins/openwire/test_master_slave.py::test_the_slave_takes_over_and_the_client_carries_on",
+            "tests/plugins/test_serve_master_slave.py",
+        ),
     ),
     Feature(
         "config-authorization",
