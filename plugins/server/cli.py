@@ -184,7 +184,11 @@ def _serve_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--host", default=None, help=f"address to listen on (default: {DEFAULT_HOST})")
     parser.add_argument(
-        "--port", type=int, default=None, help=f"port to listen on; 0 picks a free one (default: {DEFAULT_PORT})"
+        "--port",
+        type=int,
+        default=None,
+        help="port of the native protocol and of ActiveMQ's JMS client (OpenWire), told apart by each client's first "
+        f"bytes; 0 picks a free one (default: {DEFAULT_PORT}, as ActiveMQ's)",
     )
     _log_level_option(parser)
     parser.add_argument(
@@ -220,8 +224,9 @@ def _serve_options(parser: argparse.ArgumentParser) -> None:
         type=int,
         default=None,
         metavar="PORT",
-        help="also serve OpenWire, ActiveMQ's own protocol, for its JMS client (tcp://HOST:PORT in its URL) on this "
-        "port (0 picks a free one); ActiveMQ serves it on 61616, where minibroker's native protocol is",
+        help="also serve OpenWire, ActiveMQ's own protocol, alone on this port (0 picks a free one; tcp://HOST:PORT in "
+        "the JMS client's URL). Not needed for ActiveMQ's JMS client: --port (61616, as ActiveMQ) and --ssl-port "
+        "serve it beside the native protocol, told apart by each client's first bytes",
     )
     parser.add_argument(
         "--http-port",
@@ -261,7 +266,7 @@ def _serve_options(parser: argparse.ArgumentParser) -> None:
         type=int,
         default=None,
         metavar="PORT",
-        help="also serve the native protocol over TLS (ssl://; ActiveMQ uses 61617); needs --tls-cert",
+        help="also serve the native protocol and OpenWire over TLS (ssl://; ActiveMQ uses 61617); needs --tls-cert",
     )
     parser.add_argument(
         "--stomp-ssl-port",
@@ -581,6 +586,7 @@ async def _serve(
                     handshake_timeout=handshake_timeout,
                     idle_timeout=idle_timeout,
                     ssl=context,
+                    openwire=True,  # ActiveMQ's JMS client on the same port, as on ActiveMQ's 61616 (issue 44)
                 )
                 servers.append(server)
         for scheme in ("stomp", "stomp+ssl"):

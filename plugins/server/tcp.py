@@ -3,6 +3,11 @@
 Each accepted socket becomes a :class:`~minibroker.plugins.server.connection.ClientConnection`, which logs in as a
 broker connection and speaks :mod:`minibroker.wire`; this module accepts, counts (``max_connections``, shared with
 the other listeners), refuses, and closes.
+
+With ``openwire=True`` (what ``minibroker serve`` does) the port also serves ActiveMQ's JMS client, as ActiveMQ's
+61616 does: a :class:`~minibroker.plugins._listening.ProtocolSwitch` reads each client's first bytes (both protocols'
+clients speak first: a native HANDSHAKE, an OpenWire WireFormatInfo) and hands the socket to the protocol they name.
+The OpenWire side is imported and made on its first client, so a broker no Java client talks to never pays for it.
 """
 
 from __future__ import annotations
@@ -11,9 +16,10 @@ import asyncio
 import contextlib
 import logging
 import socket
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from ssl import SSLContext
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 from minibroker import Broker
 from minibroker._defaults import (
@@ -27,19 +33,38 @@ from minibroker.errors import (
     LimitExceeded,
     MinibrokerError,
 )
-from minibroker.plugins._listening import serve_tls_or_plain
+from minibroker.plugins._listening import ProtocolSwitch, Route, serve_tls_or_plain
 from minibroker.wire import (
     DEFAULT_MAX_FRAME_SIZE,
+    MAGIC,
     EncodedMessages,
+    FrameType,
     encode_error,
     encode_handshake,
 )
 
 from .connection import READ_SIZE, ClientConnection
 
-__all__ = ["DEFAULT_MAX_CONNECTIONS", "DEFAULT_MAX_FRAME_SIZE", "Server", "start_server"]
+__all__ = [
+    "DEFAULT_MAX_CONNECTIONS",
+    "DEFAULT_MAX_FRAME_SIZE",
+    "NATIVE_SIGNATURE",
+    "OPENWIRE_SIGNATURE",
+    "Server",
+    "start_server",
+]
+
+if TYPE_CHECKING:
+    from minibroker.plugins.openwire import OpenWireServer
 
 log = logging.getLogger("minibroker.server")
+
+#: where a client's first frame says which protocol it speaks: after its 4-byte size, the frame's type and magic
+SIGNATURE_OFFSET = 4
+#: the native HANDSHAKE frame (type 0x01, ``MBRK``: minibroker.wire)
+NATIVE_SIGNATURE = bytes([FrameType.HANDSHAKE]) + MAGIC
+#: OpenWire's WireFormatInfo (type 1, ``ActiveMQ``): what ActiveMQ's ``auto`` transport recognises OpenWire by
+OPENWIRE_SIGNATURE = b"\x01ActiveMQ"
 
 #: seconds a closing server waits for its clients to read their last frames before it cuts their sockets
 _CLOSE_GRACE = 1.0
@@ -74,6 +99,10 @@ class Server:
         self._closed = asyncio.Event()
         #: the encoding of recently sent messages, shared by every connection: a dispatch copies it
         self.encoded = EncodedMessages()
+        #: the port also serves OpenWire (``start_server(openwire=True)``): its first bytes tell a client's protocol
+        self.shares_openwire = False
+        self._switch: ProtocolSwitch | None = None
+        self._openwire: OpenWireServer | None = None
 
     def __repr__(self) -> str:
         return f"<Server {self.url} connections={len(self._connections)}>"
@@ -87,12 +116,60 @@ class Server:
     def connections(self) -> int:
         return len(self._connections)
 
+    @property
+    def openwire(self) -> OpenWireServer | None:
+        """The OpenWire side of a shared port (made, and its package imported, on first use), or None when the port
+        serves the native protocol alone. Its ``url`` is this port's, ``tcp://`` or ``ssl://``."""
+        if not self.shares_openwire:
+            return None
+        if self._openwire is None:
+            from minibroker.plugins.openwire.listener import OpenWireServer
+
+            self._openwire = OpenWireServer(
+                self.broker,
+                max_frame_size=self.max_frame_size,
+                connect_timeout=self.handshake_timeout,
+                max_connections=self.max_connections,
+                max_inactivity_ms=self.openwire_inactivity_ms,
+            )
+            self._openwire._attach(self.broker, self.host, self.port, self.ssl is not None)
+        return self._openwire
+
+    #: the OpenWire inactivity the shared port offers (ActiveMQ's ``maxInactivityDuration``, 30 s)
+    openwire_inactivity_ms = 30_000
+
+    def _openwire_protocol(self) -> asyncio.BaseProtocol:
+        openwire = self.openwire
+        assert openwire is not None
+        return openwire._make_protocol()
+
+    @property
+    def handshakes_pending(self) -> int:
+        """Sockets whose protocol is not known yet, and OpenWire sockets not logged in (a virtual clock must not jump
+        to their deadlines)."""
+        gated = len(self._switch.pending) if self._switch is not None else 0
+        return gated + (self._openwire.handshakes_pending if self._openwire is not None else 0)
+
     async def _start(self, host: str, port: int, socks: Sequence[socket.socket]) -> None:
         def make_protocol() -> asyncio.BaseProtocol:
             return asyncio.StreamReaderProtocol(asyncio.StreamReader(limit=READ_SIZE), self._accept)
 
+        factory: Callable[[], asyncio.BaseProtocol] = make_protocol
+        if self.shares_openwire:
+            self._switch = ProtocolSwitch(
+                [
+                    Route("minibroker's native protocol", SIGNATURE_OFFSET, NATIVE_SIGNATURE, make_protocol),
+                    Route("OpenWire", SIGNATURE_OFFSET, OPENWIRE_SIGNATURE, self._openwire_protocol),
+                ],
+                sockets=self.broker.sockets,
+                max_connections=self.max_connections,
+                clock=self.broker.clock,
+                connect_timeout=self.handshake_timeout,
+                log=log,
+            )
+            factory = self._switch
         self._servers += await serve_tls_or_plain(
-            make_protocol,
+            factory,
             host,
             port,
             socks,
@@ -143,6 +220,8 @@ class Server:
         self._closing = True
         for listener in self._servers:
             listener.close()
+        if self._switch is not None:
+            self._switch.drop_pending()
         for conn in list(self._connections):
             conn.abort(BrokerClosed("the broker stopped"))
 
@@ -152,6 +231,10 @@ class Server:
             self._closing = True
             for listener in self._servers:
                 listener.close()
+            if self._switch is not None:
+                self._switch.drop_pending()
+            if self._openwire is not None:
+                await self._openwire.close()
             for conn in list(self._connections):
                 conn.abort(BrokerClosed("the broker is shutting down"))
             # a socket closes once the peer has read what was written to it: one that does not read is cut
@@ -194,6 +277,7 @@ async def start_server(
     idle_timeout: float = DEFAULT_IDLE_TIMEOUT,
     sock: socket.socket | Sequence[socket.socket] | None = None,
     ssl: SSLContext | None = None,
+    openwire: bool = False,
 ) -> Server:
     """Listen on ``host``:``port`` (0: a free port, see ``server.port``) for clients of ``broker``.
 
@@ -203,7 +287,9 @@ async def start_server(
     clock) a client has to send HELLO before its socket is closed; ``idle_timeout``: real seconds a connection may
     stay silent (clients send KEEP_ALIVE every 10 s) before it is closed, 0 for never. ``ssl``: a server-side
     ``ssl.SSLContext`` makes it a TLS listener (ActiveMQ's ``ssl://``; clients ``connect("ssl://HOST:PORT",
-    ssl=...)``)."""
+    ssl=...)``). ``openwire``: the port also serves ActiveMQ's JMS client (OpenWire, ``server.openwire``), told apart
+    by each client's first bytes; it shares ``max_frame_size``, and ``handshake_timeout`` bounds both the wait for
+    those bytes and the OpenWire login."""
     check_limits(max_frame_size, max_connections)
     server = Server(
         broker,
@@ -213,5 +299,6 @@ async def start_server(
         idle_timeout=idle_timeout,
     )
     server.ssl = ssl
+    server.shares_openwire = openwire
     await server._start(host, port, [sock] if isinstance(sock, socket.socket) else list(sock or ()))
     return server
