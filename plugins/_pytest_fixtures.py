@@ -32,6 +32,7 @@ from .pytest_plugin import _async_fixture as async_fixture  # one home for the p
 __all__ = [
     "BrokerOptions",
     "BrokerProcess",
+    "OpenWireEndpoint",
     "StompEndpoint",
     "minibroker_noproc_factory",
     "minibroker_proc_factory",
@@ -400,6 +401,47 @@ def _mqtt_handshake_pending(server: Any) -> Callable[[], str | None]:
     return check
 
 
+@attrs.frozen
+class OpenWireEndpoint(_Endpoint):
+    """Where ActiveMQ's JMS client (``activemq-client``, and NMS, Spring or Camel over it) reaches the test's broker:
+    ``url`` is ``tcp://HOST:PORT`` (``ssl://HOST:PORT`` with TLS), what ``ActiveMQConnectionFactory`` takes."""
+
+    scheme: ClassVar[str] = "tcp"
+
+    @property
+    def url(self) -> str:
+        """``tcp://HOST:PORT``, or ``ssl://HOST:PORT`` with TLS."""
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"{'ssl' if self.tls else 'tcp'}://{host}:{self.port}"
+
+
+@async_fixture
+async def minibroker_openwire(minibroker: Broker, request: pytest.FixtureRequest) -> AsyncIterator[OpenWireEndpoint]:
+    """An OpenWire listener on the ``minibroker`` broker (a free port of ``minibroker_host``): ActiveMQ's JMS client
+    and the test share one broker. While a JMS client is connected with an inactivity check (its default, 30 s) or
+    is logging in, virtual time flows at real speed instead of jumping (``_openwire_pending``)."""
+    from minibroker.plugins.openwire import start_openwire_server
+
+    async with _listener(minibroker, request, start_openwire_server, _openwire_pending, OpenWireEndpoint) as endpoint:
+        yield endpoint
+
+
+def _openwire_pending(server: Any) -> Callable[[], str | None]:
+    """A hold for the virtual clock while an OpenWire peer logs in (its connect deadline) or is connected with an
+    inactivity check. Why: the JMS client sends its KeepAliveInfo on the JVM's clock, so a jump over the broker's
+    read check (a whole negotiated period) would drop a healthy client, and a jump of a third of it would send
+    keep-alives faster than real time. A client with ``wireFormat.maxInactivityDuration=0`` holds nothing."""
+
+    def check() -> str | None:
+        if server.handshakes_pending:
+            return "an OpenWire peer is logging in"
+        if server.keep_alive_clients:
+            return "a JMS client with an inactivity check is connected (its KeepAliveInfos come in real time)"
+        return None
+
+    return check
+
+
 # -- broker processes (pytest-redis conventions: _proc starts one, _noproc points at a running one) ----------------
 
 
@@ -449,6 +491,11 @@ class BrokerProcess:
     def mqtt_url(self) -> str | None:
         """``mqtt://HOST:PORT``, or None without an MQTT listener."""
         return self._url("mqtt", self.mqtt_port)
+
+    @property
+    def openwire_url(self) -> str:
+        """``tcp://HOST:PORT`` for ActiveMQ's JMS client: ``serve``'s port serves it beside the native protocol."""
+        return self.url
 
     @property
     def host_and_ports(self) -> list[tuple[str, int]]:

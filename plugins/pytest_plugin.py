@@ -15,6 +15,8 @@ Fixtures:
   STOMP clients such as stomp.py (``.host``, ``.port``, ``.url``, ``.host_and_ports``, ``.broker``);
 * ``minibroker_mqtt``: an MQTT listener on the test's own ``minibroker``, for paho-mqtt, aiomqtt or gmqtt
   (``.host``, ``.port``, ``.url``, ``.broker``), mapped onto topics as ActiveMQ maps MQTT;
+* ``minibroker_openwire``: an OpenWire listener on the test's own ``minibroker``, for ActiveMQ's JMS client
+  (``.url``, ``tcp://HOST:PORT``; ``.host``, ``.port``, ``.broker``);
 * ``minibroker_capture``: captures what any client (native, STOMP, MQTT) publishes to a topic pattern, advisories
   left out, with a publish helper that returns once the message is delivered (:mod:`minibroker.plugins.capture`);
 * ``minibroker_proc``: one ``minibroker serve`` process for the whole session (per xdist worker), configured by the
@@ -113,6 +115,35 @@ _REPORT_HELP = (
     "write an HTML report to PATH: for each failed test that used an in-process broker (minibroker, "
     "minibroker_server, minibroker_factory), the journeys of its messages, drawn as the web console draws them"
 )
+
+
+#: the modules pytest rewrites the asserts of: the plugin's own, not the whole distribution
+_REWRITTEN = (
+    "minibroker.plugins.pytest_plugin",
+    "minibroker.plugins._pytest_fixtures",
+    "minibroker.plugins._pytest_sync",
+    "minibroker.plugins._pytest_external",
+    "minibroker.plugins.factories",
+)
+#: what pytest marks for a ``pytest11`` distribution: its top-level packages (``client``/``plugins``: editable)
+_MARKED_BY_PYTEST = ("minibroker", "client", "plugins")
+
+
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    """Narrow pytest's assert rewriting to the plugin's own modules.
+
+    Why: pytest marks every top-level package of a plugin's distribution, so each of the ~80 broker modules a test
+    imports was parsed and rewritten: about 1.6G instructions in every session without cached bytecode (issue 45).
+    pytest has no public call to unmark a name; without its ``_must_rewrite`` set everything stays as pytest does.
+    """
+    hook = getattr(pluginmanager, "rewrite_hook", None)
+    marked = getattr(hook, "_must_rewrite", None)
+    if hook is None or not isinstance(marked, set) or "minibroker" not in marked:
+        return
+    marked.difference_update(_MARKED_BY_PYTEST)
+    import sys
+
+    hook.mark_rewrite(*(name for name in _REWRITTEN if name not in sys.modules))  # clears pytest's decisions
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -369,6 +400,17 @@ async def minibroker_mqtt(minibroker: Any, request: Any) -> AsyncIterator[Any]:
 
 
 @_async_fixture
+async def minibroker_openwire(minibroker: Any, request: Any) -> AsyncIterator[Any]:
+    """An OpenWire listener on the ``minibroker`` broker (a free port of ``minibroker_host``; TLS with the marker's
+    ``tls``): ActiveMQ's JMS client (a Java program, Spring, Camel) connects to ``.url`` (``tcp://HOST:PORT``) and
+    shares the test's broker. A JMS client checks inactivity on the JVM's clock (KeepAliveInfo every 10 s): while
+    one is connected with that check (its default) or is logging in, virtual time flows at real speed instead of
+    jumping; ``?wireFormat.maxInactivityDuration=0`` on the client's URL lets it jump."""
+    async for value in _body("minibroker_openwire")(minibroker, request):
+        yield value
+
+
+@_async_fixture
 async def minibroker_capture(minibroker: Any) -> AsyncIterator[Any]:
     """``await minibroker_capture("sensors/#")`` (an MQTT filter or ``topic://sensors.>``): what any client publishes
     there from then on, ``.messages``, ``await .wait(n)``, ``await .publish(topic, body)`` (returns once delivered);
@@ -464,6 +506,7 @@ _LAZY = frozenset(
         "BrokerOptions",
         "BrokerProcess",
         "MqttEndpoint",
+        "OpenWireEndpoint",
         "StompEndpoint",
         "minibroker_noproc_factory",
         "minibroker_proc_factory",
