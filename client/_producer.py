@@ -30,6 +30,9 @@ class Producer:
         self._id_prefix = f"{session.connection.connection_id}:{session.session_id}:{producer_id}"
         self._message_id_prefix = f"ID:{self._id_prefix}:"
         self._transacted = session.transacted  # a session's ack mode never changes
+        #: the link takes the ids this producer mints as never sent before (an in-process link's ``send_new``: the
+        #: broker skips its duplicate check for them); not after a failover, when a send may be sent again
+        self._minted = hasattr(session.connection._link, "send_new") and not session.connection.fault_tolerant
         self.closed = False
         #: the producer's id at the broker, unique in its connection (statistics, advisories)
         self.broker_id = 0
@@ -97,7 +100,10 @@ class Producer:
         txn = session._transaction_for() if self._transacted else None
         # ActiveMQ: persistent sends outside a transaction wait for the broker's receipt, others do not,
         # unless the connection asks for alwaysSyncSend
-        waiting = conn._link.send(message, txn, conn.always_sync_send or (persistent and txn is None))
+        link = conn._link
+        waiting = (link.send_new if self._minted else link.send)(  # type: ignore[attr-defined]
+            message, txn, conn.always_sync_send or (persistent and txn is None)
+        )
         if waiting is not None:  # a receipt, flow control, a full socket buffer: most sends are done already
             await waiting
         return message.message_id

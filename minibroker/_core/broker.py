@@ -587,15 +587,50 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, Scheduling, TopicBind
 
     # -- sending ----------------------------------------------------------------------------------------------------
 
-    def send(self, connection_id: int, message: Message, transaction_id: int | None = None) -> None:
-        """Accept a message; inside a transaction it stays invisible until commit (semantics §4).
+    def send_minted(self, connection_id: int, message: Message) -> None:
+        """:meth:`send` outside a transaction of a message whose id was minted for this send, by a producer that never
+        sends one twice (the in-process client's, without failover): the queue's duplicate check is not turned on
+        for it (queue.py, ``held_ids``). The in-process hot path: a plain message to a queue that exists takes the
+        moves of :meth:`send` and :meth:`_enqueue` in one call; anything else takes them
+        (tests/core/test_send_minted.py holds the two side by side)."""
+        dest = message.destination
+        q = self.queues.get(dest.name) if dest.kind is QUEUE else None
+        if (
+            q is None
+            or message.properties
+            or self.memory_limited
+            or self.scheduler_support
+            or self.temporaries.known
+            or dest.name not in ACCEPTED_SEND_NAMES
+        ):
+            self.send(connection_id, message, None, True)
+            return
+        history = self.history
+        if history.enabled:
+            log = history.log
+            log.append((message.message_id, self.clock.now(), "sent"))  # one flat record per event (history.py)
+            if len(log) > history.cap:
+                history.compact()
+        q.add(message, 0, 0, True)
+        if message.expiration:
+            self._arm_sweep()
+        # most sends to a queue with consumers find every window full: no dispatch then
+        if q.consumers and q.dispatchable():
+            self._dispatch_queue(q)
+
+    def send(
+        self, connection_id: int, message: Message, transaction_id: int | None = None, minted: bool = False
+    ) -> None:
+        """Accept a message; inside a transaction it stays invisible until commit (semantics §4). ``minted``: see
+        :meth:`send_minted`.
 
         A queue over its memory limit refuses it with :class:`LimitExceeded` (the driver waits for space first
         when the queue's policy says so)."""
         dest = message.destination
         if dest.name not in ACCEPTED_SEND_NAMES:
             check_send_destination(dest)  # composites, wildcards, virtual topics, ...: UnsupportedFeature (issue 17)
-        self.temporaries.check_send(dest)
+        if self.temporaries.known:
+            self.temporaries.check_send(dest)
         if message.properties:
             check_message_properties(message.properties, self.scheduler_support)  # JMSX*, AMQ_SCHEDULED_*
         if self.memory_limited and dest.kind is QUEUE:  # a queue with a limit, or the system's reached
@@ -627,7 +662,7 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, Scheduling, TopicBind
                 return
             if self._schedule_delayed(message):
                 return
-        self._enqueue(message, connection_id)
+        self._enqueue(message, connection_id, minted=minted)
 
     def _reserve_sequence(self, dest: Destination) -> list[int]:
         """The broker sequence ids a transacted send takes on arrival: one for its destination, and one more for each
@@ -640,24 +675,30 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, Scheduling, TopicBind
         return [sequence.take() for _ in range(count)]
 
     def _enqueue(
-        self, message: Message, connection_id: int = 0, redelivery_counter: int = 0, reserved: list[int] | None = None
+        self,
+        message: Message,
+        connection_id: int = 0,
+        redelivery_counter: int = 0,
+        reserved: list[int] | None = None,
+        *,
+        minted: bool = False,
     ) -> None:
         """Put an accepted message in its destination. ``reserved``: the broker sequence ids a transacted send took
         when it arrived, used in order by the destinations it reaches now (ActiveMQ numbers a message when it
-        arrives, committed or not)."""
+        arrives, committed or not). ``minted``: see :meth:`send_minted`."""
         dest = message.destination
         if dest.kind is QUEUE:
             q = self.queues.get(dest.name)
             if q is None:
                 q = self.queue(dest.name)
-            elif message.message_id in q.held_ids:
+            elif not minted and message.message_id in q.duplicate_check():
                 # ActiveMQ keeps one copy per message id in a destination: the store refuses a second add
                 # (KahaDB's MessageDatabase: "Duplicate message add attempt rejected") and the cursor's audit
                 # (AbstractPendingMessageCursor.isDuplicate) drops it, so the duplicate is never enqueued. A JMS
                 # client cannot send two messages with one JMSMessageID, so no recording shows it: this follows
                 # the source. Dropping it keeps every other message's accounting whole.
                 return
-            q.add(message, redelivery_counter, reserved.pop(0) if reserved else 0)
+            q.add(message, redelivery_counter, reserved.pop(0) if reserved else 0, minted)
             if message.expiration:
                 self._arm_sweep()
             # most sends to a queue with consumers find every window full: no dispatch then

@@ -75,7 +75,7 @@ class DurableConsumers(CoreState):
         elif durable.behind is not None:
             self._catch_up(durable)
         retained = self.topics[topic.name].retained if info.retroactive and topic.name in self.topics else None
-        if retained is not None and retained.message_id not in durable.queue.held_ids:
+        if retained is not None and retained.message_id not in durable.queue.duplicate_check():
             durable.queue.add(retained)  # a retroactive durable subscriber gets the retained message on activation
         consumer_id = self.add_consumer(
             conn.connection_id,

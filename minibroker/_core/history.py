@@ -53,24 +53,30 @@ class History:
     Filed as one flat record per event, ``(message id, time, event, consumer id, ...)`` (:class:`HistoryRecord`'s
     fields after the id; trailing defaults may be left out), appended to :attr:`log`: one append on the per-message
     paths, where a record per message kept in a dict of lists cost a lookup, and for a new message a list, a dict
-    entry and an eviction (issue 34). A message's records are assembled when they are read (:meth:`of`), and the
-    oldest messages are forgotten then, or when the log outgrows its allowance (:meth:`compact`), by the rule the
-    dict of lists followed, so a read sees exactly what it saw (tests/core/test_history_log.py holds the two side by
-    side).
+    entry and an eviction (issue 34). A message's records are assembled when they are read (:meth:`of`).
+
+    The log holds only the records filed since the last :meth:`compact` (when it outgrows :attr:`cap`, or at a read):
+    compaction files them under their messages in :attr:`_index`, each record once, and forgets the oldest messages
+    past ``limit`` by the rule the dict of lists followed, so a read sees exactly what it saw
+    (tests/core/test_history_log.py holds the two side by side). Replaying the whole log at every compaction, as
+    before issue 45, filed each record about twice more and rebuilt the log: half of what history cost.
     """
 
-    __slots__ = ("_index", "_indexed", "cap", "enabled", "limit", "log")
+    __slots__ = ("_index", "_order", "cap", "enabled", "limit", "log")
 
     def __init__(self, limit: int = 10_000) -> None:
         self.limit = limit
         self.enabled = limit > 0
-        #: the records, oldest first; writers that append here directly call :meth:`compact` past :attr:`cap`
+        #: the records filed since the last compaction, oldest first; writers that append here directly call
+        #: :meth:`compact` past :attr:`cap`
         self.log: list[tuple[object, ...]] = []
-        #: the log's length past which it is compacted (grows with what compaction has to keep)
-        self.cap = max(4 * limit, 256)
-        #: the records by message id, as of ``len(log) == _indexed`` (built by a read)
+        #: the log's length past which it is compacted: a bound on memory, not on work (each record is filed once)
+        self.cap = max(limit, 256)
+        #: the records of the kept messages, by message id, as of the last compaction
         self._index: dict[str, list[tuple[object, ...]]] = {}
-        self._indexed = 0
+        #: the kept message ids, the order the history took them in (the index's own order; a deque pops its head
+        #: in O(1), where a dict's first key is found past every key deleted before it)
+        self._order: deque[str] = deque()
 
     def add(
         self,
@@ -107,37 +113,30 @@ class History:
                 self.compact()
 
     def compact(self) -> None:
-        """Keep the records of the last ``limit`` messages and index them. The rule is the one a record per message
-        kept in a dict followed, replayed over the log: a message's first record (or its first after it was
-        forgotten) makes it the newest, and forgets the oldest past ``limit``."""
-        log, limit = self.log, self.limit
-        index: dict[str, list[tuple[object, ...]]] = {}
-        order: deque[str] = deque()
-        forgot = False
+        """File the log's records under their messages and empty it. The rule is the one a record per message
+        kept in a dict followed: a message's first record (or its first after it was forgotten) makes it the
+        newest, and forgets the oldest past ``limit``."""
+        log, limit, index, order = self.log, self.limit, self._index, self._order
+        get = index.get
         for record in log:
             message_id: str = record[0]  # type: ignore[assignment]
-            records = index.get(message_id)
+            records = get(message_id)
             if records is None:
                 index[message_id] = [record]
                 order.append(message_id)
                 if len(order) > limit:
                     del index[order.popleft()]
-                    forgot = True
             else:
                 records.append(record)
-        if forgot:
-            kept = {id(record) for records in index.values() for record in records}
-            log[:] = [record for record in log if id(record) in kept]
-        self._index, self._indexed = index, len(log)
-        self.cap = max(self.cap, 2 * len(log))
+        log.clear()
 
     def message_ids(self) -> list[str]:
         """The ids of the messages whose records are kept, in the order the history took them in."""
-        if self._indexed != len(self.log):
+        if self.log:
             self.compact()
-        return list(self._index)
+        return list(self._order)
 
     def of(self, message_id: str) -> tuple[HistoryRecord, ...]:
-        if self._indexed != len(self.log):
+        if self.log:
             self.compact()
         return tuple(HistoryRecord(*record[1:]) for record in self._index.get(message_id, ()))  # type: ignore[arg-type]

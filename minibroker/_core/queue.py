@@ -141,8 +141,11 @@ class Queue:
         self.broker_sequence = BrokerSequence() if sequence is None else sequence
         self.policy = policy
         self.entries: dict[int, QueueEntry] = {}
-        #: the message ids of ``entries`` (queued or in flight, not yet acked): a send of one of them is a duplicate
-        self.held_ids: set[str] = set()
+        #: the message ids of ``entries`` (queued or in flight, not yet acked): a send of one of them is a duplicate.
+        #: None while the queue has only held messages whose ids were minted for their send (an in-process
+        #: producer's, which never sends one twice: no duplicate possible); the first other message turns the check
+        #: on (:meth:`duplicate_check`), so a queue pays for it only where a duplicate can come (issue 45)
+        self.held_ids: set[str] | None = None
         self.redelivery: deque[QueueEntry] = deque()
         make = _ByPriority if policy.prioritized_messages else _Fifo
         self.persistent: _Fifo | _ByPriority = make()
@@ -201,9 +204,20 @@ class Queue:
 
     # -- adding and removing messages -------------------------------------------------------------------------------
 
-    def add(self, message: Message, redelivery_counter: int = 0, broker_seq: int = 0) -> QueueEntry | None:
+    def duplicate_check(self) -> set[str]:
+        """The held ids, the check turned on first if it was off (the ids of every entry: all were minted)."""
+        held = self.held_ids
+        if held is None:
+            held = self.held_ids = {entry.message.message_id for entry in self.entries.values()}
+        return held
+
+    def add(
+        self, message: Message, redelivery_counter: int = 0, broker_seq: int = 0, minted: bool = False
+    ) -> QueueEntry | None:
         """Append a newly sent message (tail of the store cursor); None when it waits on disk, behind messages a
-        restart has not paged in yet. ``broker_seq``: the broker sequence id it already has (0: it takes the next)."""
+        restart has not paged in yet. ``broker_seq``: the broker sequence id it already has (0: it takes the next).
+        ``minted``: its id was minted for this send (see ``held_ids``); any other message turns the duplicate check
+        on."""
         seq = self.next_seq
         self.next_seq = seq + 1
         if self.on_disk and message.persistent and self.journal is not None:
@@ -212,13 +226,17 @@ class Queue:
             self.journal.append(Stored(self.destination.name, seq, message, redelivery_counter))
             self.journal.undo.append((ON_DISK, self, None, None))
             return None
-        size = message.size_estimate()
+        size = len(message.body) + 64 * (1 + len(message.properties))  # Message.size_estimate, inline
         if not broker_seq:
             sequence = self.broker_sequence
             sequence.last = broker_seq = sequence.last + 1
         entry = QueueEntry(message, seq, redelivery_counter, None, None, size, broker_seq)
         self.entries[seq] = entry
-        self.held_ids.add(message.message_id)
+        held = self.held_ids
+        if held is not None:
+            held.add(message.message_id)
+        elif not minted:
+            self.duplicate_check()
         self.enqueued += 1
         self.memory += size
         usage = self.usage
@@ -241,7 +259,7 @@ class Queue:
         sequence.last = broker_seq = sequence.last + 1
         entry = QueueEntry(message, seq, redelivery_counter, None, None, size, broker_seq)
         self.entries[seq] = entry
-        self.held_ids.add(message.message_id)
+        self.duplicate_check().add(message.message_id)
         if seq >= self.next_seq:
             self.next_seq = seq + 1
         self.memory += size
@@ -259,7 +277,9 @@ class Queue:
         Its subscription has already let go of it."""
         # _forget, inline: once per acked message
         if self.entries.pop(entry.seq, None) is not None:
-            self.held_ids.discard(entry.message.message_id)
+            held = self.held_ids
+            if held is not None:
+                held.discard(entry.message.message_id)
             self.memory -= entry.size
             self.usage.used -= entry.size  # a full usage notices it is free again when asked (has_space)
             if self.journal is not None and entry.message.persistent:
@@ -297,7 +317,8 @@ class Queue:
         count += self.on_disk
         self.on_disk = 0
         self.entries.clear()
-        self.held_ids.clear()
+        if self.held_ids is not None:
+            self.held_ids.clear()
         self.release_memory()
         if self.journal is not None:
             self.journal.append(Purged(self.destination.name))
@@ -320,7 +341,9 @@ class Queue:
     def _forget(self, entry: QueueEntry) -> None:
         """Let go of an entry for good, and tell the store (an entry purged before is not there any more)."""
         if self.entries.pop(entry.seq, None) is not None:
-            self.held_ids.discard(entry.message.message_id)
+            held = self.held_ids
+            if held is not None:
+                held.discard(entry.message.message_id)
             self.memory -= entry.size
             self.usage.used -= entry.size  # a full usage notices it is free again when asked (has_space)
             if self.journal is not None and entry.message.persistent:

@@ -28,8 +28,8 @@ class TemporaryDestinations:
     owners: dict[Destination, int] = attrs.field(factory=dict)
     #: connection id -> how many temporary destinations it has made (the ``:<n>`` of the next name)
     _made: dict[int, int] = attrs.field(factory=dict)
-    #: every temporary destination ever made, live or deleted
-    _known: set[Destination] = attrs.field(factory=set)
+    #: every temporary destination ever made, live or deleted (empty: every send skips check_send)
+    known: set[Destination] = attrs.field(factory=set)
 
     def create(self, connection_id: int, kind: DestinationKind, connection_name: str | None = None) -> Destination:
         """A new temporary destination named ``<connection name>:<n>`` as ActiveMQ names them."""
@@ -37,14 +37,14 @@ class TemporaryDestinations:
         self._made[connection_id] = n
         prefix = connection_name or default_connection_name(connection_id)
         destination = Destination(kind, f"{prefix}:{n}")
-        if destination in self._known:
+        if destination in self.known:
             raise InvalidDestination(f"temporary destination {destination} already exists", destination=destination)
         self.owners[destination] = connection_id
-        self._known.add(destination)
+        self.known.add(destination)
         return destination
 
     def is_temporary(self, destination: Destination) -> bool:
-        return destination in self._known
+        return destination in self.known
 
     def exists(self, destination: Destination) -> bool:
         return destination in self.owners
@@ -52,12 +52,12 @@ class TemporaryDestinations:
     def check_send(self, destination: Destination) -> None:
         """Refuses a send to a temporary destination that no longer exists."""
         # an empty set still hashes the destination (a Python-level hash): most brokers never make one
-        if self._known and destination in self._known and destination not in self.owners:
+        if self.known and destination in self.known and destination not in self.owners:
             raise DestinationDoesNotExist(f"temp-{destination}", destination=destination)
 
     def check_consumer(self, connection_id: int, destination: Destination) -> None:
         """Refuses a consumer on another connection's temporary destination (or a deleted one)."""
-        if destination in self._known:
+        if destination in self.known:
             self._check_owner(connection_id, destination)
 
     def _check_owner(self, connection_id: int, destination: Destination) -> None:

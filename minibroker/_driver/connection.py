@@ -14,7 +14,7 @@ on :class:`~minibroker.Broker` and is unchecked, as ActiveMQ's JMX is outside it
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import attrs
@@ -51,6 +51,11 @@ __all__ = ["ADMIN", "HANDLERS", "READ", "WRITE", "BrokerConnection"]
 
 DispatchRoute = Callable[[Dispatch], None]
 R = TypeVar("R")
+
+
+def _no_ack_one(consumer_id: int, message_id: str) -> bool:
+    """A filter watches acks: every ack goes through the chain as a full one."""
+    return False
 
 
 class BrokerConnection(_OperatorRequests):
@@ -236,6 +241,51 @@ class BrokerConnection(_OperatorRequests):
         else:
             self.send(message, transaction_id)
         return True
+
+    def minted_sender(self) -> Callable[[Message, int | None, bool], Awaitable[object] | None]:
+        """The in-process link's send of a message whose id its producer minted for it (``MemoryLink.send_new``):
+        :meth:`send_if_admitted`, then :meth:`send_when_admitted` when flow control holds the message back, as one
+        function built once per connection, with the core's :meth:`~BrokerCore.send_minted` on the hot path. One
+        Python call per send where the link and this connection were two (issue 45)."""
+        broker = self.broker
+        core = broker.core
+        connection_id = self.connection_id
+        send_minted = core.send_minted
+        flush = broker._flush
+
+        def send(message: Message, transaction_id: int | None, sync: bool) -> Awaitable[object] | None:
+            if (
+                transaction_id is None
+                and not core.memory_limited
+                and broker._plain_sends
+                and "," not in message.destination.name
+            ):
+                send_minted(connection_id, message)  # send_if_admitted's hot path
+                flush()
+                return None
+            if self.send_if_admitted(message, transaction_id):
+                return None
+            return self.send_when_admitted(message, transaction_id)
+
+        return send
+
+    def auto_acker(self) -> Callable[[int, str], bool]:
+        """The in-process link's ``ack_one`` (an AUTO consumer's ack of each message it receives): :meth:`ack_one`
+        with ``refill_at_half``, as one function built once per connection (see :meth:`minted_sender`)."""
+        if not self._plain_acks:
+            return _no_ack_one
+        broker = self.broker
+        ack_one = broker.core.ack_one
+        connection_id = self.connection_id
+        flush = broker._flush
+
+        def ack(consumer_id: int, message_id: str) -> bool:
+            if ack_one(connection_id, consumer_id, message_id, refill_at_half=True):
+                flush()
+                return True
+            return False
+
+        return ack
 
     async def send_when_admitted(self, message: Message, transaction_id: int | None = None) -> None:
         """:meth:`send` once flow control lets it through (the in-process link's send); a connection closed while

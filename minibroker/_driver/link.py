@@ -42,6 +42,12 @@ class MemoryLink:
         self._send_if_admitted: Callable[[Message, int | None], bool] = _not_open
         self._closed_handler: Callable[[BaseException | None], None] | None = None
         self._open = False
+        #: :meth:`send` of a message whose id the producer minted for this send and never sends again (a Producer's
+        #: on a connection without failover): while open, the connection's own function
+        #: (:meth:`BrokerConnection.minted_sender`), called straight from the producer; else :meth:`send`
+        self.send_new: Callable[[Message, int | None, bool], Awaitable[object] | None] = self.send
+        #: :meth:`ack_one` while open: the connection's own function (:meth:`BrokerConnection.auto_acker`)
+        self.ack_one: Callable[[int, str], bool] = _not_acked
 
     @property
     def connection_id(self) -> int:
@@ -52,12 +58,21 @@ class MemoryLink:
         self.connection = connection = self.broker.connect(client_id, user=user, password=password)
         self._send_if_admitted = connection.send_if_admitted
         self._open = True
+        if not self.fault_tolerant:  # a reconnected link's producers send again what they sent before
+            self.send_new = connection.minted_sender()
+        self.ack_one = connection.auto_acker()
         self.broker.register_dropper(self.connection_id, self.drop)
         self.broker.on_close(self._broker_stopped)
 
+    def _shut(self) -> None:
+        """Closed: the connection's functions are let go of (sends raise, acks go the full way and fail there)."""
+        self._open = False
+        self.send_new = self.send
+        self.ack_one = _not_acked
+
     def _broker_stopped(self) -> None:
         if self._open:
-            self._open = False
+            self._shut()
             if self._closed_handler is not None:
                 self._closed_handler(ConnectionClosed("the broker stopped"))
 
@@ -72,7 +87,7 @@ class MemoryLink:
     def drop(self) -> None:
         """Break the link as a failed transport would: the broker sees an unknown last-delivered sequence."""
         if self._open:
-            self._open = False
+            self._shut()
             self._conn_unchecked().close(None)
             if self._closed_handler is not None:
                 self._closed_handler(ConnectionClosed("the transport failed"))
@@ -85,7 +100,7 @@ class MemoryLink:
 
     async def close(self, last_delivered_seq: int) -> None:
         if self._open:
-            self._open = False
+            self._shut()
             self._conn_unchecked().close(last_delivered_seq)
 
     def _conn_unchecked(self) -> BrokerConnection:
@@ -112,11 +127,6 @@ class MemoryLink:
     def ack(self, ack: MessageAck) -> None:
         self._conn().ack(ack)
 
-    def ack_one(self, consumer_id: int, message_id: str) -> bool:
-        # only AUTO acks come here: every message the consumer holds is acked as it is received
-        connection = self.connection
-        return self._open and connection.ack_one(consumer_id, message_id, refill_at_half=True)  # type: ignore[union-attr]
-
     def pull(self, consumer_id: int, timeout: float) -> None:
         self._conn().pull(consumer_id, timeout)
 
@@ -138,3 +148,9 @@ class MemoryLink:
 
 def _not_open(*args: object, **kwargs: object) -> bool:
     raise ConnectionClosed("the connection to the broker is not open")
+
+
+def _not_acked(consumer_id: int, message_id: str) -> bool:
+    """``ack_one`` of a closed link: nothing applied (the full ack that follows reports the closed connection).
+    Only AUTO acks come to ``ack_one``: every message the consumer holds is acked as it is received."""
+    return False
