@@ -13,12 +13,12 @@ offending key as a dotted path (``destinations."orders.>".memory_limit``). Every
 
     [server]
     host = "127.0.0.1"
-    port = 61616
+    port = 61616                       # the native protocol and ActiveMQ's JMS client (OpenWire)
     stomp_port = 61613                 # absent: no STOMP listener
     ssl_port = 61617                   # absent: no ssl:// listener (needs [tls])
     stomp_ssl_port = 61612             # absent: no stomp+ssl:// listener (needs [tls])
     mqtt_port = 1883                   # absent: no MQTT listener
-    openwire_port = 61626              # absent: no OpenWire listener (ActiveMQ's JMS client)
+    openwire_port = 61626              # absent: OpenWire on `port` only (ActiveMQ's JMS client)
     mqtt_ssl_port = 8883               # absent: no mqtt+ssl:// listener (needs [tls])
     http_port = 8161                   # absent: no web console, Jolokia or REST API
     https_port = 8162                  # absent: no https:// listener (needs [tls])
@@ -118,13 +118,14 @@ class ServerConfig:
     """The TCP listener's settings (``minibroker serve`` options override them)."""
 
     host: str = DEFAULT_HOST
+    #: the native protocol and OpenWire (ActiveMQ's JMS client), told apart by a client's first bytes
     port: int = DEFAULT_PORT
     stomp_port: int | None = None
     ssl_port: int | None = None
     stomp_ssl_port: int | None = None
     mqtt_port: int | None = None
     mqtt_ssl_port: int | None = None
-    #: OpenWire, ActiveMQ's own protocol, for its JMS client (plugins/openwire)
+    #: a port of OpenWire alone, ActiveMQ's own protocol (plugins/openwire), besides ``port``, which serves it too
     openwire_port: int | None = None
     #: the web console, Jolokia and the REST message API (plugins/http), plain and over TLS
     http_port: int | None = None

@@ -11,7 +11,9 @@ A guide's fenced blocks say what they are in their info string:
   for its first line, and stops it at the end. Ports 61616 and 61613 (in commands and files) are replaced by free
   ones, so a guide can show the defaults.
 
-Blocks without a name (a "before" snippet of another tool) are prose.
+Blocks without a name (a "before" snippet of another tool) are prose. A guide that needs more than Python says so
+in an HTML comment, ``<!-- needs: javac /usr/share/java/activemq-client.jar -->`` (commands on the PATH, files): it
+is skipped, naming what is missing, where they are absent.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import shutil
 import signal
 import socket
 import subprocess
@@ -31,6 +34,13 @@ REPO = Path(__file__).resolve().parents[1]
 GUIDES = sorted((REPO / "docs" / "guides").glob("*.md"))
 BLOCK = re.compile(r"^```(\w+)(?: +(\S+))?\n(.*?)^```", re.S | re.M)
 BIN = Path(sys.executable).parent
+NEEDS = re.compile(r"<!-- needs: (.*?) -->")
+
+
+def missing(guide: Path) -> list[str]:
+    """What the guide needs (its ``needs:`` comment) that this machine lacks."""
+    needs = [item for m in NEEDS.finditer(guide.read_text()) for item in m.group(1).split()]
+    return [item for item in needs if not (Path(item).exists() if "/" in item else shutil.which(item))]
 
 
 def blocks(guide: Path) -> list[tuple[str, str | None, str]]:
@@ -65,6 +75,8 @@ def test_repository_files_are_whole(guide: Path) -> None:
 
 @pytest.mark.parametrize("guide", GUIDES, ids=[g.stem for g in GUIDES])
 def test_guide_runs(guide: Path, pytester: pytest.Pytester) -> None:
+    if missing(guide):
+        pytest.skip(f"{guide.name} needs {', '.join(missing(guide))}")
     files = {name: text for _, name, text in blocks(guide) if name is not None and "/" not in name}
     commands = [
         line[2:]
