@@ -1,7 +1,8 @@
 """One broker per data directory: an advisory lock on a file inside it, held while the broker's store is open.
 
 Standard library only, and cheap to import: ``minibroker serve`` asks :func:`data_dir_in_use` before it prints its URL
-and imports the broker, so that a second broker on the same directory fails before anyone connects to it.
+and imports the broker, so that a second broker on the same directory fails before anyone connects to it, or, as
+ActiveMQ's shared-storage slave (``--wait-for-lock``), waits in :func:`wait_for_data_dir` before it binds a port.
 """
 
 from __future__ import annotations

@@ -14,7 +14,9 @@ OK). At start-up (and on ``Broker.restart()``) :meth:`MessageStore.load` gives b
 
 Tables: ``messages(queue, seq, counter, message)`` keyed by queue and sequence number (loaded in that order, which is
 the queue's send order) and ``scheduled(job, due, counter, message)``. Messages are kept in the wire encoding of
-:mod:`minibroker.wire`.
+:mod:`minibroker.wire`. ``meta`` keeps the epoch and, one ``producer <id>`` row each, the producer audit
+(``_core/producer_audit.py``: a failover client's resent sends are dropped after a restart too), written in the
+batch that stores the message.
 """
 
 from __future__ import annotations
