@@ -1165,12 +1165,14 @@ FEATURES: tuple[Feature, ...] = (
         Kind.OPENWIRE,
         "ActiveMQ's JMS client (`activemq-client` 5.17) with `tcp://HOST:PORT`, `ssl://`, `failover:(...)`",
         Status.IMPLEMENTED,
-        "`minibroker serve --openwire-port PORT` (`[server] openwire_port`), `start_openwire_server` in tests: "
-        "OpenWire v12 in its loose encoding (the server's offer, which the client's negotiation takes), every JMS "
-        "body, consumer option, ack type, local transactions, temporary destinations, keep-alive, producer windows; "
-        "ActiveMQ serves it on 61616, where minibroker's native protocol is, so it takes a port of its own",
+        "`minibroker serve` on its own port (61616, as ActiveMQ; `--ssl-port` over TLS) beside the native protocol, "
+        "told apart by each client's first bytes as ActiveMQ's `auto` transport does, or alone on `--openwire-port "
+        "PORT`; `minibroker_openwire` and `start_openwire_server` in tests: OpenWire v12 in its loose encoding (the "
+        "server's offer, which the client's negotiation takes), every JMS body, consumer option, ack type, local "
+        "transactions, temporary destinations, keep-alive, producer windows",
         tests=(
-            "tests/plugins/openwire/test_serve_openwire.py::test_the_java_client_runs_against_serve",
+            "tests/plugins/openwire/test_serve_openwire.py::test_the_java_client_and_the_native_client_share_serves_port",
+            "tests/plugins/openwire/test_serve_openwire.py::test_an_openwire_port_of_its_own",
             "tests/plugins/openwire/test_java_client.py::test_scenario",
         ),
     ),
