@@ -17,11 +17,13 @@ from minibroker import Broker, ManualClock
 from minibroker.client import connect
 from minibroker.errors import LimitExceeded
 from minibroker.plugins.openwire import commands as ow
-from minibroker.plugins.openwire.codec import MAGIC, OpenWireDecoder, encode_command
+from minibroker.plugins.openwire.codec import MAGIC, encode_command
 from minibroker.plugins.openwire.primitives import marshal_primitive_map
 from minibroker.plugins.server.tcp import NATIVE_SIGNATURE, OPENWIRE_SIGNATURE, Server, start_server
 from minibroker.typed import Long
 from minibroker.wire import encode_handshake, encode_hello
+
+from .test_listener import Peer
 
 CERTS = Path(__file__).resolve().parents[2] / "certs"
 CONNECTION = ow.ConnectionId("ID:py-shared:1")
@@ -33,21 +35,8 @@ def client_wire_format() -> bytes:
     return encode_command(ow.WireFormatInfo(version=12, marshalled_properties=marshal_primitive_map(offer)))
 
 
-class OpenWirePeer:
+class OpenWirePeer(Peer):
     """An OpenWire client as ActiveMQ's: it speaks first, then reads the server's WireFormatInfo and BrokerInfo."""
-
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self.reader, self.writer = reader, writer
-        self.decoder = OpenWireDecoder()
-
-    async def read(self, timeout: float = 5.0) -> ow.DataStructure | None:
-        async with asyncio.timeout(timeout):
-            while (command := self.decoder.next_command()) is None:
-                data = await self.reader.read(65536)
-                if not data:
-                    return None
-                self.decoder.receive_data(data)
-            return command
 
     async def log_in(self, first: bytes | None = None) -> None:
         """Send the WireFormatInfo (``first``: already sent, byte by byte) and ConnectionInfo, check the answers."""
@@ -56,7 +45,7 @@ class OpenWirePeer:
         hello = await self.read()
         assert isinstance(hello, ow.WireFormatInfo) and hello.version == 12
         assert isinstance(await self.read(), ow.BrokerInfo)
-        self.writer.write(encode_command(ow.ConnectionInfo(1, True, CONNECTION, "py-client")))
+        self.send(ow.ConnectionInfo(1, True, CONNECTION, "py-client"))
         assert isinstance(await self.read(), ow.ConnectionControl)
         assert await self.read() == ow.Response(correlation_id=1)
 
