@@ -633,7 +633,12 @@ class FirstBytes(asyncio.Protocol):
         transport = self._transport
         assert transport is not None
         self._finish()
-        protocol = route.make_protocol()
+        try:
+            protocol = route.make_protocol()
+        except Exception:  # a protocol that cannot start (a bug, an import that fails) loses this socket only
+            self._switch.log.exception("%s: cannot start %s", self._peer(), route.name)
+            transport.abort()
+            return
         transport.set_protocol(protocol)
         protocol.connection_made(transport)
         if self._head and isinstance(protocol, asyncio.Protocol) and not transport.is_closing():

@@ -16,6 +16,7 @@ import pytest
 from minibroker import Broker, ManualClock
 from minibroker.client import connect
 from minibroker.errors import LimitExceeded
+from minibroker.plugins._listening import ProtocolSwitch, Route
 from minibroker.plugins.openwire import commands as ow
 from minibroker.plugins.openwire.codec import MAGIC, encode_command
 from minibroker.plugins.openwire.primitives import marshal_primitive_map
@@ -182,3 +183,32 @@ async def test_closing_the_server_drops_both_sides() -> None:
         await closed_by_server(reader)
         assert await closed_by_server(silent_reader) == b""
         assert broker.sockets.open == 0
+
+
+async def test_a_protocol_that_cannot_start_loses_that_socket_only(caplog: pytest.LogCaptureFixture) -> None:
+    """The kit's switch alone: a route whose handler fails to start (a bug, an import that fails) closes that socket,
+    logs why, and gives its slot back."""
+
+    def broken() -> asyncio.BaseProtocol:
+        raise ImportError("no such protocol here")
+
+    async with Broker() as broker:
+        switch = ProtocolSwitch(
+            [Route("broken", 0, b"BRK", broken)],
+            sockets=broker.sockets,
+            max_connections=10,
+            clock=broker.clock,
+            connect_timeout=30,
+            log=logging.getLogger("minibroker.test-switch"),
+        )
+        listening = await asyncio.get_running_loop().create_server(switch, "127.0.0.1", 0)
+        try:
+            reader, writer = await asyncio.open_connection("127.0.0.1", listening.sockets[0].getsockname()[1])
+            _WRITERS.append(writer)
+            writer.write(b"BRK")
+            assert await closed_by_server(reader) == b""
+            assert "cannot start broken" in caplog.text and "no such protocol here" in caplog.text
+            assert broker.sockets.open == 0 and not switch.pending
+        finally:
+            listening.close()
+            await listening.wait_closed()
