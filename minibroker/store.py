@@ -461,7 +461,7 @@ class SqliteStore:
                     if segment.unscheduled:
                         db.executemany("DELETE FROM scheduled WHERE job = ?", [(j,) for j in segment.unscheduled])
                 _let_go_of_bodies(db)
-                _write_producer_audit(db, self.producer_audit, ops)
+                _write_producer_audit(db, self.producer_audit)
                 db.execute("COMMIT")
             except BaseException:
                 self._roll_back()
@@ -548,11 +548,10 @@ def _add_rows(db: sqlite3.Connection, added: list[Stored]) -> None:
     )
 
 
-def _write_producer_audit(db: sqlite3.Connection, audit: ProducerAudit, ops: Sequence[JournalOp]) -> None:
-    """The producer audit follows the messages stored, in their transaction (a send answered is in both)."""
-    for op in ops:
-        if isinstance(op, Stored):
-            audit.stored(op.message.message_id)
+def _write_producer_audit(db: sqlite3.Connection, audit: ProducerAudit) -> None:
+    """The producer audit, in the transaction of the messages its change came with (a send answered is in both):
+    only the connections of clients that resend feed it (``_driver/resent_sends.py``), so other batches write
+    nothing here."""
     changed, evicted = audit.take_changes()
     if changed:
         db.executemany(
@@ -589,9 +588,6 @@ class MemoryStore:
 
     def apply(self, ops: Sequence[JournalOp]) -> None:
         self.batches += 1
-        for op in ops:
-            if isinstance(op, Stored):
-                self.producer_audit.stored(op.message.message_id)
         for segment in _segments(ops):
             if isinstance(segment, Purged):
                 for key in [k for k in self.messages if k[0] == segment.queue]:

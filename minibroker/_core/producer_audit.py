@@ -75,6 +75,8 @@ class ProducerAudit:
 
     def take_changes(self) -> tuple[dict[str, int], set[str]]:
         """What changed since the last call: producers to write down with their sequence, producers forgotten."""
+        if not self._changed and not self._evicted:
+            return {}, set()
         changed = {p: self._last[p] for p in self._changed if p in self._last}
         evicted = self._evicted
         self._changed, self._evicted = set(), set()

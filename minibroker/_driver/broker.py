@@ -521,12 +521,19 @@ class Broker(_BrokerViews, _ReplayableReads, _FaultInjection):
         user: str | None = None,
         password: str | None = None,
         remote: bool = False,
+        audit_producers: bool = False,
+        failover_reconnect: bool = False,
     ) -> BrokerConnection:
         """A new broker connection: the one door through which an edge does everything for one client
         (:class:`~minibroker.BrokerConnection`). It passes the filters' ``on_connect`` (a security filter
         authenticates a ``remote`` connection (TCP, STOMP, MQTT) or one that gives credentials, and raises
         :class:`~minibroker.errors.AccessDenied` when refused; an in-process connection without credentials is
-        trusted)."""
+        trusted).
+
+        ``audit_producers``: a client that may resend its persistent sends after a failover reconnect (ActiveMQ's
+        JMS client): the store remembers the last sequence of each of its producers. ``failover_reconnect``: this
+        connection is such a reconnect: a persistent send at or below its producer's last sequence is dropped, and
+        answered, as ActiveMQ's producer audit does (``_driver/resent_sends.py``)."""
         self._check_open()
         if client_id is not None:
             for existing in self.core.connections.values():
@@ -540,6 +547,11 @@ class Broker(_BrokerViews, _ReplayableReads, _FaultInjection):
         self._chain.on_connect(context)
         self._contexts[context.connection_id] = context
         connection = BrokerConnection(self, context)
+        if audit_producers or failover_reconnect:
+            from .resent_sends import ResentSends
+
+            audit = getattr(self.store, "producer_audit", None)
+            connection._resent_sends = ResentSends(audit, failover_reconnect)
         if self.core.output:  # the connection advisory goes out now, as ActiveMQ sends it (not at the next call)
             self._flush()
         return connection

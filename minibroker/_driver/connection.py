@@ -45,6 +45,7 @@ from .rights import ADMIN, READ, WRITE
 
 if TYPE_CHECKING:
     from .broker import Broker
+    from .resent_sends import ResentSends
 
 __all__ = ["ADMIN", "HANDLERS", "READ", "WRITE", "BrokerConnection"]
 
@@ -62,7 +63,7 @@ class BrokerConnection(_OperatorRequests):
     """An open client connection: its identity (``connection_id``, ``client_id``, ``principal``) and every operation
     it may perform, each authorized here (see the module notes). Made by :meth:`Broker.connect`."""
 
-    __slots__ = ("_incarnation", "_plain_acks", "broker", "connection_id", "context")
+    __slots__ = ("_incarnation", "_plain_acks", "_resent_sends", "broker", "connection_id", "context")
 
     def __init__(self, broker: Broker, context: ConnectionContext) -> None:
         self.broker = broker
@@ -71,6 +72,8 @@ class BrokerConnection(_OperatorRequests):
         self._incarnation = broker.incarnation
         #: no filter watches acks (the chain is built once per broker): ack_one goes straight to the core
         self._plain_acks = not broker._hook_ack
+        #: a client that may resend after a failover reconnect (ActiveMQ's JMS client): resent_sends.py
+        self._resent_sends: ResentSends | None = None
 
     def __repr__(self) -> str:
         return f"<BrokerConnection {self.connection_id} client_id={self.context.client_id!r}>"
@@ -215,6 +218,8 @@ class BrokerConnection(_OperatorRequests):
             broker._check_open()
         if transaction_id is not None:
             self._check_transaction_owner(transaction_id)
+        if self._resent_sends is not None and self._resent_sends.is_resent(message):
+            return  # stored before the client's reconnect: dropped, answered (ActiveMQ's canDispatch)
         if "," in message.destination.name:
             broker.connection_limits.check_composite(message.destination)
             self._send_composite(message, transaction_id)

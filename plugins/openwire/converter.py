@@ -50,7 +50,6 @@ from .codec import WireFormat, encode_command
 from .errors import java_class, throwable
 from .messages import broker_destination, broker_message, message_key, openwire_message
 from .primitives import OpenWireFormatError, marshal_primitive_map, unmarshal_primitive_map
-from .producer_audit import ReconnectAudit
 from .refusals import refuse_openwire
 
 __all__ = ["ACTIVEMQ_VERSION", "OPENWIRE_VERSION", "OpenWireConverter", "java_class"]
@@ -140,8 +139,6 @@ class OpenWireConverter:
         self._transactions: dict[int, int] = {}  # LocalTransactionId.value -> broker transaction
         self._temporaries: set[Destination] = set()
         self._held: _HeldSend | None = None
-        #: a failover client's reconnect: its resent sends are checked against the store's producer audit
-        self._reconnect_audit: ReconnectAudit | None = None
         self._handlers: dict[type[ow.DataStructure], Callable[[Any], ow.Response | None]] = {
             ow.WireFormatInfo: self._on_wire_format,
             ow.ConnectionInfo: self._on_connection_info,
@@ -361,10 +358,16 @@ class OpenWireConverter:
         if self.connection is not None:
             return None  # a failover client's replay of its own ConnectionInfo on this connection
         self._incarnation = self.broker.incarnation
-        self.connection = self.broker.connect(info.client_id, user=info.user_name, password=info.password, remote=True)
+        # a JMS client may resend after a failover reconnect: its connection keeps ActiveMQ's producer audit
+        self.connection = self.broker.connect(
+            info.client_id,
+            user=info.user_name,
+            password=info.password,
+            remote=True,
+            audit_producers=True,
+            failover_reconnect=bool(info.failover_reconnect),
+        )
         self.connection_info = info
-        if info.failover_reconnect:
-            self._reconnect_audit = ReconnectAudit(self.broker)
         # ActiveMQ tells every new connection where else it may go (nowhere: no cluster), before its Response
         self._emit(ow.ConnectionControl(connected_brokers="", reconnect_to=""))
         self._mark = len(self._out)
@@ -447,8 +450,6 @@ class OpenWireConverter:
         if command.broker_path or command.recieved_by_df_bridge:
             raise refuse_openwire("openwire-network-bridge", "a message forwarded by a broker")
         self._conn()
-        if self._reconnect_audit is not None and self._reconnect_audit.is_duplicate(command):
-            return None  # stored before the reconnect: dropped, answered (ActiveMQ's canDispatch)
         message = broker_message(command)
         txn = self._transaction(command.transaction_id)
         self._send_or_hold(command, message, txn)

@@ -1,11 +1,15 @@
 """The store's producer audit (KahaDB's producerSequenceIdTracker): the last sequence stored per producer, bounded,
-kept by both stores across a restart (the OpenWire failover tests show what it is for)."""
+kept by both stores across a restart, fed and read at the one door by the connections of clients that resend
+(``_driver/resent_sends.py``; the OpenWire failover tests show what it is for)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from minibroker._core.journal import Removed, Stored
+import pytest
+
+from minibroker import Broker
+from minibroker._core.journal import Removed
 from minibroker._core.producer_audit import ProducerAudit, producer_sequence
 from minibroker.message import Destination, Message
 from minibroker.store import MemoryStore, SqliteStore
@@ -13,9 +17,10 @@ from minibroker.store import MemoryStore, SqliteStore
 PRODUCER = "ID:host-40000-1700000000000-1:1:1:1"
 
 
-def stored(seq: int, producer: str = PRODUCER) -> Stored:
-    message = Message(destination=Destination.parse("q"), body="x", message_id=f"{producer}:{seq}")
-    return Stored("q", seq, message, 0)
+def message(seq: int, producer: str = PRODUCER, persistent: bool = True) -> Message:
+    return Message(
+        destination=Destination.parse("q"), body=f"m{seq}", message_id=f"{producer}:{seq}", persistent=persistent
+    )
 
 
 def test_an_activemq_message_id_names_its_producer_and_sequence() -> None:
@@ -39,7 +44,8 @@ def test_the_audit_keeps_the_highest_sequence_of_the_most_recent_producers() -> 
 
 def test_the_sqlite_store_keeps_the_audit_after_the_message_is_gone(tmp_path: Path) -> None:
     store = SqliteStore(tmp_path)
-    store.apply([stored(1), stored(2)])
+    store.producer_audit.stored(f"{PRODUCER}:2")
+    store.apply([])  # written with the next batch
     store.apply([Removed("q", 1), Removed("q", 2)])  # consumed: the queue no longer knows them
     store.close()
     reopened = SqliteStore(tmp_path)
@@ -51,6 +57,36 @@ def test_the_sqlite_store_keeps_the_audit_after_the_message_is_gone(tmp_path: Pa
 
 def test_the_memory_store_keeps_it_too() -> None:
     store = MemoryStore()
-    store.apply([stored(7)])
+    store.producer_audit.stored(f"{PRODUCER}:7")
     store.apply([Removed("q", 7)])
     assert store.producer_audit.last(PRODUCER) == 7
+
+
+@pytest.mark.parametrize("kind", ["memory", "sqlite"])
+async def test_a_reconnected_client_s_resent_persistent_send_is_dropped_across_a_restart(
+    kind: str, tmp_path: Path
+) -> None:
+    store = MemoryStore() if kind == "memory" else SqliteStore(tmp_path)
+    async with Broker(store=store) as broker:
+        first = broker.connect("app", audit_producers=True)
+        first.send(message(1))
+        first.send(message(2))
+        first.send(message(3, producer="ID:other-1:1:1:1", persistent=False))
+        first.close()
+    restarted = SqliteStore(tmp_path) if kind == "sqlite" else store
+    async with Broker(store=restarted) as broker:
+        again = broker.connect("app", audit_producers=True, failover_reconnect=True)
+        again.send(message(2))  # stored before the "kill": dropped, answered
+        again.send(message(3))  # never stored: taken
+        again.send(message(3))  # the same connection sends it again: dropped too
+        again.send(message(1, producer="ID:other-1:1:1:1", persistent=False))  # non-persistent: never checked
+        assert [m.body for m in again.browse("q")] == ["m1", "m2", "m3", "m1"]
+
+
+async def test_only_connections_of_resending_clients_feed_the_audit() -> None:
+    store = MemoryStore()
+    async with Broker(store=store) as broker:
+        broker.connect("native").send(message(1))
+        assert store.producer_audit.last(PRODUCER) == -1  # nothing to pay for a client that never resends
+        broker.connect("jms", audit_producers=True).send(message(5))
+        assert store.producer_audit.last(PRODUCER) == 5
