@@ -148,6 +148,58 @@ public class ScriptOracle {
     final Map<String, javax.jms.Destination> temps = new LinkedHashMap<>();   // temp label -> TemporaryQueue/TemporaryTopic
     Session producerSession;
 
+    // minibroker extension: the minibroker mode (`--minibroker HOST:PORT`, README.md). Instead of an embedded broker,
+    // each script asks the Python driver on that control address (tests/openwire_replay/driver.py) for a fresh
+    // minibroker with the script's broker options, connects to it over tcp:// and reads what only a broker knows
+    // (statistics, destinations, durable subscriptions) through the driver: one JSON line per request and answer.
+    static String CONTROL = null;
+    // minibroker extension: `--tcp` runs the embedded broker with a tcp:// connector and connects the script's clients
+    // through it, as the minibroker mode does, to tell what the transport changes from what the broker does.
+    static boolean TCP = false;
+    java.net.Socket control;
+    java.io.BufferedReader controlIn;
+    java.io.Writer controlOut;
+    String brokerUrl;
+
+    /** The URL the script's connections use: the embedded broker's vm:// or (minibroker extension) the driver's. */
+    String url() { return brokerUrl != null ? brokerUrl : "vm://" + brokerName + "?create=false"; }
+
+    /** minibroker extension: a fresh minibroker for this script, with its broker options, from the driver. */
+    void startMinibroker(Map<String, Object> cfg) throws Exception {
+        int colon = CONTROL.lastIndexOf(':');
+        control = new java.net.Socket(CONTROL.substring(0, colon), Integer.parseInt(CONTROL.substring(colon + 1)));
+        controlIn = new java.io.BufferedReader(new java.io.InputStreamReader(control.getInputStream(), StandardCharsets.UTF_8));
+        controlOut = new java.io.OutputStreamWriter(control.getOutputStream(), StandardCharsets.UTF_8);
+        Map<String, Object> a = ask(m("op", "start", "broker", cfg == null ? new HashMap<String, Object>() : cfg));
+        brokerName = (String) a.get("brokerName");
+        brokerUrl = (String) a.get("url");
+    }
+
+    /** minibroker extension: one request to the driver, its answer (an "error" answer throws). */
+    @SuppressWarnings("unchecked")
+    Map<String, Object> ask(Map<String, Object> request) {
+        try {
+            controlOut.write(Json.write(request));
+            controlOut.write("\n");
+            controlOut.flush();
+            String line = controlIn.readLine();
+            if (line == null) throw new IllegalStateException("the minibroker driver closed the control connection");
+            Map<String, Object> a = (Map<String, Object>) Parser.parse(line);
+            if (a.containsKey("error")) throw new IllegalStateException(String.valueOf(a.get("error")));
+            return a;
+        } catch (java.io.IOException e) { throw new RuntimeException(e); }
+    }
+
+    /** minibroker extension: the event the driver made from the broker's own state. */
+    @SuppressWarnings("unchecked")
+    void evAsked(Map<String, Object> request) { ev((Map<String, Object>) ask(request).get("event")); }
+
+    /** Does the broker hold this (non-temporary) queue? */
+    boolean queueExists(String q) {
+        if (control != null) return (Boolean) ask(m("op", "exists", "dest", q)).get("exists");  // minibroker extension
+        return dest(q) != null;
+    }
+
     static long now() { return System.nanoTime() / 1_000_000L; }
     static long r10(long ms) { return Math.round(ms / 10.0) * 10; }
     long tms() { return r10(now() - t0); }
@@ -194,6 +246,7 @@ public class ScriptOracle {
 
     // ================================================================== broker
     void startBroker(Map<String, Object> cfg) throws Exception {
+        if (CONTROL != null) { startMinibroker(cfg); return; }  // minibroker extension
         if (cfg == null) cfg = new HashMap<>();
         BrokerService b = new BrokerService();
         brokerName = "script" + (++BROKER_SEQ);
@@ -239,9 +292,11 @@ public class ScriptOracle {
             pm.setPolicyEntries(entries);
             b.setDestinationPolicy(pm);
         }
+        if (TCP) b.addConnector("tcp://127.0.0.1:0");  // minibroker extension: --tcp
         b.start();
         b.waitUntilStarted();
         broker = b;
+        if (TCP) brokerUrl = b.getTransportConnectors().get(0).getPublishableConnectString() + "?jms.alwaysSyncSend=true";
     }
 
     Destination dest(String name) { return dest(name, false); }
@@ -256,6 +311,7 @@ public class ScriptOracle {
 
     void stats(String queue) { stats(queue, false); }
     void stats(String queue, boolean topic) {
+        if (control != null) { evAsked(m("op", "stats", "dest", queue, "topic", topic)); return; }  // minibroker extension
         Destination d = dest(queue, topic);
         Map<String, Object> e = topic ? m("event", "topic_stats", "topic", queue) : m("event", "queue_stats", "queue", queue);
         if (d == null) { e.put("exists", false); ev(e); return; }
@@ -481,7 +537,7 @@ public class ScriptOracle {
         switch (name) {
             case "connect": {
                 String label = req(op, "conn");
-                ActiveMQConnectionFactory f = new ActiveMQConnectionFactory("vm://" + brokerName + "?create=false");
+                ActiveMQConnectionFactory f = new ActiveMQConnectionFactory(url());
                 Map<String, Object> rp = obj(op, "redeliveryPolicy");
                 if (rp != null) {
                     RedeliveryPolicy p = new RedeliveryPolicy();
@@ -528,7 +584,7 @@ public class ScriptOracle {
                 boolean tx = false;
                 if (sl == null) {
                     if (producerConn == null) {
-                        producerConn = new ActiveMQConnectionFactory("vm://" + brokerName + "?create=false").createConnection();
+                        producerConn = new ActiveMQConnectionFactory(url()).createConnection();
                         open.add(producerConn);
                         producerConn.start();
                         producerSession = producerConn.createSession(false, Session.AUTO_ACKNOWLEDGE);
@@ -606,6 +662,11 @@ public class ScriptOracle {
                 String label = req(op, "temp");
                 javax.jms.Destination d = lookup(temps, "temp", label);
                 sleep(lng(op, "settle_ms", 150));
+                if (control != null) {  // minibroker extension
+                    ActiveMQDestination td = (ActiveMQDestination) d;
+                    evAsked(m("op", "temp_exists", "temp", label, "dest", td.getQualifiedName()));
+                    break;
+                }
                 org.apache.activemq.broker.region.RegionBroker rb = (org.apache.activemq.broker.region.RegionBroker) broker.getRegionBroker();
                 ActiveMQDestination ad = (ActiveMQDestination) d;
                 boolean exists = (ad.isQueue() ? rb.getTempQueueRegion() : rb.getTempTopicRegion()).getDestinationMap().containsKey(ad);
@@ -632,6 +693,7 @@ public class ScriptOracle {
                 // durable subscriptions the broker holds on a topic: [{clientId, name, active, pending}], sorted
                 String t = req(op, "dest");
                 sleep(lng(op, "settle_ms", 150));
+                if (control != null) { evAsked(m("op", "durable_subs", "dest", t)); break; }  // minibroker extension
                 Destination d = dest(t, true);
                 Map<String, Object> e = m("event", "durable_subs", "topic", t);
                 if (!(d instanceof Topic)) { e.put("exists", false); ev(e); break; }
@@ -743,16 +805,16 @@ public class ScriptOracle {
                 String q = str(op, "dest", "ActiveMQ.DLQ");
                 sleep(lng(op, "settle_ms", 150));
                 stats(q);
-                if (dest(q) == null) break;
+                if (!queueExists(q)) break;
                 dlq(q, bool(op, "consume", false));
                 break;
             }
             case "browse": {
                 String q = req(op, "dest");
                 sleep(lng(op, "settle_ms", 150));
-                if (dest(q) == null) { ev(m("event", "browsed", "queue", q, "exists", false)); break; }
+                if (!queueExists(q)) { ev(m("event", "browsed", "queue", q, "exists", false)); break; }
                 List<String> bodies = new ArrayList<>();
-                Connection c = new ActiveMQConnectionFactory("vm://" + brokerName + "?create=false").createConnection();
+                Connection c = new ActiveMQConnectionFactory(url()).createConnection();
                 try {
                     c.start();
                     Session s = c.createSession(false, Session.AUTO_ACKNOWLEDGE);
@@ -766,6 +828,7 @@ public class ScriptOracle {
             }
             case "queues": {  // minibroker extension: the names of the broker's queues (not temporary), sorted
                 sleep(lng(op, "settle_ms", 150));
+                if (control != null) { evAsked(m("op", "queues")); break; }  // minibroker extension
                 List<String> names = new ArrayList<>();
                 for (ActiveMQDestination d : broker.getBroker().getDestinationMap().keySet())
                     if (d.isQueue() && !d.isTemporary()) names.add(d.getPhysicalName());
@@ -843,7 +906,7 @@ public class ScriptOracle {
 
     /** One dlq event per message: browsed (default, leaves the DLQ untouched) or consumed (consume:true). */
     void dlq(String q, boolean consume) throws JMSException {
-        Connection c = new ActiveMQConnectionFactory("vm://" + brokerName + "?create=false").createConnection();
+        Connection c = new ActiveMQConnectionFactory(url()).createConnection();
         try {
             c.start();
             Session s = c.createSession(false, Session.AUTO_ACKNOWLEDGE);
@@ -904,6 +967,7 @@ public class ScriptOracle {
         } finally {
             for (Connection c : open) { try { c.close(); } catch (Throwable ignore) { } }
             if (broker != null) { try { broker.stop(); broker.waitUntilStopped(); } catch (Throwable ignore) { } }
+            if (control != null) { try { ask(m("op", "stop")); control.close(); } catch (Throwable ignore) { } }  // minibroker extension
         }
         synchronized (events) { out.put("events", new ArrayList<>(events)); }
         if (out.containsKey("error")) { Object e = out.remove("error"); out.put("error", e); }
@@ -914,27 +978,36 @@ public class ScriptOracle {
     @SuppressWarnings("unchecked")
     public static void main(String[] args) throws Exception {
         String outDir = System.getProperty("script.out");
+        int parallel = 1;
         List<String> files = new ArrayList<>();
         for (int i = 0; i < args.length; i++) {
             if (args[i].equals("--out")) { outDir = args[++i]; continue; }
+            if (args[i].equals("--minibroker")) { CONTROL = args[++i]; continue; }  // minibroker extension
+            if (args[i].equals("--tcp")) { TCP = true; continue; }  // minibroker extension
+            if (args[i].equals("--parallel")) { parallel = Integer.parseInt(args[++i]); continue; }  // minibroker extension
             File f = new File(args[i]);
             if (f.isDirectory()) {
-                String[] names = f.list((d, n) -> n.endsWith(".json"));
+                String[] names = f.list((d, n) -> n.endsWith(".json") && !n.equals("MANIFEST.json"));
                 Arrays.sort(names);
                 for (String n : names) files.add(new File(f, n).getPath());
             } else files.add(args[i]);
         }
         if (files.isEmpty()) {
-            System.err.println("usage: run-script.sh [--out DIR] SCRIPT.json|DIR [...]");
+            System.err.println("usage: run-script.sh [--out DIR] [--minibroker HOST:PORT [--parallel N]] SCRIPT.json|DIR [...]");
             System.exit(2);
         }
+        if (parallel > 1 && CONTROL == null) throw new IllegalArgumentException("--parallel needs --minibroker");
         if (outDir != null) Files.createDirectories(Paths.get(outDir));
         int errors = 0;
+        List<Object[]> runs = new ArrayList<>();   // {script, fallback name} in file order
         for (String file : files) {
             List<Object> scripts;
             String base = Paths.get(file).getFileName().toString().replaceAll("\\.json$", "");
             try {
                 Object parsed = Parser.parse(new String(Files.readAllBytes(Paths.get(file)), StandardCharsets.UTF_8));
+                // minibroker extension: a recording ({"script": ..., "events": ...}) runs its script
+                if (parsed instanceof Map && ((Map<String, Object>) parsed).containsKey("events")
+                        && ((Map<String, Object>) parsed).get("script") instanceof Map) parsed = ((Map<String, Object>) parsed).get("script");
                 scripts = parsed instanceof List ? (List<Object>) parsed : Collections.singletonList(parsed);
             } catch (Throwable t) {
                 errors++;
@@ -943,18 +1016,25 @@ public class ScriptOracle {
             }
             int k = 0;
             for (Object so : scripts) {
-                String fallback = scripts.size() == 1 ? base : base + "#" + k;
+                runs.add(new Object[] {so, scripts.size() == 1 ? base : base + "#" + k});
                 k++;
-                Map<String, Object> res = new ScriptOracle().run((Map<String, Object>) so, fallback);
-                if (res.containsKey("error")) errors++;
-                System.out.println(Json.write(res));
-                System.out.flush();
-                if (outDir != null) {
-                    Path p = Paths.get(outDir, res.get("script") + ".json");
-                    Files.write(p, Json.pretty(res).getBytes(StandardCharsets.UTF_8));
-                }
             }
         }
+        // minibroker extension: --parallel N runs N scripts at a time (each on a broker of its own), printed in order
+        java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(parallel);
+        List<java.util.concurrent.Future<Map<String, Object>>> results = new ArrayList<>();
+        for (Object[] r : runs) results.add(pool.submit(() -> new ScriptOracle().run((Map<String, Object>) r[0], (String) r[1])));
+        for (java.util.concurrent.Future<Map<String, Object>> fr : results) {
+            Map<String, Object> res = fr.get();
+            if (res.containsKey("error")) errors++;
+            System.out.println(Json.write(res));
+            System.out.flush();
+            if (outDir != null) {
+                Path p = Paths.get(outDir, res.get("script") + ".json");
+                Files.write(p, Json.pretty(res).getBytes(StandardCharsets.UTF_8));
+            }
+        }
+        pool.shutdown();
         System.exit(errors == 0 ? 0 : 1);
     }
 }
