@@ -165,22 +165,100 @@ def _content(body: object) -> tuple[type[ow.Message], bytes]:
 # -- advisories -------------------------------------------------------------------------------------------------------
 
 
-def _advisory_data(message: BrokerMessage) -> ow.DataStructure | None:
-    """The DestinationInfo an advisory of a destination carries (minibroker keeps it as JSON text): the Java client's
-    own advisory consumer reads it to learn which temporary destinations exist, and refuses to send to one it has
-    not heard of. Other advisories keep their JSON text (a difference: ActiveMQ sends their data structures)."""
-    if message.type != "Advisory" or not isinstance(message.body, str) or '"DestinationInfo"' not in message.body:
-        return None
+def _advisory_data(message: BrokerMessage) -> tuple[bool, ow.DataStructure | None]:
+    """Is ``message`` an advisory, and the data structure it carries. minibroker keeps an advisory's data structure as
+    JSON text; ActiveMQ sends a bare message whose ``dataStructure`` is the object (``ConsumerInfo``,
+    ``ProducerInfo``, ``ConnectionInfo``, ``RemoveInfo``, ``DestinationInfo``, a copy of an expired or dead-lettered
+    message, or none). The Java client reads it with ``getDataStructure()``, and its own advisory consumer learns from
+    DestinationInfo which temporary destinations exist (it refuses to send to one it has not heard of)."""
+    if message.type != "Advisory" or not isinstance(message.body, str) or not message.body.startswith("{"):
+        return False, None
     try:
         data = json.loads(message.body)
-        text = data["destination"]
-        operation = int(data["operationType"])
+        kind = data["dataStructure"]
     except (ValueError, KeyError, TypeError):
+        return False, None
+    try:
+        return True, _structure(kind, data, message.destination.name)
+    except (ValueError, KeyError, TypeError):
+        return False, None
+
+
+def _structure(kind: object, data: dict[str, Any], topic: str) -> ow.DataStructure | None:
+    if kind == "DestinationInfo":
+        return ow.DestinationInfo(destination=_advised(data["destination"]), operation_type=int(data["operationType"]))
+    if kind == "ConsumerInfo":
+        return ow.ConsumerInfo(
+            consumer_id=_three_part(ow.ConsumerId, data["consumerId"]),
+            destination=_advised(data["destination"]),
+            selector=data.get("selector"),
+            prefetch_size=int(data.get("prefetchSize", 0)),
+            browser=bool(data.get("browser")),
+            no_local=bool(data.get("noLocal")),
+            exclusive=bool(data.get("exclusive")),
+            priority=int(data.get("priority", 0)),
+            subscription_name=data.get("subscriptionName"),
+        )
+    if kind == "ProducerInfo":
+        return ow.ProducerInfo(
+            producer_id=_three_part(ow.ProducerId, data["producerId"]), destination=_advised(data["destination"])
+        )
+    if kind == "ConnectionInfo":
+        return ow.ConnectionInfo(connection_id=ow.ConnectionId(data["connectionId"]), client_id=data.get("clientId"))
+    if kind == "RemoveInfo":  # what it removes, by the advisory topic it is published on
+        text = data["objectId"]
+        removed: ow.DataStructure
+        if topic.startswith("ActiveMQ.Advisory.Consumer."):
+            removed = _three_part(ow.ConsumerId, text)
+        elif topic.startswith("ActiveMQ.Advisory.Producer."):
+            removed = _three_part(ow.ProducerId, text)
+        else:
+            removed = ow.ConnectionId(text)
+        return ow.RemoveInfo(object_id=removed)
+    if isinstance(kind, str) and kind.startswith("ActiveMQ"):  # a copy of an expired or dead-lettered message
+        cls = _MESSAGE_CLASSES[kind]
+        producer_id, seq = _split_message_id(data["messageId"])
+        return cls(
+            producer_id=producer_id,
+            message_id=ow.MessageId(None, producer_id, seq),
+            destination=_advised(data["destination"]),
+            persistent=bool(data.get("persistent")),
+            priority=int(data.get("priority", 4)),
+        )
+    if kind is None:
         return None
+    raise ValueError(kind)
+
+
+def _three_part(cls: Any, text: str) -> Any:
+    """``ID:...:<session>:<value>`` as a ConsumerId or ProducerId."""
+    connection, session, value = text.rsplit(":", 2)
+    if cls is ow.ConsumerId:
+        return ow.ConsumerId(connection, int(session), int(value))
+    return ow.ProducerId(connection, int(value), int(session))
+
+
+def _split_message_id(text: str) -> tuple[ow.ProducerId, int]:
+    head, _, tail = text.rpartition(":")
+    if head and tail.isdigit():
+        return parse_producer_id(head), int(tail)
+    return parse_producer_id(text), 0
+
+
+def _advised(text: str) -> ow.ActiveMQDestination:
     for prefix, cls in _ADVISED:
-        if isinstance(text, str) and text.startswith(prefix):
-            return ow.DestinationInfo(destination=cls(text[len(prefix) :]), operation_type=operation)
-    return None
+        if text.startswith(prefix):
+            return cls(text[len(prefix) :])
+    raise ValueError(text)
+
+
+_MESSAGE_CLASSES: dict[str, type[ow.Message]] = {
+    "ActiveMQTextMessage": ow.TextMessage,
+    "ActiveMQBytesMessage": ow.BytesMessage,
+    "ActiveMQMapMessage": ow.MapMessage,
+    "ActiveMQStreamMessage": ow.StreamMessage,
+    "ActiveMQObjectMessage": ow.ObjectMessage,
+}
 
 
 _ADVISED: tuple[tuple[str, type[ow.ActiveMQDestination]], ...] = (
@@ -252,8 +330,8 @@ def openwire_message(
             return None
         return openwire_destination(destination, bool(is_temporary and is_temporary(destination)))
 
-    data_structure = _advisory_data(message)
-    if data_structure is not None:  # ActiveMQ's advisory: a bare message carrying the data structure
+    advisory, data_structure = _advisory_data(message)
+    if advisory:  # ActiveMQ's advisory: a bare message carrying the data structure
         cls: type[ow.Message] = ow.Message
         content: bytes | None = None
     else:
