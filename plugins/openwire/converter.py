@@ -37,6 +37,7 @@ import attrs
 
 from minibroker import AckType, Admission, Broker, BrokerConnection, ConsumerInfo, Dispatch, MessageAck
 from minibroker.errors import (
+    DestinationDoesNotExist,
     InvalidDestination,
     MinibrokerError,
 )
@@ -55,6 +56,8 @@ from .refusals import refuse_openwire
 __all__ = ["ACTIVEMQ_VERSION", "OPENWIRE_VERSION", "OpenWireConverter", "java_class"]
 
 log = logging.getLogger("minibroker.openwire")
+
+_TEMPORARY = (ow.ActiveMQTempQueue, ow.ActiveMQTempTopic)
 
 #: the OpenWire version ActiveMQ 5.17 speaks (CommandTypes.PROTOCOL_VERSION): the most minibroker offers
 OPENWIRE_VERSION: Final = 12
@@ -442,6 +445,9 @@ class OpenWireConverter:
         if info.producer_id is None:
             raise OpenWireFormatError("ProducerInfo without its ProducerId")
         destination = None if info.destination is None else broker_destination(info.destination)
+        if destination is not None and isinstance(info.destination, _TEMPORARY) and not self._is_temporary(destination):
+            # ActiveMQ's addProducer adds the destination without creating a temporary one: gone, it is refused
+            raise DestinationDoesNotExist(f"temp-{destination}", destination=destination)
         self._producer_seq += 1
         self._conn().add_producer(self._producer_seq, destination)
         self._producers[info.producer_id] = (self._producer_seq, info.window_size)

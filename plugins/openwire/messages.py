@@ -144,7 +144,7 @@ def _blob_refusal() -> Exception:
     return refuse_openwire("openwire-blob-message", "ActiveMQBlobMessage")
 
 
-def _content(body: object) -> tuple[type[ow.Message], bytes]:
+def _content(body: object) -> tuple[type[ow.Message], bytes | None]:
     if isinstance(body, str):
         raw = encode_utf(body)
         out = Writer()
@@ -153,8 +153,8 @@ def _content(body: object) -> tuple[type[ow.Message], bytes]:
         return ow.TextMessage, out.getvalue()
     if isinstance(body, bytes):
         return ow.BytesMessage, body
-    if isinstance(body, ObjectBody):
-        return ow.ObjectMessage, body.data
+    if isinstance(body, ObjectBody):  # no bytes: an ObjectMessage without its object (no content, as it came)
+        return ow.ObjectMessage, body.data or None
     if isinstance(body, tuple):
         return ow.StreamMessage, marshal_primitive_list(body)
     if isinstance(body, Mapping):
