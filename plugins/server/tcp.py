@@ -33,7 +33,8 @@ from minibroker.errors import (
     LimitExceeded,
     MinibrokerError,
 )
-from minibroker.plugins._listening import ProtocolSwitch, Route, serve_tls_or_plain
+from minibroker.plugins._listening import serve_tls_or_plain
+from minibroker.plugins._protocol_switch import ProtocolSwitch, Route
 from minibroker.wire import (
     DEFAULT_MAX_FRAME_SIZE,
     MAGIC,

@@ -16,7 +16,7 @@ import pytest
 from minibroker import Broker, ManualClock
 from minibroker.client import connect
 from minibroker.errors import LimitExceeded
-from minibroker.plugins._listening import ProtocolSwitch, Route
+from minibroker.plugins._protocol_switch import ProtocolSwitch, Route
 from minibroker.plugins.openwire import commands as ow
 from minibroker.plugins.openwire.codec import MAGIC, encode_command
 from minibroker.plugins.openwire.primitives import marshal_primitive_map
