@@ -176,8 +176,14 @@ class BlockingClient:
         epoch: str | None = None,
     ) -> list[RangeColumns]:
         """A range read answered as column buffers (one :class:`RangeColumns` per frame; see the codec)."""
+        return self._columns_answer(self._ask_columns(queue, from_seq, to_seq, limit, epoch))
+
+    def _ask_columns(self, queue: str, from_seq: int, to_seq: int | None, limit: int | None, epoch: str | None) -> int:
         request_id = next(self._requests)
         self._send(encode_read_range(request_id, queue, from_seq, to_seq, limit, epoch, columnar=True))
+        return request_id
+
+    def _columns_answer(self, request_id: int) -> list[RangeColumns]:
         parts: list[RangeColumns] = []
         while True:
             part = self._answer(request_id)
@@ -189,22 +195,33 @@ class BlockingClient:
     def iter_range_columns(
         self, queue: str, from_seq: int, to_seq: int, *, page: int = 10_000, epoch: str | None = None
     ) -> Iterator[RangeColumns]:
-        """Columnar range reads in pages of at most ``page`` messages, until ``to_seq``; empty parts are skipped."""
-        start = from_seq
-        while start < to_seq:
-            parts = self.read_range_columns(queue, start, to_seq, page, epoch)
-            count = next_seq = 0
+        """Columnar range reads in pages of at most ``page`` messages, until ``to_seq``; empty parts are skipped.
+
+        One request ahead: the next page is asked for before this one is yielded, so the broker reads it while the
+        caller converts and hands on this one (a Spark read of 1M messages in 4 partitions spent most of its time
+        waiting for pages otherwise). A generator left early leaves that answer unread: :meth:`_answer` skips it."""
+        if from_seq >= to_seq:
+            return
+        pending = self._ask_columns(queue, from_seq, to_seq, page, epoch)
+        while True:
+            parts = self._columns_answer(pending)
+            count = next_seq = last_seq = 0
             for part in parts:
                 next_seq = part.next_seq
                 if part.count:
                     count += part.count
                     last_seq = int.from_bytes(part.seq[-8:], "little", signed=True)
-                    yield part
             if not count:
                 return
             # a short page is no end: the broker bounds each answer (count and bytes); the range's end is
             start = last_seq + 1
-            if start >= next_seq:
+            more = start < to_seq and start < next_seq
+            if more:
+                pending = self._ask_columns(queue, start, to_seq, page, epoch)
+            for part in parts:
+                if part.count:
+                    yield part
+            if not more:
                 return
 
     def ack_below(self, queue: str, cursor: str, seq: int, epoch: str | None = None) -> CursorAck:
