@@ -39,7 +39,15 @@ JARS = Path("/usr/share/java")
 NEEDED_JARS = ("activemq-broker.jar", "activemq-client.jar", "geronimo-jms_1.1_spec.jar", "hawtbuf.jar")
 
 #: recordings whose replay through the real client against minibroker differs, and why (ideally empty)
-KNOWN_DIFFERENCES: dict[str, str] = {}
+KNOWN_DIFFERENCES: dict[str, str] = {
+    "gen_13_046": (
+        "a race of ActiveMQ's client over tcp://, not minibroker's: consumer k1 (a listener) is closed inside a "
+        "transaction, so the client defers the close to the commit; the commit's own send m2 then reaches k1's "
+        "listener over tcp:// before the deferred close (over vm:// it never does, as recorded), on a session "
+        "thread racing the script's next rollback. ActiveMQ 5.17.2 over tcp:// (--activemq-tcp) delivers m2 too, "
+        "before the rollback; minibroker's run had the rollback first, the listener's transaction begun meanwhile"
+    ),
+}
 
 
 def recordings(family: str) -> list[Path]:
