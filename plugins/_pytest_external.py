@@ -1,11 +1,13 @@
 """``--minibroker-external``: the same tests against a broker that is already running, a real ActiveMQ above all.
 
 Why: a faithful fake is worth what its tests are worth on the real broker. Under the option the protocol fixtures
-(``minibroker_stomp``, ``minibroker_stomp_sync``, ``minibroker_mqtt``, ``minibroker_mqtt_sync``, ``minibroker_proc``,
-``minibroker_noproc`` and the fixtures :mod:`minibroker.plugins.factories` builds) hand out that broker's addresses
-with the attributes they always have, and a test that needs minibroker itself (the in-process broker, virtual time,
-the native client, captures, cleaning) is skipped as *minibroker-only*, with its reason, before it starts. The
-session ends with the count of both kinds. Imported only when the option is given.
+(``minibroker_stomp``, ``minibroker_stomp_sync``, ``minibroker_mqtt``, ``minibroker_mqtt_sync``,
+``minibroker_openwire``, ``minibroker_openwire_sync``, ``minibroker_proc``, ``minibroker_noproc`` and the fixtures
+:mod:`minibroker.plugins.factories` builds) hand out that broker's addresses with the attributes they always have
+(OpenWire, ActiveMQ's own protocol, at ``tcp://HOST:61616`` unless the option names it: where ActiveMQ serves it by
+default), and a test that needs minibroker itself (the in-process broker, virtual time, the native client, captures,
+cleaning) is skipped as *minibroker-only*, with its reason, before it starts. The session ends with the count of both
+kinds. Imported only when the option is given.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ __all__ = [
     "ExternalBroker",
     "ExternalEndpoint",
     "ExternalMode",
+    "ExternalOpenWireEndpoint",
     "ExternalStompEndpoint",
     "parse",
     "register",
@@ -60,21 +63,32 @@ _BROKER_SETTINGS = ("redelivery_policy", "policies", "scheduler_support", "plugi
 #: the fixtures that reach the external broker
 ENDPOINTS = frozenset(
     {"minibroker_stomp", "minibroker_stomp_sync", "minibroker_mqtt", "minibroker_mqtt_sync"}
+    | {"minibroker_openwire", "minibroker_openwire_sync"}
     | {"minibroker_proc", "minibroker_noproc"}
 )
 #: the attribute the factories put on the fixtures they build: the fixture's kind under this mode
 KIND_ATTRIBUTE = "_minibroker_external_kind"
+#: the protocols the option names
+PROTOCOLS = ("stomp", "mqtt", "openwire")
+#: ActiveMQ's OpenWire port (its default ``tcp://0.0.0.0:61616`` connector): where OpenWire is when the option names
+#: no ``openwire=`` address
+OPENWIRE_PORT = 61616
 
 
 @attrs.frozen
 class ExternalBroker:
-    """Where the external broker listens, as ``--minibroker-external stomp=HOST:PORT,mqtt=HOST:PORT`` says."""
+    """Where the external broker listens, as ``--minibroker-external stomp=HOST:PORT,mqtt=HOST:PORT,openwire=...``
+    says (``openwire_tls``: the option gave ``openwire=ssl://HOST:PORT``)."""
 
     stomp: tuple[str, int] | None = None
     mqtt: tuple[str, int] | None = None
+    openwire: tuple[str, int] | None = None
+    openwire_tls: bool = False
 
     def __str__(self) -> str:
         parts = [f"{name}={_address(value)}" for name, value in (("stomp", self.stomp), ("mqtt", self.mqtt)) if value]
+        if self.openwire is not None:
+            parts.append(f"openwire={'ssl://' if self.openwire_tls else ''}{_address(self.openwire)}")
         return ",".join(parts)
 
     def process(self) -> BrokerProcess:
@@ -88,7 +102,13 @@ class ExternalBroker:
         return BrokerProcess(host, 0, stomp, mqtt_port=mqtt)
 
     def endpoint(self, protocol: str) -> ExternalEndpoint:
-        """The ``stomp`` or ``mqtt`` address as the fixtures of that protocol give it."""
+        """The ``stomp``, ``mqtt`` or ``openwire`` address as the fixtures of that protocol give it. OpenWire not
+        named: ``tcp://HOST:61616``, HOST the other protocols' (ActiveMQ serves its JMS clients there unless its
+        ``activemq.xml`` says otherwise, and a test suite moving to a real broker rarely says more)."""
+        if protocol == "openwire":
+            host = (self.openwire or self.stomp or self.mqtt or ("127.0.0.1", 0))[0]
+            port = OPENWIRE_PORT if self.openwire is None else self.openwire[1]
+            return ExternalOpenWireEndpoint(host, port, tls=self.openwire_tls)
         address = self.stomp if protocol == "stomp" else self.mqtt
         if address is None:
             pytest.fail(f"--minibroker-external names no {protocol} address ({protocol}=HOST:PORT)", pytrace=False)
@@ -102,20 +122,27 @@ def _address(address: tuple[str, int]) -> str:
 
 
 def parse(text: str) -> ExternalBroker:
-    """``stomp=HOST:PORT,mqtt=HOST:PORT`` (either may be left out; ``[::1]:61613`` for IPv6)."""
+    """``stomp=HOST:PORT,mqtt=HOST:PORT,openwire=HOST:PORT`` (any may be left out, not all; ``[::1]:61613`` for
+    IPv6). OpenWire's address may be given as ActiveMQ's client takes it: ``tcp://HOST:PORT`` or, for its TLS
+    connector, ``ssl://HOST:PORT``."""
     found: dict[str, tuple[str, int]] = {}
+    tls = False
     for part in filter(None, (p.strip() for p in text.split(","))):
         name, equals, address = part.partition("=")
+        scheme, slashes, rest = address.partition("://")
+        if name == "openwire" and slashes and scheme in ("tcp", "ssl"):
+            address, tls = rest, scheme == "ssl"
         host, colon, port = address.rpartition(":")
-        if not equals or name not in ("stomp", "mqtt") or not colon or not port.isdigit() or name in found:
+        if not equals or name not in PROTOCOLS or not colon or not port.isdigit() or name in found:
             raise pytest.UsageError(
-                f"--minibroker-external: {part!r} is not PROTOCOL=HOST:PORT with PROTOCOL stomp or mqtt (given once), "
-                "e.g. --minibroker-external stomp=127.0.0.1:61613,mqtt=127.0.0.1:1883"
+                f"--minibroker-external: {part!r} is not PROTOCOL=HOST:PORT with PROTOCOL stomp, mqtt or openwire "
+                "(given once; openwire=tcp://HOST:PORT and ssl://HOST:PORT too), "
+                "e.g. --minibroker-external stomp=127.0.0.1:61613,mqtt=127.0.0.1:1883,openwire=127.0.0.1:61616"
             )
         found[name] = (host.strip("[]") or "127.0.0.1", int(port))
     if not found:
-        raise pytest.UsageError("--minibroker-external needs stomp=HOST:PORT, mqtt=HOST:PORT or both")
-    return ExternalBroker(**found)
+        raise pytest.UsageError("--minibroker-external needs stomp=HOST:PORT, mqtt=HOST:PORT, openwire=HOST:PORT")
+    return ExternalBroker(**found, openwire_tls=tls)
 
 
 @attrs.frozen
@@ -154,6 +181,19 @@ class ExternalStompEndpoint(ExternalEndpoint):
     def host_and_ports(self) -> list[tuple[str, int]]:
         """What ``stomp.Connection12(host_and_ports=...)`` takes."""
         return [(self.host, self.port)]
+
+
+@attrs.frozen
+class ExternalOpenWireEndpoint(ExternalEndpoint):
+    """The external broker's OpenWire address, with the attributes of :class:`OpenWireEndpoint`: ``url`` is what
+    ActiveMQ's ``ActiveMQConnectionFactory`` takes."""
+
+    scheme: ClassVar[str] = "tcp"
+
+    @property
+    def url(self) -> str:
+        """``tcp://HOST:PORT``, or ``ssl://HOST:PORT`` for a TLS connector."""
+        return f"{'ssl' if self.tls else 'tcp'}://{_address((self.host, self.port))}"
 
 
 def minibroker_only_reason(item: pytest.Item) -> str | None:
@@ -273,6 +313,18 @@ def minibroker_mqtt(request: pytest.FixtureRequest) -> ExternalEndpoint:
 def minibroker_mqtt_sync(request: pytest.FixtureRequest) -> ExternalEndpoint:
     """The external broker's MQTT address."""
     return _broker(request).endpoint("mqtt")
+
+
+@pytest.fixture
+def minibroker_openwire(request: pytest.FixtureRequest) -> ExternalEndpoint:
+    """The external broker's OpenWire address (``tcp://HOST:61616`` unless the option names one)."""
+    return _broker(request).endpoint("openwire")
+
+
+@pytest.fixture
+def minibroker_openwire_sync(request: pytest.FixtureRequest) -> ExternalEndpoint:
+    """The external broker's OpenWire address (``tcp://HOST:61616`` unless the option names one)."""
+    return _broker(request).endpoint("openwire")
 
 
 @pytest.fixture(scope="session")

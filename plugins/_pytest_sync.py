@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from minibroker import Broker, Message
     from minibroker.testing import DeadLetter, DeliveryHistory
 
-    from ._pytest_fixtures import BrokerOptions, MqttEndpoint, StompEndpoint
+    from ._pytest_fixtures import BrokerOptions, MqttEndpoint, OpenWireEndpoint, StompEndpoint
     from .capture import Capture, Captured
 
 __all__ = ["SyncBroker", "SyncCapture", "check_async_test", "parametrize_virtual_time"]
@@ -32,6 +32,7 @@ T = TypeVar("T")
 SYNC_INSTEAD = {
     "minibroker_stomp": "minibroker_stomp_sync",
     "minibroker_mqtt": "minibroker_mqtt_sync",
+    "minibroker_openwire": "minibroker_openwire_sync",
     "minibroker_capture": "minibroker_sync (its .capture(pattern))",
     "minibroker_connection": "minibroker_sync (connect a client to its .url)",
     "minibroker_server": "minibroker_sync (its .url)",
@@ -118,10 +119,19 @@ def parametrize_virtual_time(metafunc: pytest.Metafunc, marker: pytest.Mark) -> 
     metafunc.parametrize(name, [loop_factory], ids=[hidden], indirect=True, scope=scope)
 
 
+#: protocol -> its listener's start function, and the endpoint and virtual-time hold its async fixture gives
+_LISTENERS = {
+    "stomp": ("minibroker.plugins.stomp", "start_stomp_server", "StompEndpoint", "_handshake_pending"),
+    "mqtt": ("minibroker.plugins.mqtt", "start_mqtt_server", "MqttEndpoint", "_mqtt_handshake_pending"),
+    "openwire": ("minibroker.plugins.openwire", "start_openwire_server", "OpenWireEndpoint", "_openwire_pending"),
+}
+
+
 class SyncBroker:
     """The test's broker on its own thread and event loop, for synchronous tests and clients (``minibroker_sync``).
 
-    ``url`` is its native TCP address; ``minibroker_stomp_sync`` and ``minibroker_mqtt_sync`` add listeners. The
+    ``url`` is its native TCP address; ``minibroker_stomp_sync``, ``minibroker_mqtt_sync`` and
+    ``minibroker_openwire_sync`` add listeners. The
     broker object is not thread-safe: read it through :meth:`call` (a function run on its loop) or the blocking
     helpers, which are :mod:`minibroker.testing`'s: :meth:`wait_for_queue_size`, :meth:`wait_for_consumers`,
     :meth:`dead_letters`, :meth:`assert_dead_lettered`, :meth:`delivery_history`, :meth:`browse`, :meth:`purge`,
@@ -179,24 +189,22 @@ class SyncBroker:
         self.run(open_())
         return self
 
-    def listen(self, protocol: str) -> StompEndpoint | MqttEndpoint:
-        """A STOMP or MQTT listener on this broker (``protocol``: ``"stomp"`` or ``"mqtt"``), closed with it."""
-        from minibroker.plugins.mqtt import start_mqtt_server
-        from minibroker.plugins.stomp import start_stomp_server
+    def listen(self, protocol: str) -> StompEndpoint | MqttEndpoint | OpenWireEndpoint:
+        """A STOMP, MQTT or OpenWire listener on this broker (``protocol``: ``"stomp"``, ``"mqtt"`` or
+        ``"openwire"``), closed with it; it holds virtual time as its async fixture does."""
+        import importlib
 
-        from ._pytest_fixtures import (
-            MqttEndpoint,
-            StompEndpoint,
-            _handshake_pending,
-            _mqtt_handshake_pending,
-            _tls_context,
-        )
+        from . import _pytest_fixtures as fixtures
 
-        start: Any = start_stomp_server
-        endpoint: Any = StompEndpoint
-        pending = _handshake_pending
-        if protocol != "stomp":
-            start, endpoint, pending = start_mqtt_server, MqttEndpoint, _mqtt_handshake_pending
+        if protocol not in _LISTENERS:
+            from minibroker.errors import InvalidConfiguration
+
+            raise InvalidConfiguration(f"no listener for {protocol!r}: {', '.join(_LISTENERS)}", protocol=protocol)
+        module, start_name, endpoint_name, pending_name = _LISTENERS[protocol]
+        start: Any = getattr(importlib.import_module(module), start_name)  # only the protocol asked for is imported
+        endpoint: Any = getattr(fixtures, endpoint_name)
+        pending: Callable[[Any], Any] = getattr(fixtures, pending_name)
+        _tls_context = fixtures._tls_context
 
         async def open_() -> Any:
             from minibroker import ManualClock
@@ -207,7 +215,7 @@ class SyncBroker:
                 self.broker.clock.hold_while(pending(server))
             return endpoint(server.host, server.port, cast("Broker", self), server, tls=self.options.tls is not None)
 
-        return cast("StompEndpoint | MqttEndpoint", self.run(open_()))
+        return cast("StompEndpoint | MqttEndpoint | OpenWireEndpoint", self.run(open_()))
 
     def stop(self) -> None:
         async def close() -> None:
@@ -315,7 +323,7 @@ def sync_broker(request: pytest.FixtureRequest) -> Iterator[SyncBroker]:
     if _is_async(request.node):
         pytest.fail(
             "minibroker_sync is for plain `def` tests; an `async def` test uses minibroker (and minibroker_stomp, "
-            "minibroker_mqtt), on its own event loop",
+            "minibroker_mqtt, minibroker_openwire), on its own event loop",
             pytrace=False,
         )
     options = _options(request)

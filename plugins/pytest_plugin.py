@@ -26,9 +26,9 @@ Fixtures:
   :mod:`minibroker.plugins.factories` (``factories.minibroker_proc(config=...)``, ``factories.minibroker_noproc``,
   ``factories.minibroker_clean``, as pytest-redis's ``factories``), or start processes inside a test with
   ``minibroker_processes``.
-* ``minibroker_sync``, ``minibroker_stomp_sync``, ``minibroker_mqtt_sync``: for plain ``def`` tests, the broker on
-  its own thread and loop, its assertions as blocking calls (:mod:`minibroker.plugins._pytest_sync`); the async
-  fixtures fail at once in a plain ``def`` test, naming these.
+* ``minibroker_sync``, ``minibroker_stomp_sync``, ``minibroker_mqtt_sync``, ``minibroker_openwire_sync``: for plain
+  ``def`` tests, the broker on its own thread and loop, its assertions as blocking calls
+  (:mod:`minibroker.plugins._pytest_sync`); the async fixtures fail at once in a plain ``def`` test, naming these.
 * ``minibroker_spark`` / ``threaded_minibroker``: a local SparkSession and a broker on TCP in its own thread, for
   Spark jobs (see :mod:`minibroker.plugins.spark.testing`).
 
@@ -45,10 +45,10 @@ Options, on the command line or in the ini file (underscores): ``--minibroker-ho
 ``--minibroker-config`` (a broker.toml for ``minibroker_proc``),
 ``--minibroker-report=report.html`` (for each failed test that used an in-process broker, its messages' journeys drawn
 as the web console draws them, in one HTML file: :mod:`minibroker.plugins.report`),
-``--minibroker-external stomp=HOST:PORT,mqtt=HOST:PORT`` (the same tests against a broker already running, a real
-ActiveMQ: the protocol fixtures and ``minibroker_proc``/``minibroker_noproc`` point there, the tests that need
-minibroker itself are skipped as minibroker-only, ``@pytest.mark.minibroker_only(reason=...)`` marks more, and the
-counts are printed at the end: :mod:`minibroker.plugins._pytest_external`).
+``--minibroker-external stomp=HOST:PORT,mqtt=HOST:PORT,openwire=HOST:PORT`` (the same tests against a broker
+already running, a real ActiveMQ: the protocol fixtures and ``minibroker_proc``/``minibroker_noproc`` point there,
+the tests that need minibroker itself are skipped as minibroker-only, ``@pytest.mark.minibroker_only(reason=...)``
+marks more, and the counts are printed at the end: :mod:`minibroker.plugins._pytest_external`).
 
 On teardown a test fails, with a report, when messages were dead-lettered or dropped and the test never looked at
 them (browsed the DLQ, listed them with ``minibroker.testing.dead_letters`` or ``assert_dead_lettered``, or consumed
@@ -107,8 +107,9 @@ _ADDRESS_OPTIONS = (
 )
 
 _EXTERNAL_HELP = (
-    "run against a broker already running (a real ActiveMQ): stomp=HOST:PORT,mqtt=HOST:PORT; the protocol fixtures "
-    "point there and the tests that need minibroker itself are skipped as minibroker-only, counted at the end"
+    "run against a broker already running (a real ActiveMQ): stomp=HOST:PORT,mqtt=HOST:PORT,openwire=HOST:PORT "
+    "(OpenWire: tcp://HOST:61616 unless named; openwire=ssl://HOST:PORT for TLS); the protocol fixtures point "
+    "there and the tests that need minibroker itself are skipped as minibroker-only, counted at the end"
 )
 
 _REPORT_HELP = (
@@ -376,7 +377,8 @@ async def minibroker_openwire(minibroker: Any, request: Any) -> AsyncIterator[An
     ``tls``): ActiveMQ's JMS client (a Java program, Spring, Camel) connects to ``.url`` (``tcp://HOST:PORT``) and
     shares the test's broker. A JMS client checks inactivity on the JVM's clock (KeepAliveInfo every 10 s): while
     one is connected with that check (its default) or is logging in, virtual time flows at real speed instead of
-    jumping; ``?wireFormat.maxInactivityDuration=0`` on the client's URL lets it jump."""
+    jumping; ``?wireFormat.maxInactivityDuration=0`` on the client's URL lets it jump. Under
+    ``--minibroker-external``: that broker's OpenWire URL (``tcp://HOST:61616`` unless the option names one)."""
     async for value in _body("minibroker_openwire")(minibroker, request):
         yield value
 
@@ -415,6 +417,14 @@ def minibroker_mqtt_sync(minibroker_sync: Any) -> Any:
     ``.broker`` is ``minibroker_sync``), for paho-mqtt's blocking clients. Under ``--minibroker-external``: that
     broker's MQTT address."""
     return minibroker_sync.listen("mqtt")
+
+
+@pytest.fixture
+def minibroker_openwire_sync(minibroker_sync: Any) -> Any:
+    """For plain ``def`` tests: an OpenWire listener on ``minibroker_sync`` (``.url``, ``tcp://HOST:PORT``;
+    ``.broker`` is ``minibroker_sync``), for ActiveMQ's JMS client started from the test (a Java process), holding
+    virtual time as ``minibroker_openwire`` does. Under ``--minibroker-external``: that broker's OpenWire URL."""
+    return minibroker_sync.listen("openwire")
 
 
 @pytest.fixture(scope="session")
