@@ -14,6 +14,7 @@ import pytest
 
 JAVA_DIR = Path(__file__).resolve().parent / "java"
 CLIENT_JAR = Path("/usr/share/java/activemq-client.jar")
+CERTS = Path(__file__).resolve().parents[2] / "certs"
 
 
 @pytest.fixture(scope="session")
@@ -61,3 +62,16 @@ def java_run(openwire_java: str) -> Callable[..., Awaitable[list[str]]]:
         return await run_java(openwire_java, main, *args, timeout=timeout, jvm=jvm)
 
     return run
+
+
+@pytest.fixture
+def trusting_jvm(tmp_path: Path) -> list[str]:
+    """JVM options by which the Java client trusts the test certificate (``tests/certs/server.crt``, in a PKCS12
+    trust store keytool makes), for its ``ssl://`` URLs."""
+    store = tmp_path / "trust.p12"
+    subprocess.run(
+        ["keytool", "-importcert", "-noprompt", "-alias", "minibroker", "-file", str(CERTS / "server.crt"),
+         "-keystore", str(store), "-storetype", "PKCS12", "-storepass", "changeit"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT, timeout=120, check=True,
+    )  # fmt: skip
+    return [f"-Djavax.net.ssl.trustStore={store}", "-Djavax.net.ssl.trustStorePassword=changeit"]

@@ -235,21 +235,13 @@ async def test_a_failover_client_reconnects_when_its_connection_drops(openwire_j
         assert server.accepted == 2 and broker.dead_letters() == ()
 
 
-async def test_tls(java_run: JavaRun, tmp_path: Path) -> None:
+async def test_tls(java_run: JavaRun, trusting_jvm: list[str]) -> None:
     """``ssl://`` with the client trusting the test certificate (a PKCS12 trust store made by keytool)."""
-    store = tmp_path / "trust.p12"
-    keytool = await asyncio.create_subprocess_exec(
-        "keytool", "-importcert", "-noprompt", "-alias", "minibroker", "-file", str(CERTS / "server.crt"),
-        "-keystore", str(store), "-storetype", "PKCS12", "-storepass", "changeit",
-        stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.STDOUT,
-    )  # fmt: skip
-    assert await keytool.wait() == 0
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(CERTS / "server.crt", CERTS / "server.key")
     async with Broker() as broker, await start_openwire_server(broker, ssl=context) as server:
         assert server.url.startswith("ssl://")
-        jvm = [f"-Djavax.net.ssl.trustStore={store}", "-Djavax.net.ssl.trustStorePassword=changeit"]
-        lines = await java_run("OpenWireClient", server.url, "messages", jvm=jvm)
+        lines = await java_run("OpenWireClient", server.url, "messages", jvm=trusting_jvm)
         assert lines[-2:] == ["ACKED", "DONE"] and len(lines) == 9
 
 

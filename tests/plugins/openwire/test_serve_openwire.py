@@ -40,23 +40,17 @@ async def test_the_java_client_and_the_native_client_share_serves_port(java_run:
         await served.kill()
 
 
-async def test_the_java_client_over_tls_on_the_ssl_port(java_run: JavaRun, tmp_path: Path) -> None:
+async def test_the_java_client_over_tls_on_the_ssl_port(
+    java_run: JavaRun, tmp_path: Path, trusting_jvm: list[str]
+) -> None:
     """``--ssl-port`` serves both protocols over TLS, as ActiveMQ's ``ssl://`` on 61617 serves its JMS client."""
-    store = tmp_path / "trust.p12"
-    keytool = await asyncio.create_subprocess_exec(
-        "keytool", "-importcert", "-noprompt", "-alias", "minibroker", "-file", str(CERTS / "server.crt"),
-        "-keystore", str(store), "-storetype", "PKCS12", "-storepass", "changeit",
-        stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.STDOUT,
-    )  # fmt: skip
-    assert await keytool.wait() == 0
     cert, key = CERTS / "server.crt", CERTS / "server.key"
     served = await serve(tmp_path, "--ssl-port", "0", "--tls-cert", str(cert), "--tls-key", str(key))
     try:
         assert served.proc.stdout is not None
         ssl_url = (await asyncio.wait_for(served.proc.stdout.readline(), 10)).decode().strip()
         assert ssl_url.startswith("ssl://127.0.0.1:")
-        jvm = [f"-Djavax.net.ssl.trustStore={store}", "-Djavax.net.ssl.trustStorePassword=changeit"]
-        lines = await java_run("OpenWireClient", ssl_url, "messages", jvm=jvm)
+        lines = await java_run("OpenWireClient", ssl_url, "messages", jvm=trusting_jvm)
         assert lines[1:] == [*MESSAGES, "DONE"]
         async with await connect(ssl_url, ssl=ssl.create_default_context(cafile=cert)) as native:
             assert (await native.create_session()) is not None
