@@ -1,9 +1,11 @@
-"""Synchronous tests are first-class: ``minibroker_sync`` and its STOMP and MQTT listeners serve plain ``def`` tests
-with blocking clients, and an async fixture in a plain ``def`` test fails at once, naming the one to use."""
+"""Synchronous tests are first-class: ``minibroker_sync`` and its STOMP, MQTT and OpenWire listeners serve plain
+``def`` tests with blocking clients, and an async fixture in a plain ``def`` test fails at once, naming the one to
+use."""
 
 from __future__ import annotations
 
 import pytest
+from support.openwire_java import compile_openwire_java
 
 ARGS = ("-o", "asyncio_mode=strict", "-o", "asyncio_default_fixture_loop_scope=function", "-p", "no:cacheprovider")
 
@@ -54,15 +56,41 @@ def test_stomp(minibroker_stomp):
 
 def test_broker(minibroker):
     pass
+
+def test_openwire(minibroker_openwire):
+    pass
 """)
     result = pytester.runpytest_subprocess(*ARGS, timeout=120)
-    result.assert_outcomes(errors=2)
+    result.assert_outcomes(errors=3)
     result.stdout.fnmatch_lines(
         [
             "*minibroker_stomp is an async fixture*In a synchronous test use minibroker_stomp_sync*",
             "*minibroker is an async fixture*In a synchronous test use minibroker_sync *",
+            "*minibroker_openwire is an async fixture*In a synchronous test use minibroker_openwire_sync*",
         ]
     )
+
+
+def test_the_java_client_in_a_plain_test(pytester: pytest.Pytester) -> None:
+    """ActiveMQ's JMS client (Debian's activemq-client, a Java process the test starts and waits for) on
+    ``minibroker_openwire_sync``: it sends, commits, receives and acks on the test's broker, which the test then
+    reads; its KeepAliveInfos keep virtual time at real speed while it is connected, as the async fixture's do."""
+    classpath = compile_openwire_java(pytester.path / "classes")
+    pytester.makepyfile(f"""
+import subprocess
+
+def test_java(minibroker_openwire_sync, minibroker_sync):
+    assert minibroker_openwire_sync.url == f"tcp://127.0.0.1:{{minibroker_openwire_sync.port}}"
+    assert minibroker_openwire_sync.broker is minibroker_sync
+    command = ["java", "-cp", {classpath!r}, "OpenWireClient", minibroker_openwire_sync.url, "messages"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    lines = done.stdout.splitlines()
+    assert done.returncode == 0 and lines[0].startswith("CONNECTED ID:"), done.stdout + done.stderr
+    assert lines[1:3] == ["SENT 3", "COMMITTED"] and lines[-2:] == ["ACKED", "DONE"], lines
+    queue = minibroker_sync.call(lambda broker: broker.queue("ow.messages"))
+    assert minibroker_sync.call(lambda broker: (queue.size, queue.enqueued == queue.dequeued > 0)) == (0, True)
+""")
+    pytester.runpytest_subprocess(*ARGS, timeout=180).assert_outcomes(passed=1)
 
 
 def test_sync_helpers(pytester: pytest.Pytester) -> None:

@@ -4,37 +4,20 @@ broker, for the comparison with a real ActiveMQ)."""
 from __future__ import annotations
 
 import asyncio
-import os
-import shutil
 import subprocess
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 
 import pytest
+from support.openwire_java import compile_openwire_java
 
-JAVA_DIR = Path(__file__).resolve().parent / "java"
-CLIENT_JAR = Path("/usr/share/java/activemq-client.jar")
 CERTS = Path(__file__).resolve().parents[2] / "certs"
 
 
 @pytest.fixture(scope="session")
 def openwire_java(tmp_path_factory: pytest.TempPathFactory) -> str:
     """The classpath of the compiled Java programs (java/*.java) against Debian's activemq-client 5.17.2."""
-    if shutil.which("javac") is None or not CLIENT_JAR.exists():
-        pytest.skip(
-            "needs Java 17 (javac) and Debian's libactivemq-java: "
-            "apt-get install openjdk-17-jdk-headless libactivemq-java"
-        )
-    build = tmp_path_factory.mktemp("openwire-java")
-    done = subprocess.run(
-        ["sh", str(JAVA_DIR / "build.sh")],
-        env={**os.environ, "OPENWIRE_JAVA_BUILD": str(build)},
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=True,
-    )
-    return done.stdout.strip().splitlines()[-1]
+    return compile_openwire_java(tmp_path_factory.mktemp("openwire-java"))
 
 
 async def run_java(classpath: str, main: str, *args: str, timeout: float = 120.0, jvm: Sequence[str] = ()) -> list[str]:
