@@ -12,16 +12,18 @@ past ``max_frame_size`` before buffering it; :func:`encode_command` is its inver
 
 from __future__ import annotations
 
+import struct
 import typing
 from collections.abc import Callable
 from typing import Any, Final
 
 import attrs
 
+from minibroker._java.bodies import modified_utf8
 from minibroker.errors import FrameTooLarge, LocalProtocolError
 
 from .commands import TYPES, DataStructure, JavaThrowable, Kind
-from .primitives import OpenWireFormatError, Reader, Writer
+from .primitives import OpenWireFormatError, Reader, Writer, decode_utf
 
 __all__ = [
     "MAGIC",
@@ -150,19 +152,33 @@ _WRITERS: dict[Kind, Callable[[Writer, Any, WireFormat], None]] = {
 
 
 def _write_fields(out: Writer, value: DataStructure, fmt: WireFormat) -> None:
+    """The table's writing of one object (the reference :func:`_compiled_writer` is checked against)."""
     for name, kind in layout(type(value)):
         _WRITERS[kind](out, getattr(value, name), fmt)
 
 
 def encode_command(command: DataStructure, fmt: WireFormat | None = None) -> bytes:
     """One frame: the size, the type byte, the fields."""
+    buf = bytearray(5)
+    buf[4] = command.TYPE & 0xFF
+    try:
+        _writer(type(command))(buf, command, fmt or _DEFAULT_FORMAT)
+    except (OverflowError, ValueError, struct.error) as exc:  # a number out of its Java type's range
+        raise LocalProtocolError(f"{type(command).__name__} cannot be written: {exc}") from None
+    buf[0:4] = (len(buf) - 4).to_bytes(4, "big")
+    return bytes(buf)
+
+
+def encode_command_table(command: DataStructure, fmt: WireFormat | None = None) -> bytes:
+    """:func:`encode_command` through the table, field by field (the reference the compiled writers are checked
+    against)."""
     fmt = fmt or WireFormat()
     out = Writer()
     out.i32(0)
     out.i8(command.TYPE)
     try:
         _write_fields(out, command, fmt)
-    except (OverflowError, ValueError) as exc:  # struct.error is a ValueError: a number out of its Java type's range
+    except (OverflowError, ValueError, struct.error) as exc:
         raise LocalProtocolError(f"{type(command).__name__} cannot be written: {exc}") from None
     buf = out.buf
     buf[0:4] = (len(buf) - 4).to_bytes(4, "big")
@@ -179,7 +195,7 @@ def _r_string(reader: Reader, fmt: WireFormat, depth: int) -> str | None:
 def _r_nested(reader: Reader, fmt: WireFormat, depth: int) -> DataStructure | None:
     if not reader.boolean():
         return None
-    return _read_object(reader, fmt, depth + 1)
+    return _read_object_table(reader, fmt, depth + 1)
 
 
 def _r_bytes(reader: Reader, fmt: WireFormat, depth: int) -> bytes | None:
@@ -225,7 +241,9 @@ _READERS: dict[Kind, Callable[[Reader, WireFormat, int], Any]] = {
 }
 
 
-def _read_object(reader: Reader, fmt: WireFormat, depth: int) -> DataStructure:
+def _read_object_table(reader: Reader, fmt: WireFormat, depth: int) -> DataStructure:
+    """The table's reading of one object, field by field (the reference :func:`_compiled_reader` is checked
+    against; arrays, exceptions and the magic still read through it)."""
     if depth > MAX_DEPTH:
         raise OpenWireFormatError(f"objects nested more than {MAX_DEPTH} deep")
     type_byte = reader.i8()
@@ -241,13 +259,235 @@ def _read_object(reader: Reader, fmt: WireFormat, depth: int) -> DataStructure:
 
 def decode_command(payload: bytes, fmt: WireFormat | None = None) -> DataStructure | None:
     """One frame's payload (after the size): the command; None for a null command (the type byte 0)."""
+    return _decode(payload, fmt, _read_object)
+
+
+def decode_command_table(payload: bytes, fmt: WireFormat | None = None) -> DataStructure | None:
+    """:func:`decode_command` through the table, field by field (the reference the compiled readers are checked
+    against)."""
+    return _decode(payload, fmt, _read_object_table)
+
+
+def _decode(
+    payload: bytes, fmt: WireFormat | None, read: Callable[[Reader, WireFormat, int], DataStructure]
+) -> DataStructure | None:
     reader = Reader(payload)
     if payload[:1] == b"\0":
         return None
-    command = _read_object(reader, fmt or WireFormat(), 0)
+    try:
+        command = read(reader, fmt or _DEFAULT_FORMAT, 0)
+    except (IndexError, struct.error):  # a compiled reader read past the end: the frame is short
+        raise OpenWireFormatError("the frame ends early") from None
     if not reader.at_end():
         raise OpenWireFormatError(f"{len(payload) - reader.pos} byte(s) left after a {type(command).__name__}")
     return command
+
+
+# -- the compiled codec -------------------------------------------------------------------------------------------
+#
+# The table above is read field by field: a dict lookup, a call and a Reader method per field, about 60 fields per
+# message with its ids. The same table is compiled here, once per class, into one reading and one writing function
+# whose fields are inlined struct calls (as attrs writes a class's __init__): the reference and the compiled path
+# meet byte for byte in tests/plugins/openwire/test_codec_compiled.py. Arrays, exceptions and the magic, rare,
+# still go through the table's functions.
+
+_DEFAULT_FORMAT: Final = WireFormat()
+_INT_FROM = struct.Struct(">i").unpack_from
+_LONG_FROM = struct.Struct(">q").unpack_from
+_USHORT_FROM = struct.Struct(">H").unpack_from
+_INT_PACK = struct.Struct(">i").pack
+_LONG_PACK = struct.Struct(">q").pack
+_USHORT_PACK = struct.Struct(">H").pack
+
+ObjectReader = Callable[[Reader, WireFormat, int], DataStructure]
+ObjectWriter = Callable[[bytearray, Any, WireFormat], None]
+
+_COMPILED_READERS: dict[int, ObjectReader] = {}
+_COMPILED_WRITERS: dict[type[DataStructure], ObjectWriter] = {}
+
+
+def _short(data: bytes, end: int) -> typing.NoReturn:
+    raise OpenWireFormatError(f"frame ends {end - len(data)} byte(s) early")
+
+
+def _negative(n: int) -> typing.NoReturn:
+    raise OpenWireFormatError(f"negative length {n}")
+
+
+def _wrong(cls: type[DataStructure], name: str, value: object) -> typing.NoReturn:
+    raise OpenWireFormatError(f"{cls.__name__}.{name}: a {type(value).__name__} where it takes none")
+
+
+def _too_long(raw: bytes) -> typing.NoReturn:
+    raise LocalProtocolError(f"a string of {len(raw)} bytes does not fit writeUTF (65,535 at most)")
+
+
+def _compile(source: str, name: str, namespace: dict[str, Any]) -> Any:
+    scope = dict(namespace)
+    exec(compile(source, f"<openwire {name}>", "exec"), scope)  # the table compiled: our own source, not input
+    return scope[name]
+
+
+def _compiled_reader(cls: type[DataStructure]) -> ObjectReader:
+    """One function reading ``cls``'s fields (after its type byte), as :func:`_read_object_table` reads them."""
+    lines = ["def read(reader, fmt, depth):", "    data = reader.data", "    pos = reader.pos"]
+    checks: list[str] = []
+    namespace: dict[str, Any] = {
+        "cls": cls,
+        "_INT_FROM": _INT_FROM,
+        "_LONG_FROM": _LONG_FROM,
+        "_USHORT_FROM": _USHORT_FROM,
+        "_short": _short,
+        "_negative": _negative,
+        "_wrong": _wrong,
+        "decode_utf": decode_utf,
+        "_read_object": _read_object,
+    }
+    names = []
+    for i, ((name, kind), wanted) in enumerate(zip(layout(cls), _expected(cls), strict=True)):
+        v = f"v{i}"
+        names.append(v)
+        if kind is Kind.BOOL:
+            lines += [f"    {v} = data[pos] != 0", "    pos += 1"]
+        elif kind is Kind.BYTE:
+            lines += [f"    {v} = data[pos]", f"    if {v} > 127:", f"        {v} -= 256", "    pos += 1"]
+        elif kind is Kind.INT:
+            lines += [f"    ({v},) = _INT_FROM(data, pos)", "    pos += 4"]
+        elif kind is Kind.LONG:
+            lines += [f"    ({v},) = _LONG_FROM(data, pos)", "    pos += 8"]
+        elif kind is Kind.STRING:
+            lines += [
+                "    if data[pos]:",
+                "        (n,) = _USHORT_FROM(data, pos + 1)",
+                "        pos += 3",
+                "        end = pos + n",
+                "        if end > len(data):",
+                "            _short(data, end)",
+                "        raw = data[pos:end]",
+                f"        {v} = raw.decode('ascii') if raw.isascii() else decode_utf(raw)",
+                "        pos = end",
+                "    else:",
+                f"        {v} = None",
+                "        pos += 1",
+            ]
+        elif kind is Kind.BYTES:
+            lines += [
+                "    if data[pos]:",
+                "        (n,) = _INT_FROM(data, pos + 1)",
+                "        pos += 5",
+                "        if n < 0:",
+                "            _negative(n)",
+                "        end = pos + n",
+                "        if end > len(data):",
+                "            _short(data, end)",
+                f"        {v} = data[pos:end]",
+                "        pos = end",
+                "    else:",
+                f"        {v} = None",
+                "        pos += 1",
+            ]
+        elif kind in (Kind.NESTED, Kind.CACHED):
+            lines += [
+                "    if data[pos]:",
+                "        reader.pos = pos + 1",
+                f"        {v} = _read_object(reader, fmt, depth + 1)",
+                "        pos = reader.pos",
+                "    else:",
+                f"        {v} = None",
+                "        pos += 1",
+            ]
+            if wanted is not None:
+                namespace[f"W{i}"] = wanted
+                checks += [
+                    f"    if {v} is not None and not isinstance({v}, W{i}):",
+                    f"        _wrong(cls, {name!r}, {v})",
+                ]
+        else:  # arrays, exceptions, the magic: the table's reader
+            namespace[f"R{i}"] = _READERS[kind]
+            lines += ["    reader.pos = pos", f"    {v} = R{i}(reader, fmt, depth)", "    pos = reader.pos"]
+    lines += ["    reader.pos = pos", *checks, f"    return cls({', '.join(names)})"]
+    return typing.cast(ObjectReader, _compile("\n".join(lines) + "\n", "read", namespace))
+
+
+def _read_object(reader: Reader, fmt: WireFormat, depth: int) -> DataStructure:
+    """One object (its type byte, then its fields) through its class's compiled reader."""
+    if depth > MAX_DEPTH:
+        raise OpenWireFormatError(f"objects nested more than {MAX_DEPTH} deep")
+    type_byte = reader.i8()
+    read = _COMPILED_READERS.get(type_byte)
+    if read is None:
+        cls = TYPES.get(type_byte)
+        if cls is None:
+            raise OpenWireFormatError(f"unknown OpenWire data type {type_byte}")
+        read = _COMPILED_READERS[type_byte] = _compiled_reader(cls)
+    return read(reader, fmt, depth)
+
+
+def _compiled_writer(cls: type[DataStructure]) -> ObjectWriter:
+    """One function writing ``cls``'s fields (after its type byte), as :func:`_write_fields` writes them."""
+    lines = ["def write(buf, value, fmt):"]
+    namespace: dict[str, Any] = {
+        "_INT_PACK": _INT_PACK,
+        "_LONG_PACK": _LONG_PACK,
+        "_USHORT_PACK": _USHORT_PACK,
+        "_too_long": _too_long,
+        "modified_utf8": modified_utf8,
+        "_writer": _writer,
+        "Writer": Writer,
+    }
+    for i, (name, kind) in enumerate(layout(cls)):
+        lines.append(f"    v = value.{name}")
+        if kind is Kind.BOOL:
+            lines.append("    buf.append(1 if v else 0)")
+        elif kind is Kind.BYTE:
+            lines.append("    buf.append(v & 0xFF)")
+        elif kind is Kind.INT:
+            lines.append("    buf += _INT_PACK(v)")
+        elif kind is Kind.LONG:
+            lines.append("    buf += _LONG_PACK(v)")
+        elif kind is Kind.STRING:
+            lines += [
+                "    if v is None:",
+                "        buf.append(0)",
+                "    else:",
+                "        buf.append(1)",
+                "        raw = v.encode('ascii') if v.isascii() and '\\0' not in v else modified_utf8(v)",
+                "        if len(raw) > 0xFFFF:",
+                "            _too_long(raw)",
+                "        buf += _USHORT_PACK(len(raw))",
+                "        buf += raw",
+            ]
+        elif kind is Kind.BYTES:
+            lines += [
+                "    if v is None:",
+                "        buf.append(0)",
+                "    else:",
+                "        buf.append(1)",
+                "        buf += _INT_PACK(len(v))",
+                "        buf += v",
+            ]
+        elif kind in (Kind.NESTED, Kind.CACHED):
+            lines += [
+                "    if v is None:",
+                "        buf.append(0)",
+                "    else:",
+                "        buf.append(1)",
+                "        buf.append(v.TYPE & 0xFF)",
+                "        _writer(type(v))(buf, v, fmt)",
+            ]
+        else:  # arrays, exceptions, the magic: the table's writer
+            namespace[f"W{i}"] = _WRITERS[kind]
+            lines += ["    out = Writer()", "    out.buf = buf", f"    W{i}(out, v, fmt)"]
+    if len(lines) == 1:
+        lines.append("    pass")
+    return typing.cast(ObjectWriter, _compile("\n".join(lines) + "\n", "write", namespace))
+
+
+def _writer(cls: type[DataStructure]) -> ObjectWriter:
+    write = _COMPILED_WRITERS.get(cls)
+    if write is None:
+        write = _COMPILED_WRITERS[cls] = _compiled_writer(cls)
+    return write
 
 
 class OpenWireDecoder:
