@@ -118,6 +118,35 @@ _REPORT_HELP = (
 )
 
 
+#: the modules pytest rewrites the asserts of: the plugin's own, not the whole distribution
+_REWRITTEN = (
+    "minibroker.plugins.pytest_plugin",
+    "minibroker.plugins._pytest_fixtures",
+    "minibroker.plugins._pytest_sync",
+    "minibroker.plugins._pytest_external",
+    "minibroker.plugins.factories",
+)
+#: what pytest marks for a ``pytest11`` distribution: its top-level packages (``client``/``plugins``: editable)
+_MARKED_BY_PYTEST = ("minibroker", "client", "plugins")
+
+
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    """Narrow pytest's assert rewriting to the plugin's own modules.
+
+    Why: pytest marks every top-level package of a plugin's distribution, so each of the ~80 broker modules a test
+    imports was parsed and rewritten: about 1.6G instructions in every session without cached bytecode (issue 45).
+    pytest has no public call to unmark a name; without its ``_must_rewrite`` set everything stays as pytest does.
+    """
+    hook = getattr(pluginmanager, "rewrite_hook", None)
+    marked = getattr(hook, "_must_rewrite", None)
+    if hook is None or not isinstance(marked, set) or "minibroker" not in marked:
+        return
+    marked.difference_update(_MARKED_BY_PYTEST)
+    import sys
+
+    hook.mark_rewrite(*(name for name in _REWRITTEN if name not in sys.modules))  # clears pytest's decisions
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("minibroker")
     for name, help_text in _ADDRESS_OPTIONS:
