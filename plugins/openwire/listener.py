@@ -116,7 +116,9 @@ class _OpenWireProtocol(ListenerProtocol):
         except Exception:  # a bug must not leave the connection half-alive, nor reach other clients
             log.exception("OpenWire connection from %s failed", converter.remote_address)
             converter.internal_error()
-        self._schedule_flush()
+        # written now, not on the loop's next turn: a synchronous send's Response goes out one epoll round sooner
+        # (what a persistent producer waits for between sends); the commands of one read still make one write
+        self._flush()
 
     # -- output -----------------------------------------------------------------------------------------------------
 
