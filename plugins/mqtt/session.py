@@ -25,6 +25,7 @@ instead of a durable subscription; a clean session purges those queues.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import logging
 from collections import deque
@@ -177,6 +178,12 @@ class MqttSession:
 
     def receive(self, packet: Packet) -> None:
         """Handle one packet from the client; a protocol violation raises RemoteProtocolError (close, no reply)."""
+        if type(packet) is Publish and self.connection_id is not None:  # the per-message packets first
+            self._on_publish(packet)
+            return
+        if type(packet) is PubAck and self.connection_id is not None:
+            self._acked(packet.packet_id)
+            return
         if isinstance(packet, Connect):
             self._on_connect(packet)
             return
@@ -407,7 +414,7 @@ class MqttSession:
         info = ConsumerInfo(destination, prefetch=prefetch, subscription_name=durable_name, retroactive=True)
         sub = _Subscription(topic_filter, qos, 0, durable_name)
         try:
-            sub.consumer_id = self._door().add_consumer(info, lambda d: self._on_dispatch(sub, d))
+            sub.consumer_id = self._door().add_consumer(info, functools.partial(self._on_dispatch, sub))
         except MinibrokerError as exc:
             log.warning("Error subscribing to %s: %s", topic_filter, exc)
             return SUBSCRIBE_FAILURE if self.connect.protocol_level == 4 else qos
@@ -511,6 +518,10 @@ class MqttSession:
             unacked.clear()
 
     def _new_packet_id(self) -> int:
+        packet_id = self._next_packet_id % 65535 + 1
+        if packet_id not in self._inflight:  # the next one is free: all but a client that acks nothing for long
+            self._next_packet_id = packet_id
+            return packet_id
         for _ in range(65535):
             self._next_packet_id = self._next_packet_id % 65535 + 1
             if self._next_packet_id not in self._inflight:
