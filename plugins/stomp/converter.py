@@ -91,7 +91,6 @@ from .subscriptions import (
     send_ack,
     send_auto_acks,
 )
-from .transformations import message_from_transformed_send, transformed
 from .values import (
     PROTOCOL_EXCEPTION,
     DropConnection,
@@ -475,6 +474,8 @@ class StompConverter:
         seq = self._message_seq + 1
         message = message_from_send(frame, destinations[0], names, self._now(), self._producer_id, seq)
         if transformation is not None:
+            from .transformations import message_from_transformed_send  # loaded when a client first asks for one
+
             message = message_from_transformed_send(
                 message, transformation, "content-length" in headers, self.max_transformation_entries
             )
@@ -665,6 +666,8 @@ class StompConverter:
         if message.type == "Advisory" and message.destination.name.startswith(ADVISORY_PREFIX):
             message = self._advisory(sub, message)
         elif sub.transformation is not None:
+            from .transformations import transformed  # loaded when a client first asks for one
+
             message = transformed(message, sub.transformation, self.max_transformation_entries, self.max_render_size)
         counter = dispatch.redelivery_counter
         if counter and message.destination.kind is not QUEUE:

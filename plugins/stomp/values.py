@@ -13,7 +13,6 @@ from minibroker.errors import (
     InvalidSelector,
     MinibrokerError,
 )
-from minibroker.selector import CONVERT_STRINGS_PREFIX
 
 from .codec import VERSIONS, escape_header
 
@@ -67,6 +66,8 @@ class StompError(Exception):
                 localized=f"The destination {text} does not exist.",
             )
         if isinstance(exc, InvalidSelector) and isinstance(exc.selector, str):  # SelectorParser: the text itself
+            from minibroker.selector import CONVERT_STRINGS_PREFIX  # the parser loads with the first selector
+
             return cls(exc.selector.removeprefix(CONVERT_STRINGS_PREFIX), fatal=fatal, java_class=java_class(exc))
         return cls(exc.message or str(exc), fatal=fatal, java_class=java_class(exc))
 
