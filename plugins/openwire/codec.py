@@ -342,6 +342,8 @@ def _compiled_reader(cls: type[DataStructure]) -> ObjectReader:
         "_wrong": _wrong,
         "decode_utf": decode_utf,
         "_read_object": _read_object,
+        "READERS": _COMPILED_READERS,
+        "MAX_DEPTH": MAX_DEPTH,
     }
     names = []
     for i, ((name, kind), wanted) in enumerate(zip(layout(cls), _expected(cls), strict=True)):
@@ -387,10 +389,15 @@ def _compiled_reader(cls: type[DataStructure]) -> ObjectReader:
                 "        pos += 1",
             ]
         elif kind in (Kind.NESTED, Kind.CACHED):
-            lines += [
+            lines += [  # the type byte read here: a known type's reader called straight, else _read_object
                 "    if data[pos]:",
-                "        reader.pos = pos + 1",
-                f"        {v} = _read_object(reader, fmt, depth + 1)",
+                "        read = READERS.get(data[pos + 1])",
+                "        if read is None or depth >= MAX_DEPTH:",
+                "            reader.pos = pos + 1",
+                f"            {v} = _read_object(reader, fmt, depth + 1)",
+                "        else:",
+                "            reader.pos = pos + 2",
+                f"            {v} = read(reader, fmt, depth + 1)",
                 "        pos = reader.pos",
                 "    else:",
                 f"        {v} = None",
@@ -433,6 +440,7 @@ def _compiled_writer(cls: type[DataStructure]) -> ObjectWriter:
         "_too_long": _too_long,
         "modified_utf8": modified_utf8,
         "_writer": _writer,
+        "WRITERS": _COMPILED_WRITERS,
         "Writer": Writer,
     }
     for i, (name, kind) in enumerate(layout(cls)):
@@ -473,7 +481,7 @@ def _compiled_writer(cls: type[DataStructure]) -> ObjectWriter:
                 "    else:",
                 "        buf.append(1)",
                 "        buf.append(v.TYPE & 0xFF)",
-                "        _writer(type(v))(buf, v, fmt)",
+                "        (WRITERS.get(type(v)) or _writer(type(v)))(buf, v, fmt)",
             ]
         else:  # arrays, exceptions, the magic: the table's writer
             namespace[f"W{i}"] = _WRITERS[kind]
