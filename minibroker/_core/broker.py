@@ -611,12 +611,19 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, Scheduling, TopicBind
             log.append((message.message_id, self.clock.now(), "sent"))  # one flat record per event (history.py)
             if len(log) > history.cap:
                 history.compact()
-        q.add(message, 0, 0, True)
+        entry = q.add(message, 0, 0, True)
         if message.expiration:
             self._arm_sweep()
         # most sends to a queue with consumers find every window full: no dispatch then
-        if q.consumers and q.dispatchable():
-            self._dispatch_queue(q)
+        consumers = q.consumers
+        if consumers:
+            if entry is None or q.paused or len(consumers) > 1:
+                if q.dispatchable():
+                    self._dispatch_queue(q)
+            else:  # Queue.dispatchable, inline: a message waits (this one), one consumer; has it room?
+                sub = consumers[0]
+                if (sub.extension if sub.prefetch == 0 else sub.prefetch + sub.extension - len(sub.dispatched)) > 0:
+                    self._dispatch_queue(q)
 
     def send(
         self, connection_id: int, message: Message, transaction_id: int | None = None, minted: bool = False
@@ -845,7 +852,14 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, Scheduling, TopicBind
                     entry.redelivery_counter,
                 )
             )
-        sub.consume(entry)
+        if sub.__class__ is Subscription:  # Subscription.consume, inline: once per AUTO ack
+            del sub.dispatched[message_id]
+            if sub.extension and sub.prefetch:
+                sub.extension -= 1
+            sub.source.consume(entry)
+            entry.holder = None
+        else:  # a wildcard or composite consumer's window (multi.py)
+            sub.consume(entry)
         # at least half the window free (always, for a pull consumer): worth a refill in one batch
         if not refill_at_half or 2 * (sub.prefetch + sub.extension - len(sub.dispatched)) >= sub.prefetch:
             self._dispatch_for(sub)

@@ -607,6 +607,9 @@ class Queue:
         room = sub.room()
         # one kind of persistence waits (the caller checked): the store cursor stays on that list to the end
         source = self._next_cursor()
+        # the loop's reads bound once and its counters added once after it: once per dispatched message (issue 45)
+        dispatched, append, consumer_id = sub.dispatched, out.append, sub.consumer_id
+        count = 0
         while room > 0 and source:
             entry = source.popleft()
             message = entry.message
@@ -616,21 +619,27 @@ class Queue:
             if message.group_id is not None:
                 # groups need the general path (ownership, first-for-consumer flag)
                 source.appendleft(entry)
+                self._count_dispatched(sub, count)
                 self.page_in()
                 self._dispatch_general(now, out, expired)
                 return
             entry.holder = sub
-            sub.dispatched[message.message_id] = entry
-            sub.dispatch_count += 1
-            if sub.prefetch == 0:
-                sub.extension = max(0, sub.extension - 1)
-            self.dispatched_total += 1
-            out.append(
+            dispatched[message.message_id] = entry
+            append(
                 _new_dispatch(
-                    Dispatch, (sub.consumer_id, message, entry.seq, entry.redelivery_counter, False, entry.broker_seq)
+                    Dispatch, (consumer_id, message, entry.seq, entry.redelivery_counter, False, entry.broker_seq)
                 )
             )
+            count += 1
             room -= 1
+        self._count_dispatched(sub, count)
+
+    def _count_dispatched(self, sub: Subscription, count: int) -> None:
+        """``count`` messages were dispatched to ``sub`` (a pull consumer's grant is used up by them)."""
+        sub.dispatch_count += count
+        if sub.prefetch == 0:
+            sub.extension = max(0, sub.extension - count)
+        self.dispatched_total += count
 
     def page_in(self) -> None:
         """Move messages from the store cursor to the paged-in list, up to ActiveMQ's ``maxPageSize``."""
