@@ -26,6 +26,7 @@ from minibroker._defaults import (
     DEFAULT_HANDSHAKE_TIMEOUT,
     DEFAULT_IDLE_TIMEOUT,
     DEFAULT_MAX_CONNECTIONS,
+    DEFAULT_MAX_FRAME_SIZE,
     check_limits,
 )
 from minibroker.errors import (
@@ -35,16 +36,7 @@ from minibroker.errors import (
 )
 from minibroker.plugins._listening import serve_tls_or_plain
 from minibroker.plugins._protocol_switch import ProtocolSwitch, Route
-from minibroker.wire import (
-    DEFAULT_MAX_FRAME_SIZE,
-    MAGIC,
-    EncodedMessages,
-    FrameType,
-    encode_error,
-    encode_handshake,
-)
-
-from .connection import READ_SIZE, ClientConnection
+from minibroker.wire.encoded import EncodedMessages
 
 __all__ = [
     "DEFAULT_MAX_CONNECTIONS",
@@ -58,12 +50,14 @@ __all__ = [
 if TYPE_CHECKING:
     from minibroker.plugins.openwire import OpenWireServer
 
+    from .connection import ClientConnection
+
 log = logging.getLogger("minibroker.server")
 
 #: where a client's first frame says which protocol it speaks: after its 4-byte size, the frame's type and magic
 SIGNATURE_OFFSET = 4
 #: the native HANDSHAKE frame (type 0x01, ``MBRK``: minibroker.wire)
-NATIVE_SIGNATURE = bytes([FrameType.HANDSHAKE]) + MAGIC
+NATIVE_SIGNATURE = b"\x01MBRK"  # bytes([FrameType.HANDSHAKE]) + MAGIC, spelt out: the codec loads with a client
 #: OpenWire's WireFormatInfo (type 1, ``ActiveMQ``): what ActiveMQ's ``auto`` transport recognises OpenWire by
 OPENWIRE_SIGNATURE = b"\x01ActiveMQ"
 
@@ -153,6 +147,8 @@ class Server:
 
     async def _start(self, host: str, port: int, socks: Sequence[socket.socket]) -> None:
         def make_protocol() -> asyncio.BaseProtocol:
+            from .connection import READ_SIZE  # the wire codec loads with the first native client
+
             return asyncio.StreamReaderProtocol(asyncio.StreamReader(limit=READ_SIZE), self._accept)
 
         factory: Callable[[], asyncio.BaseProtocol] = make_protocol
@@ -199,11 +195,15 @@ class Server:
                         maximum=self.max_connections,
                     )
                 log.warning("refusing %s: %s", writer.get_extra_info("peername"), error)
+                from minibroker.wire.encoders import encode_error, encode_handshake
+
                 writer.write(encode_handshake() + encode_error(0, error.code, str(error), fatal=True))
                 writer.close()
                 with contextlib.suppress(ConnectionError, OSError):
                     await writer.wait_closed()
                 return
+            from .connection import ClientConnection
+
             conn = ClientConnection(self, reader, writer)
             self._connections.add(conn)
             try:
