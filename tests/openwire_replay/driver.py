@@ -9,10 +9,13 @@ request                                            answer
 ``{"op": "start", "broker": {...}}``               a fresh ``Broker`` (real clock: the Java client lives in real
                                                    time) with the script's broker options, as the in-process
                                                    replayer applies them, and an OpenWire listener on a free port:
-                                                   ``{"url": "tcp://127.0.0.1:P?...", "brokerName": ...}``
+                                                   ``{"url": "tcp://127.0.0.1:P?...", "brokerName": ...}``;
+                                                   options minibroker refuses: ``{"startError": <the exception
+                                                   event, where broker.start>}`` and the oracle runs no ops
 ``{"op": "stats", "dest", "topic"}``               ``{"event": <queue_stats or topic_stats event>}``
 ``{"op": "exists", "dest"}``                       ``{"exists": bool}``: does the broker hold this queue
 ``{"op": "queues"}``                               ``{"event": <queues event>}``
+``{"op": "dlq_queues"}``                           ``{"event": <dlq_queues event>}``
 ``{"op": "temp_exists", "temp", "dest"}``          ``{"event": <temp_exists event>}`` (``dest``: the qualified name)
 ``{"op": "durable_subs", "dest"}``                 ``{"event": <durable_subs event>}``
 ``{"op": "stop"}``                                 ``{}``, the broker stopped (also when the connection closes)
@@ -32,10 +35,11 @@ import json
 from contextlib import AsyncExitStack
 from typing import Any
 
-from support.scriptrunner import broker_policies, stats_event
+from support.scriptrunner import broker_policies, java_type, norm, stats_event
 
 from minibroker import Broker, Destination
 from minibroker.client import RedeliveryPolicy
+from minibroker.errors import MinibrokerError
 from minibroker.plugins.openwire import start_openwire_server
 from minibroker.plugins.redelivery import RedeliveryPlugin
 
@@ -80,7 +84,13 @@ class ScriptBroker:
         self.broker: Broker | None = None
 
     async def start(self, cfg: dict[str, Any]) -> dict[str, Any]:
-        broker = await self.stack.enter_async_context(make_broker(cfg))
+        try:
+            made = make_broker(cfg)
+        except MinibrokerError as exc:  # the options are refused: the oracle records this and runs no ops
+            kind = java_type(exc).replace("javax.jms.", "java.lang.")  # as the in-process replayer records it
+            error = {"event": "exception", "where": "broker.start", "type": kind, "message": norm(str(exc))}
+            return {"startError": error}
+        broker = await self.stack.enter_async_context(made)
         server = await self.stack.enter_async_context(await start_openwire_server(broker))
         self.broker = broker
         return {"url": server.url + URL_OPTIONS, "brokerName": broker.name}
@@ -105,6 +115,8 @@ class ScriptBroker:
         if op == "queues":  # not temporary ones (the oracle's destination map walk leaves them out)
             names = [n for n in broker.queue_names() if broker.temporary_owner(Destination.queue(n)) is None]
             return {"event": {"event": "queues", "names": names}}
+        if op == "dlq_queues":  # extension (tests/conformance/EXTENSIONS.md): the queues whose names contain DLQ
+            return {"event": {"event": "dlq_queues", "names": [n for n in broker.queue_names() if "DLQ" in n]}}
         if op == "temp_exists":
             kind, _, name = dest.partition("://")  # minibroker's temporary destinations are named as the client's
             temp = Destination.queue(name) if kind == "temp-queue" else Destination.topic(name)

@@ -160,6 +160,8 @@ public class ScriptOracle {
     java.io.BufferedReader controlIn;
     java.io.Writer controlOut;
     String brokerUrl;
+    /** minibroker extension: the broker refused the script's options: this exception event (where broker.start). */
+    Map<String, Object> startError;
 
     /** The URL the script's connections use: the embedded broker's vm:// or (minibroker extension) the driver's. */
     String url() { return brokerUrl != null ? brokerUrl : "vm://" + brokerName + "?create=false"; }
@@ -173,6 +175,7 @@ public class ScriptOracle {
         Map<String, Object> a = ask(m("op", "start", "broker", cfg == null ? new HashMap<String, Object>() : cfg));
         brokerName = (String) a.get("brokerName");
         brokerUrl = (String) a.get("url");
+        startError = obj(a, "startError");
     }
 
     /** minibroker extension: one request to the driver, its answer (an "error" answer throws). */
@@ -210,7 +213,21 @@ public class ScriptOracle {
         for (int i = 0; i < kv.length; i += 2) r.put((String) kv[i], kv[i + 1]);
         return r;
     }
-    void ev(Map<String, Object> e) { synchronized (events) { events.add(e); } }
+    void ev(Map<String, Object> e) {
+        // minibroker extension (tests/conformance/EXTENSIONS.md): the running op's silent/omit/extra apply to the events
+        // it records itself, on the script thread
+        Map<String, Object> op = currentOp;
+        if (op != null && Thread.currentThread() == scriptThread) {
+            if (bool(op, "silent", false)) return;
+            Object omit = op.get("omit");
+            if (omit instanceof List) for (Object k : (List<?>) omit) e.remove(String.valueOf(k));
+            Map<String, Object> extra = obj(op, "extra");
+            if (extra != null) e.putAll(extra);
+        }
+        synchronized (events) { events.add(e); }
+    }
+    volatile Map<String, Object> currentOp;   // minibroker extension: the op the script thread runs
+    Thread scriptThread;
 
     String normB(String s) {
         if (s == null) return null;
@@ -524,6 +541,32 @@ public class ScriptOracle {
         return e;
     }
 
+    /** minibroker extension: the received_headers event (tests/conformance/EXTENSIONS.md). */
+    Map<String, Object> headers(Message msg) throws JMSException {
+        Map<String, Object> props = new TreeMap<>();
+        for (Enumeration<?> en = msg.getPropertyNames(); en.hasMoreElements();) {
+            String k = (String) en.nextElement();
+            Object v = msg.getObjectProperty(k);
+            props.put(k, (v == null ? "null" : v.getClass().getSimpleName()) + ":" + (v instanceof String ? normB((String) v) : v));
+        }
+        long exp = msg.getJMSExpiration();
+        Map<String, Object> e = m("event", "received_headers", "body", body(msg));
+        e.put("JMSMessageID_prefix", msg.getJMSMessageID().substring(0, 3));
+        e.put("JMSCorrelationID", msg.getJMSCorrelationID());
+        e.put("JMSType", msg.getJMSType());
+        e.put("JMSReplyTo", String.valueOf(msg.getJMSReplyTo()));
+        e.put("JMSDestination", String.valueOf(msg.getJMSDestination()));
+        e.put("JMSDeliveryMode", msg.getJMSDeliveryMode());
+        e.put("JMSPriority", msg.getJMSPriority());
+        e.put("JMSExpiration_is_zero", exp == 0);
+        e.put("JMSExpiration_minus_JMSTimestamp", exp == 0 ? null : (Object) (exp - msg.getJMSTimestamp()));
+        e.put("JMSTimestamp_nonzero", msg.getJMSTimestamp() != 0);
+        e.put("JMSRedelivered", msg.getJMSRedelivered());
+        e.put("properties", props);
+        e.put("JMSXDeliveryCount", msg.getIntProperty("JMSXDeliveryCount"));
+        return e;
+    }
+
     javax.jms.Destination jmsDest(Session s, Map<String, Object> op) throws JMSException {
         if (op.containsKey("temp")) return lookup(temps, "temp", req(op, "temp"));
         String d = req(op, "dest");
@@ -730,6 +773,9 @@ public class ScriptOracle {
                 Message msg = timeout == 0 ? c.receiveNoWait() : c.receive(timeout);
                 if (msg == null) {
                     ev(m("event", "null_receive", "consumer", label, "timeout_ms", timeout == 0 ? "noWait" : (Object) timeout));
+                } else if (bool(op, "headers", false)) {  // minibroker extension: the message's JMS headers
+                    ev(headers(msg));
+                    synchronized (lastByBody) { lastByBody.put(body(msg), msg); }
                 } else {
                     ev(describe(label, msg, (List<Object>) op.get("record")));
                     synchronized (lastByBody) { lastByBody.put(body(msg), msg); lastByConsumer.put(label, msg); }
@@ -837,6 +883,17 @@ public class ScriptOracle {
                 break;
             }
             case "note": ev(m("event", "note", "text", str(op, "text", ""))); break;
+            case "emit": ev(new LinkedHashMap<>(obj(op, "event"))); break;  // minibroker extension: a verbatim event
+            case "dlq_queues": {  // minibroker extension: the existing queues whose names contain DLQ, sorted
+                sleep(lng(op, "settle_ms", 150));
+                if (control != null) { evAsked(m("op", "dlq_queues")); break; }
+                List<String> names = new ArrayList<>();
+                for (ActiveMQDestination d : broker.getBroker().getDestinationMap().keySet())
+                    if (d.isQueue() && !d.isTemporary() && d.getPhysicalName().contains("DLQ")) names.add(d.getPhysicalName());
+                Collections.sort(names);
+                ev(m("event", "dlq_queues", "names", names));
+                break;
+            }
             default: throw new ScriptError("unknown op '" + name + "'");
         }
     }
@@ -948,19 +1005,26 @@ public class ScriptOracle {
         long wall0 = now();
         try {
             startBroker(obj(script, "broker"));
+            scriptThread = Thread.currentThread();
             t0 = now();
             List<Object> ops = (List<Object>) script.get("ops");
+            if (startError != null) { ev(startError); ops = new ArrayList<>(); }  // minibroker extension: no broker, no ops
             if (ops == null) throw new ScriptError("script has no 'ops'");
             for (Object o : ops) {
                 Map<String, Object> op = (Map<String, Object>) o;
                 try {
+                    currentOp = op;
                     exec(op);
                 } catch (Throwable t) {
                     Throwable c = t;
-                    ev(m("event", "exception", "op", String.valueOf(op.get("op")),
-                            "type", c instanceof ScriptError ? "ScriptError" : c.getClass().getName(),
-                            "message", normB(String.valueOf(c.getMessage()))));
-                }
+                    currentOp = null;
+                    Map<String, Object> e = m("event", "exception");
+                    if (op.containsKey("where")) e.put("where", op.get("where"));  // minibroker extension: where
+                    else e.put("op", String.valueOf(op.get("op")));
+                    e.put("type", c instanceof ScriptError ? "ScriptError" : c.getClass().getName());
+                    e.put("message", normB(String.valueOf(c.getMessage())));
+                    ev(e);
+                } finally { currentOp = null; }
             }
         } catch (Throwable t) {
             out.put("error", t.getClass().getName() + ": " + t.getMessage());
