@@ -133,7 +133,8 @@ def parse(text: str) -> ExternalBroker:
         if name == "openwire" and slashes and scheme in ("tcp", "ssl"):
             address, tls = rest, scheme == "ssl"
         host, colon, port = address.rpartition(":")
-        if not equals or name not in PROTOCOLS or not colon or not port.isdigit() or name in found:
+        malformed = not colon or not port.isdigit() or "/" in host  # a host with a scheme left in it
+        if not equals or name not in PROTOCOLS or malformed or name in found:
             raise pytest.UsageError(
                 f"--minibroker-external: {part!r} is not PROTOCOL=HOST:PORT with PROTOCOL stomp, mqtt or openwire "
                 "(given once; openwire=tcp://HOST:PORT and ssl://HOST:PORT too), "

@@ -158,7 +158,34 @@ def test_without_the_option_the_marker_changes_nothing(pytester: pytest.Pytester
     assert "minibroker external broker" not in result.stdout.str()
 
 
-@pytest.mark.parametrize("value", ["stomp", "stomp=localhost", "amqp=127.0.0.1:5672", "stomp=a:1,stomp=b:2", ","])
+@pytest.mark.parametrize(
+    ("value", "url"),
+    [
+        ("stomp=10.1.2.3:61613", "tcp://10.1.2.3:61616"),  # not named: ActiveMQ's default port, the others' host
+        ("mqtt=[::1]:1883,openwire=[::1]:61626", "tcp://[::1]:61626"),
+        ("openwire=tcp://broker.example:61616", "tcp://broker.example:61616"),
+        ("stomp=127.0.0.1:61613,openwire=ssl://127.0.0.1:61617", "ssl://127.0.0.1:61617"),
+    ],
+)
+def test_the_openwire_fixtures_give_the_external_brokers_url(pytester: pytest.Pytester, value: str, url: str) -> None:
+    """Both OpenWire fixtures hand out the URL ActiveMQ's JMS client takes, for a broker nothing here connects to."""
+    pytester.makepyfile(f"""
+def test_sync(minibroker_openwire_sync):
+    assert minibroker_openwire_sync.url == {url!r}
+
+async def test_async(minibroker_openwire):
+    assert minibroker_openwire.url == {url!r} and minibroker_openwire.port == {int(url.rsplit(":", 1)[1])}
+""")
+    (pytester.path / "pyproject.toml").write_text(PROJECT["pyproject.toml"])
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", f"--minibroker-external={value}")
+    result.assert_outcomes(passed=2)
+    shown = value.replace("tcp://", "")  # the count names the addresses as the mode reads them
+    assert f"minibroker external broker {shown}: 2 ran on it (2 passed)" in result.stdout.str()
+
+
+@pytest.mark.parametrize(
+    "value", ["stomp", "stomp=localhost", "amqp=127.0.0.1:5672", "stomp=a:1,stomp=b:2", ",", "openwire=http://a:1"]
+)
 def test_a_malformed_address_is_a_usage_error(pytester: pytest.Pytester, value: str) -> None:
     pytester.makepyfile("def test_nothing():\n    pass\n")
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", f"--minibroker-external={value}")
