@@ -13,6 +13,18 @@ import pytest
 
 JAVA_DIR = Path(__file__).resolve().parents[1] / "plugins" / "openwire" / "java"
 CLIENT_JAR = Path("/usr/share/java/activemq-client.jar")
+#: what ``OpenWireClient URL messages`` prints after CONNECTED (a send, a commit, a receive of each kind, an ack), the
+#: same on minibroker and on ActiveMQ 5.17.2
+MESSAGES = [
+    "SENT 3",
+    "COMMITTED",
+    "RECEIVED text:hello, minibroker big=1099511627776(Long) flag=true(Boolean) kind=greeting(String) "
+    "n=7(Integer) ratio=0.25(Double) small=3(Short)",
+    "RECEIVED map:name=widget;ok=true;price=9.5;qty=3;",
+    "RECEIVED text:non-persistent",
+    "RECEIVED text:in a transaction",
+    "ACKED",
+]
 
 
 def compile_openwire_java(build: Path) -> str:

@@ -9,6 +9,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import pytest
+from support.openwire_java import MESSAGES
 from support.waiting import until
 
 from minibroker import Broker, DestinationPolicy
@@ -39,20 +40,7 @@ BODIES = [
 #: scenario, options on the URL, what the client prints after CONNECTED
 SCENARIOS: list[tuple[str, str, list[str]]] = [
     ("connect", "", []),
-    (
-        "messages",
-        "",
-        [
-            "SENT 3",
-            "COMMITTED",
-            "RECEIVED text:hello, minibroker big=1099511627776(Long) flag=true(Boolean) kind=greeting(String) "
-            "n=7(Integer) ratio=0.25(Double) small=3(Short)",
-            "RECEIVED map:name=widget;ok=true;price=9.5;qty=3;",
-            "RECEIVED text:non-persistent",
-            "RECEIVED text:in a transaction",
-            "ACKED",
-        ],
-    ),
+    ("messages", "", MESSAGES),
     ("bodies", "", BODIES),
     ("bodies", "?jms.useCompression=true", BODIES),
     ("browse", "", ["BROWSED m1 m2 m3", "RECEIVED text:m1", "RECEIVED text:m2", "RECEIVED text:m3"]),
