@@ -5,8 +5,6 @@ the ``consumer.`` prefix are ignored; an option that cannot be set fails the con
 
 from __future__ import annotations
 
-from urllib.parse import unquote
-
 import attrs
 
 from .errors import InvalidConfiguration
@@ -44,6 +42,8 @@ def split_consumer_options(dest: Destination) -> tuple[Destination, ConsumerOpti
     name, sep, query = dest.name.partition("?")
     if not sep:
         return dest, ConsumerOptions()
+    from urllib.parse import unquote  # with ipaddress, about 10M instructions: only names with options pay
+
     from .refusals import refuse  # refusals imports message, which this module imports too
 
     found: dict[str, int | bool | str] = {}
