@@ -102,6 +102,11 @@ class Consumer:
         self._ack_batch = mode is AckMode.DUPS_OK_ACKNOWLEDGE and topic
         self._client_ack = mode is AckMode.CLIENT_ACKNOWLEDGE
         self._individual_ack = mode is AckMode.INDIVIDUAL_ACKNOWLEDGE
+        #: whether a first delivery (the broker's counter 0) can already be past the redelivery limit: never with
+        #: the shipped policies, so receive()'s transacted fast path asks the policy only about redeliveries
+        self._first_dispatch_checked = bool(
+            getattr(redelivery_policy, "pre_dispatch_check", True) and redelivery_policy.exceeded(0)
+        )
 
     def __repr__(self) -> str:
         return f"<Consumer {self.consumer_id} on {self.destination} prefetch={self.prefetch}>"
@@ -219,7 +224,11 @@ class Consumer:
                 item is not None
                 and not item.message.expiration
                 and not self._ack_batch
-                and not (self._transacted and self._redelivery_exceeded(item))
+                and not (
+                    self._transacted
+                    and (item.dispatch_counter or self._first_dispatch_checked)
+                    and self._redelivery_exceeded(item)
+                )
             ):
                 buffer.popleft()
                 self.last_delivered_seq = seq = item.broker_seq
@@ -359,7 +368,10 @@ class Consumer:
         """Tell the broker about deliveries in batches, so it can widen the prefetch window (``ackLater``)."""
         txn = None
         if self._transacted:
-            txn = self.session._transaction_for(self)
+            session = self.session
+            txn = session._transaction_id
+            if txn is None or self not in session._tx_consumers:  # Session._transaction_for's work, when any
+                txn = session._transaction_for(self)
         self._delivered_counter += 1
         old = self._pending_ack
         if old is None:

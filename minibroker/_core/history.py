@@ -59,7 +59,8 @@ class History:
     compaction files them under their messages in :attr:`_index`, each record once, and forgets the oldest messages
     past ``limit`` by the rule the dict of lists followed, so a read sees exactly what it saw
     (tests/core/test_history_log.py holds the two side by side). Replaying the whole log at every compaction, as
-    before issue 45, filed each record about twice more and rebuilt the log: half of what history cost.
+    before issue 45, filed each record about twice more and rebuilt the log; and a message's records are kept as a
+    tuple, not a list, so that the cyclic collector leaves them alone (issue 45).
     """
 
     __slots__ = ("_index", "_order", "cap", "enabled", "limit", "log")
@@ -72,8 +73,9 @@ class History:
         self.log: list[tuple[object, ...]] = []
         #: the log's length past which it is compacted: a bound on memory, not on work (each record is filed once)
         self.cap = max(limit, 256)
-        #: the records of the kept messages, by message id, as of the last compaction
-        self._index: dict[str, list[tuple[object, ...]]] = {}
+        #: the records of the kept messages, by message id, as of the last compaction: a tuple per message, built
+        #: again at each record (tuples of plain values are left alone by the cyclic collector; lists are not)
+        self._index: dict[str, tuple[tuple[object, ...], ...]] = {}
         #: the kept message ids, the order the history took them in (the index's own order; a deque pops its head
         #: in O(1), where a dict's first key is found past every key deleted before it)
         self._order: deque[str] = deque()
@@ -122,12 +124,12 @@ class History:
             message_id: str = record[0]  # type: ignore[assignment]
             records = get(message_id)
             if records is None:
-                index[message_id] = [record]
+                index[message_id] = (record,)
                 order.append(message_id)
                 if len(order) > limit:
                     del index[order.popleft()]
             else:
-                records.append(record)
+                index[message_id] = (*records, record)
         log.clear()
 
     def message_ids(self) -> list[str]:

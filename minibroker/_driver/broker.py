@@ -428,7 +428,11 @@ class Broker(_BrokerViews, _ReplayableReads, _FaultInjection):
 
     def _flush(self) -> None:
         """After each driver call: the store's step (a store write, a page in), then the call's dispatches out and
-        the timer re-armed; a store failure is raised last, once what else the call did has gone out."""
+        the timer re-armed; a store failure is raised last, once what else the call did has gone out.
+
+        It does nothing unless one of its conditions below holds: the in-process hot path
+        (``BrokerConnection.minted_sender``, ``auto_acker``) checks them inline and skips the call; keep the two
+        in step."""
         journal = self._journal
         failure = None if journal is None else self._store_step(journal)
         if self._space_waiters.waiting:

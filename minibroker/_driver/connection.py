@@ -257,6 +257,7 @@ class BrokerConnection(_OperatorRequests):
         connection_id = self.connection_id
         send_minted = core.send_minted
         flush = broker._flush
+        waiters = broker._space_waiters
 
         def send(message: Message, transaction_id: int | None, sync: bool) -> Awaitable[object] | None:
             if (
@@ -266,7 +267,16 @@ class BrokerConnection(_OperatorRequests):
                 and "," not in message.destination.name
             ):
                 send_minted(connection_id, message)  # send_if_admitted's hot path
-                flush()
+                # Broker._flush's conditions: the call is skipped when it would do nothing (most sends: no dispatch)
+                if (
+                    core.output
+                    or broker._journal is not None
+                    or waiters.waiting
+                    or core.binding
+                    or broker._timer_at is not None
+                    or core.timers_set != broker._timers_seen
+                ):
+                    flush()
                 return None
             if self.send_if_admitted(message, transaction_id):
                 return None
@@ -280,13 +290,23 @@ class BrokerConnection(_OperatorRequests):
         if not self._plain_acks:
             return _no_ack_one
         broker = self.broker
-        ack_one = broker.core.ack_one
+        core = broker.core
+        ack_one = core.ack_one
         connection_id = self.connection_id
         flush = broker._flush
+        waiters = broker._space_waiters
 
         def ack(consumer_id: int, message_id: str) -> bool:
             if ack_one(connection_id, consumer_id, message_id, refill_at_half=True):
-                flush()
+                if (  # as in minted_sender
+                    core.output
+                    or broker._journal is not None
+                    or waiters.waiting
+                    or core.binding
+                    or broker._timer_at is not None
+                    or core.timers_set != broker._timers_seen
+                ):
+                    flush()
                 return True
             return False
 
