@@ -92,14 +92,16 @@ class ExternalBroker:
         return ",".join(parts)
 
     def process(self) -> BrokerProcess:
-        """The broker in the shape of ``minibroker_proc`` (``.host_and_ports``, ``.stomp_url``, ``.mqtt_url``);
-        ``port`` is 0: minibroker's native protocol is not there."""
+        """The broker in the shape of ``minibroker_proc`` (``.host_and_ports``, ``.stomp_url``, ``.mqtt_url``,
+        ``.openwire_url``); ``port`` is 0: minibroker's native protocol is not there."""
         from ._pytest_fixtures import BrokerProcess
 
         host = (self.stomp or self.mqtt or ("127.0.0.1", 0))[0]
         stomp = None if self.stomp is None else self.stomp[1]
         mqtt = None if self.mqtt is None else self.mqtt[1]
-        return BrokerProcess(host, 0, stomp, mqtt_port=mqtt)
+        openwire = self.endpoint("openwire")
+        assert isinstance(openwire, ExternalOpenWireEndpoint)
+        return BrokerProcess(host, 0, stomp, mqtt_port=mqtt, external_openwire_url=openwire.url)
 
     def endpoint(self, protocol: str) -> ExternalEndpoint:
         """The ``stomp``, ``mqtt`` or ``openwire`` address as the fixtures of that protocol give it. OpenWire not

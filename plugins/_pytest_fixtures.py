@@ -464,6 +464,8 @@ class BrokerProcess:
     stomp_ssl_port: int | None = None
     #: the MQTT listener's port, when the process has one
     mqtt_port: int | None = None
+    #: where ActiveMQ's JMS client connects, when not ``port`` (a real ActiveMQ under ``--minibroker-external``)
+    external_openwire_url: str | None = None
     #: an administrator's credentials (``--minibroker-user``/``--minibroker-password``), for :meth:`clean` on a
     #: broker with users
     user: str | None = None
@@ -500,8 +502,9 @@ class BrokerProcess:
 
     @property
     def openwire_url(self) -> str:
-        """``tcp://HOST:PORT`` for ActiveMQ's JMS client: ``serve``'s port serves it beside the native protocol."""
-        return self.url
+        """``tcp://HOST:PORT`` for ActiveMQ's JMS client: ``serve``'s port serves it beside the native protocol (an
+        external ActiveMQ's OpenWire port under ``--minibroker-external``)."""
+        return self.url if self.external_openwire_url is None else self.external_openwire_url
 
     @property
     def host_and_ports(self) -> list[tuple[str, int]]:

@@ -168,19 +168,23 @@ def test_without_the_option_the_marker_changes_nothing(pytester: pytest.Pytester
     ],
 )
 def test_the_openwire_fixtures_give_the_external_brokers_url(pytester: pytest.Pytester, value: str, url: str) -> None:
-    """Both OpenWire fixtures hand out the URL ActiveMQ's JMS client takes, for a broker nothing here connects to."""
+    """Both OpenWire fixtures, and the broker in a process's shape, hand out the URL ActiveMQ's JMS client takes,
+    for a broker nothing here connects to."""
     pytester.makepyfile(f"""
 def test_sync(minibroker_openwire_sync):
     assert minibroker_openwire_sync.url == {url!r}
+
+def test_proc(minibroker_proc):
+    assert minibroker_proc.openwire_url == {url!r}
 
 async def test_async(minibroker_openwire):
     assert minibroker_openwire.url == {url!r} and minibroker_openwire.port == {int(url.rsplit(":", 1)[1])}
 """)
     (pytester.path / "pyproject.toml").write_text(PROJECT["pyproject.toml"])
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", f"--minibroker-external={value}")
-    result.assert_outcomes(passed=2)
+    result.assert_outcomes(passed=3)
     shown = value.replace("tcp://", "")  # the count names the addresses as the mode reads them
-    assert f"minibroker external broker {shown}: 2 ran on it (2 passed)" in result.stdout.str()
+    assert f"minibroker external broker {shown}: 3 ran on it (3 passed)" in result.stdout.str()
 
 
 @pytest.mark.parametrize(
