@@ -1,6 +1,8 @@
-"""``serve``'s collector policy (plugins/server/collector.py): after a full collection what survived is frozen, so
-the next one walks only what is new (a flood of queued messages stalled every client for each full collection,
-issue 41); every thaw interval the heap is unfrozen, so garbage cycles among frozen objects are still collected."""
+"""``serve``'s collector policy (plugins/server/collector.py): a full collection freezes the heap when it starts, so
+it walks nothing (a flood of queued messages stalled every client for each full collection, issue 41; 50,000
+retained topics did for each one during a replay, issue 45); every thaw interval, or once a bounded number more
+objects are frozen, one full collection walks the whole heap, so garbage cycles among frozen objects are still
+collected."""
 
 from __future__ import annotations
 
@@ -21,6 +23,10 @@ class Clock:
         return self.now
 
 
+class Node:
+    other: object = None
+
+
 @pytest.fixture
 def policy() -> Iterator[tuple[GenerationalFreeze, Clock]]:
     clock = Clock()
@@ -32,44 +38,63 @@ def policy() -> Iterator[tuple[GenerationalFreeze, Clock]]:
         collector.remove()
 
 
-def test_a_full_collection_leaves_only_new_objects_for_the_next(policy: tuple[GenerationalFreeze, Clock]) -> None:
+def cycle() -> weakref.ref[Node]:
+    """A garbage cycle: a collection that walks it frees it (a young one too, if it runs first)."""
+    a, b = Node(), Node()
+    a.other, b.other = b, a
+    return weakref.ref(a)
+
+
+def test_a_full_collection_freezes_what_lives_and_walks_nothing(policy: tuple[GenerationalFreeze, Clock]) -> None:
+    collector, _ = policy
     kept = [[i] for i in range(10_000)]  # queued messages, say: tracked, alive
-    gc.collect()  # a full collection: its survivors are frozen
-    assert gc.get_freeze_count() >= len(kept)
-    young = [[i] for i in range(100)]
+    gone = cycle()
     gc.collect()
-    assert gc.get_freeze_count() >= len(kept) + len(young)
-    del kept, young
+    assert gc.get_freeze_count() >= len(kept)
+    assert gone() is not None  # frozen with the rest, not walked: it waits for a thaw
+    assert collector.thaws == 0
+    del kept
 
 
-def test_a_thaw_lets_a_full_collection_free_cycles_among_frozen_objects(
+def test_a_thaw_walks_the_whole_heap_once_then_freezes_what_survived(
     policy: tuple[GenerationalFreeze, Clock],
 ) -> None:
     collector, clock = policy
-
-    class Node:
-        other: object = None
-
-    a, b = Node(), Node()
-    a.other, b.other = b, a  # a cycle, alive while named here
-    gone = weakref.ref(a)
-    gc.collect()
-    assert gc.get_freeze_count() > 0
-    del a, b  # garbage now, but frozen: a full collection does not see it
+    kept = [[i] for i in range(1_000)]
+    gone = cycle()  # after them: no young collection runs before the full one
     gc.collect()
     assert gone() is not None
     clock.now += collector.thaw_interval
-    gc.collect()  # past the interval: this one thaws when it is done
-    assert gc.get_freeze_count() == 0 and collector.last_thaw == clock.now
-    gc.collect()  # the next walks the whole heap
+    gc.collect()  # past the interval: this one walks everything
     assert gone() is None
+    assert collector.thaws == 1 and collector.last_thaw == clock.now
+    assert collector.frozen_after_thaw >= len(kept)  # what survived the walk is frozen again
+    again = cycle()
+    gc.collect()  # within the interval again: frozen, not walked
+    assert again() is not None and collector.thaws == 1
+    del kept
+
+
+def test_a_thaw_comes_sooner_once_enough_more_objects_are_frozen(
+    policy: tuple[GenerationalFreeze, Clock],
+) -> None:
+    collector, _ = policy
+    collector.thaw_growth = 5_000
+    gone = cycle()
+    gc.collect()
+    assert gone() is not None and collector.thaws == 0
+    kept = [[i] for i in range(collector.thaw_growth)]  # a large load: the bound on what stays frozen is passed
+    gc.collect()  # freezes them
+    gc.collect()  # the growth is past the bound: a thaw, before the interval
+    assert gone() is None and collector.thaws == 1
+    del kept
 
 
 def test_only_full_collections_count(policy: tuple[GenerationalFreeze, Clock]) -> None:
     collector, _ = policy
     gc.unfreeze()
+    collector("start", {"generation": 1, "collected": 0, "uncollectable": 0})
     collector("stop", {"generation": 1, "collected": 0, "uncollectable": 0})
-    collector("start", {"generation": 2, "collected": 0, "uncollectable": 0})
     assert gc.get_freeze_count() == 0
-    collector("stop", {"generation": 2, "collected": 0, "uncollectable": 0})
+    collector("start", {"generation": 2, "collected": 0, "uncollectable": 0})
     assert gc.get_freeze_count() > 0
