@@ -1248,10 +1248,10 @@ FEATURES: tuple[Feature, ...] = (
     Feature(
         "openwire-control-command",
         Kind.OPENWIRE,
-        "a ControlCommand, or a ConsumerControl that closes, flushes, starts or stops a consumer or changes "
-        "the prefetch of one that may hold messages",
+        "a ControlCommand, or a ConsumerControl that closes, flushes, starts or stops a consumer (one that changes "
+        "a consumer's prefetch is carried out: `BrokerConnection.set_prefetch`)",
         Status.REFUSED,
-        "minibroker's connections cannot change a subscription in place (a failover client's restore is done)",
+        "ActiveMQ's broker or its tools send these; a JMS client does not send them to a broker",
         "ControlCommand shutdown",
     ),
     Feature(

@@ -579,6 +579,17 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, Scheduling, TopicBind
             heapq.heappush(self._pull_timers, (self.clock.now() + timeout, consumer_id, mark))
             self.timers_set += 1
 
+    def set_prefetch(self, connection_id: int, consumer_id: int, prefetch: int) -> None:
+        """A consumer's prefetch changes (ActiveMQ's ``ConsumerControl``, which a failover client sends to give its
+        restored consumers their prefetch back): the window is the new one from now on, and what it has room for is
+        dispatched (``PrefetchSubscription.setPrefetchSize``). What the consumer holds beyond a smaller window stays
+        with it until acked."""
+        if prefetch < 0:
+            raise InvalidDestination(f"prefetch must be >= 0, not {prefetch}", prefetch=prefetch)
+        sub = self._subscription(connection_id, consumer_id)
+        sub.prefetch = prefetch
+        self._dispatch_for(sub)
+
     def _subscription(self, connection_id: int, consumer_id: int) -> Subscription:
         sub = self.subscriptions.get(consumer_id)
         if sub is None or sub.connection_id != connection_id:

@@ -172,6 +172,14 @@ class BrokerConnection(_OperatorRequests):
         broker.core.pull(self.connection_id, consumer_id, timeout)
         broker._flush()
 
+    def set_prefetch(self, consumer_id: int, prefetch: int) -> None:
+        """Give one of this connection's consumers a new prefetch (ActiveMQ's ``ConsumerControl``): the window is
+        the new one from now on, and what it has room for is dispatched."""
+        broker = self.broker
+        self._check_consumer_owner(consumer_id)
+        broker.core.set_prefetch(self.connection_id, consumer_id, prefetch)
+        broker._flush()
+
     def _check_consumer_owner(self, consumer_id: int, error: type[MinibrokerError] = IllegalStateError) -> None:
         """Refuse an id naming another connection's consumer, before any filter or the core sees it: no connection
         may detach, ack or pull for a consumer it does not own (issue 15, item 2)."""

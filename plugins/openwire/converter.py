@@ -563,24 +563,19 @@ class OpenWireConverter:
     def _on_consumer_control(self, control: ow.ConsumerControl) -> None:
         """A failover client restores its consumers with prefetch 0 until it has dealt with the interruption, then
         sends their prefetch back in a ConsumerControl (ConnectionStateTracker); ActiveMQ sets the subscription's
-        prefetch. The connection has no such operation yet, so a consumer that holds nothing (prefetch 0, never
-        pulled) is subscribed again with the new prefetch; anything else a ConsumerControl asks is refused."""
+        prefetch (the connection's ``set_prefetch``). Closing, flushing, starting or stopping a consumer this way
+        is refused."""
         consumer = None if control.consumer_id is None else self._consumers.get(control.consumer_id)
         if consumer is None:
             return None  # gone already: ActiveMQ ignores it too
         request = consumer.request
         if control.close or control.flush or control.start or control.stop or request is None:
             raise refuse_openwire("openwire-control-command", "ConsumerControl close/flush/start/stop")
-        if control.prefetch == request.prefetch:
+        prefetch = max(0, control.prefetch)
+        if prefetch == request.prefetch or consumer.core_id is None:
             return None
-        if request.prefetch != 0 or consumer.pulls or consumer.core_id is None:
-            raise refuse_openwire("openwire-control-command", f"a prefetch change to {control.prefetch}")
-        connection = self._conn()
-        connection.dispatch(c.RemoveConsumer(consumer.core_id, -1))
-        consumer.request = attrs.evolve(request, prefetch=max(0, control.prefetch))
-        consumer.core_id = None
-        route: Callable[[Dispatch], None] = functools.partial(self._on_dispatch, consumer)
-        consumer.core_id = connection.add_consumer(consumer.request, route)
+        consumer.request = attrs.evolve(request, prefetch=prefetch)
+        self._conn().set_prefetch(consumer.core_id, prefetch)
         return None
 
     def _on_connection_control(self, control: ow.ConnectionControl) -> None:

@@ -240,3 +240,20 @@ async def test_a_failover_clients_controls(broker: Broker) -> None:
     (refused,) = converter.take_commands()
     assert isinstance(refused, ow.ExceptionResponse) and refused.exception is not None
     assert "[openwire-control-command]" in (refused.exception.message or "")
+
+
+async def test_a_consumer_control_changes_a_consumers_prefetch(broker: Broker) -> None:
+    """ConsumerControl's prefetch is the subscription's from then on (ActiveMQ's setPrefetchSize), for any consumer:
+    a larger window is filled at once, a smaller one takes nothing back and lets no more in until acks make room."""
+    converter = connected(broker)
+    for seq in range(1, 6):
+        converter.receive(text(seq))
+    converter.receive(ow.ConsumerInfo(4, True, CONSUMER, destination=QUEUE, prefetch_size=1))
+    commands = converter.take_commands()
+    assert sum(isinstance(command, ow.MessageDispatch) for command in commands) == 1
+    converter.receive(ow.ConsumerControl(5, False, QUEUE, consumer_id=CONSUMER, prefetch=3))
+    assert [type(command) for command in converter.take_commands()] == [ow.MessageDispatch, ow.MessageDispatch]
+    converter.receive(ow.ConsumerControl(6, False, QUEUE, consumer_id=CONSUMER, prefetch=1))
+    assert converter.take_commands() == []
+    stats = broker.queue_statistics("work") or pytest.fail()
+    assert stats.inflight == 3 and stats.size == 5
