@@ -6,7 +6,8 @@ and noisy, so a lone absolute time means little. The STOMP rows (stomp_bench.py,
 compare with ActiveMQ's figures from issue 7, which cannot be measured here; the Spark rows (spark_bench.py) need the
 ``spark`` extra and Java. ``--profile`` prints a cProfile of the in-process AUTO scenario instead of the table;
 ``--instructions`` counts the CPU instructions per message of the in-process scenarios and their baseline with
-valgrind, a figure the machine's noise does not move. Not part of the default test run.
+valgrind, a figure the machine's noise does not move, and prints where the AUTO row's instructions go, layer by
+layer, with what removing each would give up (``--only`` picks its rows too). Not part of the default test run.
 """
 
 from __future__ import annotations
@@ -90,11 +91,23 @@ async def asyncio_queue_pair(n: int) -> float:
 
 
 async def inprocess_pair(
-    n: int, mode: AckMode = AckMode.AUTO_ACKNOWLEDGE, prefetch: int = 1000, history: bool = False
+    n: int,
+    mode: AckMode = AckMode.AUTO_ACKNOWLEDGE,
+    prefetch: int = 1000,
+    history: bool = False,
+    *,
+    compact: bool = True,
+    collect: bool = True,
 ) -> float:
     """One producer task and one consumer task through an in-process broker (``history``: the default broker, which
-    records every message's history for test reports, as the pytest fixtures' broker does)."""
+    records every message's history for test reports, as the pytest fixtures' broker does). For --instructions'
+    breakdown: ``compact`` False never compacts the history (what recording alone costs), ``collect`` False turns
+    the cyclic collector off while the messages flow (what it costs)."""
     broker = Broker() if history else Broker(history_limit=0)
+    if not compact:
+        broker.core.history.cap = sys.maxsize
+    if not collect:
+        gc.disable()
     async with broker, await connect(broker) as conn:
         psession = await conn.create_session(AckMode.AUTO_ACKNOWLEDGE)
         csession = await conn.create_session(mode)
@@ -120,6 +133,7 @@ async def inprocess_pair(
         start = time.perf_counter()
         await asyncio.gather(produce(), consume())
         elapsed = time.perf_counter() - start
+        gc.enable()
         assert broker.queue("bench").size == 0
         return elapsed
 
@@ -610,7 +624,9 @@ INSTRUCTION_SCENARIOS = (
     ("  layers: + BrokerCore (send, dispatch, AUTO ack)", "layer_core(n)"),
     ("  layers: + the driver (Broker, routes to a list)", "layer_driver(n)"),
     ("in-process AUTO p1000", "inprocess_pair(n)"),
+    ("  of which the cyclic collector (this row: it turned off)", "inprocess_pair(n, collect=False)"),
     ("in-process AUTO p1000, default broker (history on)", "inprocess_pair(n, history=True)"),
+    ("  history recorded, never compacted", "inprocess_pair(n, history=True, compact=False)"),
     ("in-process CLIENT p1000 (ack every 100)", "inprocess_pair(n, AckMode.CLIENT_ACKNOWLEDGE)"),
     ("in-process TRANSACTED p1000 (commit every 100)", "inprocess_pair(n, AckMode.SESSION_TRANSACTED)"),
 )
@@ -669,6 +685,65 @@ def _counted(job: tuple[str, int]) -> int:
     return instructions(*job)
 
 
+#: what each part of the in-process AUTO p1000 row (and of the history's cost) would take to remove (issue 45)
+BREAKDOWN = (
+    ("the messages (Message objects)", "  layers: the messages alone (Message objects)", None, "the 16-field value"),
+    (
+        "BrokerCore: send, dispatch, AUTO ack",
+        "  layers: + BrokerCore (send, dispatch, AUTO ack)",
+        "  layers: the messages alone (Message objects)",
+        "queue entries, windows, counters the statistics read",
+    ),
+    (
+        "the driver: the one door, routes",
+        "  layers: + the driver (Broker, routes to a list)",
+        "  layers: + BrokerCore (send, dispatch, AUTO ack)",
+        "authorization, filters, store and timer steps",
+    ),
+    (
+        "the client and asyncio: coroutines, ReceivedMessage",
+        "in-process AUTO p1000",
+        "  layers: + the driver (Broker, routes to a list)",
+        "the async API, JMS acknowledge modes",
+    ),
+    (
+        "  of all the above: the cyclic collector",
+        "in-process AUTO p1000",
+        "  of which the cyclic collector (this row: it turned off)",
+        "collection of cycles (or fewer live objects)",
+    ),
+    (
+        "history: recording (three records a message)",
+        "  history recorded, never compacted",
+        "in-process AUTO p1000",
+        "the delivery history of test reports",
+    ),
+    (
+        "history: compaction (the last 10,000 messages kept)",
+        HISTORY_ON,
+        "  history recorded, never compacted",
+        "a bound on the history's memory",
+    ),
+)
+
+
+def print_breakdown(by_name: dict[str, float]) -> None:
+    """Where the in-process AUTO p1000 row's instructions go, layer by layer (each the difference of two rows
+    measured above), and what removing each would give up: the issue's closing table when a target is not met."""
+    rows = [
+        (label, by_name[top] - (0.0 if base is None else by_name[base]), cost)
+        for label, top, base, cost in BREAKDOWN
+        if top in by_name and (base is None or base in by_name)
+    ]
+    if not rows:
+        return
+    print()
+    title = "where AUTO p1000 goes (differences of the rows above)"
+    print(f"{title:<54} {'instructions/msg':>17}   given up to remove it")
+    for label, count, cost in rows:
+        print(f"{label:<54} {count:>17,.0f}   {cost}")
+
+
 def print_instructions(n: int, only: list[str] | None = None) -> int:
     """Instructions per message of the in-process scenarios and their baseline (--instructions): a figure that the
     machine's noise does not move, to tell whether a change made the hot path cheaper. The targets are about time:
@@ -708,6 +783,7 @@ def print_instructions(n: int, only: list[str] | None = None) -> int:
         verdict = "pass" if ratio <= HISTORY_TARGET_RATIO else "FAIL"
         failed = failed or verdict == "FAIL"
         print(f"{'  history on / off (AUTO p1000)':<54} {ratio:>16.3f}x {'-':>14} {'<= 1.1x':>10} {verdict}")
+    print_breakdown(by_name)
     if not only or "tcp" in only:
         tcp = (tcp_broker_instructions(n) - tcp_broker_instructions(0)) / n
         print(f"{'TCP: the broker process (producer + consumer processes)':<54} {tcp:>17,.0f} {'-':>14} {'-':>10} -")
