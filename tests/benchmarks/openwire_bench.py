@@ -218,14 +218,16 @@ def run_case(broker: Broker, client_cp: str, n: int, size: int, persistent: bool
     return Run(n / ((last - start) / 1e9), n / ((sent - start) / 1e9), cpu / n * 1e6)
 
 
-def measure(n: int, size: int, rounds: int, profile: str | None = None) -> list[Case] | str:
+def measure(
+    n: int, size: int, rounds: int, profile: str | None = None, modes: tuple[bool, ...] = (True, False)
+) -> list[Case] | str:
     """Every case on both brokers (a warm-up each, then ``rounds`` rounds in turns); a string says why it cannot run."""
     reason = unavailable()
     if reason is not None:
         return reason
     classes = compiled()
     client_cp = classpath(classes, CLIENT_JARS)
-    cases = [Case(True), Case(False)]
+    cases = [Case(persistent) for persistent in modes]
     brokers: list[Broker] = [Minibroker(profile), ActiveMQ(classes)]
     try:
         for broker in brokers:
@@ -247,9 +249,11 @@ def main() -> int:
     parser.add_argument("--size", type=int, default=1024, help="body bytes per message")
     parser.add_argument("--rounds", type=int, default=3, help="rounds measured after the warm-up (the median is kept)")
     parser.add_argument("--profile", metavar="FILE", help="run minibroker under cProfile, stats to FILE")
+    parser.add_argument("--only", choices=("persistent", "non-persistent"), help="one case instead of both")
     args = parser.parse_args()
     started = time.perf_counter()
-    cases = measure(args.messages, args.size, args.rounds, args.profile)
+    modes = (True, False) if args.only is None else (args.only == "persistent",)
+    cases = measure(args.messages, args.size, args.rounds, args.profile, modes)
     if isinstance(cases, str):
         print(f"openwire_bench: skipped, {cases}")
         return 0
