@@ -81,8 +81,8 @@ class TestListeners:
 
 class TestAssertRewriting:
     def test_only_the_plugin_modules_are_rewritten(self, pytester: pytest.Pytester) -> None:
-        """pytest marks a plugin's whole distribution for assert rewriting; the plugin narrows it to its own modules,
-        so the broker's modules a test imports are not parsed and rewritten in every session without bytecode."""
+        """pytest marks a plugin's whole distribution for assert rewriting; the plugin narrows it to its entry point,
+        so the modules a test imports are not parsed and rewritten in every session without bytecode."""
         pytester.makepyfile(
             test_loaders=textwrap.dedent(
                 """
@@ -90,13 +90,15 @@ class TestAssertRewriting:
                     import minibroker.message
                     import minibroker.client
                     import minibroker.plugins._pytest_fixtures as fixtures
+                    import minibroker.plugins.pytest_plugin as entry_point
 
                     def rewritten(module):
                         return type(module.__loader__).__name__ == "AssertionRewritingHook"
 
                     assert not rewritten(minibroker.message)
                     assert not rewritten(minibroker.client)
-                    assert rewritten(fixtures)
+                    assert not rewritten(fixtures)
+                    assert rewritten(entry_point)
                 """
             )
         )
