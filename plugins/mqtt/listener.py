@@ -105,6 +105,8 @@ class _MqttProtocol(ListenerProtocol):
                     self._on_connected()
             if session.held is not None:
                 self._hold(session.held[0])
+            if self._out:  # its answers (PUBACK...) go at once, not after what else the loop has ready (issue 45)
+                self._send_out()
         except RemoteProtocolError as exc:
             log.info("MQTT protocol error from %s: %s", session.remote_address, exc)
             self._fail()
@@ -128,6 +130,10 @@ class _MqttProtocol(ListenerProtocol):
                 session.run_pending()
             except MinibrokerError as exc:
                 log.debug("MQTT acks of %s not applied: %s", session.remote_address, exc)
+        self._send_out()
+
+    def _send_out(self) -> None:
+        """Write what the session wrote so far, in one write."""
         transport = self.transport
         if transport is None or transport.is_closing() or not self._out:
             return
