@@ -34,8 +34,12 @@ class Advising(CoreState):
     """Producers (counted per destination) and every advisory the broker publishes, as ActiveMQ's AdvisoryBroker."""
 
     def add_producer(self, connection_id: int, producer_id: int, destination: Destination | None) -> None:
-        """A producer comes: counted on its destination (an anonymous one, None, on none) and advised."""
+        """A producer comes: counted on its destination (an anonymous one, None, on none) and advised. One on a
+        temporary destination that is gone is refused (ActiveMQ's addProducer adds the destination without creating
+        a temporary one: DestinationDoesNotExistException)."""
         conn = self._connection(connection_id)
+        if destination is not None:
+            self.temporaries.check_send(destination)
         conn.producers[producer_id] = destination
         if destination is not None and self.advisory_support:
             for part in composite_parts(destination):  # a composite producer: advised on each part

@@ -9,7 +9,7 @@ import pytest
 
 from minibroker._core.broker import BrokerCore
 from minibroker._core.commands import ConsumerInfo
-from minibroker.errors import DestinationInUse, InvalidDestination
+from minibroker.errors import DestinationDoesNotExist, DestinationInUse, InvalidDestination
 from minibroker.message import Destination, DestinationKind, Message
 
 QUEUE = DestinationKind.QUEUE
@@ -93,3 +93,17 @@ def test_a_temporary_topic_reaches_its_owner_and_goes_with_it() -> None:
     assert temp.name not in core.topics
     with pytest.raises(InvalidDestination):
         core.send(core.add_connection(), Message("m2", temp, "m2"))
+
+
+def test_a_producer_on_a_deleted_temporary_destination_is_refused_for_every_edge() -> None:
+    """ActiveMQ's addProducer fails for a temporary destination that is gone (DestinationDoesNotExistException, the
+    recording temp_queue_deleted_with_connection); the core refuses it, so each edge's producer gets the same."""
+    core = BrokerCore(_Clock())
+    owner = core.add_connection()
+    temp = core.create_temporary(owner, QUEUE)
+    other = core.add_connection()
+    core.add_producer(other, 1, temp)  # alive: a producer is welcome
+    core.remove_connection(owner)
+    with pytest.raises(DestinationDoesNotExist) as refused:
+        core.add_producer(other, 2, temp)
+    assert refused.value.destination == temp
