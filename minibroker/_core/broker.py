@@ -80,7 +80,7 @@ from .retained import is_retained, retain
 from .scheduling import Scheduling
 from .subscription import QueueEntry, Subscription, header_lookup
 from .temporary import TemporaryDestinations
-from .topic import Topic
+from .topic import Topic, count_before
 from .topic_log import LOG_PREFIX
 from .transaction import Transaction
 from .usage import DEFAULT_SYSTEM_MEMORY_LIMIT, MemoryUsage
@@ -863,6 +863,10 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, Scheduling, TopicBind
                     entry.redelivery_counter,
                 )
             )
+        if individual and sub.inflight_record is not None:
+            # an INDIVIDUAL ack names no first message: the topic counts what was dispatched before it too, as
+            # ack_individual does (a STOMP client-individual ACK may name any message it holds)
+            count_before(sub.inflight_record, message_id)
         if sub.__class__ is Subscription:  # Subscription.consume, inline: once per AUTO ack
             del sub.dispatched[message_id]
             if sub.extension and sub.prefetch:

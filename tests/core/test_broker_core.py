@@ -292,6 +292,26 @@ class TestAckTypes:
         assert fast.core.history.of("m1") == full.core.history.of("m1")
         assert fast.core.history.of("m1")[-1].ack_type == "INDIVIDUAL"
 
+    def test_ack_one_individual_on_a_topic_counts_what_came_before_as_an_individual_ack_does(self) -> None:
+        """On a topic, an INDIVIDUAL ack (no first message) also counts the messages dispatched before it as
+        dequeued (ActiveMQ's TopicSubscription); ack_one(individual=True) for a message that is not the oldest held
+        leaves the topic's figures where the full ack leaves them."""
+        topic = Destination.topic("t")
+        figures = []
+        for fast in (True, False):
+            e = Env()
+            c = e.consumer(topic, prefetch=10)
+            e.send(3, topic)
+            e.drain()
+            if fast:
+                assert e.core.ack_one(e.conn, c, "m1", individual=True)
+            else:
+                e.ack(c, AckType.INDIVIDUAL, "m1", "m1", 1)
+            t = e.core.topics["t"]
+            figures.append((t.dequeued, t.inflight, e.held(c)))
+        assert figures[0] == figures[1]
+        assert figures[0][:2] == (2, 1)  # m0 counted with m1: ActiveMQ's figures, which the full ack kept already
+
     def test_ack_one_refill_at_half_refills_the_window_in_one_batch(self, env: Env) -> None:
         """An AUTO consumer's acks (refill_at_half) refill its window once half of it is free, in one batch: the
         same messages in the same order as a refill after every ack, fewer dispatch passes."""
