@@ -15,7 +15,7 @@ Each row is printed with the baseline measured in the same run and pass/fail:
   module's ``from minibroker.client import AckMode``) over collecting the Queue one, the same bytecode; target
   <= +0.3G.
 * ``test``: a realistic test (the fixture, connect, send 10, receive 10, teardown) over the same test on an
-  asyncio.Queue fixture: the instructions one more such test adds to a session (sessions of 1 and 11 tests), bytecode
+  asyncio.Queue fixture: the instructions one more such test adds to a session (sessions of 1 and 51 tests), bytecode
   cached; target <= +1.2M.
 * ``serve``: instructions of ``minibroker serve --port 0 --stomp-port 0`` from spawn to its first STOMP CONNECTED,
   against coilmq (a pure-Python STOMP broker) from spawn to its first CONNECTED, counted up to that frame with
@@ -84,6 +84,10 @@ async def test_ten_messages(i, queue):
     assert bodies == [f"m{{k}}" for k in range(10)]
 '''
 
+#: the tests a session has beyond its first in the ``test`` row: enough that a full collection of pytest's heap more
+#: or less (tens of millions of instructions) moves the figure per test by under 1M
+EXTRA_TESTS = 50
+
 CONNECT = b"CONNECT\naccept-version:1.0,1.1,1.2\nhost:localhost\n\n\x00"
 _TOTAL = re.compile(rb"^(?:summary|totals):\s*(\d+)", re.MULTILINE)
 _COLLECTED = re.compile(r"Collected : (\d+)")
@@ -96,7 +100,7 @@ def _bin(name: str) -> str:
 def _env(cache: Path, *, write: bool = True) -> dict[str, str]:
     """Bytecode under the pycache prefix ``cache``; ``write=False``: read there, none written (a CI image with
     PYTHONDONTWRITEBYTECODE: pip compiled the installed modules, pytest's rewritten ones are compiled every run)."""
-    env = dict(os.environ, PYTHONPYCACHEPREFIX=str(cache))
+    env = dict(os.environ, PYTHONPYCACHEPREFIX=str(cache), PYTHONHASHSEED="0")  # the same set orders every run
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     if not write:
         env["PYTHONDONTWRITEBYTECODE"] = "1"
@@ -212,13 +216,13 @@ def test_row(cache: Path) -> bool:
     per_test: dict[str, float] = {}
     for name in ("test_minibroker.py", "test_queue.py"):
         counts = []
-        for n in (1, 11):
+        for n in (1, 1 + EXTRA_TESTS):
             with tempfile.TemporaryDirectory(prefix="minibroker-test-") as tmp:
                 directory = Path(tmp)
                 _project(directory, n)
                 subprocess.run(_pytest(name), cwd=directory, env=env, capture_output=True, check=True)  # warm
                 counts.append(instructions(_pytest(name), env, directory))
-        per_test[name] = (counts[1] - counts[0]) / 10
+        per_test[name] = (counts[1] - counts[0]) / EXTRA_TESTS
     ours, base = per_test["test_minibroker.py"], per_test["test_queue.py"]
     added = ours - base
     return _row(
