@@ -13,7 +13,7 @@ import sys
 import tempfile
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from pathlib import Path
-from typing import IO, Any, ClassVar, TypeVar
+from typing import IO, TYPE_CHECKING, Any, ClassVar, TypeVar
 
 import attrs
 import pytest
@@ -22,12 +22,13 @@ from minibroker import Broker, ManualClock, RealClock
 from minibroker.client import Connection, RedeliveryPolicy, RedeliveryPolicyMap, RetryPolicy, connect
 from minibroker.clock import DEFAULT_AUTOJUMP_THRESHOLD
 from minibroker.filters import BrokerPlugin
-from minibroker.testing import delivery_history
-from minibroker.tls import TlsSettings
 
 from . import factories
 from .pytest_plugin import BROKERS_KEY, MARKER, report_path
 from .pytest_plugin import _async_fixture as async_fixture  # one home for the pytest-asyncio fallback
+
+if TYPE_CHECKING:
+    from minibroker.tls import TlsSettings  # an annotation only: the TLS fixtures import it when asked
 
 __all__ = [
     "BrokerOptions",
@@ -132,6 +133,8 @@ def _teardown_report(broker: Broker, options: BrokerOptions, loop_errors: list[d
             "assert_dead_lettered(), or taken from the DLQ; allow the rest with "
             "@pytest.mark.minibroker(allow_dead_letters=True)):"
         ]
+        from minibroker.testing import delivery_history  # only a failing teardown reads histories
+
         for record in unobserved[:20]:
             where = record.dead_letter_queue or "dropped"
             lines.append(f"  {record.message_id} from {record.destination} -> {where}: {record.body!r}")
