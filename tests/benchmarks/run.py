@@ -180,7 +180,7 @@ async def layer_core(n: int) -> float:
     conn = core.add_connection()
     consumer = core.add_consumer(conn, ConsumerInfo(Destination.queue("bench")))
     for message in _messages(n):
-        core.send(conn, message)
+        core.send_minted(conn, message)  # an in-process producer's send (ids minted for it)
 
     def take() -> list[Dispatch]:
         out, core.output = core.output, []
@@ -191,7 +191,8 @@ async def layer_core(n: int) -> float:
 
 
 async def layer_driver(n: int) -> float:
-    """The driver (the one door: store step, routing, timers) around the core, the same calls as layer_core."""
+    """The driver (the one door: store step, routing, timers) around the core, the same calls as layer_core, through
+    the functions the in-process link calls (``minted_sender``, ``auto_acker``)."""
     broker = Broker(history_limit=0)
     async with broker:
         conn = broker.connect()
@@ -199,15 +200,16 @@ async def layer_driver(n: int) -> float:
         from minibroker._core.commands import ConsumerInfo
 
         consumer = conn.add_consumer(ConsumerInfo(Destination.queue("bench")), routed.append)
+        send, ack = conn.minted_sender(), conn.auto_acker()
         for message in _messages(n):
-            conn.send_if_admitted(message)
+            send(message, None, True)
 
         def take() -> list[Dispatch]:
             out = list(routed)
             routed.clear()
             return out
 
-        _ack_each(n, take, lambda message_id: conn.ack_one(consumer, message_id, refill_at_half=True))
+        _ack_each(n, take, lambda message_id: ack(consumer, message_id))
     return 0.0
 
 
