@@ -412,8 +412,42 @@ def _compiled_reader(cls: type[DataStructure]) -> ObjectReader:
         else:  # arrays, exceptions, the magic: the table's reader
             namespace[f"R{i}"] = _READERS[kind]
             lines += ["    reader.pos = pos", f"    {v} = R{i}(reader, fmt, depth)", "    pos = reader.pos"]
-    lines += ["    reader.pos = pos", *checks, f"    return cls({', '.join(names)})"]
+    if _shareable(cls):  # the same bytes, the same (immutable) object: an id read again is not built again
+        namespace["SEEN"] = {}
+        namespace["SEEN_MAX"] = _SEEN_MAX
+        lines[3:3] = ["    start = pos"]
+        lines += [
+            "    reader.pos = pos",
+            "    key = data[start:pos]",
+            "    found = SEEN.get(key)",
+            "    if found is None:",
+            f"        found = cls({', '.join(names)})",
+            "        if len(SEEN) >= SEEN_MAX:",
+            "            SEEN.clear()",
+            "        SEEN[key] = found",
+            "    return found",
+        ]
+    else:
+        lines += ["    reader.pos = pos", *checks, f"    return cls({', '.join(names)})"]
     return typing.cast(ObjectReader, _compile("\n".join(lines) + "\n", "read", namespace))
+
+
+#: the objects each shareable class remembers by their bytes (then forgets all at once): a connection's ids and
+#: destinations come back in every message and ack, and building one costs more than finding it
+_SEEN_MAX: Final = 4096
+_FLAT: Final = frozenset({Kind.BOOL, Kind.BYTE, Kind.INT, Kind.LONG, Kind.STRING})
+
+
+def _shareable(cls: type[DataStructure]) -> bool:
+    """A frozen class of plain fields only (ids, destinations): one decoded object may stand for every equal read."""
+    fields = layout(cls)
+    if not fields or any(kind not in _FLAT for _, kind in fields):
+        return False
+    try:
+        setattr(cls(), fields[0][0], None)
+    except attrs.exceptions.FrozenInstanceError:
+        return True
+    return False
 
 
 def _read_object(reader: Reader, fmt: WireFormat, depth: int) -> DataStructure:

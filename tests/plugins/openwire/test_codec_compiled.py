@@ -10,6 +10,8 @@ from hypothesis import strategies as st
 from minibroker.errors import LocalProtocolError
 from minibroker.plugins.openwire import commands as ow
 from minibroker.plugins.openwire.codec import (
+    _COMPILED_READERS,
+    _SEEN_MAX,
     WireFormat,
     decode_command,
     decode_command_table,
@@ -86,3 +88,16 @@ def test_values_java_cannot_hold_are_refused_by_both() -> None:
             encode(ow.KeepAliveInfo(command_id=2**31))
         with pytest.raises(LocalProtocolError, match="writeUTF"):
             encode(ow.ConnectionInfo(client_id="é" * 40_000))
+
+
+def test_ids_read_again_are_the_same_object_and_the_memory_is_bounded() -> None:
+    frame = encode_command(_message())[4:]
+    first, again = decode_command(frame), decode_command(frame)
+    assert isinstance(first, ow.BytesMessage) and isinstance(again, ow.BytesMessage)
+    assert first.producer_id is again.producer_id and first.destination is again.destination
+    assert first == again == decode_command_table(frame)
+    assert first.message_id is not again.message_id  # a class with a nested field is built each time
+    for n in range(_SEEN_MAX + 10):  # a client inventing ids forever cannot grow the memory past its bound
+        decode_command(encode_command(ow.ConsumerId("ID:x", 1, n))[4:])
+    (seen,) = [v for k, v in _COMPILED_READERS[ow.ConsumerId.TYPE].__globals__.items() if k == "SEEN"]
+    assert 0 < len(seen) <= _SEEN_MAX
