@@ -15,7 +15,7 @@ Each row is printed with the baseline measured in the same run and pass/fail:
   module's ``from minibroker.client import AckMode``) over collecting the Queue one, the same bytecode; target
   <= +0.3G.
 * ``test``: a realistic test (the fixture, connect, send 10, receive 10, teardown) over the same test on an
-  asyncio.Queue fixture: the instructions one more such test adds to a session (sessions of 1 and 51 tests), bytecode
+  asyncio.Queue fixture: the instructions one more such test adds to a session (sessions of 1 and 201 tests), bytecode
   cached; target <= +1.2M.
 * ``serve``: instructions of ``minibroker serve --port 0 --stomp-port 0`` from spawn to its first STOMP CONNECTED,
   against coilmq (a pure-Python STOMP broker) from spawn to its first CONNECTED, counted up to that frame with
@@ -86,7 +86,7 @@ async def test_ten_messages(i, queue):
 
 #: the tests a session has beyond its first in the ``test`` row: enough that a full collection of pytest's heap more
 #: or less (tens of millions of instructions) moves the figure per test by under 1M
-EXTRA_TESTS = 50
+EXTRA_TESTS = 200
 
 CONNECT = b"CONNECT\naccept-version:1.0,1.1,1.2\nhost:localhost\n\n\x00"
 _TOTAL = re.compile(rb"^(?:summary|totals):\s*(\d+)", re.MULTILINE)
