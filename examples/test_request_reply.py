@@ -30,7 +30,8 @@ async def test_no_service_means_a_timeout(minibroker_connection: Connection) -> 
 async def test_the_reply_queue_is_the_clients_own_and_goes_away(
     minibroker: Broker, minibroker_connection: Connection
 ) -> None:
-    """Another connection cannot read a client's temporary reply queue; once deleted, replies to it fail."""
+    """Another connection cannot read a client's temporary reply queue; once deleted, replies to it fail: a producer
+    for it is refused, as ActiveMQ's broker refuses it, and so is a send to it."""
     session = await minibroker_connection.create_session()
     reply_queue = await session.create_temporary_queue()
     assert str(reply_queue).startswith("temp-queue://ID:")
@@ -39,8 +40,10 @@ async def test_the_reply_queue_is_the_clients_own_and_goes_away(
     with pytest.raises(InvalidDestination, match="Cannot use a Temporary destination from another Connection"):
         await other_session.create_consumer(reply_queue)
     await reply_queue.delete()
-    late = await other_session.create_producer(reply_queue)
     with pytest.raises(DestinationDoesNotExist):
-        await late.send("too late")
+        await other_session.create_producer(reply_queue)
+    anyone = await other_session.create_producer()
+    with pytest.raises(DestinationDoesNotExist):
+        await anyone.send("too late", destination=reply_queue)
     assert minibroker.queue(REQUESTS).size == 0
     await other.close()

@@ -17,7 +17,7 @@ OUTSIDE = [REPO / "plugins", REPO / "client"]
 AUTHORIZERS = {
     REPO / "minibroker" / name
     for name in ("_driver/connection.py", "_driver/operations.py", "_driver/broker.py", "filters.py")
-} | {REPO / "plugins" / "auth.py"}
+} | {REPO / "plugins" / "filters" / "auth.py"}
 
 
 def _sources(*roots: Path) -> list[Path]:

@@ -26,8 +26,12 @@ import threading
 import time
 from dataclasses import dataclass
 from multiprocessing.synchronize import Event
+from pathlib import Path
 
 import paho.mqtt.client as mqtt
+
+# its sibling, also under PYTHONSAFEPATH (which the Spark test helpers set for the whole test process)
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 from mqtt_bench import cpu_seconds
 
 #: ``minibroker serve`` with its collector policy switched off (the baseline): what ``-m minibroker`` runs, with
