@@ -89,7 +89,7 @@ class TestAssertRewriting:
                 def test_loaders():
                     import minibroker.message
                     import minibroker.client
-                    import minibroker.plugins._pytest_fixtures as fixtures
+                    import minibroker.plugins.testing._pytest_fixtures as fixtures
                     import minibroker.plugins.pytest_plugin as entry_point
 
                     def rewritten(module):

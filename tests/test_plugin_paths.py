@@ -14,6 +14,11 @@ import pytest
 MOVED = {
     "minibroker.plugins.auth": "minibroker.plugins.filters.auth",
     "minibroker.plugins.redelivery": "minibroker.plugins.filters.redelivery",
+    "minibroker.plugins.pytest_plugin": "minibroker.plugins.testing.pytest_plugin",
+    "minibroker.plugins.factories": "minibroker.plugins.testing.factories",
+    "minibroker.plugins.capture": "minibroker.plugins.testing.capture",
+    "minibroker.plugins.report": "minibroker.plugins.testing.report",
+    "minibroker.plugins.timeline": "minibroker.plugins.testing.timeline",
 }
 
 

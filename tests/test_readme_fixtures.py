@@ -43,7 +43,7 @@ def test_every_marker_and_keyword_is_listed() -> None:
     assert markers and all(f"@pytest.mark.{marker}" in section for marker in markers), markers
     import attrs
 
-    from minibroker.plugins._pytest_fixtures import BrokerOptions
+    from minibroker.plugins.testing._pytest_fixtures import BrokerOptions
 
     for field in attrs.fields(BrokerOptions):
         assert f"`{field.name}`" in section, field.name

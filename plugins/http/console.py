@@ -12,7 +12,7 @@ from minibroker._ids import PROCESS_ID_PREFIX
 from minibroker.errors import InvalidDestination
 from minibroker.message import Destination, Message, body_as_bytes, jms_class, string_properties
 
-from ..timeline import timeline_rows
+from ..testing.timeline import timeline_rows
 from .mbeans import ACTIVEMQ_VERSION, MBeans
 
 if TYPE_CHECKING:
@@ -291,7 +291,7 @@ class ConsoleApi:
                     "detail": r.detail,
                     "destination": r.destination,
                     "delay": r.delay,
-                    **row.as_json(),  # how the timeline draws it (plugins/timeline.py)
+                    **row.as_json(),  # how the timeline draws it (plugins/testing/timeline.py)
                 }
                 for r, row in zip(history, timeline_rows(history), strict=True)
             ],

@@ -18,7 +18,8 @@ def test_importing_the_factories_imports_no_broker() -> None:
 
 
 def test_the_old_private_names_are_the_factories() -> None:
-    from minibroker.plugins import _pytest_fixtures, factories, pytest_plugin
+    from minibroker.plugins import factories, pytest_plugin
+    from minibroker.plugins.testing import _pytest_fixtures
 
     assert _pytest_fixtures.minibroker_proc_factory is factories.minibroker_proc
     assert pytest_plugin.minibroker_noproc_factory is factories.minibroker_noproc
