@@ -253,14 +253,14 @@ def build_spark_session(
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    # the workers start in this directory: without this, a source folder named like an installed package (as in
-    # minibroker's own repository) would shadow it
-    os.environ.setdefault("PYTHONSAFEPATH", "1")
     from pyspark.sql import SparkSession
 
     from . import register
 
-    builder = SparkSession.builder.master(master).appName(app_name)
+    # the workers start in this directory: without PYTHONSAFEPATH, a source folder named like an installed package
+    # (as in minibroker's own repository) would shadow it. Given to the workers alone: set in this process's
+    # environment, every later subprocess of the test run inherited it, and a script's sibling imports broke
+    builder = SparkSession.builder.master(master).appName(app_name).config("spark.executorEnv.PYTHONSAFEPATH", "1")
     for key, value in {**SPARK_CONF, **(conf or {})}.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
