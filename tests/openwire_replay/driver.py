@@ -35,13 +35,11 @@ import json
 from contextlib import AsyncExitStack
 from typing import Any
 
-from support.scriptrunner import broker_policies, java_type, norm, stats_event
+from support.scriptrunner import broker_options, java_type, norm, stats_event
 
 from minibroker import Broker, Destination
-from minibroker.client import RedeliveryPolicy
 from minibroker.errors import MinibrokerError
 from minibroker.plugins.openwire import start_openwire_server
-from minibroker.plugins.redelivery import RedeliveryPlugin
 
 Event = dict[str, Any]
 
@@ -54,26 +52,10 @@ _NAMES = itertools.count(1)
 
 
 def make_broker(cfg: dict[str, Any]) -> Broker:
-    """A broker with the script's broker options, as ``support.scriptrunner.ScriptRunner.make_broker`` applies them,
-    on the real clock. Its name is unique, as the oracle's embedded ``script<N>`` (events normalise it away)."""
-    plugins = []
-    if "redeliveryPlugin" in cfg:
-        options = dict(cfg["redeliveryPlugin"])
-        to_dlq = bool(options.pop("sendToDlqIfMaxRetriesExceeded", True))
-        fallback = bool(options.pop("fallbackToDeadLetter", True))
-        plugins.append(
-            RedeliveryPlugin(
-                RedeliveryPolicy.from_activemq(options),
-                send_to_dlq_if_max_retries_exceeded=to_dlq,
-                fallback_to_dead_letter=fallback,
-            )
-        )
-    return Broker(
-        name=f"mbscript{next(_NAMES)}",
-        policies=broker_policies(cfg),
-        scheduler_support=bool(cfg.get("schedulerSupport", False)) or "redeliveryPlugin" in cfg,
-        plugins=plugins,
-    )
+    """A broker with the script's broker options (``support.scriptrunner.broker_options``, as the in-process
+    replayer builds its brokers), on the real clock. Its name is unique, as the oracle's embedded ``script<N>``
+    (events normalise it away)."""
+    return Broker(name=f"mbscript{next(_NAMES)}", **broker_options(cfg))
 
 
 class ScriptBroker:

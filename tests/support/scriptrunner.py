@@ -122,6 +122,28 @@ POLICY_KEYS = {
 }
 
 
+def broker_options(cfg: dict[str, Any]) -> dict[str, Any]:
+    """A script's broker block as ``Broker`` keyword arguments: its PolicyEntries, the scheduler, the redelivery
+    plugin (every replayer of the scripts builds its brokers from this: in-process, over TCP, through OpenWire)."""
+    plugins = []
+    if "redeliveryPlugin" in cfg:
+        options = dict(cfg["redeliveryPlugin"])
+        to_dlq = bool(options.pop("sendToDlqIfMaxRetriesExceeded", True))
+        fallback = bool(options.pop("fallbackToDeadLetter", True))
+        plugins.append(
+            RedeliveryPlugin(
+                RedeliveryPolicy.from_activemq(options),
+                send_to_dlq_if_max_retries_exceeded=to_dlq,
+                fallback_to_dead_letter=fallback,
+            )
+        )
+    return {
+        "policies": broker_policies(cfg),
+        "scheduler_support": bool(cfg.get("schedulerSupport", False)) or "redeliveryPlugin" in cfg,
+        "plugins": plugins,
+    }
+
+
 def broker_policies(cfg: dict[str, Any]) -> dict[str, DestinationPolicy] | None:
     """The broker block's PolicyEntries: the stock top-level keys (one entry for ``>``) or ``policies`` (extension)."""
     if "policies" in cfg:
@@ -212,25 +234,7 @@ class ScriptRunner:
         self.events.append(event)
 
     def make_broker(self) -> Broker:
-        cfg = self.script.get("broker") or {}
-        plugins = []
-        if "redeliveryPlugin" in cfg:
-            options = dict(cfg["redeliveryPlugin"])
-            to_dlq = bool(options.pop("sendToDlqIfMaxRetriesExceeded", True))
-            fallback = bool(options.pop("fallbackToDeadLetter", True))
-            plugins.append(
-                RedeliveryPlugin(
-                    RedeliveryPolicy.from_activemq(options),
-                    send_to_dlq_if_max_retries_exceeded=to_dlq,
-                    fallback_to_dead_letter=fallback,
-                )
-            )
-        return Broker(
-            clock=self.clock,
-            policies=broker_policies(cfg),
-            scheduler_support=bool(cfg.get("schedulerSupport", False)) or "redeliveryPlugin" in cfg,
-            plugins=plugins,
-        )
+        return Broker(clock=self.clock, **broker_options(self.script.get("broker") or {}))
 
     def t_ms(self) -> int:
         return int(round((self.clock.now() - self.t0) * 1000 / 10.0)) * 10
