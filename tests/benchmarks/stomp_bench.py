@@ -21,6 +21,7 @@ alternate the two, each a fresh child.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import os
 import subprocess
 import sys
@@ -77,9 +78,12 @@ else:
 
 
 class BrokerProcess:
-    def __init__(self, profile: str | None = None) -> None:
+    #: seconds ``stop`` waits for the child to end (longer under valgrind, which writes its counts at exit)
+    stop_timeout = 10.0
+
+    def __init__(self, profile: str | None = None, wrapper: tuple[str, ...] = ()) -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, "-P", "-c", CHILD, *([os.path.abspath(profile)] if profile else [])],
+            [*wrapper, sys.executable, "-P", "-c", CHILD, *([os.path.abspath(profile)] if profile else [])],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
@@ -109,7 +113,7 @@ class BrokerProcess:
         try:
             self.proc.stdin.write("quit\n")
             self.proc.stdin.flush()
-            self.proc.wait(timeout=10)
+            self.proc.wait(timeout=self.stop_timeout)
         except (OSError, subprocess.TimeoutExpired):
             self.proc.kill()
             self.proc.wait()
@@ -393,6 +397,134 @@ def print_targets(results: list[Result], messages: int, size: int, rounds: int) 
     return ok
 
 
+class _FakeTransport(asyncio.Transport):
+    """What the listener's protocol writes to, in memory: counts the MESSAGE frames written."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.messages = 0
+        self.data: list[bytes] = []
+
+    def write(self, data: Any) -> None:
+        self.messages += data.count(b"MESSAGE\n")
+        self.data.append(bytes(data))
+
+    def is_closing(self) -> bool:
+        return False
+
+    def get_write_buffer_size(self) -> int:
+        return 0
+
+    def get_extra_info(self, name: str, default: Any = None) -> Any:
+        return ("127.0.0.1", 1) if name == "peername" else default
+
+    def pause_reading(self) -> None:
+        pass
+
+    def resume_reading(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+    def abort(self) -> None:
+        pass
+
+
+async def edge_run(ack: str, prefetch: int, messages: int, size: int) -> None:
+    """The case (ack, prefetch) through the STOMP listener's protocol objects with in-memory transports, in this
+    process (``--in-process``): the frames stomp.py writes, one SEND per read as at full speed, each read followed
+    by a loop turn; then SUBSCRIBE, and (client-individual) an ACK per MESSAGE. No sockets, no client: the broker's
+    and the edge's own work, plus one event-loop turn per frame read."""
+    from stomp import utils  # the client's own frame encoder: the bytes it writes
+
+    from minibroker import Broker, RealClock
+    from minibroker.plugins.stomp import start_stomp_server
+
+    def encoded(command: str, headers: dict[str, Any], body: str = "") -> bytes:
+        return b"".join(utils.convert_frame(utils.Frame(command, headers, body)))
+
+    queue = f"/queue/bench-{ack}-{prefetch}"
+    async with Broker(clock=RealClock(), history_limit=0) as broker:
+        server = await start_stomp_server(broker)
+        producer, consumer = server._make_protocol(), server._make_protocol()
+        p_out, c_out = _FakeTransport(), _FakeTransport()
+        producer.connection_made(p_out)
+        consumer.connection_made(c_out)
+        connect = encoded("CONNECT", {"accept-version": "1.2", "host": "127.0.0.1"})
+        producer.data_received(connect)
+        consumer.data_received(connect)
+        send = encoded("SEND", {"destination": queue, "content-length": size}, "x" * size)
+        for _ in range(messages):
+            producer.data_received(send)
+            await asyncio.sleep(0)
+        subscribe = {"destination": queue, "id": "s", "ack": ack, "activemq.prefetchSize": str(prefetch)}
+        consumer.data_received(encoded("SUBSCRIBE", subscribe))
+        acked = 0
+        while c_out.messages < messages or acked < messages:
+            await asyncio.sleep(0)
+            if ack == "client-individual":
+                data = b"".join(c_out.data)
+                c_out.data.clear()
+                for _ in range(data.count(b"\nack:")):
+                    acked += 1
+                    consumer.data_received(encoded("ACK", {"id": str(acked)}))
+            else:
+                acked = c_out.messages
+        producer.connection_lost(None)
+        consumer.connection_lost(None)
+        await server.close()
+
+
+def _callgrind_total(log: str) -> int:
+    import re
+
+    with open(log) as f:
+        found = re.search(r"Collected : (\d+)", f.read())
+    assert found is not None, "callgrind wrote no total"
+    return int(found.group(1))
+
+
+def broker_instructions(ack: str, prefetch: int, messages: int, size: int, *, in_process: bool = False) -> int:
+    """CPU instructions of the broker child, under valgrind's callgrind, from its start to its exit, for one run of
+    the case (ack, prefetch) with ``messages`` messages (the client outside valgrind); ``in_process``: of a child
+    running :func:`edge_run` instead (no sockets, no client)."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        log = os.path.join(tmp, "callgrind.log")
+        valgrind = ("valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", f"--log-file={log}")
+        if in_process:
+            code = (
+                f"import asyncio, sys; sys.path.insert(0, {os.path.dirname(os.path.abspath(__file__))!r}); "
+                f"from stomp_bench import edge_run; asyncio.run(edge_run({ack!r}, {prefetch}, {messages}, {size}))"
+            )
+            subprocess.run([*valgrind, sys.executable, "-P", "-c", code], check=True)
+            return _callgrind_total(log)
+        broker = BrokerProcess(wrapper=valgrind)
+        broker.stop_timeout = 300.0
+        try:
+            run_case(broker, ack, prefetch, messages, size)
+        finally:
+            broker.stop()
+        return _callgrind_total(log)
+
+
+def print_instructions(cases: tuple[tuple[str, int], ...], messages: int, size: int, in_process: bool) -> None:
+    """``--instructions``: the broker's instructions per message of each case, a figure machine noise does not
+    move: two runs of a fresh child, with ``messages`` and with a fifth of them, the difference divided by the
+    messages between (start-up, CONNECT and SUBSCRIBE cancel out). Under valgrind the broker is ~50x slower, so it
+    reads more frames per socket read than at full speed: compare these figures with each other, not with CPU
+    time. ``in_process``: the same of :func:`edge_run` (the protocol objects over in-memory transports)."""
+    few = max(1, messages // 5)
+    where = "in-process (edge_run)" if in_process else "broker child, stomp.py over TCP"
+    print(f"minibroker STOMP connector under callgrind, {where}, {few} and {messages} messages of {size} bytes")
+    for ack, prefetch in cases:
+        low = broker_instructions(ack, prefetch, few, size, in_process=in_process)
+        high = broker_instructions(ack, prefetch, messages, size, in_process=in_process)
+        print(f"  {ack} p{prefetch}: {(high - low) / (messages - few):,.0f} instructions per message")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--messages", type=int, default=20_000)
@@ -414,10 +546,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--broker", choices=sorted(BROKERS), default="minibroker", help="the broker measured (activemq: ActiveMQ 5.17)"
     )
+    parser.add_argument(
+        "--instructions",
+        action="store_true",
+        help="count the broker child's instructions per message instead (valgrind; --messages 5000 by default)",
+    )
+    parser.add_argument(
+        "--in-process",
+        action="store_true",
+        help="with --instructions: the listener's protocol objects over in-memory transports, no socket (edge_run)",
+    )
     args = parser.parse_args(argv)
     cases = CASES
     if args.case:
         cases = tuple((ack, int(prefetch)) for ack, prefetch in (c.rsplit(":", 1) for c in args.case))
+    if args.instructions:
+        messages = args.messages if "--messages" in (argv or sys.argv) else 5000
+        print_instructions(cases, messages, args.size, args.in_process)
+        return 0
     results = measure(
         args.messages, size=args.size, runs=args.runs, cases=cases, profile=args.profile, broker_kind=args.broker
     )
