@@ -255,6 +255,12 @@ class StompDecoder:
         rest = len(buf) - cut
         if rest == 0:
             self._buf = bytes(data)
+            if cut:  # _shift, inline: the usual read starts a new buffer after whole frames
+                self._pos -= cut
+                self._frame_start -= cut
+                self._body_start -= cut
+                self._scan = max(0, self._scan - cut)
+            return
         elif type(buf) is bytearray:
             buf += data
             return
@@ -284,6 +290,8 @@ class StompDecoder:
             buf = self._buf
             pos = self._pos
             end = buf.find(b"\n\n", pos) if self._state == _COMMAND else -1
+            if end < 0 and pos == len(buf) and type(buf) is bytes:
+                return None  # all read (the usual end of a read): nothing to scan or compact
             if end > pos:
                 command, _, text = buf[pos:end].decode("utf-8", "replace").partition("\n")
                 if (

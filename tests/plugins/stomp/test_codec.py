@@ -104,6 +104,32 @@ class TestRoundTrip:
         assert got == batch and all(type(f.body) is bytes for f in got)
         decoder.receive_eof()
 
+    def test_a_long_frame_read_leaves_no_buffer_behind(self) -> None:
+        """Once a frame that accumulated over many reads is taken, its bytes are let go at once, not at the next
+        read (the all-read shortcut of ``next_frame`` is for a plain bytes buffer only)."""
+        body = b"x" * 300_000
+        wire = b"SEND\ndestination:/queue/a\ncontent-length:300000\n\n" + body + b"\0\n"
+        decoder = StompDecoder(role="server", version="1.2")
+        frames = []
+        for i in range(0, len(wire), 70_000):
+            decoder.receive_data(wire[i : i + 70_000])
+            frames.extend(decoder)
+        assert [len(f.body) for f in frames] == [len(body)]
+        assert decoder.buffered == 0 and len(decoder._buf) == 0
+
+    def test_reads_of_whole_frames_start_fresh(self) -> None:
+        """A read after whole frames (the usual one: the buffer was all taken) decodes as a first read does."""
+        send = b"SEND\ndestination:/queue/a\ncontent-length:2\n\nab\0\n"
+        decoder = StompDecoder(role="server", version="1.2")
+        for _ in range(3):
+            decoder.receive_data(send * 2)
+            assert [f.body for f in decoder] == [b"ab", b"ab"]
+            assert decoder.next_frame() is None and decoder.buffered == 0
+        decoder.receive_data(send[:10])
+        assert decoder.next_frame() is None
+        decoder.receive_data(send[10:])
+        assert [f.body for f in decoder] == [b"ab"]
+
     def test_a_long_frame_in_small_reads_takes_linear_time(self) -> None:
         """20 MB in 4 KB reads: each read costs its own size, not the frame's so far (that took minutes)."""
         body = b"x" * 20_000_000
