@@ -5,16 +5,60 @@
 The same API works against an in-process :class:`minibroker.Broker` and, over TCP, against ``minibroker serve``.
 """
 
-from minibroker.redelivery import DelayLevelPolicy, RedeliveryPolicy, RedeliveryPolicyMap, RetryPolicy
+# The public names are imported on first use (PEP 562), as minibroker's own: ``from minibroker.client import
+# AckMode`` loads the acknowledge modes, not sessions, consumers and the redelivery policies (issue 45).
+TYPE_CHECKING = False  # not typing's: the names below are for type checkers only
+if TYPE_CHECKING:
+    from minibroker.redelivery import DelayLevelPolicy, RedeliveryPolicy, RedeliveryPolicyMap, RetryPolicy
 
-from ._ack_mode import AckMode
-from ._connection import Connection, ListenerError, PrefetchPolicy, connect
-from ._consumer import Consumer, MessageListener
-from ._message import ReceivedMessage
-from ._producer import Producer
-from ._session import QueueBrowser, Session
-from ._stream import StreamReader
-from ._temporary import TemporaryDestination, TemporaryQueue, TemporaryTopic
+    from ._ack_mode import AckMode
+    from ._connection import Connection, ListenerError, PrefetchPolicy, connect
+    from ._consumer import Consumer, MessageListener
+    from ._message import ReceivedMessage
+    from ._producer import Producer
+    from ._session import QueueBrowser, Session
+    from ._stream import StreamReader
+    from ._temporary import TemporaryDestination, TemporaryQueue, TemporaryTopic
+
+#: public name -> the module that defines it
+_LAZY = {
+    "AckMode": "._ack_mode",
+    "Connection": "._connection",
+    "Consumer": "._consumer",
+    "DelayLevelPolicy": "minibroker.redelivery",
+    "ListenerError": "._connection",
+    "MessageListener": "._consumer",
+    "PrefetchPolicy": "._connection",
+    "Producer": "._producer",
+    "QueueBrowser": "._session",
+    "ReceivedMessage": "._message",
+    "RedeliveryPolicy": "minibroker.redelivery",
+    "RedeliveryPolicyMap": "minibroker.redelivery",
+    "RetryPolicy": "minibroker.redelivery",
+    "Session": "._session",
+    "StreamReader": "._stream",
+    "TemporaryDestination": "._temporary",
+    "TemporaryQueue": "._temporary",
+    "TemporaryTopic": "._temporary",
+    "connect": "._connection",
+}
+
+if not TYPE_CHECKING:  # hidden from type checkers, which see the imports above
+
+    def __getattr__(name: str) -> object:
+        module = _LAZY.get(name)
+        if module is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        import importlib
+
+        value = getattr(importlib.import_module(module, __name__), name)
+        globals()[name] = value  # once: later lookups find it without coming here
+        return value
+
+
+def __dir__() -> list[str]:
+    return sorted((set(globals()) - {"TYPE_CHECKING"}) | set(_LAZY))
+
 
 __all__ = [
     "AckMode",

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import random
 from collections.abc import Awaitable, Callable, Sequence
 from ssl import SSLContext
 from types import TracebackType
@@ -12,23 +11,26 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from minibroker import Broker, BrokerInfo, CursorAck, MemoryLink, PublishResult, QueueStatistics, RangeRead
 from minibroker._ids import PROCESS_ID_PREFIX
-from minibroker.clock import Clock, RealClock
+from minibroker.clock import RealClock
 from minibroker.errors import ConnectionClosed, InvalidConfiguration, MinibrokerError, UnsupportedOperation
-from minibroker.message import Destination, Message
-from minibroker.redelivery import RedeliveryPolicy, RedeliveryPolicyMap, RetryPolicy
 from minibroker.refusals import check_connection_url
 from minibroker.transport import commands as c
-from minibroker.transport.base import BrokerLink
 
 from ._ack_mode import AckMode
-from ._audit import ConnectionAudit
-from ._session import Session
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the broker, sessions, the audit and the redelivery policies load when first used (issue 45)
+    import random
+
+    from minibroker import Broker, BrokerInfo, CursorAck, PublishResult, QueueStatistics, RangeRead
+    from minibroker.clock import Clock
+    from minibroker.message import Destination, Message
+    from minibroker.redelivery import RedeliveryPolicyMap, RetryPolicy
+    from minibroker.transport.base import BrokerLink
+
     from ._consumer import Consumer
     from ._message import ReceivedMessage
+    from ._session import Session
 
 __all__ = ["Connection", "ListenerError", "PrefetchPolicy", "connect"]
 
@@ -88,6 +90,10 @@ class Connection:
         self._reconnect = reconnect
         self.fault_tolerant = reconnect is not None
         #: duplicate detection, active only on fault-tolerant connections (semantics §7)
+        from minibroker.redelivery import RedeliveryPolicy
+
+        from ._audit import ConnectionAudit
+
         self.audit = ConnectionAudit(self.fault_tolerant)
         self.async_errors: list[BaseException] = []
         self.reconnects = 0
@@ -119,6 +125,8 @@ class Connection:
         return self.prefetch_policy.topic if destination.is_topic else self.prefetch_policy.queue
 
     def redelivery_policy_for(self, destination: Destination) -> RetryPolicy:
+        from minibroker.redelivery import RedeliveryPolicyMap
+
         policy = self.redelivery_policy
         if isinstance(policy, RedeliveryPolicyMap):
             return policy.get(str(destination))
@@ -157,6 +165,8 @@ class Connection:
             mode = AckMode(ack_mode)
         except ValueError:
             raise InvalidConfiguration(f"invalid acknowledge mode: {ack_mode!r}", ack_mode=ack_mode) from None
+        from ._session import Session
+
         session = Session(self, next(self._session_ids), mode)
         self.sessions.append(session)
         return session
@@ -295,6 +305,8 @@ class Connection:
             self.exception_listener(error)
 
     def _report_listener_error(self, consumer: Consumer, message: ReceivedMessage, error: BaseException) -> None:
+        from minibroker import MemoryLink
+
         self.listener_errors.append(ListenerError(consumer, message, error))
         if isinstance(self._link, MemoryLink):
             self._link.report_listener_error(consumer.name, message.message_id, message.body, error)
@@ -313,6 +325,8 @@ class Connection:
 
     def _attach(self, link: BrokerLink) -> None:
         """In-process links let the broker see this connection's pending work."""
+        from minibroker import MemoryLink
+
         if isinstance(link, MemoryLink):
             link.watch(self._pending_work)
 
@@ -356,6 +370,8 @@ async def connect(
     """
     link: BrokerLink
     reconnect: Callable[[], Awaitable[BrokerLink]] | None = None
+    from minibroker import Broker
+
     if isinstance(target, Broker):
         broker = target
 
@@ -388,6 +404,8 @@ async def connect(
     else:
         prefetch_policy = PrefetchPolicy.all(prefetch)
     await link.open(client_id, user, password)
+    import random  # a seeded generator per connection; the module loads with the first one (issue 45)
+
     conn = Connection(
         link,
         client_id=client_id,

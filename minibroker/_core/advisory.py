@@ -32,7 +32,6 @@ about advisory topics themselves, nor about a durable subscription's internal qu
 from __future__ import annotations
 
 import itertools
-import json
 import uuid
 from collections.abc import Iterator, Mapping
 
@@ -90,6 +89,8 @@ def advisory_message(
         "originBrokerURL": f"vm://{broker_name}",
         **properties,
     }
+    import json  # with the first advisory, not with the core (issue 45)
+
     return Message(
         message_id=f"{_PRODUCER_ID}:{next(_SEQUENCE)}",
         destination=topic,

@@ -75,7 +75,6 @@ from .multi import Copies, QueueSet, SubscriptionOnMany, parts_of, queue_of, rea
 from .numbering import Numbering
 from .policy import DestinationPolicy
 from .queue import Queue
-from .replay_reads import ReplayableReads
 from .retained import is_retained, retain
 from .scheduling import Scheduling
 from .subscription import QueueEntry, Subscription, header_lookup
@@ -88,6 +87,7 @@ from .virtual import DEFAULT_VIRTUAL_TOPICS, VirtualTopics, is_wildcard, topic_m
 
 if TYPE_CHECKING:
     from ..selector import Selector
+    from .replay_reads import ReplayableReads  # loads with the first replayable read (issue 45)
 
 __all__ = ["NOW_UNKNOWN_DELIVERED", "BrokerCore", "PolicyLookup"]
 
@@ -199,6 +199,8 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, Scheduling, TopicBind
         """Range reads, cursor acks, batch publishes and the epoch (replay_reads.py): a part over this core's queues."""
         part = self._replay
         if part is None:
+            from .replay_reads import ReplayableReads
+
             part = self._replay = ReplayableReads(self.queues, self.clock, self.history, self.send)
         return part
 

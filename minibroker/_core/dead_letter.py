@@ -21,7 +21,6 @@ from __future__ import annotations
 import attrs
 
 from ..message import ORIGINAL_EXPIRATION, Destination, Message, PropertyValue
-from ..typed import Long
 from .history import DeadLetterRecord, History
 from .policy import DestinationPolicy
 
@@ -117,6 +116,8 @@ def dead_letter_copy(
         expiration = now + policy.dead_letter_expiration
     else:  # RegionBroker.stampAsExpired: what its expiration was (0: none), as a long
         expiration = 0.0
+        from ..typed import Long  # Java's numbers (decimal) load with the first expired dead letter (issue 45)
+
         properties[ORIGINAL_EXPIRATION] = Long(round(message.expiration * 1000) if message.expiration else 0)
     if not message.persistent:
         properties["originalDeliveryMode"] = "NON_PERSISTENT"

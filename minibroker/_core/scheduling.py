@@ -13,7 +13,6 @@ import attrs
 
 from ..message import Destination, Message
 from .journal import SCHEDULED, UNSCHEDULED, Scheduled, Unscheduled
-from .scheduler import browse_copy, first_due, next_cron, pending_job, read_job
 from .state import CoreState
 
 if TYPE_CHECKING:
@@ -74,6 +73,8 @@ class Scheduling(CoreState):
 
     def _manage_scheduler(self, request: Message) -> None:
         """A request to ``topic://ActiveMQ.Scheduler.Management`` (ActiveMQ's ``AMQ_SCHEDULER_ACTION``)."""
+        from .scheduler import browse_copy  # jobs and cron (zoneinfo) load with the first scheduled job (issue 45)
+
         props = request.properties
         action = str(props.get("AMQ_SCHEDULER_ACTION", "")).upper()
         start, end = props.get("ACTION_START_TIME"), props.get("ACTION_END_TIME")
@@ -124,6 +125,8 @@ class Scheduling(CoreState):
         """Reply the next page of the BROWSEs waiting on reply queue ``q`` while it holds fewer than a page, so a
         BROWSE of 100,000 jobs neither holds the broker for seconds nor fills the queue at once (the consumer's
         acks call this again, through ``_dispatch_destination``)."""
+        from .scheduler import browse_copy
+
         feeds = q.browse_feeds
         while feeds and q.size < BROWSE_PAGE:
             feed = feeds[0]
@@ -144,6 +147,8 @@ class Scheduling(CoreState):
         when the broker has scheduler support."""
         if not message.properties:
             return False
+        from .scheduler import first_due, read_job
+
         job = read_job(message)
         if job is None:
             return False
@@ -152,6 +157,8 @@ class Scheduling(CoreState):
 
     def _fire_due_jobs(self, now: float) -> None:
         """Deliver every job due by ``now``; a repeating or cron job is scheduled again."""
+        from .scheduler import first_due, next_cron, pending_job
+
         while self._scheduled and self._scheduled[0][0] <= now:
             item = heapq.heappop(self._scheduled)
             due, job_number, message, counter = item

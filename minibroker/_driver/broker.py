@@ -16,7 +16,6 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from .._core.broker import BrokerCore
 from .._core.commands import ConsumerInfo, MessageAck
@@ -51,6 +50,8 @@ from .sockets import SocketSlots
 from .views import _BrokerViews
 
 if TYPE_CHECKING:  # the store module (sqlite3, the codec) is imported only by brokers that have a data_dir
+    from zoneinfo import ZoneInfo
+
     from ..store import MessageStore
     from .link import MemoryLink
 
@@ -134,7 +135,7 @@ class Broker(_BrokerViews, _ReplayableReads, _FaultInjection):
                 return table.get(str(dest))
 
         self.scheduler_support = scheduler_support
-        zone = _time_zone(scheduler_time_zone)
+        zone = None if scheduler_time_zone == "UTC" else _time_zone(scheduler_time_zone)  # the default: no tz database
         if connection_limits is not DEFAULT_CONNECTION_LIMITS:  # instance attributes only when needed (BrokerCore)
             self.connection_limits = connection_limits
         #: where persistent messages are kept (None: memory only); the core journals into ``_journal``
@@ -157,7 +158,7 @@ class Broker(_BrokerViews, _ReplayableReads, _FaultInjection):
             virtual_topics=virtual_topics,
             system_memory_limit=system_memory_limit,
         )
-        if zone.key != "UTC":
+        if zone is not None and zone.key != "UTC":
             self.core.scheduler_time_zone = zone
         if not advisory_support:
             self.core.advisory_support = False
@@ -671,6 +672,8 @@ class Broker(_BrokerViews, _ReplayableReads, _FaultInjection):
 
 
 def _time_zone(name: str) -> ZoneInfo:
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError  # a scheduler zone other than UTC (issue 45)
+
     try:
         return ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError):

@@ -19,33 +19,34 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import attrs
 
-from .._core.commands import ConsumerInfo, MessageAck
-from .._core.durable import DurableView
 from .._core.effects import Dispatch
-from .._core.queue import QueueStatistics
-from .._core.replay import BrokerInfo, CursorAck, PublishResult, RangeRead
-from .._core.subscription import QueueEntry
 from ..errors import (
     AccessDenied,
     ConnectionClosed,
     IllegalStateError,
     InvalidAcknowledge,
     LimitExceeded,
-    MinibrokerError,
     TransactionError,
 )
-from ..filters import ConnectionContext
-from ..message import Destination, DestinationKind, Message, composite_parts
+from ..message import Destination, DestinationKind, composite_parts
 from ..refusals import check_send_destination
 from ..transport import commands as c
-from ..transport.commands import Command
 from .operations import _OperatorRequests
-from .results import Admission
 from .rights import ADMIN, READ, WRITE
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # types only: durable subscriptions, the replay rules and the views load when first used (issue 45)
+    from .._core.commands import ConsumerInfo, MessageAck
+    from .._core.durable import DurableView
+    from .._core.queue import QueueStatistics
+    from .._core.replay import BrokerInfo, CursorAck, PublishResult, RangeRead
+    from .._core.subscription import QueueEntry
+    from ..errors import MinibrokerError
+    from ..filters import ConnectionContext
+    from ..message import Message
+    from ..transport.commands import Command
     from .broker import Broker
     from .resent_sends import ResentSends
+    from .results import Admission
 
 __all__ = ["ADMIN", "HANDLERS", "READ", "WRITE", "BrokerConnection"]
 

@@ -7,14 +7,15 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from .._core.replay import BrokerInfo, CursorAck, CursorBook, EpochSource, PublishResult, RangeRead
-from .._core.subscription import QueueEntry
 from ..errors import ConnectionClosed
-from ..message import Destination, Message
+from ..message import Destination
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the replay rules (minibroker._core.replay) load with the first replayable read (issue 45)
     from .._core.broker import BrokerCore
     from .._core.journal import Journal
+    from .._core.replay import BrokerInfo, CursorAck, CursorBook, EpochSource, PublishResult, RangeRead
+    from .._core.subscription import QueueEntry
+    from ..message import Message
 
 __all__: list[str] = []
 
@@ -65,6 +66,8 @@ class _ReplayableReads:
             queues = list(queues)  # read twice: here and for the positions
             for name in queues:
                 self.core.catch_up_queue(name)
+        from .._core.replay import BrokerInfo
+
         return BrokerInfo(self.epoch, self.name, self.core.replay.queue_positions(queues, cursor))
 
     def read_range(
@@ -79,6 +82,8 @@ class _ReplayableReads:
         most ``limit``, without consuming them; ``epoch`` (optional) must be the broker's."""
         book = self._ranges_of(queue)
         entries = self.core.replay.read_range(queue, from_seq, to_seq, limit, epoch)
+        from .._core.replay import RangeRead
+
         return RangeRead(book.epoch, queue, self._next_seq(queue), tuple(entries))
 
     def select_range(

@@ -39,7 +39,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-IMPORT_CODE = "from minibroker import Broker; import minibroker.client"
+IMPORT_CODE = "from minibroker import Broker; from minibroker.client import AckMode, connect"
 IMPORT_BASELINE = "import asyncio, attrs"
 
 INI = """[pytest]
