@@ -207,6 +207,9 @@ class StompConverter:
         self._in_frame = False
         #: a SEND waiting for room (producer flow control); no frame is handled until it is released
         self._held: _HeldSend | None = None
+        #: what a held SEND waits for (None: nothing is held); await it, then call :meth:`release_held`. A plain
+        #: attribute, kept with ``_held``: the listener reads it before every frame
+        self.held_admission: Admission | None = None
         #: the broker incarnation this connection lives in (Broker.restart() starts a new one)
         self._incarnation = -1
         self._producer_id = f"{self._name}:-1:1"
@@ -267,15 +270,11 @@ class StompConverter:
         finally:
             self._in_frame = False
 
-    @property
-    def held_admission(self) -> Admission | None:
-        """What a held SEND waits for (None: nothing is held); await it, then call :meth:`release_held`."""
-        return None if self._held is None else self._held.admission
-
     def release_held(self, error: MinibrokerError | None) -> None:
         """The held SEND's wait ended: ``error`` (the wait timed out, the broker stopped) is its ERROR; else it is
         sent, after asking again (another producer may have filled the queue first: then it stays held)."""
         held, self._held = self._held, None
+        self.held_admission = None
         if held is None or self.closed or self.close_after_output:
             return
         self._in_frame = True
@@ -357,6 +356,20 @@ class StompConverter:
             else:
                 frames.append(item)
         return frames
+
+    def flush_output(self, ack_limit: int | None, paused: bool) -> tuple[bytes, bool]:
+        """The listener's one call per write: unless the peer does not read (``paused``), the owed auto acks (at most
+        ``ack_limit``, :meth:`run_pending`) and the dispatches waiting to be rendered (:meth:`render_backlog`); then
+        the bytes to write (:meth:`data_to_send`), and whether more waits for a later write. The three calls in one,
+        each step skipped when it has nothing to do (tested against them)."""
+        more = False
+        if not paused:
+            if self._auto_acks:
+                send_auto_acks(self.connection, self._auto_acks, self._by_consumer, ack_limit)
+                more = bool(self._auto_acks)
+            if self._backlog and self.render_backlog():
+                more = True
+        return self.data_to_send(), more
 
     def data_to_send(self) -> bytes:
         """The output encoded for the wire (each frame in the version it was produced under)."""
@@ -508,6 +521,7 @@ class StompConverter:
             admission = broker.admit(message.destination, txn)
             if admission is not None:
                 self._held = _HeldSend(frame, messages, txn, admission)
+                self.held_admission = admission
                 raise _Held
         connection = self.connection
         assert connection is not None
@@ -919,6 +933,7 @@ class StompConverter:
         """Give back what the client held (all counted as delivered), roll back, forget temporaries."""
         self.closed = True
         self._held = None
+        self.held_admission = None
         if self.connection is None or self.broker.incarnation != self._incarnation:
             return  # never connected, or the broker restarted: nothing of ours is left in it
         self._run_auto_acks(None)

@@ -180,11 +180,11 @@ class _StompProtocol(ListenerProtocol):
         converter = self.converter
         if transport is None or converter is None or self._closing or transport.is_closing():
             return
-        if not self._paused and converter.run_pending(_ACK_BATCH):
+        # the auto acks owed, the dispatches waiting to be rendered, then what to write; more: once the transport
+        # has taken this
+        data, more = converter.flush_output(_ACK_BATCH, self._paused)
+        if more:
             self._schedule_flush()
-        if not self._paused and converter.render_backlog():  # more waits: once the transport has taken this
-            self._schedule_flush()
-        data = converter.data_to_send()
         if data:
             transport.write(data)
             self._written_since_check = True

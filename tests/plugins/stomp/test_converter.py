@@ -3,6 +3,8 @@ beyond the broker's own)."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -93,6 +95,39 @@ class TestSansIO:
         conv.internal_error()
         (error,) = conv.take_frames()
         assert error.command == "ERROR" and conv.close_after_output
+
+
+class TestFlushOutput:
+    """``flush_output``, the listener's one call per write, does what ``run_pending``, ``render_backlog`` and
+    ``data_to_send`` do in turn (each step skipped when it has nothing to do)."""
+
+    @pytest.mark.parametrize("paused", [False, True])
+    @pytest.mark.parametrize("budget", [1 << 62, 100])
+    async def test_the_same_as_the_three_calls(self, paused: bool, budget: int) -> None:
+        runs = []
+        for combined in (False, True):
+            async with Broker(clock=ManualClock()) as broker:
+                conv = connected(broker)
+                conv.render_budget = budget  # 100: a backlog after every second message
+                for i in range(9):
+                    conv.receive_frame(StompFrame("SEND", {"destination": "/queue/f"}, b"%d" % i * 40))
+                conv.receive_frame(
+                    StompFrame("SUBSCRIBE", {"id": "s", "destination": "/queue/f", "activemq.prefetchSize": "2"})
+                )
+                steps = []
+                for _ in range(8):
+                    if combined:
+                        data, more = conv.flush_output(3, paused)
+                    else:
+                        more = not paused and conv.run_pending(3)
+                        more = (not paused and conv.render_backlog()) or more
+                        data = conv.data_to_send()
+                    q = broker.queue("f")
+                    # (the connection's own number in the message ids aside)
+                    steps.append((re.sub(rb"stomp-[0-9]+", b"stomp-N", data), more, q.size, q.inflight))
+                runs.append(steps)
+        assert runs[0] == runs[1]
+        assert any(data for data, *_ in runs[0])
 
 
 class TestJavaStrings:
