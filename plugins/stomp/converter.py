@@ -204,6 +204,7 @@ class StompConverter:
         self._all_subs: list[Subscription] = []
         self._acks: dict[str, tuple[Subscription, Delivery]] = {}
         self._transactions: dict[str, Transaction] = {}
+        #: inside a call whose caller writes the output afterwards (a frame; flush_output's auto acks): no on_output
         self._in_frame = False
         #: a SEND waiting for room (producer flow control); no frame is handled until it is released
         self._held: _HeldSend | None = None
@@ -365,7 +366,12 @@ class StompConverter:
         more = False
         if not paused:
             if self._auto_acks:
-                send_auto_acks(self.connection, self._auto_acks, self._by_consumer, ack_limit)
+                # what these acks dispatch is written by this call (or said by ``more``): no on_output per message
+                self._in_frame = True
+                try:
+                    send_auto_acks(self.connection, self._auto_acks, self._by_consumer, ack_limit)
+                finally:
+                    self._in_frame = False
                 more = bool(self._auto_acks)
             if self._backlog and self.render_backlog():
                 more = True
@@ -626,7 +632,11 @@ class StompConverter:
             subscription_name=durable_name,  # with CONNECT's client-id: a durable subscription (ActiveMQ's headers)
         )
         assert self.connection is not None
-        route: Callable[[Dispatch], None] = functools.partial(self._on_dispatch, sub)  # a C call, no Python frame
+        # a C call, no Python frame; an ack:auto subscription's plain MESSAGEs take the hot path (_on_auto_dispatch)
+        on_dispatch = self._on_dispatch
+        if mode == StompAckMode.AUTO and transformation is None and self.version != "1.0" and sub.id_line is not None:
+            on_dispatch = self._on_auto_dispatch
+        route: Callable[[Dispatch], None] = functools.partial(on_dispatch, sub)
         sub.consumer_id = self.connection.add_consumer(info, route)
         self._register(sub)
 
@@ -648,6 +658,67 @@ class StompConverter:
             return
         self._pending_bytes += len(message.body)
         self._render_or_fail(sub, dispatch)
+
+    def _on_auto_dispatch(self, sub: Subscription, dispatch: Dispatch) -> None:
+        """The route of an ``ack:auto`` subscription without a transformation, in 1.1/1.2: the plainest MESSAGE (what
+        a SEND of bytes with no other header makes) rendered in this one call, and the ack it owes. Any other
+        dispatch, or any doubt, takes the reference path, :meth:`_on_dispatch`, which writes the same bytes (tested
+        against it); it also reports what this one cannot write."""
+        message = dispatch.message
+        if (
+            message is None
+            or message.properties
+            or dispatch.redelivery_counter
+            or type(message.body) is not bytes
+            or message.persistent
+            or message.correlation_id is not None
+            or message.reply_to is not None
+            or message.type is not None
+            or message.original_destination is not None
+            or sub.closed
+            or sub.consumer_id is None
+            or self._render_failed
+            or self._backlog
+            or self._pending_bytes > self.render_budget
+        ):
+            self._on_dispatch(sub, dispatch)
+            return
+        message_id = message.message_id
+        if "\\" in message_id or "\n" in message_id or "\r" in message_id or "\0" in message_id:
+            self._on_dispatch(sub, dispatch)
+            return
+        destination = message.destination
+        if destination is sub.escaped_for:
+            name = sub.escaped_destination
+        else:
+            names = self._names
+            found = names.escaped_name(destination, self.version)
+            if found is None:
+                self._on_dispatch(sub, dispatch)
+                return
+            name = found
+            if destination in names.escaped_names:  # a name that cannot change (not a temporary destination's)
+                sub.escaped_for = destination
+                sub.escaped_destination = name
+        body = message.body
+        expiration = message.expiration
+        escaped_id = message_id.replace(":", "\\c")
+        try:
+            head = (
+                f"MESSAGE\nmessage-id:{escaped_id}\ndestination:{name}"
+                f"\nexpires:{round(expiration * 1000) if expiration else 0}\npriority:{message.priority}"
+                f"\ntimestamp:{round(message.timestamp * 1000)}{sub.id_line}\ncontent-length:{len(body)}\n\n"
+            )
+            data = b"".join((head.encode("utf-8"), body, b"\0\n"))
+        except Exception:  # a lone surrogate, a time that is no number: the reference path writes it or fails
+            self._on_dispatch(sub, dispatch)
+            return
+        self._pending_bytes += len(body)
+        version = self.version
+        self._out.append((data, version))
+        self._auto_acks.append((dispatch.consumer_id, message_id))
+        if not self._in_frame and self.on_output is not None:
+            self.on_output()
 
     def _render_or_fail(self, sub: Subscription, dispatch: Dispatch) -> None:
         """Render a dispatch; one this connection cannot write (a transformation that fails, a text that is no valid

@@ -55,7 +55,7 @@ class DestinationNames:
         #: broker destinations whose STOMP name cannot change (no temporary destination is named like them)
         self.stomp_names: dict[Destination, str] = {}
         #: the same, escaped for the negotiated version (a version is negotiated before any MESSAGE is made)
-        self._escaped: dict[Destination, str] = {}
+        self.escaped_names: dict[Destination, str] = {}
         #: the destinations named as another connection's temporary ones (``/remote-temp-queue/...``): a SEND to one
         #: that does not exist is refused, where a plain name would be made
         self.remote_temporaries: set[Destination] = set()
@@ -124,17 +124,17 @@ class DestinationNames:
         found = ("/queue/" if kind is QUEUE else "/topic/") + name
         if len(self.stomp_names) >= _CACHE_SIZE:
             self.stomp_names.clear()
-            self._escaped.clear()
+            self.escaped_names.clear()
         self.stomp_names[destination] = found
         return found
 
     def escaped_name(self, destination: Destination, version: str) -> str | None:
         """:meth:`stomp_name` escaped for a 1.1/1.2 header (None: it holds a NUL)."""
-        name = self._escaped.get(destination)
+        name = self.escaped_names.get(destination)
         if name is None:
             name = escape_value(self.stomp_name(destination), version)
             if name is not None and destination in self.stomp_names:  # not a temporary destination: its name stays
-                self._escaped[destination] = name
+                self.escaped_names[destination] = name
         return name
 
     def forget_temporaries(self) -> None:

@@ -63,6 +63,10 @@ class Subscription:
     id_line: str | None = ""
     #: the SUBSCRIBE's ``transformation`` (``jms-map-json``, ...): how messages are written (transformations.py)
     transformation: str | None = None
+    #: the last destination the auto hot path wrote (by identity) and its escaped STOMP name: a queue consumer's
+    #: messages share one Destination object per producer, whose hash is a Python call (converter._on_auto_dispatch)
+    escaped_for: Destination | None = None
+    escaped_destination: str = ""
 
 
 @attrs.define(slots=True, eq=False)

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from minibroker import Broker, ManualClock
+from minibroker import Broker, Dispatch, ManualClock
 from minibroker._core.temporary import TemporaryDestinations
 from minibroker.message import Destination, DestinationKind, Message, PropertyValue
 from minibroker.plugins.stomp import StompConverter, StompFrame
@@ -276,3 +276,97 @@ class TestEarlyEncoding:
             and all(o is None for o in optional)
         ):
             assert early is not None
+
+
+class TestAutoDispatch:
+    """An ``ack:auto`` subscription's route (``_on_auto_dispatch``, the hot path) leaves a connection as the reference
+    route (``_on_dispatch``) does: the same bytes to write, auto acks owed, backlog and failure; and it takes the
+    plainest MESSAGE itself."""
+
+    @staticmethod
+    def _twin(version: str, sub_id: str, budget: int) -> tuple[StompConverter, _Subscription]:
+        broker = _BareBroker()
+        conv = StompConverter(broker)  # type: ignore[arg-type]
+        conv.version = version
+        conv._names.connection = broker  # type: ignore[assignment]  # the bare broker stands for connection 1
+        conv._names.parse_one("/temp-queue/mine", fallback=False)  # ID:minibroker-stomp-N:1 is its temporary queue
+        conv.render_budget = budget
+        sub = _Subscription(sub_id, Destination(DestinationKind.QUEUE, "q"), "/queue/q", "auto")
+        sub.consumer_id = 7
+        escaped = _escape_value(sub_id, version)
+        assert escaped is not None
+        sub.id_line = "\nsubscription:" + escaped
+        return conv, sub
+
+    @settings(max_examples=400, deadline=None)
+    @given(
+        version=st.sampled_from(["1.1", "1.2"]),
+        sub_id=_header_text.filter(lambda t: "\0" not in t),
+        messages=st.lists(
+            st.tuples(
+                st.one_of(_header_text, st.sampled_from(["ID:p-1:-1:1:1", "ID:x\ud800:1"])),
+                st.one_of(_destinations, st.just(Destination(DestinationKind.QUEUE, "q"))),
+                st.one_of(st.binary(max_size=60), st.text(st.sampled_from("x\0"), max_size=3)),
+                st.one_of(st.just({}), st.dictionaries(_property_names, _property_values, max_size=2)),
+                st.integers(0, 2),
+                st.booleans(),
+                st.sampled_from([0.0, 1.5, 1763786000.1235, float("inf")]),
+                st.one_of(st.none(), _header_text),
+            ),
+            min_size=1,
+            max_size=6,
+        ),
+        budget=st.sampled_from([1 << 62, 50]),
+    )
+    def test_the_same_as_the_reference_route(
+        self,
+        version: str,
+        sub_id: str,
+        messages: list[tuple[str, Destination, bytes | str, dict[str, PropertyValue], int, bool, float, str | None]],
+        budget: int,
+    ) -> None:
+        states = []
+        for hot in (False, True):
+            conv, sub = self._twin(version, sub_id, budget)
+            route = conv._on_auto_dispatch if hot else conv._on_dispatch
+            for message_id, destination, body, properties, redelivery, persistent, expiration, kind in messages:
+                message = Message(
+                    message_id,
+                    destination,
+                    body,
+                    properties,
+                    4,
+                    persistent,
+                    1763786000.123,
+                    expiration,
+                    None,
+                    None,
+                    kind,
+                    None,
+                    0,
+                    "p",
+                    1,
+                )
+                route(sub, Dispatch(7, message, 1, redelivery))
+            states.append(
+                (
+                    conv.data_to_send(),
+                    list(conv._auto_acks),
+                    len(conv._backlog),
+                    conv._render_failed,
+                    conv.close_after_output,
+                )
+            )
+        assert states[0] == states[1]
+
+    def test_the_plainest_message_takes_the_hot_path(self) -> None:
+        conv, sub = self._twin("1.2", "s", 1 << 62)
+        taken: list[Dispatch] = []
+        conv._on_dispatch = lambda sub, dispatch: taken.append(dispatch)  # type: ignore[method-assign]
+        for seq in (1, 2):
+            plain = (4, False, 1763786000.123, 0.0, None, None, None, None, 0, "p", seq)
+            message = Message(f"ID:p-1:-1:1:{seq}", sub.destination, b"body", {}, *plain)
+            conv._on_auto_dispatch(sub, Dispatch(7, message, seq))
+        assert taken == [] and sub.escaped_for is sub.destination
+        assert conv.data_to_send().count(b"MESSAGE\nmessage-id:ID\\cp-1\\c-1\\c1\\c") == 2
+        assert list(conv._auto_acks) == [(7, "ID:p-1:-1:1:1"), (7, "ID:p-1:-1:1:2")]
