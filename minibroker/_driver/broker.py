@@ -45,7 +45,6 @@ from .connection import BrokerConnection
 from .faults import _FaultInjection
 from .flow import SpaceWaiters, own_fill
 from .reads import _ReplayableReads
-from .results import Admission, BrokerStatistics, ListenerFailure, QueueView
 from .sockets import SocketSlots
 from .views import _BrokerViews
 
@@ -54,10 +53,11 @@ if TYPE_CHECKING:  # the store module (sqlite3, the codec) is imported only by b
 
     from ..store import MessageStore
     from .link import MemoryLink
+    from .results import Admission, ListenerFailure  # held sends and listener failures load them (issue 45)
 
 log = logging.getLogger("minibroker.broker")
 
-__all__ = ["Admission", "Broker", "BrokerPlugin", "BrokerStatistics", "ListenerFailure", "QueueView"]
+__all__ = ["Broker", "BrokerPlugin"]  # the result types are minibroker's (results.py)
 
 DispatchRoute = Callable[[Dispatch], None]
 
@@ -299,6 +299,8 @@ class Broker(_BrokerViews, _ReplayableReads, _FaultInjection):
         self._probes[connection_id] = probe
 
     def report_listener_error(self, consumer: str, message_id: str, body: Body, error: BaseException) -> None:
+        from .results import ListenerFailure
+
         self.listener_errors.append(ListenerFailure(consumer, message_id, body, error))
 
     def pending_work(self) -> list[str]:
@@ -610,6 +612,8 @@ class Broker(_BrokerViews, _ReplayableReads, _FaultInjection):
             return None
         if transaction_id is not None and (refused := own_fill(core, destination, transaction_id)) is not None:
             raise refused
+        from .results import Admission
+
         return Admission(self, destination)
 
     async def _wait_for_space(self, destination: Destination) -> None:

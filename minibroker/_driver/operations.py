@@ -13,12 +13,12 @@ from .._core.durable import DURABLE_PREFIX
 from .._core.history import HistoryRecord
 from ..errors import InvalidDestination
 from ..message import Destination, Message
-from .results import ConnectionView, ConsumerView, ProducerView, ScheduledJobView
 from .rights import ADMIN, READ
 
 if TYPE_CHECKING:
     from ..filters import ConnectionContext
     from .broker import Broker
+    from .results import ConnectionView, ConsumerView, ProducerView, ScheduledJobView  # load when listed (issue 45)
 
 __all__ = ["_OperatorRequests", "one_queue"]
 
@@ -236,6 +236,8 @@ class _OperatorRequests:
         application itself (no principal); else those logged in as the same user, and those with a consumer or a
         producer on a destination this connection may administer (RabbitMQ's rule for its management users: your
         own connections, or those of what you manage)."""
+        from .results import ConnectionView
+
         broker = self.broker
         core = broker.core
         every = not broker._hook_authorize or self.principal is None
@@ -288,6 +290,8 @@ class _OperatorRequests:
     def scheduled_jobs(self) -> list[ScheduledJobView]:
         """The scheduler's waiting jobs (delayed, repeating and cron messages, broker-side redeliveries), soonest
         first, whose destination this connection may see."""
+        from .results import ScheduledJobView
+
         broker = self.broker
         hooked = broker._hook_authorize
         return [
@@ -298,6 +302,8 @@ class _OperatorRequests:
 
     def _consumers_of(self, connection_id: int | None) -> list[ConsumerView]:
         """The consumers of one connection (None: of all), as views; a durable subscriber is shown on its topic."""
+        from .results import ConsumerView
+
         core = self.broker.core
         durables = {d.consumer_id: d for d in core.durables.values() if d.consumer_id is not None}
         rows = []
@@ -324,6 +330,8 @@ class _OperatorRequests:
         return rows
 
     def _producers_of(self, connection_id: int | None) -> list[ProducerView]:
+        from .results import ProducerView
+
         core = self.broker.core
         return [
             ProducerView(producer_id, state.connection_id, state.client_id, destination)

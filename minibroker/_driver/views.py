@@ -11,11 +11,11 @@ from .._core.history import DeadLetterRecord, HistoryRecord
 from .._core.queue import QueueStatistics
 from ..clock import settle
 from ..message import Destination, DestinationKind, Message
-from .results import BrokerStatistics, QueueView
 
 if TYPE_CHECKING:
     from .._core.broker import BrokerCore
     from .broker import Broker
+    from .results import BrokerStatistics, QueueView  # the views' classes load when first asked for (issue 45)
 
 __all__: list[str] = []
 
@@ -29,6 +29,8 @@ class _BrokerViews:
         observed_messages: set[str]
 
     def queue(self, name: str) -> QueueView:
+        from .results import QueueView
+
         return QueueView(cast("Broker", self), name)
 
     def queue_names(self) -> list[str]:
@@ -167,6 +169,8 @@ class _BrokerViews:
         return self.core.history.message_ids()
 
     def statistics(self) -> BrokerStatistics:
+        from .results import BrokerStatistics
+
         core = self.core
         return BrokerStatistics(
             len(core.connections), len(core.subscriptions), len(core.queues), len(core.topics), len(core.transactions)

@@ -45,20 +45,11 @@ import functools
 import logging
 from collections import deque
 from collections.abc import Callable, Iterable
-from typing import Final, NoReturn
+from typing import TYPE_CHECKING, Final, NoReturn
 
 import attrs
 
-from minibroker import (
-    NOW_UNKNOWN_DELIVERED,
-    AckType,
-    Admission,
-    Broker,
-    BrokerConnection,
-    ConsumerInfo,
-    Dispatch,
-    MessageAck,
-)
+from minibroker import NOW_UNKNOWN_DELIVERED, AckType, ConsumerInfo, MessageAck
 from minibroker._defaults import DEFAULT_MAX_TRANSFORMATION_ENTRIES
 from minibroker.destination_options import split_consumer_options
 from minibroker.errors import (
@@ -101,6 +92,9 @@ from .values import (
     parse_heart_beat,
     parse_int_option,
 )
+
+if TYPE_CHECKING:  # types only: the driver's results (a held send's Admission) load when a send is held (issue 45)
+    from minibroker import Admission, Broker, BrokerConnection, Dispatch
 
 __all__ = [
     "ACTIVEMQ_VERSION",
