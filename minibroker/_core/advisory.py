@@ -32,7 +32,7 @@ about advisory topics themselves, nor about a durable subscription's internal qu
 from __future__ import annotations
 
 import itertools
-import uuid
+import os
 from collections.abc import Iterator, Mapping
 
 from ..message import Destination, DestinationKind, Message, PropertyValue, jms_class
@@ -64,7 +64,7 @@ DESTINATION_TOPICS = frozenset(ADVISORY_PREFIX + kind for kind in ("Queue", "Top
 BROKER_NAME = "localhost"
 
 #: one id per process and a sequence: advisory ids never collide across processes or restarts
-_PRODUCER_ID = f"ID:minibroker-advisory-{uuid.uuid4().hex[:12]}:1:0:0"
+_PRODUCER_ID = f"ID:minibroker-advisory-{os.urandom(6).hex()}:1:0:0"  # 12 random hex digits; no uuid module
 _SEQUENCE: Iterator[int] = itertools.count(1)
 
 

@@ -20,7 +20,6 @@ from __future__ import annotations
 import heapq
 from collections import OrderedDict, deque
 from collections.abc import Callable, Iterable, Sequence
-from datetime import tzinfo
 from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
@@ -86,6 +85,8 @@ from .usage import DEFAULT_SYSTEM_MEMORY_LIMIT, MemoryUsage
 from .virtual import DEFAULT_VIRTUAL_TOPICS, VirtualTopics, is_wildcard, topic_matches
 
 if TYPE_CHECKING:
+    from datetime import tzinfo  # a type only: datetime loads with the scheduler's first cron job (issue 45)
+
     from ..selector import Selector
     from .replay_reads import ReplayableReads  # loads with the first replayable read (issue 45)
 
