@@ -41,8 +41,11 @@ def listen(host: str, port: int) -> list[socket.socket]:
     (SO_REUSEADDR, IPv6 sockets IPv6-only, a backlog of 100), with its error message when one cannot be bound."""
     if not 0 <= port <= 65535:
         raise ValueError(f"port must be 0-65535, not {port}")
+    # an ASCII name goes as bytes: a str is passed through Python's IDNA codec, whose import costs more than the
+    # lookup of a numeric address (issue 45); the codec leaves ASCII labels as they are
+    name = (host.encode() if host.isascii() else host) if host else None
     try:
-        infos = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+        infos = socket.getaddrinfo(name, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
     except socket.gaierror as exc:  # its text alone ("Name or service not known") does not say which name
         raise OSError(exc.errno, f"cannot resolve host {host!r}: {exc.strerror}") from None
     socks: list[socket.socket] = []
