@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+import attrs
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -13,7 +14,7 @@ from minibroker import Broker, Dispatch, ManualClock
 from minibroker._core.temporary import TemporaryDestinations
 from minibroker.message import Destination, DestinationKind, Message, PropertyValue
 from minibroker.plugins.stomp import StompConverter, StompFrame
-from minibroker.plugins.stomp.messages import message_bytes, message_frame
+from minibroker.plugins.stomp.messages import message_bytes, message_frame, message_from_send
 from minibroker.plugins.stomp.subscriptions import Subscription as _Subscription
 from minibroker.plugins.stomp.values import escape_value as _escape_value
 from minibroker.plugins.stomp.values import java_double, java_string
@@ -370,3 +371,34 @@ class TestAutoDispatch:
         assert taken == [] and sub.escaped_for is sub.destination
         assert conv.data_to_send().count(b"MESSAGE\nmessage-id:ID\\cp-1\\c-1\\c1\\c") == 2
         assert list(conv._auto_acks) == [(7, "ID:p-1:-1:1:1"), (7, "ID:p-1:-1:1:2")]
+
+
+class TestPlainSend:
+    """The plainest SEND (a counted body, no other header) is made into a message without message_from_send's walk
+    of the headers: the same message it makes; and every other SEND still goes through it."""
+
+    @pytest.mark.parametrize(
+        "headers",
+        [
+            {"content-length": "3"},
+            {"content-length": "3", "receipt": "r"},
+            {"content-length": "3", "persistent": "true"},
+            {"content-length": "3", "color": "red"},
+            {},
+            {"content-length": "3", "transaction": "t"},
+        ],
+    )
+    async def test_the_message_message_from_send_makes(self, broker: Broker, headers: dict[str, str]) -> None:
+        conv = connected(broker)
+        conv.receive_frame(frame("BEGIN", transaction="t"))
+        sent = []
+        for seq in (1, 2):
+            send = StompFrame("SEND", {"destination": "/queue/plain", **headers}, b"a:%d" % seq)
+            conv.receive_frame(send)
+            sent.append(message_from_send(send, Destination(DestinationKind.QUEUE, "plain"), conv._names,
+                                          broker.clock.now(), conv._producer_id, seq))  # fmt: skip
+        conv.receive_frame(frame("COMMIT", transaction="t"))
+        assert [f.command for f in conv.take_frames()] == ["RECEIPT"] * 2 * ("receipt" in headers)
+        assert [attrs.astuple(m, recurse=False) for m in broker.queue("plain").browse()] == [
+            attrs.astuple(m, recurse=False) for m in sent
+        ]
