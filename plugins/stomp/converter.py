@@ -369,6 +369,9 @@ class StompConverter:
                 more = bool(self._auto_acks)
             if self._backlog and self.render_backlog():
                 more = True
+        if not self._out:  # (after a SEND, usually)
+            self._pending_bytes = 0
+            return b"", more
         return self.data_to_send(), more
 
     def data_to_send(self) -> bytes:
