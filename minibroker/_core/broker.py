@@ -79,7 +79,6 @@ from .scheduling import Scheduling
 from .subscription import QueueEntry, Subscription, header_lookup
 from .temporary import TemporaryDestinations
 from .topic import Topic, count_before
-from .topic_log import LOG_PREFIX
 from .transaction import Transaction
 from .usage import DEFAULT_SYSTEM_MEMORY_LIMIT, MemoryUsage
 from .virtual import DEFAULT_VIRTUAL_TOPICS, VirtualTopics, is_wildcard, topic_matches
@@ -1218,6 +1217,8 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, Scheduling, TopicBind
         self._restore_shares(shares)  # before the positions too: the trim keeps what a share reads
         self._restore_positions(durables)
         for job in scheduled:
+        from .topic_log import LOG_PREFIX  # topic logs load with the first durable subscriber or restart (issue 45)
+
             self._scheduled_seq = max(self._scheduled_seq, job.job)
             heapq.heappush(self._scheduled, (job.due, job.job, job.message, job.redelivery_counter))
             self.timers_set += 1

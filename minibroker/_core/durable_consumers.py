@@ -4,6 +4,7 @@ subscription itself, and its queue, are in durable.py)."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
 import attrs
 
@@ -36,8 +37,10 @@ from .queue import Queue
 from .state import CoreState
 from .subscription import QueueEntry, Subscription
 from .topic import Topic
-from .topic_log import LOG_PREFIX, LogShare, TopicLog
 from .virtual import is_wildcard, topic_matches
+
+if TYPE_CHECKING:
+    from .topic_log import TopicLog
 
 __all__ = ["DurableConsumers"]
 
@@ -180,6 +183,8 @@ class DurableConsumers(CoreState):
     def _defer(self, durable: DurableSubscription, position: int | None = None, journaled: bool = True) -> None:
         """``durable`` lost its subscriber: while away it reads its topic's log from now on (or from ``position``,
         a restart's), instead of being fed a copy of each message."""
+        from .topic_log import TopicLog  # the first durable subscriber away loads topic logs (issue 45)
+
         topic = self.topic(durable.topic)
         log = topic.log
         if log is None:
@@ -222,6 +227,8 @@ class DurableConsumers(CoreState):
         not copied (the store hands them over a page at a time, and the log keeps them until then)."""
         journal = q.journal
         assert journal is not None  # a log has a part on disk only with a store
+        from .topic_log import LogShare
+
         name = q.destination.name
         share = LogShare(name, seqs[0], seqs[-1] + 1, q.next_seq, len(seqs))
         journal.append(LogShared(log.name, share.from_seq, share.to_seq, name, share.first))
@@ -265,6 +272,8 @@ class DurableConsumers(CoreState):
     def _restore_shares(self, shares: Iterable[tuple[str, int, str, int, int, int]]) -> None:
         """The parts of topic logs the store still shares with durable subscription queues (after a restart's first
         page was handed over)."""
+        from .topic_log import LOG_PREFIX, LogShare, TopicLog
+
         for queue, first, name, from_seq, to_seq, rows in shares:
             topic = self.topic(name[len(LOG_PREFIX) :])
             if topic.log is None:
@@ -369,6 +378,8 @@ class DurableConsumers(CoreState):
 
     def _restore_logged(self, record: Stored) -> None:
         """A log row from the store: back into its topic's log."""
+        from .topic_log import LOG_PREFIX, TopicLog
+
         topic = self.topic(record.queue[len(LOG_PREFIX) :])
         log = topic.log
         if log is None:
@@ -380,6 +391,8 @@ class DurableConsumers(CoreState):
         """The sequence numbers of a log's rows a restart left on disk, behind the page it loaded (topic_log.py)."""
         if not seqs:
             return
+        from .topic_log import LOG_PREFIX, TopicLog
+
         topic = self.topic(name[len(LOG_PREFIX) :])
         log = topic.log
         if log is None:
