@@ -1197,6 +1197,8 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, Scheduling, TopicBind
         ``shares`` the parts of logs durable subscription queues still read there (``LogShare``'s fields, the
         queue's first with the log's name).
         """
+        from .topic_log import LOG_PREFIX  # topic logs load with the first durable subscriber or restart (issue 45)
+
         durables = list(durables)
         for saved in durables:  # not journaled again: the store has them
             self._new_durable(saved.client_id, saved.name, saved.topic, saved.selector, saved.no_local, False)
@@ -1217,8 +1219,6 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, Scheduling, TopicBind
         self._restore_shares(shares)  # before the positions too: the trim keeps what a share reads
         self._restore_positions(durables)
         for job in scheduled:
-        from .topic_log import LOG_PREFIX  # topic logs load with the first durable subscriber or restart (issue 45)
-
             self._scheduled_seq = max(self._scheduled_seq, job.job)
             heapq.heappush(self._scheduled, (job.due, job.job, job.message, job.redelivery_counter))
             self.timers_set += 1
