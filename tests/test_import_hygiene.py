@@ -1,6 +1,8 @@
 """What an import pulls in (issue 45): a listener's protocol, the wire codec, the STOMP transformations, the selector
-parser and the HTTP console load when first asked for, not with ``minibroker`` or its client. Each check runs in a
-fresh interpreter and reads ``sys.modules``; the costs themselves are measured by tests/benchmarks/startup_bench.py.
+parser and the HTTP console load when first asked for, not with ``minibroker`` or its client; so do the core's
+features a default broker does not use (replayable reads, the scheduler and its time zones, topic logs), the
+driver's views and the client's sessions and redelivery policies. Each check runs in a fresh interpreter and reads
+``sys.modules``; the costs themselves are measured by tests/benchmarks/startup_bench.py.
 """
 
 from __future__ import annotations
@@ -25,6 +27,50 @@ LATE = (
     "tomllib",
     "xml",
 )
+
+#: the core's features, the driver's views and the stdlib modules they need: loaded by the first use, not by a
+#: default broker's import (what each one costs: docs/development.md, the start-up rows)
+FEATURES = (
+    "minibroker._core.replay",
+    "minibroker._core.replay_reads",
+    "minibroker._core.scheduler",
+    "minibroker._core.cron",
+    "minibroker._core.topic_log",
+    "minibroker._driver.results",
+    "zoneinfo",
+    "datetime",
+    "uuid",
+)
+
+#: what ``connect`` and a session load, not ``from minibroker.client import AckMode, connect``
+CLIENT_LATE = (
+    "minibroker.client._session",
+    "minibroker.client._consumer",
+    "minibroker.client._producer",
+    "minibroker.client._audit",
+    "minibroker.redelivery",
+    "minibroker.typed",
+    "decimal",
+    "random",
+)  # json too (advisories), which loaded_after itself imports to answer
+
+#: a default broker's whole life in one process: start, connect, send, receive, close
+SCENARIO = """
+import asyncio
+from minibroker import Broker
+from minibroker.client import AckMode, connect
+
+async def main():
+    async with Broker() as broker:
+        async with await connect(broker) as conn:
+            session = await conn.create_session(AckMode.AUTO_ACKNOWLEDGE)
+            producer = await session.create_producer("orders")
+            consumer = await session.create_consumer("orders")
+            await producer.send("m1")
+            assert (await consumer.receive(timeout=1)).body == "m1"
+
+asyncio.run(main())
+"""
 
 
 def loaded_after(code: str) -> list[str]:
@@ -51,6 +97,22 @@ class TestPackage:
         modules = loaded_after("from minibroker import Broker\nimport minibroker.client")
         assert matching(modules, LATE) == []
 
+    def test_import_the_client_loads_only_itself(self) -> None:
+        """``minibroker.client``'s names load on first use (PEP 562), as ``minibroker``'s do."""
+        modules = loaded_after("import minibroker.client")
+        assert [m for m in modules if m.startswith("minibroker")] == ["minibroker", "minibroker.client"]
+
+    def test_broker_and_connect_load_no_feature(self) -> None:
+        """What a test imports loads neither the core's features nor the client's sessions and policies."""
+        modules = loaded_after("from minibroker import Broker\nfrom minibroker.client import AckMode, connect")
+        assert matching(modules, FEATURES + CLIENT_LATE) == []
+
+    def test_a_default_broker_in_use_loads_no_feature(self) -> None:
+        """Starting a default broker, connecting, sending and receiving do not pull the features in either."""
+        modules = loaded_after(SCENARIO)
+        assert "minibroker.client._session" in modules  # the scenario ran
+        assert matching(modules, FEATURES) == []
+
     def test_the_pytest_plugin_loads_no_broker(self) -> None:
         """The entry point every pytest run imports leaves the broker to the first fixture that asks for it."""
         modules = loaded_after("import minibroker.plugins.pytest_plugin")
@@ -62,7 +124,7 @@ class TestListeners:
         """A STOMP listener loads its transformations and the selector parser when a frame first names one."""
         modules = loaded_after("import minibroker.plugins.stomp")
         late = ("minibroker.plugins.stomp.transformations", "minibroker.selector", "minibroker.wire", "xml")
-        assert matching(modules, late) == []
+        assert matching(modules, late + FEATURES) == []
 
     def test_native_listener_loads_the_codec_with_its_first_client(self) -> None:
         """The native listener starts without the wire codec (its frames, encoders and parsers)."""
@@ -70,6 +132,13 @@ class TestListeners:
         assert matching(modules, ("minibroker.wire",)) == ["minibroker.wire", "minibroker.wire.encoded"]
         other_edges = ("minibroker.plugins.stomp", "minibroker.plugins.mqtt", "minibroker.plugins.openwire")
         assert matching(modules, (*other_edges, "minibroker.plugins.http")) == []
+
+    def test_serve_binds_without_the_idna_codec(self) -> None:
+        """``serve`` binds 127.0.0.1 without importing Python's IDNA codec (a str host passed to getaddrinfo)."""
+        modules = loaded_after(
+            "from minibroker.plugins.server.binding import close_all, listen\nclose_all(listen('127.0.0.1', 0))"
+        )
+        assert matching(modules, ("encodings.idna", "stringprep")) == []
 
     def test_native_signature_is_the_handshake_frame(self) -> None:
         """The signature the shared port routes by, spelt out in tcp.py, is the codec's HANDSHAKE type and magic."""
