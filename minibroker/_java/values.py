@@ -10,7 +10,6 @@ from __future__ import annotations
 import math
 import re
 import struct
-from decimal import Decimal
 
 __all__ = [
     "JAVA_LONG_MAX",
@@ -78,6 +77,8 @@ def _java_decimal(value: float, shortest: str) -> str:
         return "-0.0" if math.copysign(1.0, value) < 0 else "0.0"
     sign = "-" if value < 0 else ""
     magnitude = abs(value)
+    from decimal import Decimal  # with the first double or float written as Java does (issue 45)
+
     _, digit_tuple, exponent = Decimal(shortest).as_tuple()
     assert isinstance(exponent, int)
     digits = "".join(map(str, digit_tuple)).lstrip("0")

@@ -51,7 +51,6 @@ import attrs
 
 from minibroker import NOW_UNKNOWN_DELIVERED, AckType, ConsumerInfo, MessageAck
 from minibroker._defaults import DEFAULT_MAX_TRANSFORMATION_ENTRIES
-from minibroker.destination_options import split_consumer_options
 from minibroker.errors import (
     AccessDenied,
     DestinationDoesNotExist,
@@ -571,6 +570,8 @@ class StompConverter:
         first = destinations[0]
         if len(destinations) > 1:  # one consumer over every part, as a native composite consumer
             first = Destination(first.kind, ",".join(str(d) for d in destinations))
+        from minibroker.destination_options import split_consumer_options  # with the first SUBSCRIBE (issue 45)
+
         destination, options = split_consumer_options(first)  # ?consumer.* options, as ActiveMQ reads them
         transformation = headers.get("transformation")  # how messages are written to it (transformations.py)
         check_stomp_subscribe_headers(headers)  # activemq.retroactive, ...: UnsupportedFeature
