@@ -19,8 +19,9 @@ if TYPE_CHECKING:
     from ._core.virtual import VirtualTopics
     from ._driver.broker import Broker
     from ._driver.connection import BrokerConnection
+    from ._driver.flow import Admission
     from ._driver.link import MemoryLink
-    from ._driver.results import Admission, BrokerStatistics, QueueView
+    from ._driver.results import BrokerStatistics, QueueView
     from .clock import Clock, ManualClock, RealClock
     from .message import Destination, DestinationKind, Message, ObjectBody, PropertyValue
 
@@ -46,7 +47,7 @@ _LAZY = {
     "DestinationPolicy": "._core.policy",
     "QueueStatistics": "._core.queue",
     "VirtualTopics": "._core.virtual",
-    "Admission": "._driver.results",
+    "Admission": "._driver.flow",
     "Broker": "._driver.broker",
     "BrokerConnection": "._driver.connection",
     "BrokerStatistics": "._driver.results",

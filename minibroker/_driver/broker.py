@@ -43,7 +43,7 @@ from ..limits import DEFAULT_CONNECTION_LIMITS, ConnectionLimits
 from ..message import Body, Destination, DestinationKind, Message, composite_parts
 from .connection import BrokerConnection
 from .faults import _FaultInjection
-from .flow import SpaceWaiters, own_fill
+from .flow import Admission, SpaceWaiters, own_fill
 from .reads import _ReplayableReads
 from .sockets import SocketSlots
 from .views import _BrokerViews
@@ -53,7 +53,7 @@ if TYPE_CHECKING:  # the store module (sqlite3, the codec) is imported only by b
 
     from ..store import MessageStore
     from .link import MemoryLink
-    from .results import Admission, ListenerFailure  # held sends and listener failures load them (issue 45)
+    from .results import ListenerFailure  # listener failures load it (issue 45)
 
 log = logging.getLogger("minibroker.broker")
 
@@ -612,8 +612,6 @@ class Broker(_BrokerViews, _ReplayableReads, _FaultInjection):
             return None
         if transaction_id is not None and (refused := own_fill(core, destination, transaction_id)) is not None:
             raise refused
-        from .results import Admission
-
         return Admission(self, destination)
 
     async def _wait_for_space(self, destination: Destination) -> None:

@@ -45,8 +45,8 @@ if TYPE_CHECKING:  # types only: durable subscriptions, the replay rules and the
     from ..message import Message
     from ..transport.commands import Command
     from .broker import Broker
+    from .flow import Admission
     from .resent_sends import ResentSends
-    from .results import Admission
 
 __all__ = ["ADMIN", "HANDLERS", "READ", "WRITE", "BrokerConnection"]
 

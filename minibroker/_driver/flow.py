@@ -12,8 +12,8 @@ sender checks again (another may have filled the queue first). The wait follows 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Generator
+from typing import TYPE_CHECKING, Any
 
 from ..clock import Clock, TimerHandle
 from ..errors import LimitExceeded
@@ -21,8 +21,27 @@ from ..message import Destination, DestinationKind
 
 if TYPE_CHECKING:
     from .._core.broker import BrokerCore
+    from .broker import Broker
 
-__all__ = ["SpaceWaiters", "own_fill"]
+__all__ = ["Admission", "SpaceWaiters", "own_fill"]
+
+
+class Admission:
+    """A send that must wait for room (:meth:`Broker.admit`): ``await`` it before sending; awaiting it twice waits
+    twice. Not awaiting it costs nothing (no coroutine is made until then). Made once per held send, so it lives
+    with flow control, which the driver loads anyway."""
+
+    __slots__ = ("_broker", "destination")
+
+    def __init__(self, broker: Broker, destination: Destination) -> None:
+        self._broker = broker
+        self.destination = destination
+
+    def __await__(self) -> Generator[Any, None, None]:
+        return self._broker._wait_for_space(self.destination).__await__()
+
+    def __repr__(self) -> str:
+        return f"<Admission waiting for room in {self.destination}>"
 
 
 class SpaceWaiters:

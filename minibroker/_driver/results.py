@@ -1,4 +1,4 @@
-"""What the driver shows of itself: live queue views, broker counters, listener failures, waiting sends.
+"""What the driver shows of itself: live queue views, broker counters, listener failures.
 
 Kept apart from :mod:`minibroker._driver.broker` so the driver file holds only the driving; everything here reads the
 broker through its public methods.
@@ -6,8 +6,7 @@ broker through its public methods.
 
 from __future__ import annotations
 
-from collections.abc import Generator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import attrs
 
@@ -18,7 +17,6 @@ if TYPE_CHECKING:
     from .broker import Broker
 
 __all__ = [
-    "Admission",
     "BrokerStatistics",
     "ConnectionView",
     "ConsumerView",
@@ -117,23 +115,6 @@ class BrokerStatistics:
     queues: int
     topics: int
     transactions: int
-
-
-class Admission:
-    """A send that must wait for room (:meth:`Broker.admit`): ``await`` it before sending; awaiting it twice waits
-    twice. Not awaiting it costs nothing (no coroutine is made until then)."""
-
-    __slots__ = ("_broker", "destination")
-
-    def __init__(self, broker: Broker, destination: Destination) -> None:
-        self._broker = broker
-        self.destination = destination
-
-    def __await__(self) -> Generator[Any, None, None]:
-        return self._broker._wait_for_space(self.destination).__await__()
-
-    def __repr__(self) -> str:
-        return f"<Admission waiting for room in {self.destination}>"
 
 
 class QueueView:
