@@ -45,7 +45,7 @@ from __future__ import annotations
 import functools
 import logging
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from typing import TYPE_CHECKING, Final, NoReturn
 
 import attrs
@@ -135,6 +135,10 @@ class _HeldSend:
     admission: Admission
 
 
+def _not_connected(message: Message, transaction_id: int | None, sync: bool) -> None:
+    raise StompError("Not connected.")
+
+
 class _Held(Exception):
     """The frame is held (producer flow control): no reply yet."""
 
@@ -208,6 +212,8 @@ class StompConverter(ConnectionOutput):
         #: the broker incarnation this connection lives in (Broker.restart() starts a new one)
         self._incarnation = -1
         self._producer_id = f"{self._name}:-1:1"
+        #: the broker connection's send of a message whose id was minted for it (set at CONNECT)
+        self._send_minted: Callable[[Message, int | None, bool], Awaitable[object] | None] = _not_connected
         self._now = broker.clock.now
         self._handlers: dict[str, Callable[[StompFrame], None]] = {
             "CONNECT": self._on_connect,
@@ -374,6 +380,9 @@ class StompConverter(ConnectionOutput):
             self._incarnation = self.broker.incarnation
             self.connection = self.broker.connect(client_id, user=login, password=passcode, remote=True)
             self._names.connection = self.connection
+            # the ids of this connection's messages are minted for each SEND and never sent again (a STOMP client
+            # that sends again does so on a new connection, under new ids): the connection's hot send may take them
+            self._send_minted = self.connection.minted_sender()
         except MinibrokerError as exc:
             raise StompError.of(exc, fatal=True) from None
         self.connected = True
@@ -421,10 +430,14 @@ class StompConverter(ConnectionOutput):
                 producer, seq,
             )  # fmt: skip
             self._message_seq = seq
-            if self.broker.admit(destination, None) is None:
-                assert self.connection is not None
-                self.connection.send(message, None)
-                return
+            broker = self.broker
+            # (after Broker.restart() the connection's own send would reach the core it was made with)
+            if broker.admit(destination, None) is None and broker.incarnation == self._incarnation:
+                waiting = self._send_minted(message, None, False)
+                if waiting is None:
+                    return
+                if isinstance(waiting, Coroutine):  # (not after admit's None: nothing ran between) hold it instead
+                    waiting.close()
             self._send_or_hold(frame, [message], None)
             return
         transformation = headers.get("transformation")

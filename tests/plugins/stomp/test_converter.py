@@ -402,3 +402,12 @@ class TestPlainSend:
         assert [attrs.astuple(m, recurse=False) for m in broker.queue("plain").browse()] == [
             attrs.astuple(m, recurse=False) for m in sent
         ]
+
+    async def test_after_a_restart_as_any_other_send(self, broker: Broker) -> None:
+        """The connection's hot send was made with the broker's core of then: after ``Broker.restart()`` a plain SEND
+        goes the way every other SEND does, not to the core the broker replaced."""
+        conv = connected(broker)
+        await broker.restart()
+        conv.receive_frame(StompFrame("SEND", {"destination": "/queue/after", "content-length": "1"}, b"a"))
+        conv.receive_frame(StompFrame("SEND", {"destination": "/queue/after", "content-length": "1", "x": "y"}, b"b"))
+        assert [m.body for m in broker.queue("after").browse()] == [b"a", b"b"]
