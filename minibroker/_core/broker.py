@@ -348,14 +348,27 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, Scheduling, TopicBind
     def _record_dispatches(self, start: int, now: float) -> None:
         history = self.history
         output = self.output
-        append = history.log.append
+        extend = history.log.extend
         for i in range(start, len(output)):
             d = output[i]
             message = d.message
             if message is not None:
-                append((message.message_id, now, "dispatched", d.consumer_id, None, None, d.redelivery_counter))
+                extend(
+                    (
+                        message.message_id,
+                        now,
+                        "dispatched",
+                        d.consumer_id,
+                        None,
+                        None,
+                        d.redelivery_counter,
+                        None,
+                        None,
+                        None,
+                    )
+                )
         if len(history.log) > history.cap:
-            history.compact()
+            history.seal()
 
     # -- connections ------------------------------------------------------------------------------------------------
 
@@ -620,10 +633,10 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, Scheduling, TopicBind
             return
         history = self.history
         if history.enabled:
-            log = history.log
-            log.append((message.message_id, self.clock.now(), "sent"))  # one flat record per event (history.py)
+            log = history.log  # one record is RECORD_WIDTH fields at the log's end (history.py)
+            log.extend((message.message_id, self.clock.now(), "sent", None, None, None, 0, None, None, None))
             if len(log) > history.cap:
-                history.compact()
+                history.seal()
         entry = q.add(message, 0, 0, True)
         if message.expiration:
             self._arm_sweep()
@@ -672,10 +685,10 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, Scheduling, TopicBind
             return
         history = self.history
         if history.enabled:
-            log = history.log
-            log.append((message.message_id, self.clock.now(), "sent"))  # one flat record per event (history.py)
+            log = history.log  # one record is RECORD_WIDTH fields at the log's end (history.py)
+            log.extend((message.message_id, self.clock.now(), "sent", None, None, None, 0, None, None, None))
             if len(log) > history.cap:
-                history.compact()
+                history.seal()
         if self.scheduler_support:
             if dest.name == MANAGEMENT and dest.kind is not QUEUE:
                 self._manage_scheduler(message)
@@ -854,7 +867,7 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, Scheduling, TopicBind
         if entry is None:
             return False
         if self.history.enabled:  # the message's sent record came first: that append checked the log's length
-            self.history.log.append(
+            self.history.log.extend(
                 (
                     message_id,
                     self.clock.now(),
@@ -863,6 +876,9 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, Scheduling, TopicBind
                     "INDIVIDUAL" if individual else "STANDARD",
                     None,
                     entry.redelivery_counter,
+                    None,
+                    None,
+                    None,
                 )
             )
         if individual and sub.inflight_record is not None:

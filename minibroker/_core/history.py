@@ -9,7 +9,7 @@ import attrs
 
 from ..message import Body
 
-__all__ = ["DeadLetterRecord", "History", "HistoryRecord"]
+__all__ = ["RECORD_WIDTH", "DeadLetterRecord", "History", "HistoryRecord"]
 
 
 @attrs.frozen(slots=True)
@@ -47,38 +47,45 @@ class DeadLetterRecord:
     cause: str | None
 
 
+#: the fields of one record in :attr:`History.log`: the message id, then :class:`HistoryRecord`'s fields in order
+RECORD_WIDTH = 10
+
+
 class History:
-    """What happened to the most recent ``limit`` messages (0 turns recording off).
+    """What happened to the recent messages: at least the last ``limit`` to have something happen to them (0 turns
+    recording off).
 
-    Filed as one flat record per event, ``(message id, time, event, consumer id, ...)`` (:class:`HistoryRecord`'s
-    fields after the id; trailing defaults may be left out), appended to :attr:`log`: one append on the per-message
-    paths, where a record per message kept in a dict of lists cost a lookup, and for a new message a list, a dict
-    entry and an eviction (issue 34). A message's records are assembled when they are read (:meth:`of`).
+    Written as the events happen and assembled only when read (issue 45). An event is
+    :data:`RECORD_WIDTH` fields added to the end of one flat list, :attr:`log`: ``(message id, time, event, consumer
+    id, ack type, transaction id, redelivery counter, detail, destination, delay)``. The hot paths write it with one
+    ``extend``; a record that was a tuple of its own cost an allocation the cyclic collector then visited, and a
+    record filed under its message cost a dict lookup and a tuple per event (issue 45).
 
-    The log holds only the records filed since the last :meth:`compact` (when it outgrows :attr:`cap`, or at a read):
-    compaction files them under their messages in :attr:`_index`, each record once, and forgets the oldest messages
-    past ``limit`` by the rule the dict of lists followed, so a read sees exactly what it saw
-    (tests/core/test_history_log.py holds the two side by side). Replaying the whole log at every compaction, as
-    before issue 45, filed each record about twice more and rebuilt the log; and a message's records are kept as a
-    tuple, not a list, so that the cyclic collector leaves them alone (issue 45).
+    Forgetting costs nothing per event either: when the log passes :attr:`cap` fields it is sealed as a block of
+    records, with the set of the message ids it names, and the oldest blocks are let go of as soon as the newer ones
+    name ``limit`` messages between them. So the history holds a run of the most recent events that names at least
+    the last ``limit`` messages; a message whose first events fell out of it keeps the events after them (as a
+    message forgotten and heard of again did under the per-message rule before). Reads assemble the run per message
+    and show the ``limit`` messages first named most recently (tests/core/test_history_log.py holds it against a
+    reference that files every event under its message).
     """
 
-    __slots__ = ("_index", "_order", "cap", "enabled", "limit", "log")
+    __slots__ = ("_blocks", "_read", "_read_at", "_sealed", "cap", "enabled", "limit", "log")
 
     def __init__(self, limit: int = 10_000) -> None:
         self.limit = limit
         self.enabled = limit > 0
-        #: the records filed since the last compaction, oldest first; writers that append here directly call
-        #: :meth:`compact` past :attr:`cap`
-        self.log: list[tuple[object, ...]] = []
-        #: the log's length past which it is compacted: a bound on memory, not on work (each record is filed once)
-        self.cap = max(limit, 256)
-        #: the records of the kept messages, by message id, as of the last compaction: a tuple per message, built
-        #: again at each record (tuples of plain values are left alone by the cyclic collector; lists are not)
-        self._index: dict[str, tuple[tuple[object, ...], ...]] = {}
-        #: the kept message ids, the order the history took them in (the index's own order; a deque pops its head
-        #: in O(1), where a dict's first key is found past every key deleted before it)
-        self._order: deque[str] = deque()
+        #: the records since the last seal, flat, :data:`RECORD_WIDTH` fields each. Writers that extend it directly
+        #: call :meth:`seal` once its length passes :attr:`cap`, and read it afresh at each write (a seal replaces it)
+        self.log: list[object] = []
+        #: the log's length, in fields, past which it is sealed: a bound on memory, not on work
+        self.cap = max(limit, 256) * RECORD_WIDTH
+        #: the sealed blocks of records, oldest first, each with the ids it names
+        self._blocks: deque[tuple[list[object], tuple[object, ...]]] = deque()
+        self._sealed = 0
+        #: the last read's assembly and the (seals, log length) it was made at: a report reads many messages at once
+        self._read: dict[str, list[tuple[object, ...]]] = {}
+        self._read_at = (-1, -1)
 
     def add(
         self,
@@ -95,10 +102,8 @@ class History:
     ) -> None:
         if self.enabled:
             log = self.log
-            log.append(
-                (message_id, time, event, consumer_id, ack_type, transaction_id, redelivery_counter, detail)
-                if destination is None and delay is None
-                else (
+            log.extend(
+                (
                     message_id,
                     time,
                     event,
@@ -112,33 +117,53 @@ class History:
                 )
             )
             if len(log) > self.cap:
-                self.compact()
+                self.seal()
 
-    def compact(self) -> None:
-        """File the log's records under their messages and empty it. The rule is the one a record per message
-        kept in a dict followed: a message's first record (or its first after it was forgotten) makes it the
-        newest, and forgets the oldest past ``limit``."""
-        log, limit, index, order = self.log, self.limit, self._index, self._order
-        get = index.get
-        for record in log:
-            message_id: str = record[0]  # type: ignore[assignment]
-            records = get(message_id)
-            if records is None:
-                index[message_id] = (record,)
-                order.append(message_id)
-                if len(order) > limit:
-                    del index[order.popleft()]
-            else:
-                index[message_id] = (*records, record)
-        log.clear()
+    def seal(self) -> None:
+        """Close the log as a block and start a new one; let go of the oldest blocks that the newer ones make
+        unneeded (together they name ``limit`` messages). The log itself becomes the block: copying it into a tuple,
+        which the cyclic collector would stop visiting, cost more than the visits (issue 45, measured)."""
+        block = self.log
+        self.log = []
+        blocks = self._blocks
+        blocks.append((block, tuple(block[::RECORD_WIDTH])))
+        self._sealed += 1
+        need = self.limit
+        named: set[object] = set()
+        keep = len(blocks)
+        for count, (_, ids) in enumerate(reversed(blocks), 1):
+            named.update(ids)
+            if len(named) >= need:
+                keep = count
+                break
+        for _ in range(len(blocks) - keep):
+            blocks.popleft()
+
+    def _assembled(self) -> dict[str, list[tuple[object, ...]]]:
+        """The kept records by message id (HistoryRecord's fields), the ``limit`` messages first named most recently,
+        in the order they were first named: assembled once per read after a write."""
+        at = (self._sealed, len(self.log))
+        if at == self._read_at:
+            return self._read
+        index: dict[str, list[tuple[object, ...]]] = {}
+        width = RECORD_WIDTH
+        for block in (*(b for b, _ in self._blocks), self.log):
+            for start in range(0, len(block), width):
+                message_id: str = block[start]  # type: ignore[assignment]
+                records = index.get(message_id)
+                if records is None:
+                    records = index[message_id] = []
+                records.append(tuple(block[start + 1 : start + width]))
+        extra = len(index) - self.limit
+        if extra > 0:
+            for message_id in list(index)[:extra]:
+                del index[message_id]
+        self._read, self._read_at = index, at
+        return index
 
     def message_ids(self) -> list[str]:
-        """The ids of the messages whose records are kept, in the order the history took them in."""
-        if self.log:
-            self.compact()
-        return list(self._order)
+        """The ids of the messages whose records are kept, in the order they were first named."""
+        return list(self._assembled())
 
     def of(self, message_id: str) -> tuple[HistoryRecord, ...]:
-        if self.log:
-            self.compact()
-        return tuple(HistoryRecord(*record[1:]) for record in self._index.get(message_id, ()))  # type: ignore[arg-type]
+        return tuple(HistoryRecord(*fields) for fields in self._assembled().get(message_id, ()))  # type: ignore[arg-type]
