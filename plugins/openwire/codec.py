@@ -22,7 +22,7 @@ import attrs
 from minibroker._java.bodies import modified_utf8
 from minibroker.errors import FrameTooLarge, LocalProtocolError
 
-from .commands import TYPES, DataStructure, JavaThrowable, Kind
+from .commands import TYPES, DataStructure, JavaThrowable, Kind, Message
 from .primitives import OpenWireFormatError, Reader, Writer, decode_utf
 
 __all__ = [
@@ -532,6 +532,10 @@ def _writer(cls: type[DataStructure]) -> ObjectWriter:
     return write
 
 
+#: the message commands whose payload the decoder keeps (``Message.raw``: what a dispatch may reuse)
+_MESSAGE_CLASSES: Final = frozenset(cls for cls in TYPES.values() if issubclass(cls, Message))
+
+
 class OpenWireDecoder:
     """Bytes in, commands out. A frame announcing more than ``fmt.max_frame_size`` bytes raises
     :class:`~minibroker.errors.FrameTooLarge` at once (before it is buffered). Frames are read from an offset into
@@ -574,4 +578,6 @@ class OpenWireDecoder:
                 self._pos = 0
             command = decode_command(payload, self.fmt)
             if command is not None:
+                if command.__class__ in _MESSAGE_CLASSES:
+                    command.raw = payload
                 return command

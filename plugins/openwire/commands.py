@@ -431,6 +431,8 @@ class Message(BaseCommand):
     broker_in_time: int = field(Kind.LONG)
     broker_out_time: int = field(Kind.LONG)
     jmsx_group_first_for_consumer: bool = field(Kind.BOOL)
+    #: not a wire field: the frame's payload as read (set by OpenWireDecoder), which a dispatch may reuse
+    raw: bytes | None = attrs.field(default=None, eq=False, repr=False, kw_only=True)
 
 
 @attrs.define(slots=True)

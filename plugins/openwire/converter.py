@@ -47,9 +47,10 @@ from minibroker.refusals import refuse
 from minibroker.transport import commands as c
 
 from . import commands as ow
-from .codec import WireFormat, encode_command
+from .codec import WireFormat, decode_command, encode_command
 from .errors import java_class, throwable
 from .messages import broker_destination, broker_message, message_key, openwire_message
+from .passthrough import WireMessage, consumer_prefix, dispatch_frame, wire_message, wire_of
 from .primitives import OpenWireFormatError, marshal_primitive_map, unmarshal_primitive_map
 from .refusals import refuse_openwire
 
@@ -58,6 +59,8 @@ __all__ = ["ACTIVEMQ_VERSION", "OPENWIRE_VERSION", "OpenWireConverter", "java_cl
 log = logging.getLogger("minibroker.openwire")
 
 _TEMPORARY = (ow.ActiveMQTempQueue, ow.ActiveMQTempTopic)
+#: a MessageAck's type byte -> the broker's AckType (a dict look-up: calling the enum costs more, once per ack)
+_ACK_TYPES: Final = {int(t): t for t in AckType}
 
 #: the OpenWire version ActiveMQ 5.17 speaks (CommandTypes.PROTOCOL_VERSION): the most minibroker offers
 OPENWIRE_VERSION: Final = 12
@@ -80,6 +83,8 @@ class _Consumer:
     request: ConsumerInfo | None = None
     #: MessagePulls it made: a prefetch-0 consumer that never pulled holds nothing
     pulls: int = 0
+    #: its MessageDispatch frames' first bytes, up to the destination (passthrough.consumer_prefix)
+    prefix: bytes = b""
 
 
 @attrs.define(slots=True, eq=False)
@@ -129,7 +134,8 @@ class OpenWireConverter:
         self.closed = False
         #: the client's failover transport said so (ConnectionControl)
         self.fault_tolerant = False
-        self._out: list[ow.DataStructure] = []
+        #: commands to write, or frames already written (a passed-through dispatch)
+        self._out: list[ow.DataStructure | bytes] = []
         #: where the Response of the command being handled goes: before what it caused (dispatches), after what
         #: ActiveMQ sends ahead of it (ConnectionInfo's ConnectionControl)
         self._mark = 0
@@ -283,17 +289,19 @@ class OpenWireConverter:
         return bool(self._out)
 
     def take_commands(self) -> list[ow.DataStructure]:
+        """What :meth:`data_to_send` would write, as commands (a frame written already is read back)."""
         out, self._out = self._out, []
-        return out
+        commands = [decode_command(c[4:], self.fmt) if isinstance(c, bytes) else c for c in out]
+        return [c for c in commands if c is not None]
 
     def data_to_send(self) -> bytes:
         out, self._out = self._out, []
         fmt = self.fmt
-        return b"".join(encode_command(command, fmt) for command in out)
+        return b"".join(c if c.__class__ is bytes else encode_command(c, fmt) for c in out)  # type: ignore[arg-type]
 
     # -- output helpers ---------------------------------------------------------------------------------------------
 
-    def _emit(self, command: ow.DataStructure) -> None:
+    def _emit(self, command: ow.DataStructure | bytes) -> None:
         self._out.append(command)
         if not self._in_command and self.on_output is not None:
             self.on_output()
@@ -456,7 +464,8 @@ class OpenWireConverter:
         if command.broker_path or command.recieved_by_df_bridge:
             raise refuse_openwire("openwire-network-bridge", "a message forwarded by a broker")
         self._conn()
-        message = broker_message(command)
+        wire = None if command.raw is None else wire_of(command, command.raw)
+        message = broker_message(command) if wire is None else wire_message(command, wire)
         txn = self._transaction(command.transaction_id)
         self._send_or_hold(command, message, txn)
         return None
@@ -488,7 +497,7 @@ class OpenWireConverter:
         if info.maximum_pending_message_limit:
             raise refuse("destination-option-maximumPendingMessageLimit", info.maximum_pending_message_limit)
         destination = broker_destination(info.destination)
-        consumer = _Consumer(info.consumer_id, info.destination, info.browser)
+        consumer = _Consumer(info.consumer_id, info.destination, info.browser, prefix=consumer_prefix(info.consumer_id))
         if info.browser:
             self._browse(consumer, destination, info.selector)
             return
@@ -533,6 +542,11 @@ class OpenWireConverter:
         if message is None:  # a pull that found nothing
             self._emit(ow.MessageDispatch(consumer_id=consumer.openwire_id, destination=consumer.destination))
             return
+        if message.__class__ is WireMessage and not self._is_temporary(message.destination):
+            frame = dispatch_frame(message, consumer.prefix, dispatch, round(self.broker.clock.now() * 1000))
+            if frame is not None:  # the frame's bytes reused (passthrough.py)
+                self._emit(frame)
+                return
         self._emit(
             self._dispatch_command(
                 consumer, message, dispatch.broker_seq, dispatch.redelivery_counter, dispatch.group_first
@@ -598,17 +612,20 @@ class OpenWireConverter:
             return None  # a consumer already gone (its acks may follow its RemoveInfo), or a browser
         if ack.last_message_id is None:
             raise OpenWireFormatError("MessageAck without its last message id")
-        try:
-            ack_type = AckType(ack.ack_type)
-        except ValueError:
-            raise OpenWireFormatError(f"unknown ack type {ack.ack_type}") from None
+        ack_type = _ACK_TYPES.get(ack.ack_type)
+        if ack_type is None:
+            raise OpenWireFormatError(f"unknown ack type {ack.ack_type}")
         cause = ack.poison_cause
+        last, first = ack.last_message_id, ack.first_message_id
+        last_key = message_key(last)
+        # one message acked (AUTO_ACKNOWLEDGE: every ack): its first and last ids are the same, one text does
+        first_key = None if first is None else last_key if first == last else message_key(first)
         self._conn().ack(
             MessageAck(
                 consumer.core_id,
                 ack_type,
-                message_key(ack.last_message_id),
-                None if ack.first_message_id is None else message_key(ack.first_message_id),
+                last_key,
+                first_key,
                 ack.message_count,
                 self._transaction(ack.transaction_id),
                 None if cause is None else f"{cause.class_name}: {cause.message}",

@@ -276,8 +276,9 @@ def _ms(seconds: float) -> int:
     return round(seconds * 1000) if seconds else 0
 
 
-def broker_message(command: ow.Message) -> BrokerMessage:
-    """The message a producer sent, as the broker keeps it (its transaction is the caller's business)."""
+def broker_message(command: ow.Message, cls: type[BrokerMessage] = BrokerMessage) -> BrokerMessage:
+    """The message a producer sent, as the broker keeps it (its transaction is the caller's business); ``cls``, the
+    broker's Message or a subclass of it."""
     message_id = command.message_id
     if message_id is None:
         raise OpenWireFormatError("a message without its MessageId")
@@ -290,7 +291,7 @@ def broker_message(command: ow.Message) -> BrokerMessage:
 
                 raise refuse_openwire("openwire-nested-property", name)
     producer = message_id.producer_id or command.producer_id
-    return BrokerMessage(
+    return cls(
         message_id=message_key(message_id),
         destination=broker_destination(command.destination),
         body=_body(command),

@@ -110,7 +110,9 @@ def test_a_nested_object_of_the_wrong_type_is_refused() -> None:
 
 def test_every_field_of_every_type_has_a_wire_kind() -> None:
     for cls in ow.TYPES.values():
-        assert [f.name for f in attrs.fields(cls)] == [name for name, _ in layout(cls)], cls
+        # a message also keeps the payload it was read from (Message.raw, not on the wire: passthrough.py)
+        fields = [f.name for f in attrs.fields(cls) if not (issubclass(cls, ow.Message) and f.name == "raw")]
+        assert fields == [name for name, _ in layout(cls)], cls
     assert {1, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 21, 22, 23, 24, 25, 26, 27, 28, 30, 31} <= ow.TYPES.keys()
 
 
