@@ -19,13 +19,12 @@ from __future__ import annotations
 
 import heapq
 from collections import OrderedDict, deque
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 
 from ..errors import (
-    DestinationInUse,
     IllegalStateError,
     InvalidAcknowledge,
     InvalidDestination,
@@ -49,6 +48,7 @@ from .acks import (
     ack_redelivered,
     ack_standard,
 )
+from .administration import Administration
 from .advising import Advising
 from .advisory import (
     ADVISORY_PREFIX,
@@ -68,16 +68,18 @@ from .durable import DURABLE_PREFIX, DurableSubscription
 from .durable_consumers import DurableConsumers
 from .effects import Dispatch
 from .history import DeadLetterRecord, History
-from .journal import DurableSaved, Journal, Scheduled, Stored
+from .journal import Journal
 from .memory import MemoryLimits
 from .multi import Copies, QueueSet, SubscriptionOnMany, parts_of, queue_of, reads, reads_many
 from .numbering import Numbering
 from .policy import DestinationPolicy
 from .queue import Queue
+from .restoring import Restoring
 from .retained import is_retained, retain
 from .scheduling import Scheduling
-from .subscription import QueueEntry, Subscription, header_lookup
+from .subscription import QueueEntry, Subscription
 from .temporary import TemporaryDestinations
+from .timers import EXPIRE_PERIOD, Timers
 from .topic import Topic, count_before
 from .transaction import Transaction
 from .usage import DEFAULT_SYSTEM_MEMORY_LIMIT, MemoryUsage
@@ -86,10 +88,9 @@ from .virtual import DEFAULT_VIRTUAL_TOPICS, VirtualTopics, is_wildcard, topic_m
 if TYPE_CHECKING:
     from datetime import tzinfo  # a type only: datetime loads with the scheduler's first cron job (issue 45)
 
-    from ..selector import Selector
     from .replay_reads import ReplayableReads  # loads with the first replayable read (issue 45)
 
-__all__ = ["NOW_UNKNOWN_DELIVERED", "BrokerCore", "PolicyLookup"]
+__all__ = ["EXPIRE_PERIOD", "NOW_UNKNOWN_DELIVERED", "BrokerCore", "PolicyLookup"]
 
 QUEUE = DestinationKind.QUEUE
 
@@ -106,11 +107,8 @@ class _Clock(Protocol):
 
 PolicyLookup = Callable[[Destination], DestinationPolicy]
 
-#: Seconds between expiry sweeps of queues holding messages with a TTL (ActiveMQ ``expireMessagesPeriod``).
-EXPIRE_PERIOD = 30.0
 
-
-class BrokerCore(Advising, DurableConsumers, MemoryLimits, Scheduling, TopicBinding):
+class BrokerCore(Administration, Advising, DurableConsumers, MemoryLimits, Restoring, Scheduling, Timers, TopicBinding):
     """All destinations, subscriptions and transactions of one broker."""
 
     # Rarely set attributes live here as class defaults, not in __init__: CPython (3.11+) keeps an instance's
@@ -961,36 +959,6 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, Scheduling, TopicBind
         """Every message the broker gave up on (dead-lettered or dropped), oldest first (at most 10,000)."""
         return self._dead_letters.records
 
-    def sweep_again(self, delay: float) -> None:
-        """Sweep for expired messages again in ``delay`` seconds at the latest (a store failure took an expiry
-        back: it is tried again soon, not in a loop)."""
-        due = self.clock.now() + delay
-        if self._next_sweep is None or due < self._next_sweep:
-            self._next_sweep = due
-            self.timers_set += 1
-
-    def _arm_sweep(self) -> None:
-        """A message with an expiration arrived: the expiry sweep runs in EXPIRE_PERIOD unless it is armed already."""
-        if self._next_sweep is None:
-            self._next_sweep = self.clock.now() + EXPIRE_PERIOD
-            self.timers_set += 1
-
-    def sweep_expired(self) -> None:
-        """Expire every waiting message whose time has come (ActiveMQ's periodic ``expireMessages``)."""
-        now = self.clock.now()
-        any_expiring = False
-        self._catch_up_expiring(now)
-        for q in list(self.queues.values()):
-            for entry in list(q.pending()):
-                if entry.message.expiration:
-                    if now >= entry.message.expiration:
-                        self._expire_entry(q, entry, now, pending=True)
-                    else:
-                        any_expiring = True
-        any_expiring = any_expiring or any(t.log is not None and t.log.expiring for t in self.topics.values())
-        self._next_sweep = now + EXPIRE_PERIOD if any_expiring else None
-        self.timers_set += 1
-
     # -- transactions (semantics §4) --------------------------------------------------------------------------------
 
     def begin(self, connection_id: int) -> int:
@@ -1041,302 +1009,3 @@ class BrokerCore(Advising, DurableConsumers, MemoryLimits, Scheduling, TopicBind
     def _end(self, txn: Transaction) -> None:
         del self.transactions[txn.transaction_id]
         self.connections[txn.connection_id].transactions.discard(txn.transaction_id)
-
-    # -- browsing and administration --------------------------------------------------------------------------------
-
-    def browse(self, name: str, limit: int | None = None, selector: Selector | None = None) -> list[Message]:
-        """The queue's unacked messages as ActiveMQ's browser sees them (``Queue.doBrowse``): a waiting message whose
-        time ran out is expired on the way (counted, dead-lettered) and an expired one in flight is skipped; a queue
-        with ``prioritized_messages`` is browsed highest priority first, FIFO within a priority. With a
-        ``selector`` only matching messages are shown, and ``limit`` counts those (as recorded on ActiveMQ)."""
-        self.catch_up_queue(name)  # a durable subscription away: its messages from its topic's log first
-        q = self.queues.get(name)
-        if q is None:
-            return []
-        now = self.clock.now()
-        if q.policy.prioritized_messages:
-            entries = sorted(q.entries.values(), key=lambda e: (-e.message.priority, e.seq))
-        elif q.consumers or q.dispatched_total:
-            # ActiveMQ browses what it paged in for its consumers first, in the order it paged them in, which for a
-            # queue that has had consumers is the order messages came, and stays so after they left (recorded in the
-            # mixed corpus: a message no consumer's selector takes stays before the ones consumers held,
-            # mixed_3_029, mixed_9_053)
-            entries = sorted(q.entries.values(), key=lambda e: e.seq)
-        else:
-            # nothing paged in: the cursors' order, which shows a mixed backlog's persistent messages first, as
-            # ActiveMQ's separate store and memory cursors do (recorded: mixed_browse_order_persistent_first)
-            # (entries in neither list, acked in an open transaction: the plain order)
-            waiting = list(q.pending())
-            entries = waiting if len(waiting) == len(q.entries) else sorted(q.entries.values(), key=lambda e: e.seq)
-        shown: list[Message] = []
-        for entry in entries:
-            if entry.message.is_expired(now):
-                if entry.holder is None and entry.acked_in_txn is None:
-                    self._expire_entry(q, entry, now, pending=True)
-                continue
-            if selector is not None and not selector.matches(header_lookup(entry.message, entry.redelivery_counter)):
-                continue
-            if limit is not None and len(shown) >= limit:
-                break
-            shown.append(entry.message)
-        return shown
-
-    def purge(self, name: str) -> int:
-        """Remove every message of a queue, in flight ones included; nothing is dead-lettered."""
-        self.catch_up_queue(name)  # a durable subscription away: its messages from its topic's log first
-        q = self.queues.get(name)
-        if q is None:
-            return 0
-        if self.history.enabled:
-            now = self.clock.now()
-            for entry in q.entries.values():
-                self.history.add(entry.message.message_id, now, "purged", destination=name)
-        count = q.purge()
-        if name.startswith(DURABLE_PREFIX):
-            self._drop_shares(name)  # the rows of its topic's log it had not been handed yet went with it
-        return count
-
-    def remove_matching(self, name: str, selector: Selector) -> int:
-        """Remove the waiting messages of a queue that ``selector`` matches (ActiveMQ's ``removeMatchingMessages``;
-        ``JMSMessageID = 'ID:x'`` removes one message, its ``removeMessage``): they leave as if acked, counted
-        dequeued, nothing dead-lettered. Messages in flight stay with their consumers (their ack settles them)."""
-        self.catch_up_queue(name)  # a durable subscription away: its messages from its topic's log first
-        q = self.queues.get(name)
-        if q is None:
-            return 0
-        doomed = [
-            entry
-            for entry in sorted(q.entries.values(), key=lambda e: e.seq)
-            if entry.holder is None
-            and entry.acked_in_txn is None
-            and selector.matches(header_lookup(entry.message, entry.redelivery_counter))
-        ]
-        if self.history.enabled:
-            now = self.clock.now()
-            for entry in doomed:
-                self.history.add(entry.message.message_id, now, "purged", destination=name)
-        q.drop(doomed)
-        return len(doomed)
-
-    def remove_destination(self, destination: Destination) -> bool:
-        """An operator removes a destination and what it holds (ActiveMQ's ``removeQueue``/``removeTopic``); False
-        when there is none. Refused with :class:`DestinationInUse`, before anything changes, while a consumer or a
-        durable subscription reads it or an open transaction holds a message of it or for it (ActiveMQ drops it from
-        under them; minibroker says so instead)."""
-        name = destination.name
-        if destination.kind is QUEUE:
-            q = self.queues.get(name)
-            if q is None:
-                return False
-            held = any(e.acked_in_txn is not None for e in q.entries.values()) or any(
-                m.destination.name == name and m.destination.kind is QUEUE
-                for txn in self.transactions.values()
-                for m in txn.sends
-            )
-            if q.consumers or held:
-                why = "a consumer reads it" if q.consumers else "an open transaction holds some of its messages"
-                raise DestinationInUse(
-                    f"{destination} cannot be removed: {why}",
-                    destination=destination,
-                    consumer_id=q.consumers[0].consumer_id if q.consumers else None,
-                )
-            self.purge(name)  # counted and journaled as any purge: the store forgets its messages
-            del self.queues[name]
-            self._virtual_queues.clear()
-            q.release_memory()
-            if q.policy.memory_limit:
-                self.memory_limited -= 1
-        else:
-            t = self.topics.get(name)
-            if t is None:
-                return False
-            if t.pending or t.durables:
-                raise DestinationInUse(
-                    f"{destination} cannot be removed: a subscriber or a durable subscription reads it",
-                    destination=destination,
-                    consumer_id=next(iter(t.pending), None),
-                )
-            del self.topics[name]
-        if self.advisory_support:
-            self._advise_destination(destination, added=False)
-        return True
-
-    # -- temporary destinations (temporary.py) ----------------------------------------------------------------------
-
-    def create_temporary(
-        self, connection_id: int, kind: DestinationKind, connection_name: str | None = None
-    ) -> Destination:
-        """A temporary queue or topic owned by the connection, deleted with it."""
-        self._connection(connection_id)
-        destination = self.temporaries.create(connection_id, kind, connection_name)
-        if kind is QUEUE:
-            self.queue(destination.name)
-        else:
-            self.topic(destination.name)
-        return destination
-
-    def delete_temporary(self, connection_id: int, destination: Destination) -> None:
-        """Delete a temporary destination and what it holds; refused while a consumer reads it."""
-        consumers = [sub.consumer_id for sub in self.subscriptions.values() if sub.destination == destination]
-        self.temporaries.check_delete(connection_id, destination, consumers)
-        if destination.kind is QUEUE:
-            self.purge(destination.name)
-            q = self.queues.pop(destination.name, None)
-            self._virtual_queues.clear()
-            if q is not None:
-                q.release_memory()
-                if q.policy.memory_limit:
-                    self.memory_limited -= 1
-        else:
-            self.topics.pop(destination.name, None)
-        if self.advisory_support:
-            self._advise_destination(destination, added=False)
-        self.temporaries.forget(destination)
-
-    # -- the store (journal.py) ------------------------------------------------------------------------------------
-
-    def restore(
-        self,
-        messages: Iterable[Stored],
-        scheduled: Iterable[Scheduled] = (),
-        durables: Iterable[DurableSaved] = (),
-        paged: Iterable[tuple[str, int, int, int]] = (),
-        log_seqs: Iterable[tuple[str, Sequence[int]]] = (),
-        shares: Iterable[tuple[str, int, str, int, int, int]] = (),
-    ) -> None:
-        """Load what a store kept into this fresh core, without journaling it again.
-
-        ``messages`` must come in sequence order per queue: each goes back to its queue's store cursor with its
-        sequence number and redelivery counter, so dispatch order is the original order. Scheduled jobs are re-armed
-        under their job ids at their due time (already due ones fire at the next tick). ``paged``: the queues and
-        topic logs loaded only in part (paging.py), with ``log_seqs`` the sequence numbers a log left on disk, and
-        ``shares`` the parts of logs durable subscription queues still read there (``LogShare``'s fields, the
-        queue's first with the log's name).
-        """
-        from .topic_log import LOG_PREFIX  # topic logs load with the first durable subscriber or restart (issue 45)
-
-        durables = list(durables)
-        for saved in durables:  # not journaled again: the store has them
-            self._new_durable(saved.client_id, saved.name, saved.topic, saved.selector, saved.no_local, False)
-        for record in messages:
-            if record.queue.startswith(LOG_PREFIX):
-                self._restore_logged(record)
-                if record.message.expiration:
-                    self._arm_sweep()
-                continue
-            q = self.queues.get(record.queue) if record.queue.startswith(DURABLE_PREFIX) else self.queue(record.queue)
-            if q is None:  # the messages of a durable subscription that is gone
-                continue
-            q.restore(record.message, record.seq, record.redelivery_counter)
-            if record.message.expiration:
-                self._arm_sweep()
-        for name, seqs in log_seqs:  # before the positions: trimming below them reaches the part on disk
-            self._restore_log_on_disk(name, seqs)
-        self._restore_shares(shares)  # before the positions too: the trim keeps what a share reads
-        self._restore_positions(durables)
-        for job in scheduled:
-            self._scheduled_seq = max(self._scheduled_seq, job.job)
-            heapq.heappush(self._scheduled, (job.due, job.job, job.message, job.redelivery_counter))
-            self.timers_set += 1
-        for name, left, after, last in paged:  # big queues: the rest of their messages is paged in later
-            if name.startswith(LOG_PREFIX):  # a log is not paged in (topic_log.py): log_seqs says what is on disk
-                continue
-            q = self.queues.get(name) if name.startswith(DURABLE_PREFIX) else self.queue(name)
-            if q is None or self.journal is None:
-                continue
-            q.on_disk, q.disk_after = left, after
-            q.next_seq = max(q.next_seq, last + 1)
-            self.journal.paged[name] = q
-
-    def page_in(self, name: str, messages: Sequence[Stored]) -> None:
-        """The next page of a paged queue's messages, read from the store (paging.py), in sequence order."""
-        q = self.queues.get(name)
-        if q is None or not q.on_disk:
-            return
-        for record in messages:
-            q.restore(record.message, record.seq, record.redelivery_counter)
-            if record.message.expiration:
-                self._arm_sweep()
-        q.on_disk = max(0, q.on_disk - len(messages)) if messages else 0  # nothing read: nothing more there
-        if messages:
-            q.disk_after = messages[-1].seq
-            if name.startswith(DURABLE_PREFIX):
-                self._shares_handed(name, [record.seq for record in messages])
-        if q.consumers and q.dispatchable():
-            self._dispatch_queue(q)
-
-    # -- timers -----------------------------------------------------------------------------------------------------
-
-    def pending_work(self) -> list[str]:
-        """What the core still has to do now or on a timer (for ``Broker.settled``): descriptions."""
-        now = self.clock.now()
-        pending = [
-            f"broker: {message.message_id} scheduled for {message.destination} at +{when - now:.3f}s "
-            f"(redelivery counter {counter})"
-            for when, _, message, counter in sorted(self._scheduled)
-        ]
-        for name, q in sorted(self.queues.items()):
-            if q.consumers and q.dispatchable():
-                pending.append(f"broker: queue {name} has {q.pending_count} message(s) ready to dispatch")
-        pending.extend(f"broker: queue {name} throttled" for name in sorted(self._throttle_due))
-        pending.extend(
-            f"broker: consumer {consumer_id} still joining {len(work.topics) - work.next} topic(s)"
-            for consumer_id, work in self.binding.items()
-            if self.step_ready(work)  # a subscription waiting for its subscriber to take more is not work left
-        )
-        return pending
-
-    def next_deadline(self) -> float | None:
-        """The earliest timer due (None: none): the driver asks after each call, to arm its one timer."""
-        if not (self._pull_timers or self._scheduled or self._next_sweep is not None or self._throttle_due):
-            return None
-        candidates = list(self._throttle_due.values())
-        if self._pull_timers:
-            candidates.append(self._pull_timers[0][0])
-        if self._next_sweep is not None:
-            candidates.append(self._next_sweep)
-        if self._scheduled:
-            candidates.append(self._scheduled[0][0])
-        return min(candidates) if candidates else None
-
-    def tick(self) -> None:
-        """Do whatever was due by now: pull timeouts, scheduled deliveries, the expiry sweep."""
-        now = self.clock.now()
-        while self._pull_timers and self._pull_timers[0][0] <= now:
-            _, consumer_id, mark = heapq.heappop(self._pull_timers)
-            sub = self.subscriptions.get(consumer_id)
-            if sub is not None and sub.dispatch_count == mark:
-                sub.extension = 0
-                self.output.append(Dispatch(consumer_id, None))
-        if self._scheduled and self._scheduled[0][0] <= now:
-            self._fire_due_jobs(now)
-        if self._next_sweep is not None and self._next_sweep <= now:
-            self.sweep_expired()
-        for name, due in list(self._throttle_due.items()):
-            if due <= now:
-                del self._throttle_due[name]
-                q = self.queues.get(name)
-                if q is not None:
-                    self._dispatch_destination(q.destination)
-
-    # -- fault injection --------------------------------------------------------------------------------------------
-
-    def pause(self, name: str) -> None:
-        """Stop dispatching from a queue (sends are still accepted)."""
-        self.queue(name).paused = True
-
-    def resume(self, name: str) -> None:
-        q = self.queue(name)
-        q.paused = False
-        self._dispatch_destination(q.destination)
-
-    def throttle(self, name: str, interval: float | None) -> None:
-        """Dispatch at most one message of a queue every ``interval`` seconds (None: back to full speed)."""
-        if interval is None or interval <= 0:
-            self.throttles.pop(name, None)
-            self._throttle_due.pop(name, None)
-            q = self.queues.get(name)
-            if q is not None:
-                self._dispatch_destination(q.destination)
-            return
-        self.throttles[name] = interval

@@ -5,9 +5,10 @@ module holds everything; this class only declares, for the type checker, what th
 run time (the core keeps few instance attributes, see BrokerCore's note).
 
 A concern that needs only a few of the core's tables is a part instead, built from those and tested alone (the
-replayable reads, replay_reads.py). The four mixins left (advising, durable consumers, memory limits, scheduling)
-read and change the core's central tables from the send, dispatch and ack paths: as parts they would hold the whole
-core and call back into it, the same coupling behind one more attribute hop on the hot path.
+replayable reads, replay_reads.py). The mixins (advising, durable consumers, memory limits, scheduling, topic
+binding; administration, restoring and timers, which only moved out of broker.py to keep it readable) read and change
+the core's central tables: as parts they would hold the whole core and call back into it, the same coupling behind
+one more attribute hop on the hot path.
 """
 
 from __future__ import annotations
@@ -15,21 +16,23 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterable, Sequence
     from datetime import tzinfo
 
     from ..message import Destination, Message
     from .commands import ConsumerInfo
     from .connection import ConnectionState
     from .durable import DurableSubscription
+    from .effects import Dispatch
     from .history import History
-    from .journal import Journal
+    from .journal import DurableSaved, Journal, Stored
     from .numbering import Numbering
     from .policy import DestinationPolicy
     from .queue import Queue
-    from .subscription import Subscription
+    from .subscription import QueueEntry, Subscription
     from .temporary import TemporaryDestinations
     from .topic import Topic
+    from .transaction import Transaction
     from .usage import MemoryUsage
 
 __all__ = ["CoreState"]
@@ -64,6 +67,12 @@ class CoreState:
         numbering: Numbering
         binding: dict[int, Any]
         _virtual_queues: dict[str, list[str]]
+        transactions: dict[int, Transaction]
+        output: list[Dispatch]
+        throttles: dict[str, float]
+        _throttle_due: dict[str, float]
+        _pull_timers: list[tuple[float, int, int]]
+        _next_sweep: float | None
         _policy_for: Callable[[Destination], DestinationPolicy]
 
         def _connection(self, connection_id: int) -> ConnectionState: ...
@@ -91,3 +100,39 @@ class CoreState:
         def send(self, connection_id: int, message: Message, transaction_id: int | None = None) -> None: ...
 
         def _advise_consumer(self, sub: Subscription, destination: Destination, *, added: bool) -> None: ...
+
+        def _advise_destination(self, destination: Destination, *, added: bool) -> None: ...
+
+        def _dispatch_destination(self, destination: Destination) -> None: ...
+
+        def _dispatch_queue(self, q: Queue) -> None: ...
+
+        def _expire_entry(self, q: Queue, entry: QueueEntry, now: float, *, pending: bool) -> None: ...
+
+        def _fire_due_jobs(self, now: float) -> None: ...
+
+        def catch_up_queue(self, name: str) -> bool: ...
+
+        def _catch_up_expiring(self, now: float) -> None: ...
+
+        def _drop_shares(self, name: str) -> None: ...
+
+        def _shares_handed(self, name: str, seqs: Sequence[int]) -> None: ...
+
+        def _new_durable(
+            self,
+            client_id: str,
+            name: str,
+            topic: str,
+            selector_text: str | None,
+            no_local: bool,
+            journaled: bool = True,
+        ) -> DurableSubscription: ...
+
+        def _restore_logged(self, record: Stored) -> None: ...
+
+        def _restore_log_on_disk(self, name: str, seqs: Sequence[int]) -> None: ...
+
+        def _restore_shares(self, shares: Iterable[tuple[str, int, str, int, int, int]]) -> None: ...
+
+        def _restore_positions(self, saved: Iterable[DurableSaved]) -> None: ...
