@@ -11,15 +11,21 @@ import zoneinfo  # noqa: F401  (see below)
 
 import pytest
 
-import minibroker.client
+import minibroker._core.replay_reads
+import minibroker._core.scheduler
+import minibroker._core.topic_log
+import minibroker.destination_options
 import minibroker.plugins.mqtt
 import minibroker.plugins.stomp
 import minibroker.selector
-import minibroker.store  # noqa: F401
-from minibroker import Broker  # noqa: F401
+import minibroker.store
+import minibroker.typed  # noqa: F401
+from minibroker import *  # noqa: F403  (every name: minibroker and its client load theirs on first use, and keep
+from minibroker.client import *  # noqa: F403  what they loaded: it must not be a module pytester drops)
 
 # The broker, its client and edges are imported here, before any in-process pytester run: the pytest plugin imports
-# them lazily (issue 45), and what is first imported inside such a run is dropped afterwards by pytester's
+# them lazily (issue 45), as minibroker.client its names and the core its features (replayable reads, the scheduler,
+# topic logs, the driver's results), and what is first imported inside such a run is dropped afterwards by pytester's
 # sys.modules snapshot. The next run imports it again: new classes that tables built by the first no longer know
 # (KeyError on a command class), and C extensions that cannot be imported twice (zoneinfo: "SystemError: null
 # argument to internal routine").
