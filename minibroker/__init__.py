@@ -8,8 +8,8 @@
 # ``minibroker serve`` binds its socket before it pays for asyncio, attrs and the broker.
 TYPE_CHECKING = False  # not typing's: importing typing costs a few ms of every launch
 if TYPE_CHECKING:
-    from ._core.broker import NOW_UNKNOWN_DELIVERED
     from ._core.commands import AckType, ConsumerInfo, MessageAck
+    from ._core.consumers import NOW_UNKNOWN_DELIVERED
     from ._core.durable import durable_queue_name
     from ._core.effects import Dispatch
     from ._core.history import HistoryRecord
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
 #: public name -> the module that defines it
 _LAZY = {
-    "NOW_UNKNOWN_DELIVERED": "._core.broker",
+    "NOW_UNKNOWN_DELIVERED": "._core.consumers",
     "AckType": "._core.commands",
     "ConsumerInfo": "._core.commands",
     "MessageAck": "._core.commands",

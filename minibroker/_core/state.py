@@ -6,9 +6,9 @@ run time (the core keeps few instance attributes, see BrokerCore's note).
 
 A concern that needs only a few of the core's tables is a part instead, built from those and tested alone (the
 replayable reads, replay_reads.py). The mixins (advising, durable consumers, memory limits, scheduling, topic
-binding; administration, restoring and timers, which only moved out of broker.py to keep it readable) read and change
-the core's central tables: as parts they would hold the whole core and call back into it, the same coupling behind
-one more attribute hop on the hot path.
+binding; administration, consumers, restoring and timers, which moved out of broker.py to keep it readable) read and
+change the core's central tables: as parts they would hold the whole core and call back into it, the same coupling
+behind one more attribute hop on the hot path.
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from .topic import Topic
     from .transaction import Transaction
     from .usage import MemoryUsage
+    from .virtual import VirtualTopics
 
 __all__ = ["CoreState"]
 
@@ -73,6 +74,7 @@ class CoreState:
         _throttle_due: dict[str, float]
         _pull_timers: list[tuple[float, int, int]]
         _next_sweep: float | None
+        virtual_topics: VirtualTopics | None
         _policy_for: Callable[[Destination], DestinationPolicy]
 
         def _connection(self, connection_id: int) -> ConnectionState: ...
@@ -136,3 +138,13 @@ class CoreState:
         def _restore_shares(self, shares: Iterable[tuple[str, int, str, int, int, int]]) -> None: ...
 
         def _restore_positions(self, saved: Iterable[DurableSaved]) -> None: ...
+
+        def _add_durable_consumer(self, conn: ConnectionState, info: ConsumerInfo) -> int: ...
+
+        def _bind_topics(self, sub: Subscription, retroactive: bool) -> None: ...
+
+        def _dispatch_for(self, sub: Subscription) -> None: ...
+
+        def _replay_advisories(self, sub: Subscription) -> None: ...
+
+        def _defer(self, durable: DurableSubscription, position: int | None = None, journaled: bool = True) -> None: ...
