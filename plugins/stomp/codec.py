@@ -84,6 +84,10 @@ _PLAIN_COMMAND_NAMES: Final = frozenset(_PLAIN_COMMANDS.values())
 _CONTENT_LENGTH: Final = re.compile(r"[+-]?[0-9]{1,10}")
 #: the longest unfinished frame start joined to newly received bytes by copying (longer: a bytearray accumulates)
 _JOIN_LIMIT: Final = 65536
+#: SEND heads (command and header lines) a decoder keeps parsed, and the longest kept: a producer's frames mostly
+#: repeat theirs; at most 16 x 256 bytes per connection, forgotten at once when full
+_HEAD_CACHE_SIZE: Final = 16
+_HEAD_CACHE_BYTES: Final = 256
 
 
 @attrs.define(slots=True)
@@ -238,6 +242,8 @@ class StompDecoder:
         self._scan = 0
         self._length: int | None = None
         self._error: RemoteProtocolError | None = None
+        #: SEND heads parsed before: head bytes -> (command, headers, header count, body length or None or -1)
+        self._heads: dict[bytes, tuple[str, dict[str, str], int, int | None]] = {}
         #: heart-beats (blank lines between frames) seen so far, the EOL that follows each frame included
         self.heartbeats = 0
         #: total bytes fed
@@ -293,31 +299,57 @@ class StompDecoder:
             if end < 0 and pos == len(buf) and type(buf) is bytes:
                 return None  # all read (the usual end of a read): nothing to scan or compact
             if end > pos:
-                command, _, text = buf[pos:end].decode("utf-8", "replace").partition("\n")
-                if (
-                    command in _PLAIN_COMMAND_NAMES
-                    and len(command) <= self.max_command_length
-                    and end - pos - len(command) <= self.max_header_length
-                    and "\r" not in text
-                    and "\\" not in text
-                    and self.version != "1.0"
-                ):
-                    headers: dict[str, str] = {}
-                    count = 0
-                    if text:
-                        for header in text.split("\n"):
-                            name, _, value = header.partition(":")
-                            if name not in headers:
-                                headers[name] = value
-                            count += 1
+                head = buf[pos:end]
+                known = self._heads.get(head) if type(head) is bytes else None
+                if known is not None:  # a SEND head seen before (a producer's usual frame): parsed once
+                    command, cached, count, length = known
+                    headers = cached.copy()
+                    plain = (
+                        self.version != "1.0"
+                        and len(command) <= self.max_command_length
+                        and end - pos - len(command) <= self.max_header_length
+                    )
+                else:
+                    command, _, text = head.decode("utf-8", "replace").partition("\n")
+                    plain = (
+                        command in _PLAIN_COMMAND_NAMES
+                        and len(command) <= self.max_command_length
+                        and end - pos - len(command) <= self.max_header_length
+                        and "\r" not in text
+                        and "\\" not in text
+                        and self.version != "1.0"
+                    )
+                    if plain:
+                        headers = {}
+                        count = 0
+                        if text:
+                            for header in text.split("\n"):
+                                name, _, value = header.partition(":")
+                                if name not in headers:
+                                    headers[name] = value
+                                count += 1
+                        raw = headers.get("content-length") if command == "SEND" or self.role == "client" else None
+                        # the body's length, None: up to the NUL, -1: not a length (the general parser says why)
+                        length = (
+                            None
+                            if raw is None
+                            else int(raw)
+                            if raw.isdigit() and raw.isascii() and len(raw) <= 9
+                            else -1
+                        )
+                        if command == "SEND" and type(head) is bytes and end - pos <= _HEAD_CACHE_BYTES:
+                            heads = self._heads
+                            if len(heads) >= _HEAD_CACHE_SIZE:
+                                heads.clear()
+                            heads[head] = (command, headers.copy(), count, length)
+                if plain:
                     start = end + 2
-                    raw = headers.get("content-length") if command == "SEND" or self.role == "client" else None
-                    if raw is None:
+                    if length is None:
                         stop = buf.find(b"\0", start)
                         ok = stop >= 0 and stop - start <= self.max_data_length
-                    elif raw.isdigit() and raw.isascii() and len(raw) <= 9:
-                        stop = start + int(raw)
-                        ok = stop - start <= self.max_data_length and stop < len(buf) and buf[stop] == 0
+                    elif length >= 0:
+                        stop = start + length
+                        ok = length <= self.max_data_length and stop < len(buf) and buf[stop] == 0
                     else:
                         ok = False
                     limit = self.max_frame_size

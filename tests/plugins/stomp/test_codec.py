@@ -155,6 +155,54 @@ class TestRoundTrip:
         assert got[1].body == b"hello"
 
 
+class TestSendHeads:
+    """A SEND head (command and header lines) seen before is not parsed again: the frames are those a decoder that
+    never saw it makes, each with its own headers, under the limits in force when it comes."""
+
+    @settings(max_examples=80, deadline=None)
+    @given(data=st.data(), repeats=st.integers(2, 20))
+    def test_the_frames_of_a_decoder_that_never_saw_the_head(self, data: st.DataObject, repeats: int) -> None:
+        batch = data.draw(st.lists(frames("1.2", "server"), min_size=1, max_size=3))
+        batch += [StompFrame("SEND", {"destination": "/queue/a", "content-length": "2"}, b"xy")]
+        wire = [encode_frame(f, "1.2") for f in batch] * repeats
+        decoder = StompDecoder(role="server", version="1.2")
+        decoder.receive_data(b"".join(wire))
+        got = list(decoder)
+        assert got == [decode_all(w, role="server", version="1.2")[0] for w in wire]
+        assert len({id(f.headers) for f in got}) == len(got)  # each frame's own dict
+
+    def test_a_head_kept_meets_the_limits_in_force(self) -> None:
+        send = b"SEND\ndestination:/queue/a\nx:1\ncontent-length:2\n\nab\0"
+        decoder = StompDecoder(role="server", version="1.2")
+        decoder.receive_data(send)
+        assert decoder.next_frame() is not None
+        decoder.max_headers = 2
+        decoder.receive_data(send)
+        with pytest.raises(RemoteProtocolError, match="number of headers"):
+            decoder.next_frame()
+
+    def test_a_head_kept_is_read_as_1_0_once_the_version_is(self) -> None:
+        send = b"SEND\ndestination:/queue/a \ncontent-length:2\n\nab\0"
+        decoder = StompDecoder(role="server", version="1.2")
+        decoder.receive_data(send)
+        frame = decoder.next_frame()
+        assert frame is not None and frame.headers["destination"] == "/queue/a "
+        decoder.version = "1.0"  # 1.0 trims header values
+        decoder.receive_data(send)
+        frame = decoder.next_frame()
+        assert frame is not None and frame.headers["destination"] == "/queue/a"
+
+    def test_at_most_sixteen_heads_of_at_most_256_bytes(self) -> None:
+        decoder = StompDecoder(role="server", version="1.2")
+        for i in range(40):
+            decoder.receive_data(b"SEND\ndestination:/queue/%d\n\nx\0" % i)
+            assert decoder.next_frame() is not None
+            assert len(decoder._heads) <= 16
+        decoder.receive_data(b"SEND\ndestination:/queue/" + b"q" * 300 + b"\n\nx\0")
+        assert decoder.next_frame() is not None
+        assert all(len(head) <= 256 for head in decoder._heads)
+
+
 # -- escaping ---------------------------------------------------------------------------------------------------------
 
 
