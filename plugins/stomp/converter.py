@@ -430,13 +430,13 @@ class StompConverter(ConnectionOutput):
                 producer, seq,
             )  # fmt: skip
             self._message_seq = seq
-            broker = self.broker
-            # (after Broker.restart() the connection's own send would reach the core it was made with)
-            if broker.admit(destination, None) is None and broker.incarnation == self._incarnation:
+            # the minted sender asks flow control itself; after Broker.restart() it would reach the core it was made
+            # with: the full way then
+            if self.broker.incarnation == self._incarnation:
                 waiting = self._send_minted(message, None, False)
                 if waiting is None:
                     return
-                if isinstance(waiting, Coroutine):  # (not after admit's None: nothing ran between) hold it instead
+                if isinstance(waiting, Coroutine):  # it must wait for room (not yet started): held as any SEND is
                     waiting.close()
             self._send_or_hold(frame, [message], None)
             return

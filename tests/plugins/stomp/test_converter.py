@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from minibroker import Broker, Dispatch, ManualClock
+from minibroker import Broker, DestinationPolicy, Dispatch, ManualClock
 from minibroker._core.temporary import TemporaryDestinations
 from minibroker.message import Destination, DestinationKind, Message, PropertyValue
 from minibroker.plugins.stomp import StompConverter, StompFrame
@@ -411,3 +411,19 @@ class TestPlainSend:
         conv.receive_frame(StompFrame("SEND", {"destination": "/queue/after", "content-length": "1"}, b"a"))
         conv.receive_frame(StompFrame("SEND", {"destination": "/queue/after", "content-length": "1", "x": "y"}, b"b"))
         assert [m.body for m in broker.queue("after").browse()] == [b"a", b"b"]
+
+    async def test_a_plain_send_to_a_full_queue_is_held_as_any_send(self) -> None:
+        policies = {"full.>": DestinationPolicy(memory_limit=1)}
+        async with Broker(clock=ManualClock(), policies=policies) as broker:
+            conv = connected(broker)
+            plain = {"destination": "/queue/full.q", "content-length": "1"}
+            conv.receive_frame(StompFrame("SEND", plain, b"a"))
+            assert conv.held_admission is None
+            conv.receive_frame(StompFrame("SEND", plain, b"b"))
+            admission = conv.held_admission
+            assert admission is not None
+            assert [m.body for m in broker.queue("full.q").browse()] == [b"a"]
+            broker.queue("full.q").purge()
+            await admission
+            conv.release_held(None)
+            assert conv.held_admission is None and [m.body for m in broker.queue("full.q").browse()] == [b"b"]
