@@ -15,7 +15,9 @@ broker runs every case once before measuring (ActiveMQ's JVM is then past its JI
 rounds run every case on both brokers in turns, and the median of each is printed with the ratio minibroker /
 ActiveMQ and pass (>= 1.0: issue 45's target) or FAIL. Each broker's CPU per message (from ``/proc``) is printed
 beside its rate. ``--profile FILE`` runs minibroker under cProfile (its stats dumped to FILE when it stops; rates
-are then not comparable).
+are then not comparable). ``--instructions`` prints instead the broker side's instructions per message layer by
+layer (an in-process producer and consumer on the listener's converters, no sockets; callgrind), beside the same with
+every dispatch built and encoded field by field (issue 45: what the remaining cost is made of).
 """
 
 from __future__ import annotations
@@ -243,6 +245,121 @@ def measure(
     return cases
 
 
+#: ``--instructions``: one child process, an in-process OpenWire producer and consumer on one broker (the listener's
+#: converters and decoders, no sockets), N messages of SIZE bytes as ActiveMQ's client sends them, each acked as
+#: AUTO_ACKNOWLEDGE acks it; STAGE says how far each message goes (frames are built in every stage, so they cancel)
+_LAYERS_CHILD = """
+import asyncio, gc, sys
+from minibroker import Broker, ManualClock
+from minibroker.plugins.openwire import commands as ow
+from minibroker.plugins.openwire import converter as cv
+from minibroker.plugins.openwire.codec import OpenWireDecoder, encode_command
+
+n, size, persistent, stage = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3] == "1", sys.argv[4]
+if stage.endswith("-ref"):  # the reference path: every dispatch built and encoded field by field
+    cv.wire_of = lambda command, raw: None
+    stage = stage[:-4]
+producer_conn, consumer_conn = "ID:bench-40000-1700000000000-0:1", "ID:bench-40000-1700000000000-0:2"
+producer_id, consumer_id = ow.ProducerId(producer_conn, 1, 1), ow.ConsumerId(consumer_conn, 1, 1)
+queue = ow.ActiveMQQueue("bench.openwire")
+body = bytes(97 + i % 26 for i in range(size))
+sends = [encode_command(ow.BytesMessage(command_id=4 + i, response_required=persistent, producer_id=producer_id,
+    destination=queue, message_id=ow.MessageId(None, producer_id, i + 1), persistent=persistent, priority=4,
+    timestamp=1_700_000_000_000 + i, content=body)) for i in range(n)]
+acks = [encode_command(ow.MessageAck(command_id=4 + i, destination=queue, consumer_id=consumer_id, ack_type=2,
+    first_message_id=ow.MessageId(None, producer_id, i + 1, i + 1),
+    last_message_id=ow.MessageId(None, producer_id, i + 1, i + 1), message_count=1)) for i in range(n)]
+
+async def main():
+    async with Broker(clock=ManualClock()) as broker:
+        producer, consumer = cv.OpenWireConverter(broker), cv.OpenWireConverter(broker)
+        for converter, connection in ((producer, producer_conn), (consumer, consumer_conn)):
+            converter.receive(ow.WireFormatInfo(version=12))
+            converter.receive(ow.ConnectionInfo(1, True, ow.ConnectionId(connection)))
+            converter.receive(ow.SessionInfo(2, False, ow.SessionId(connection, 1)))
+        producer.receive(ow.ProducerInfo(command_id=3, producer_id=producer_id, destination=queue))
+        consumer.receive(ow.ConsumerInfo(3, True, consumer_id, destination=queue, prefetch_size=1000))
+        producer.data_to_send(), consumer.data_to_send()
+        into_producer, into_consumer = OpenWireDecoder(), OpenWireDecoder()
+        gc.collect()
+        gc.disable()  # the converters' and the broker's instructions, not the collector's
+        for i in range(n if stage != "build" else 0):
+            into_producer.receive_data(sends[i])
+            sent = into_producer.next_command()
+            if stage == "decode":
+                continue
+            if stage == "decode-both":
+                into_consumer.receive_data(acks[i])
+                into_consumer.next_command()
+                continue
+            producer.receive(sent)
+            producer.data_to_send()
+            consumer.data_to_send()
+            if stage == "send":
+                continue
+            into_consumer.receive_data(acks[i])
+            consumer.receive(into_consumer.next_command())
+
+asyncio.run(main())
+"""
+
+#: (label, stage, the stage subtracted) for each layer --instructions prints
+_LAYERS = (
+    ("decode the message frame", "decode", "build"),
+    ("decode its MessageAck", "decode-both", "decode"),
+    ("the send: converter, BrokerConnection, core, the dispatch written", "send", "decode"),
+    ("the ack: converter, BrokerConnection, core (its decoding apart)", "ack", "send"),
+)
+
+
+def instructions(n: int, size: int, persistent: bool, stage: str) -> int:
+    """The instructions of one ``_LAYERS_CHILD`` run (callgrind)."""
+    import re
+
+    child = [sys.executable, "-P", "-c", _LAYERS_CHILD, str(n), str(size), "1" if persistent else "0", stage]
+    done = subprocess.run(
+        ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *child],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PYTHONHASHSEED": "0"},
+        cwd=HERE,
+    )
+    found = re.search(r"Collected : (\d+)", done.stderr)
+    assert found is not None, done.stderr
+    return int(found.group(1))
+
+
+def layers(n: int, size: int, persistent: bool) -> dict[str, int]:
+    """Instructions per message of each stage (``n`` messages more, over ``n``: start-up cancels out)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    stages = ("build", "decode", "decode-both", "send", "all", "all-ref")
+    instructions(10, size, persistent, "all")  # bytecode compiled once, not in a counted run
+    with ThreadPoolExecutor(2) as pool:
+        counts = {
+            (stage, k): pool.submit(instructions, k * n, size, persistent, stage) for stage in stages for k in (1, 2)
+        }
+    per = {stage: (counts[stage, 2].result() - counts[stage, 1].result()) // n for stage in stages}
+    per["ack"] = per["all"] - (per["decode-both"] - per["decode"])
+    return per
+
+
+def print_layers(n: int, size: int) -> None:
+    if shutil.which("valgrind") is None:
+        print("openwire_bench --instructions: skipped, needs valgrind")
+        return
+    for persistent in (False, True):
+        per = layers(n, size, persistent)
+        kind = "persistent" if persistent else "non-persistent"
+        print(f"\n{kind}, {size}-byte BytesMessage, in process (callgrind, gc off), instructions per message:")
+        for label, stage, before in _LAYERS:
+            print(f"  {label:<68} {per[stage] - per[before]:>9,}")
+        print(f"  {'the whole broker side':<68} {per['all'] - per['build']:>9,}")
+        reference = per["all-ref"] - per["build"]
+        print(f"  {'the same, every dispatch built and encoded (no passthrough.py)':<68} {reference:>9,}")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--messages", type=int, default=20_000)
@@ -250,7 +367,15 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3, help="rounds measured after the warm-up (the median is kept)")
     parser.add_argument("--profile", metavar="FILE", help="run minibroker under cProfile, stats to FILE")
     parser.add_argument("--only", choices=("persistent", "non-persistent"), help="one case instead of both")
+    parser.add_argument(
+        "--instructions",
+        action="store_true",
+        help="instead: the broker side's instructions per message, layer by layer (in process, callgrind)",
+    )
     args = parser.parse_args()
+    if args.instructions:
+        print_layers(min(args.messages, 2_000), args.size)
+        return 0
     started = time.perf_counter()
     modes = (True, False) if args.only is None else (args.only == "persistent",)
     cases = measure(args.messages, args.size, args.rounds, args.profile, modes)
