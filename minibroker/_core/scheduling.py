@@ -145,7 +145,12 @@ class Scheduling(CoreState):
     def _schedule_delayed(self, message: Message) -> bool:
         """``AMQ_SCHEDULED_DELAY``/``_PERIOD``/``_REPEAT`` make the message a job of the scheduler (scheduler.py),
         when the broker has scheduler support."""
-        if not message.properties:
+        properties = message.properties
+        if not properties or not (
+            "AMQ_SCHEDULED_DELAY" in properties
+            or "AMQ_SCHEDULED_PERIOD" in properties
+            or "AMQ_SCHEDULED_CRON" in properties
+        ):  # none of what makes a job (read_job): a send with other properties skips the import statement
             return False
         from .scheduler import first_due, read_job
 
