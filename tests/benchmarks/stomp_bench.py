@@ -12,6 +12,10 @@ of N runs per case (the machine is shared and noisy); ``--profile FILE`` runs th
 dumps its stats to FILE when it stops (read them with ``python -m pstats FILE``). ActiveMQ (``--broker activemq``)
 first takes one unmeasured pass of every case: its JVM's first pass runs before the JIT has compiled the broker.
 
+``--instructions`` counts the broker child's CPU instructions per message under valgrind's callgrind instead (a
+figure machine noise does not move), and ``--instructions --in-process`` those of :func:`edge_run`: the listener's
+protocol objects over in-memory transports, fed the bytes stomp.py writes, one frame per read (no socket, no client).
+
 Issue 45's targets are printed with pass/fail after minibroker's table: ack:auto at prefetch 1 and 1000 holds at
 most 11 us of broker CPU per message, and client-individual at prefetch 1 costs at most 1.5x the same round trips
 against ``stomp_floor.py`` (no broker, the asyncio floor), the median of ``--rounds`` (at least 5) rounds that
