@@ -346,9 +346,13 @@ def _compiled_reader(cls: type[DataStructure]) -> ObjectReader:
         "MAX_DEPTH": MAX_DEPTH,
     }
     names = []
+    header, lines = lines, []
+    per_field: list[list[str]] = []
     for i, ((name, kind), wanted) in enumerate(zip(layout(cls), _expected(cls), strict=True)):
         v = f"v{i}"
         names.append(v)
+        lines = []
+        per_field.append(lines)
         if kind is Kind.BOOL:
             lines += [f"    {v} = data[pos] != 0", "    pos += 1"]
         elif kind is Kind.BYTE:
@@ -412,6 +416,7 @@ def _compiled_reader(cls: type[DataStructure]) -> ObjectReader:
         else:  # arrays, exceptions, the magic: the table's reader
             namespace[f"R{i}"] = _READERS[kind]
             lines += ["    reader.pos = pos", f"    {v} = R{i}(reader, fmt, depth)", "    pos = reader.pos"]
+    lines = header + _zero_runs(cls, per_field, namespace)
     if _shareable(cls):  # the same bytes, the same (immutable) object: an id read again is not built again
         namespace["SEEN"] = {}
         namespace["SEEN_MAX"] = _SEEN_MAX
@@ -430,6 +435,42 @@ def _compiled_reader(cls: type[DataStructure]) -> ObjectReader:
     else:
         lines += ["    reader.pos = pos", *checks, f"    return cls({', '.join(names)})"]
     return typing.cast(ObjectReader, _compile("\n".join(lines) + "\n", "read", namespace))
+
+
+#: the bytes of a field left at its default (absent, false, zero) where those are all zero bytes
+_ZERO_WIDTH: Final = {
+    Kind.BOOL: 1,
+    Kind.BYTE: 1,
+    Kind.INT: 4,
+    Kind.LONG: 8,
+    Kind.STRING: 1,
+    Kind.BYTES: 1,
+    Kind.NESTED: 1,
+    Kind.CACHED: 1,
+    Kind.ARRAY: 1,
+    Kind.THROWABLE: 1,
+}
+_ZERO_DEFAULT: Final = {Kind.BOOL: "False", Kind.BYTE: "0", Kind.INT: "0", Kind.LONG: "0"}
+
+
+def _zero_runs(cls: type[DataStructure], per_field: list[list[str]], namespace: dict[str, Any]) -> list[str]:
+    """The fields' reading code; the class's rarely set tail (``RARELY_SET``: a message's data structure, broker path,
+    times the broker sets...), when all its fields are at their defaults, read with one comparison of zero bytes
+    instead of one read each (any other bytes: field by field as before)."""
+    fields = layout(cls)
+    names = [name for name, _ in fields]
+    first = getattr(cls, "RARELY_SET", None)
+    if first not in names or any(kind not in _ZERO_WIDTH for _, kind in fields[names.index(first) :]):
+        return [line for lines in per_field for line in lines]
+    i = names.index(first)
+    width = sum(_ZERO_WIDTH[kind] for _, kind in fields[i:])
+    namespace["ZEROS"] = bytes(width)
+    out = [line for lines in per_field[:i] for line in lines]
+    out.append(f"    if data[pos:pos + {width}] == ZEROS:")
+    out += [f"        v{k} = {_ZERO_DEFAULT.get(fields[k][1], 'None')}" for k in range(i, len(fields))]
+    out += [f"        pos += {width}", "    else:"]
+    out += ["    " + line for lines in per_field[i:] for line in lines]
+    return out
 
 
 #: the objects each shareable class remembers by their bytes (then forgets all at once): a connection's ids and

@@ -401,6 +401,8 @@ class Message(BaseCommand):
     map in ``marshalled_properties``)."""
 
     TYPE: ClassVar[int] = 23
+    #: the first of the fields a client's message leaves at their defaults (the codec reads them as one run)
+    RARELY_SET: ClassVar[str] = "data_structure"
     producer_id: ProducerId | None = field(Kind.CACHED)
     destination: ActiveMQDestination | None = field(Kind.CACHED)
     transaction_id: DataStructure | None = field(Kind.CACHED)
