@@ -71,7 +71,7 @@ from .advisories import renders_advisories_of
 from .codec import StompFrame
 from .messages import message_from_send
 from .naming import DestinationNames, new_connection_name
-from .output import ConnectionOutput
+from .output import _ConnectionOutput
 from .subscriptions import (
     Delivery,
     Ignored,
@@ -143,7 +143,7 @@ class _Held(Exception):
     """The frame is held (producer flow control): no reply yet."""
 
 
-class StompConverter(ConnectionOutput):
+class StompConverter(_ConnectionOutput):
     """One STOMP client connection's protocol state, in front of a :class:`~minibroker.Broker`.
 
     ``on_output`` is called (with no argument) whenever frames or deferred work were added outside a call to

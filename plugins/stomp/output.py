@@ -6,9 +6,9 @@ while another connection's frame is handled, and only append to the output (``_o
 at once, each with the version it is written in); past the render budget they wait in ``_backlog`` as references
 until the peer has read what went before. The listener takes it all with one call per write (:meth:`flush_output`).
 
-An ``ack:auto`` subscription without a transformation routes to :meth:`ConnectionOutput._on_auto_dispatch`, which
+An ``ack:auto`` subscription without a transformation routes to :meth:`_ConnectionOutput._on_auto_dispatch`, which
 writes the plainest MESSAGE in one call; everything else, and that one whenever in doubt, goes through
-:meth:`ConnectionOutput._on_dispatch`, the reference path (the tests compare the two).
+:meth:`_ConnectionOutput._on_dispatch`, the reference path (the tests compare the two).
 """
 
 from __future__ import annotations
@@ -32,14 +32,14 @@ from .subscriptions import Delivery, StompAckMode, Subscription, send_auto_acks
 if TYPE_CHECKING:
     from minibroker import BrokerConnection, Dispatch
 
-__all__ = ["ConnectionOutput"]
+__all__ = ["_ConnectionOutput"]
 
 log = logging.getLogger("minibroker.stomp")
 
 QUEUE = DestinationKind.QUEUE
 
 
-class ConnectionOutput:
+class _ConnectionOutput:
     """The output of one STOMP connection: what is written, and how dispatches become MESSAGEs. Its state is set up
     by :class:`~minibroker.plugins.stomp.converter.StompConverter`, its subclass."""
 
