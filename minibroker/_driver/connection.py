@@ -248,8 +248,14 @@ class BrokerConnection(_OperatorRequests):
         core = broker.core
         if core.memory_limited and broker.admit(message.destination, transaction_id) is not None:
             return False
-        if transaction_id is None and broker._plain_sends and "," not in message.destination.name:
-            # the hot path: a running broker no filter watches sends or rights on, one destination
+        if (
+            transaction_id is None
+            and broker._plain_sends
+            and self._resent_sends is None
+            and "," not in message.destination.name
+        ):
+            # the hot path: a running broker no filter watches sends or rights on, one destination, a client that
+            # does not resend (a resending one's sends are checked against what the store kept: send)
             core.send(self.connection_id, message, None)
             broker._flush()
         else:
@@ -267,10 +273,12 @@ class BrokerConnection(_OperatorRequests):
         send_minted = core.send_minted
         flush = broker._flush
         waiters = broker._space_waiters
+        plain = self._resent_sends is None  # a client that resends has each send checked (send_if_admitted, send)
 
         def send(message: Message, transaction_id: int | None, sync: bool) -> Awaitable[object] | None:
             if (
                 transaction_id is None
+                and plain
                 and not core.memory_limited
                 and broker._plain_sends
                 and "," not in message.destination.name

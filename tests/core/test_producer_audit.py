@@ -90,3 +90,26 @@ async def test_only_connections_of_resending_clients_feed_the_audit() -> None:
         assert store.producer_audit.last(PRODUCER) == -1  # nothing to pay for a client that never resends
         broker.connect("jms", audit_producers=True).send(message(5))
         assert store.producer_audit.last(PRODUCER) == 5
+
+
+@pytest.mark.parametrize("door", ["send_if_admitted", "minted_sender"])
+async def test_the_connection_s_fast_sends_check_a_resending_client_s_sends_too(door: str) -> None:
+    """The one door's shorter ways in (an edge's send_if_admitted, a minted sender) take a resending client's send
+    the long way, where it is checked against the audit: a resend after a reconnect is dropped whichever way it
+    comes, even once the first copy was consumed (purged here), when the queue's own duplicate check no longer
+    sees it."""
+    store = MemoryStore()
+    async with Broker(store=store) as broker:
+        first = broker.connect("app", audit_producers=True)
+        first.send(message(1))
+        first.close()
+        broker.purge("q")
+        again = broker.connect("app", audit_producers=True, failover_reconnect=True)
+        if door == "send_if_admitted":
+            assert again.send_if_admitted(message(1))
+            assert again.send_if_admitted(message(2))
+        else:
+            send = again.minted_sender()
+            assert send(message(1), None, True) is None
+            assert send(message(2), None, True) is None
+        assert [m.body for m in again.browse("q")] == ["m2"]
