@@ -8,6 +8,8 @@
 # ``minibroker serve`` binds its socket before it pays for asyncio, attrs and the broker.
 TYPE_CHECKING = False  # not typing's: importing typing costs a few ms of every launch
 if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+
     from ._core.commands import AckType, ConsumerInfo, MessageAck
     from ._core.consumers import NOW_UNKNOWN_DELIVERED
     from ._core.durable import durable_queue_name
@@ -64,26 +66,48 @@ _LAZY = {
 }
 
 
-if not TYPE_CHECKING:  # hidden from type checkers, which see the imports above (and flag a misspelt name)
+def _lazy_names(
+    package: str,
+    names: "Mapping[str, str]",
+    namespace: "dict[str, object]",
+    computed: "Mapping[str, Callable[[], object]] | None" = None,
+) -> "tuple[Callable[[str], object], Callable[[], list[str]]]":
+    """The module-level ``__getattr__`` and ``__dir__`` (PEP 562) of ``package`` (this one, ``minibroker.client``,
+    ``minibroker.wire``), whose ``names`` map each public name to the module it is imported from (relative to
+    ``package`` when it starts with a dot): a module is paid for only when one of its names is asked for (issue 45).
+    ``computed``: names made by a function instead. A name is looked up once: it is put into the package's
+    ``namespace`` for the lookups after. Here, not in a module of its own, as ``import minibroker`` loads nothing
+    else."""
+    extra = computed or {}
 
     def __getattr__(name: str) -> object:
-        if name == "__version__":
-            from importlib.metadata import version
-
-            globals()[name] = value = version("minibroker")
-            return value
-        module = _LAZY.get(name)
+        module = names.get(name)
         if module is None:
-            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-        import importlib
+            make = extra.get(name)
+            if make is None:
+                raise AttributeError(f"module {package!r} has no attribute {name!r}")
+            value = make()
+        else:
+            import importlib
 
-        value = getattr(importlib.import_module(module, __name__), name)
-        globals()[name] = value  # once: later lookups find it without coming here
+            value = getattr(importlib.import_module(module, package), name)
+        namespace[name] = value  # once: later lookups find it without coming here
         return value
 
+    def __dir__() -> list[str]:
+        return sorted((set(namespace) - {"TYPE_CHECKING"}) | set(names) | set(extra))
 
-def __dir__() -> list[str]:
-    return sorted((set(globals()) - {"TYPE_CHECKING"}) | set(_LAZY) | {"__version__"})
+    return __getattr__, __dir__
+
+
+def _version() -> object:
+    from importlib.metadata import version
+
+    return version("minibroker")
+
+
+if not TYPE_CHECKING:  # hidden from type checkers, which see the imports above (and flag a misspelt name)
+    __getattr__, __dir__ = _lazy_names(__name__, _LAZY, globals(), {"__version__": _version})
 
 
 __all__ = [

@@ -252,20 +252,10 @@ _LAZY = {
 
 
 if not TYPE_CHECKING:  # hidden from type checkers, which see the imports above
+    from minibroker import _lazy_names
 
-    def __getattr__(name: str) -> object:
-        module = _LAZY.get(name)
-        if module is None:
-            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-        import importlib
-
-        value = getattr(importlib.import_module(module, __name__), name)
-        globals()[name] = value  # once: later lookups find it without coming here
-        return value
-
-
-def __dir__() -> list[str]:
-    return sorted((set(globals()) - {"TYPE_CHECKING"}) | set(_LAZY))
+    __getattr__, __dir__ = _lazy_names(__name__, _LAZY, globals())
+    del _lazy_names
 
 
 __all__ = [
