@@ -347,11 +347,11 @@ def manual_clock(minibroker: Any) -> Any:
     return _body("manual_clock")(minibroker)
 
 
-@_async_fixture
-async def minibroker_connection(minibroker: Any, request: Any) -> AsyncIterator[Any]:
-    """A client connection to the ``minibroker`` broker, with the marker's redelivery policy."""
-    async for value in _body("minibroker_connection")(minibroker, request):
-        yield value
+@pytest.fixture
+def minibroker_connection(minibroker: Any, request: Any) -> Any:
+    """A client connection to the ``minibroker`` broker, with the marker's redelivery policy (made and closed by the
+    ``minibroker`` fixture, which sees that the test asks for it)."""
+    return _body("minibroker_connection")(minibroker, request)
 
 
 @_async_fixture

@@ -33,6 +33,44 @@ class TestFixtures:
         pytester.makepyfile(BASIC)
         pytester.runpytest(*STRICT).assert_outcomes(passed=1)
 
+    def test_the_connection_comes_with_the_broker_fixture(self, pytester: pytest.Pytester) -> None:
+        """``minibroker_connection`` is made by the ``minibroker`` fixture when the test names it, directly or
+        through a fixture of its own, and is closed before the broker's teardown checks; asked for only later, with
+        ``getfixturevalue``, it is a usage error that says what to do instead (issue 45: one async fixture, not
+        two)."""
+        pytester.makepyfile("""
+import pytest
+import pytest_asyncio
+from minibroker.client import AckMode
+
+@pytest_asyncio.fixture
+async def producer(minibroker_connection):
+    session = await minibroker_connection.create_session(AckMode.AUTO_ACKNOWLEDGE)
+    yield await session.create_producer("orders")
+
+@pytest.mark.asyncio
+async def test_through_a_fixture(minibroker, producer):
+    await producer.send("hello")
+    assert minibroker.queue("orders").size == 1
+    assert minibroker.statistics().connections == 1
+
+@pytest.mark.asyncio
+async def test_named_directly(minibroker, minibroker_connection):
+    assert not minibroker_connection.closed
+    assert minibroker.statistics().connections == 1
+
+@pytest.mark.asyncio
+async def test_without_it(minibroker):
+    assert minibroker.statistics().connections == 0
+
+@pytest.mark.asyncio
+async def test_asked_for_late(request, minibroker):
+    request.getfixturevalue("minibroker_connection")
+""")
+        result = pytester.runpytest(*STRICT)
+        result.assert_outcomes(passed=3, failed=1)
+        result.stdout.fnmatch_lines(["*minibroker_connection is made with the minibroker fixture*"])
+
     def test_auto_mode(self, pytester: pytest.Pytester) -> None:
         """... and in auto mode, without asyncio marks."""
         pytester.makepyfile(BASIC.replace("@pytest.mark.asyncio\n", ""))
