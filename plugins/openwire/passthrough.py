@@ -29,7 +29,7 @@ from minibroker import Dispatch
 from minibroker.message import Message as BrokerMessage
 
 from . import commands as ow
-from .codec import encode_command
+from .codec import _INT_FROM, _INT_PACK, _LONG_PACK, _USHORT_FROM, encode_command
 from .messages import broker_message, parse_producer_id
 
 __all__ = ["WireMessage", "consumer_prefix", "dispatch_frame", "wire_message", "wire_of"]
@@ -47,11 +47,6 @@ class WireMessage(BrokerMessage):
     wire: Wire | None = attrs.field(default=None, init=False, repr=False)
 
 
-_USHORT_FROM = struct.Struct(">H").unpack_from
-_INT_FROM = struct.Struct(">i").unpack_from
-_LONG_FROM = struct.Struct(">q").unpack_from
-_SIZE = struct.Struct(">i").pack
-_LONG = struct.Struct(">q").pack
 _TEXT_CONTENT = struct.Struct(">Bii").pack
 _BYTES_CONTENT = struct.Struct(">Bi").pack
 #: the dispatched message's last fields and the MessageDispatch's: redeliveryCounter, then brokerPath, arrival,
@@ -225,7 +220,7 @@ def dispatch_frame(message: WireMessage, prefix: bytes, dispatch: Dispatch, now_
         prefix,
         destination,
         head,
-        _LONG(dispatch.broker_seq),
+        _LONG_PACK(dispatch.broker_seq),
         headers,
         content,
         raw,
@@ -233,4 +228,4 @@ def dispatch_frame(message: WireMessage, prefix: bytes, dispatch: Dispatch, now_
         _TAIL.pack(counter, now_ms, now_ms, dispatch.group_first, counter),
     )
     size = len(prefix) + len(destination) + len(head) + 8 + len(headers) + len(content) + len(raw) + 4 + _TAIL_SIZE
-    return _SIZE(size) + b"".join(parts)
+    return _INT_PACK(size) + b"".join(parts)
